@@ -1,0 +1,64 @@
+// Command pikit puts the Pi coding agent into a developer's everyday loop.
+//
+// It is a thin shell: each subcommand parses its flags, turns signals into a
+// context and calls one package function. See the README for the map.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/spf13/cobra"
+)
+
+// exitError carries a specific exit code out of a subcommand.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string {
+	if e.err == nil {
+		return fmt.Sprintf("exit status %d", e.code)
+	}
+	return e.err.Error()
+}
+
+func (e *exitError) Unwrap() error { return e.err }
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := newRootCmd().ExecuteContext(ctx)
+	stop()
+	if err == nil {
+		return
+	}
+	code := 1
+	var ee *exitError
+	if errors.As(err, &ee) {
+		code = ee.code
+		if ee.err == nil {
+			os.Exit(code)
+		}
+	}
+	fmt.Fprintln(os.Stderr, "pikit:", err)
+	os.Exit(code)
+}
+
+func newRootCmd() *cobra.Command {
+	root := &cobra.Command{
+		Use:           "pikit",
+		Short:         "Pi coding agent in the developer's loop: browser taskbar, live endpoint",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.AddCommand(
+		newTaskbarCmd(),
+		newLiveCmd(),
+	)
+	return root
+}
