@@ -1,0 +1,12 @@
+//go:build !pitaskbar
+
+package client_test
+
+import (
+	"os"
+	"testing"
+
+	"github.com/pikit-dev/pikit/taskbar/internal/leakcheck"
+)
+
+func TestMain(m *testing.M) { os.Exit(leakcheck.Run(m)) }
