@@ -1,0 +1,201 @@
+package pirpc
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"unicode/utf8"
+)
+
+// MaxRecordSize is the default cap on one record, in bytes, without the LF
+// and an optional CR (issue 2: 1,000,000 bytes).
+const MaxRecordSize = 1_000_000
+
+// Decoder reads Pi's stdout framing from any io.Reader: one JSON object per
+// line, split on LF only (U+2028/U+2029 inside strings are data), one trailing
+// CR stripped (reference §1.1). It is what [Client] uses, and it replays a
+// recorded stdout as well.
+//
+// A bad record yields a [*ProtocolError] and the decoder goes on with the next
+// line, so one bad record loses nothing else. A Decoder is not safe for
+// concurrent use.
+type Decoder struct {
+	// MaxRecordSize caps one record in bytes; zero or negative means
+	// [MaxRecordSize]. Set it before the first call to Next.
+	MaxRecordSize int
+
+	r      *bufio.Reader
+	buf    []byte
+	record int64 // records returned so far
+	off    int64 // bytes consumed so far
+}
+
+// NewDecoder returns a Decoder reading from r.
+func NewDecoder(r io.Reader) *Decoder {
+	return &Decoder{r: bufio.NewReaderSize(r, 64<<10)}
+}
+
+// Next returns the next record: a [*Response] or an [Event] (a [*RawEvent]
+// for an unknown type). At the end of input it returns io.EOF. A bad record
+// returns a [*ProtocolError] whose Kind tells why; input ending without a
+// final LF gives ErrUnterminated, then io.EOF. Other read errors are returned
+// as they are.
+func (d *Decoder) Next() (Record, error) {
+	start := d.off
+	line, err := d.readLine()
+	if err != nil {
+		var pe *ProtocolError
+		if errors.As(err, &pe) {
+			d.record++
+			pe.Record, pe.Offset = d.record, start
+		}
+		return nil, err
+	}
+	d.record++
+	rec, pe := decodeRecord(line)
+	if pe != nil {
+		pe.Record, pe.Offset, pe.Size = d.record, start, len(line)
+		return nil, pe
+	}
+	return rec, nil
+}
+
+func (d *Decoder) max() int {
+	if d.MaxRecordSize <= 0 {
+		return MaxRecordSize
+	}
+	return d.MaxRecordSize
+}
+
+// readLine returns one record without LF and CR. The slice is valid until the
+// next call.
+func (d *Decoder) readLine() ([]byte, error) {
+	max := d.max()
+	d.buf = d.buf[:0]
+	long, over := false, false
+	size := 0
+	for {
+		frag, err := d.r.ReadSlice('\n')
+		size += len(frag)
+		d.off += int64(len(frag))
+		switch {
+		case err == bufio.ErrBufferFull:
+			if !over {
+				if size > max+1 { // +1: room for a CR
+					over, d.buf = true, d.buf[:0]
+				} else {
+					d.buf, long = append(d.buf, frag...), true
+				}
+			}
+			continue
+		case err == nil:
+			if over {
+				return nil, &ProtocolError{Kind: ErrOversized, Size: size - 1}
+			}
+			line := frag
+			if long {
+				d.buf = append(d.buf, frag...)
+				line = d.buf
+			}
+			line = line[:len(line)-1]
+			if n := len(line); n > 0 && line[n-1] == '\r' {
+				line = line[:n-1]
+			}
+			if len(line) > max {
+				return nil, &ProtocolError{Kind: ErrOversized, Size: len(line)}
+			}
+			return line, nil
+		case size == 0:
+			return nil, err
+		case err == io.EOF:
+			return nil, &ProtocolError{Kind: ErrUnterminated, Size: size}
+		default:
+			return nil, err
+		}
+	}
+}
+
+// typePrefix is how Pi starts every event record.
+var typePrefix = []byte(`{"type":"`)
+
+// sniffType reads the type of a record that starts with {"type":"<plain>".
+// Anything else goes the slow way through decodeHead.
+func sniffType(line []byte) (string, bool) {
+	if !bytes.HasPrefix(line, typePrefix) {
+		return "", false
+	}
+	rest := line[len(typePrefix):]
+	for i, c := range rest {
+		switch {
+		case c == '"':
+			return string(rest[:i]), i > 0
+		case c == '\\' || c < 0x20:
+			return "", false
+		}
+	}
+	return "", false
+}
+
+// decodeRecord is the one strict decode path for everything Pi writes: valid
+// UTF-8, a JSON object, a string "type", known types into their structs.
+// Position fields of the error are filled in by the caller.
+func decodeRecord(line []byte) (Record, *ProtocolError) {
+	if !utf8.Valid(line) {
+		return nil, &ProtocolError{Kind: ErrInvalidUTF8}
+	}
+	i := 0
+	for i < len(line) && (line[i] == ' ' || line[i] == '\t' || line[i] == '\r' || line[i] == '\n') {
+		i++
+	}
+	if i == len(line) {
+		return nil, &ProtocolError{Kind: ErrMalformedJSON, Detail: "empty record"}
+	}
+	if line[i] != '{' {
+		if json.Valid(line) {
+			return nil, &ProtocolError{Kind: ErrNotObject}
+		}
+		return nil, &ProtocolError{Kind: ErrMalformedJSON}
+	}
+	typ, sniffed := sniffType(line)
+	if !sniffed {
+		var head struct {
+			Type json.RawMessage `json:"type"`
+		}
+		if err := json.Unmarshal(line, &head); err != nil {
+			return nil, unmarshalError(err)
+		}
+		if len(head.Type) == 0 || head.Type[0] != '"' || json.Unmarshal(head.Type, &typ) != nil || typ == "" {
+			return nil, &ProtocolError{Kind: ErrInvalidRecord, Detail: "missing string type"}
+		}
+	}
+	var rec Record
+	if typ == "response" {
+		rec = &Response{}
+	} else if ev := newEvent(typ); ev != nil {
+		rec = ev
+	} else {
+		if sniffed && !json.Valid(line) {
+			return nil, &ProtocolError{Kind: ErrMalformedJSON}
+		}
+		return &RawEvent{Type: typ, Raw: bytes.Clone(line)}, nil
+	}
+	if err := json.Unmarshal(line, rec); err != nil {
+		return nil, unmarshalError(err)
+	}
+	return rec, nil
+}
+
+func unmarshalError(err error) *ProtocolError {
+	var se *json.SyntaxError
+	if errors.As(err, &se) {
+		return &ProtocolError{Kind: ErrMalformedJSON, Detail: fmt.Sprintf("syntax error at byte %d", se.Offset)}
+	}
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) {
+		return &ProtocolError{Kind: ErrInvalidRecord, Detail: fmt.Sprintf("field %q: unexpected %s", te.Field, te.Value)}
+	}
+	return &ProtocolError{Kind: ErrInvalidRecord, Detail: "cannot decode"}
+}
