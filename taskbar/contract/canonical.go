@@ -1,0 +1,160 @@
+package contract
+
+import (
+	"encoding/json"
+	"slices"
+)
+
+// Canonical JSON (reference §5): object keys sorted bytewise at every level,
+// array order kept, no whitespace, standard escapes for '"', '\\' and control
+// characters, non-ASCII and '/' raw, numbers as their (integer) literal. The
+// safe form used in the envelope additionally writes '<' '>' '&' as
+// \u003c \u003e \u0026. U+2028 and U+2029 stay raw, as in the upstream Ruby
+// and Elixir encoders; structural normalization removes them from context
+// strings anyway.
+
+const hexDigits = "0123456789abcdef"
+
+// appendCanonical appends v in canonical form; safe selects the envelope's
+// HTML-safe escaping.
+func appendCanonical(dst []byte, v any, safe bool) []byte {
+	switch x := v.(type) {
+	case nil:
+		return append(dst, "null"...)
+	case bool:
+		if x {
+			return append(dst, "true"...)
+		}
+		return append(dst, "false"...)
+	case json.Number:
+		return append(dst, x...)
+	case string:
+		return appendString(dst, x, safe)
+	case []any:
+		dst = append(dst, '[')
+		for i, e := range x {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			dst = appendCanonical(dst, e, safe)
+		}
+		return append(dst, ']')
+	case map[string]any:
+		dst = append(dst, '{')
+		var buf [16]string // contract objects have at most 11 members
+		keys := buf[:0]
+		for k := range x {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		for i, k := range keys {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			dst = appendString(dst, k, safe)
+			dst = append(dst, ':')
+			dst = appendCanonical(dst, x[k], safe)
+		}
+		return append(dst, '}')
+	}
+	panic("contract: unexpected JSON tree value") // decodeJSON builds only the types above
+}
+
+func appendString(dst []byte, s string, safe bool) []byte {
+	dst = append(dst, '"')
+	start := 0
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c >= 0x20 && c != '"' && c != '\\' && !(safe && (c == '<' || c == '>' || c == '&')) {
+			continue
+		}
+		dst = append(dst, s[start:i]...)
+		switch c {
+		case '"', '\\':
+			dst = append(dst, '\\', c)
+		case '\n':
+			dst = append(dst, '\\', 'n')
+		case '\r':
+			dst = append(dst, '\\', 'r')
+		case '\t':
+			dst = append(dst, '\\', 't')
+		case '\b':
+			dst = append(dst, '\\', 'b')
+		case '\f':
+			dst = append(dst, '\\', 'f')
+		default:
+			dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
+		}
+		start = i + 1
+	}
+	dst = append(dst, s[start:]...)
+	return append(dst, '"')
+}
+
+// jsonSize is the length of v as compact JSON without HTML escaping and with
+// non-ASCII raw: the measure of every x-maxJsonUtf8Bytes bound (reference §4).
+// Key order does not change the length, so nothing is sorted.
+func jsonSize(v any) int {
+	switch x := v.(type) {
+	case nil:
+		return 4
+	case bool:
+		if x {
+			return 4
+		}
+		return 5
+	case json.Number:
+		return len(x)
+	case string:
+		return stringSize(x)
+	case []any:
+		n := 2
+		if len(x) > 1 {
+			n += len(x) - 1
+		}
+		for _, e := range x {
+			n += jsonSize(e)
+		}
+		return n
+	case map[string]any:
+		n := 2
+		if len(x) > 1 {
+			n += len(x) - 1
+		}
+		for k, e := range x {
+			n += stringSize(k) + 1 + jsonSize(e)
+		}
+		return n
+	}
+	return 0
+}
+
+func stringSize(s string) int {
+	n := 2 + len(s)
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c == '"', c == '\\', c == '\n', c == '\r', c == '\t', c == '\b', c == '\f':
+			n++
+		case c < 0x20:
+			n += 5
+		}
+	}
+	return n
+}
+
+// isIntegerLiteral reports a JSON number written as -?(0|[1-9][0-9]*).
+func isIntegerLiteral(n json.Number) bool {
+	s := string(n)
+	if len(s) > 0 && s[0] == '-' {
+		s = s[1:]
+	}
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return s == "0" || s[0] != '0'
+}

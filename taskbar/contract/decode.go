@@ -1,0 +1,235 @@
+package contract
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/go-json-experiment/json/jsontext"
+)
+
+// MaxRequestBytes is the largest raw POST /tasks body (and browser context
+// document) accepted; larger bodies are oversized_payload (reference §4).
+const MaxRequestBytes = 131072
+
+// decodeDocument is the one entry point for untrusted JSON. It enforces the
+// raw size cap, valid UTF-8 (reference §16.10: Go's decoders would silently
+// replace bad bytes), strict syntax with no trailing data, a top-level object,
+// and unique member names at every level.
+//
+// The result is a tree of map[string]any, []any, string, json.Number (the raw
+// literal), bool and nil: the shape jsonschema validates.
+func decodeDocument(data []byte) (map[string]any, *Error) {
+	if len(data) > MaxRequestBytes {
+		return nil, oversized(fmt.Sprintf("body is %d bytes, limit %d", len(data), MaxRequestBytes))
+	}
+	if !utf8.Valid(data) {
+		return nil, malformed("body is not valid UTF-8", nil)
+	}
+	v, err := decodeJSON(data)
+	if err != nil {
+		if errors.Is(err, jsontext.ErrDuplicateName) {
+			return nil, invalid(syntaxReason(err), err)
+		}
+		return nil, malformed(syntaxReason(err), err)
+	}
+	obj, ok := v.(map[string]any)
+	if !ok {
+		return nil, malformed("body is not a JSON object", nil)
+	}
+	return obj, nil
+}
+
+// decodeJSON parses exactly one JSON value from valid UTF-8 data.
+func decodeJSON(data []byte) (any, error) {
+	dec := jsontext.NewDecoder(bytes.NewReader(data))
+	v, err := readValue(dec)
+	if err != nil {
+		if err == io.EOF {
+			return nil, io.ErrUnexpectedEOF
+		}
+		return nil, err
+	}
+	if _, err := dec.ReadToken(); err != io.EOF {
+		if err == nil {
+			err = errors.New("trailing data after the JSON value")
+		}
+		return nil, err
+	}
+	return v, nil
+}
+
+func readValue(dec *jsontext.Decoder) (any, error) {
+	switch dec.PeekKind() {
+	case '{':
+		if _, err := dec.ReadToken(); err != nil {
+			return nil, err
+		}
+		m := make(map[string]any)
+		for dec.PeekKind() != '}' {
+			name, err := readString(dec)
+			if err != nil {
+				return nil, err
+			}
+			v, err := readValue(dec)
+			if err != nil {
+				return nil, err
+			}
+			m[name] = v
+		}
+		if _, err := dec.ReadToken(); err != nil {
+			return nil, err
+		}
+		return m, nil
+	case '[':
+		if _, err := dec.ReadToken(); err != nil {
+			return nil, err
+		}
+		a := []any{}
+		for dec.PeekKind() != ']' {
+			v, err := readValue(dec)
+			if err != nil {
+				return nil, err
+			}
+			a = append(a, v)
+		}
+		if _, err := dec.ReadToken(); err != nil {
+			return nil, err
+		}
+		return a, nil
+	case '"':
+		return readString(dec)
+	}
+	// Another scalar, or an error (PeekKind reports 0 and ReadToken the error).
+	tok, err := dec.ReadToken()
+	if err != nil {
+		return nil, err
+	}
+	switch tok.Kind() {
+	case '0':
+		return json.Number(tok.String()), nil // raw literal: 1.0 stays 1.0
+	case 't', 'f':
+		return tok.Bool(), nil
+	case 'n':
+		return nil, nil
+	}
+	return nil, fmt.Errorf("unexpected token %v", tok.Kind())
+}
+
+// readString reads a string (member name or value). Contract member names
+// are returned without allocating.
+func readString(dec *jsontext.Decoder) (string, error) {
+	raw, err := dec.ReadValue()
+	if err != nil {
+		return "", err
+	}
+	if len(raw) < 2 || raw[0] != '"' {
+		return "", fmt.Errorf("expected a string, got %s", raw.Kind())
+	}
+	if name, ok := contractName(raw); ok {
+		return name, nil
+	}
+	if bytes.IndexByte(raw, '\\') < 0 {
+		return string(raw[1 : len(raw)-1]), nil
+	}
+	b, err := jsontext.AppendUnquote(nil, raw)
+	if err != nil {
+		return "", err
+	}
+	return string(b), nil
+}
+
+// contractName interns the member names of the contract documents.
+func contractName(quoted []byte) (string, bool) {
+	switch string(quoted) {
+	case `"prompt"`:
+		return "prompt", true
+	case `"context"`:
+		return "context", true
+	case `"contract_version"`:
+		return "contract_version", true
+	case `"location"`:
+		return "location", true
+	case `"origin"`:
+		return "origin", true
+	case `"path"`:
+		return "path", true
+	case `"query_names"`:
+		return "query_names", true
+	case `"route"`:
+		return "route", true
+	case `"method"`:
+		return "method", true
+	case `"pattern"`:
+		return "pattern", true
+	case `"handler"`:
+		return "handler", true
+	case `"action"`:
+		return "action", true
+	case `"snapshot"`:
+		return "snapshot", true
+	case `"tag"`:
+		return "tag", true
+	case `"role"`:
+		return "role", true
+	case `"name"`:
+		return "name", true
+	case `"text"`:
+		return "text", true
+	case `"id"`:
+		return "id", true
+	case `"classes"`:
+		return "classes", true
+	case `"attributes"`:
+		return "attributes", true
+	case `"type"`:
+		return "type", true
+	case `"placeholder"`:
+		return "placeholder", true
+	case `"data-testid"`:
+		return "data-testid", true
+	case `"state"`:
+		return "state", true
+	case `"href"`:
+		return "href", true
+	case `"src"`:
+		return "src", true
+	case `"source"`:
+		return "source", true
+	case `"status"`:
+		return "status", true
+	case `"references"`:
+		return "references", true
+	case `"precision"`:
+		return "precision", true
+	case `"line"`:
+		return "line", true
+	case `"symbol"`:
+		return "symbol", true
+	case `"children"`:
+		return "children", true
+	case `"focus_points"`:
+		return "focus_points", true
+	case `"selector"`:
+		return "selector", true
+	case `"ancestors"`:
+		return "ancestors", true
+	case `"subtree"`:
+		return "subtree", true
+	case `"truncation"`:
+		return "truncation", true
+	case `"section"`:
+		return "section", true
+	case `"reasons"`:
+		return "reasons", true
+	}
+	return "", false
+}
+
+func syntaxReason(err error) string {
+	return strings.TrimPrefix(err.Error(), "jsontext: ")
+}

@@ -1,0 +1,10 @@
+package contract
+
+import (
+	"os"
+	"testing"
+
+	"github.com/pikit-dev/pikit/taskbar/internal/leakcheck"
+)
+
+func TestMain(m *testing.M) { os.Exit(leakcheck.Run(m)) }
