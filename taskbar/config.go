@@ -1,0 +1,251 @@
+package taskbar
+
+import (
+	"errors"
+	"fmt"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Environment fallbacks of the five settings (seed 000 "Server-owned
+// configuration and activation").
+const (
+	EnvEnabled      = "PI_BROWSER_TASKBAR_ENABLED"
+	EnvAllowedHosts = "PI_BROWSER_TASKBAR_ALLOWED_HOSTS"
+	EnvExecutable   = "PI_BROWSER_TASKBAR_EXECUTABLE"
+	EnvProjectRoot  = "PI_BROWSER_TASKBAR_PROJECT_ROOT"
+	EnvTaskTimeout  = "PI_BROWSER_TASKBAR_TASK_TIMEOUT"
+)
+
+// Task timeout bounds and default (reference §12).
+const (
+	MinTaskTimeout     = 60 * time.Second
+	MaxTaskTimeout     = 86400 * time.Second
+	DefaultTaskTimeout = 1800 * time.Second
+)
+
+// Config is the host's native taskbar configuration. A zero field is
+// unset and falls back to the PI_BROWSER_TASKBAR_* environment, then to
+// the default. The zero Config is enabled with defaults.
+type Config struct {
+	// Enabled turns the taskbar on; nil means unset (default true in
+	// development builds).
+	Enabled *bool
+	// AllowedHosts are exact DNS names or IP literals a non-loopback peer
+	// may use; nil means unset, an empty non-nil slice means none.
+	AllowedHosts []string
+	// Executable is the Pi command; "" means unset (default "pi" from PATH).
+	Executable string
+	// ProjectRoot is Pi's working directory; "" means unset (default: the
+	// current directory). It must resolve to an existing directory.
+	ProjectRoot string
+	// TaskTimeout bounds one task; 0 means unset (default 30 min). It must
+	// be whole seconds from 60 through 86,400.
+	TaskTimeout time.Duration
+}
+
+// Settings is a resolved, canonical configuration, fixed at startup and
+// never exposed to the browser.
+type Settings struct {
+	Enabled      bool
+	AllowedHosts []string // canonical: lower-case, no final dot, canonical IP spelling
+	Executable   string
+	ProjectRoot  string // canonical absolute directory, symlinks resolved
+	TaskTimeout  time.Duration
+}
+
+// ConfigError names the malformed setting (reference §12: "pi_browser_taskbar
+// <setting> must be …"). It never quotes the value.
+type ConfigError struct {
+	Setting string // enabled, allowed_hosts, executable, project_root, task_timeout
+	Rule    string // what the value must be
+	Err     error  // underlying cause, may be nil
+}
+
+func (e *ConfigError) Error() string {
+	return "pi_browser_taskbar " + e.Setting + " must be " + e.Rule
+}
+
+func (e *ConfigError) Unwrap() error { return e.Err }
+
+const (
+	ruleEnabled      = "true, false, 1 or 0"
+	ruleAllowedHosts = "a list of exact DNS names or IP addresses (no schemes, ports, paths, wildcards or empty entries)"
+	ruleExecutable   = "a non-empty command"
+	ruleProjectRoot  = "an existing directory"
+	ruleTaskTimeout  = "an integer number of seconds from 60 through 86400"
+)
+
+// Resolve applies Config > environment > defaults and validates every
+// setting, returning a *ConfigError naming the first malformed one. getenv
+// looks up one environment variable (os.LookupEnv in a host; nil means no
+// environment). A disabled configuration skips validation of the others.
+// A missing Pi executable is not an error: the session becomes unavailable.
+func (c Config) Resolve(getenv func(string) (string, bool)) (Settings, error) {
+	if getenv == nil {
+		getenv = func(string) (string, bool) { return "", false }
+	}
+	var s Settings
+	s.Enabled = true
+	if c.Enabled != nil {
+		s.Enabled = *c.Enabled
+	} else if v, ok := getenv(EnvEnabled); ok {
+		switch strings.TrimSpace(strings.ToLower(v)) {
+		case "true", "1":
+		case "false", "0":
+			s.Enabled = false
+		default:
+			return Settings{}, &ConfigError{Setting: "enabled", Rule: ruleEnabled}
+		}
+	}
+	if !s.Enabled {
+		return s, nil
+	}
+
+	hosts := c.AllowedHosts
+	if hosts == nil {
+		if v, ok := getenv(EnvAllowedHosts); ok && v != "" {
+			hosts = strings.Split(v, ",")
+		}
+	}
+	for _, h := range hosts {
+		canon, err := ParseAllowedHost(h)
+		if err != nil {
+			return Settings{}, err
+		}
+		s.AllowedHosts = append(s.AllowedHosts, canon)
+	}
+
+	s.Executable = c.Executable
+	if s.Executable == "" {
+		v, ok := getenv(EnvExecutable)
+		if ok && strings.TrimSpace(v) == "" {
+			return Settings{}, &ConfigError{Setting: "executable", Rule: ruleExecutable}
+		}
+		s.Executable = v
+	}
+	if s.Executable == "" {
+		s.Executable = "pi"
+	}
+	if strings.TrimSpace(s.Executable) == "" || strings.ContainsRune(s.Executable, 0) {
+		return Settings{}, &ConfigError{Setting: "executable", Rule: ruleExecutable}
+	}
+
+	root := c.ProjectRoot
+	if root == "" {
+		v, ok := getenv(EnvProjectRoot)
+		if ok && v == "" {
+			return Settings{}, &ConfigError{Setting: "project_root", Rule: ruleProjectRoot}
+		}
+		root = v
+	}
+	if root == "" {
+		wd, err := os.Getwd()
+		if err != nil {
+			return Settings{}, &ConfigError{Setting: "project_root", Rule: ruleProjectRoot, Err: err}
+		}
+		root = wd
+	}
+	canon, err := CanonicalRoot(root)
+	if err != nil {
+		return Settings{}, err
+	}
+	s.ProjectRoot = canon
+
+	s.TaskTimeout = DefaultTaskTimeout
+	switch {
+	case c.TaskTimeout != 0:
+		if c.TaskTimeout%time.Second != 0 || c.TaskTimeout < MinTaskTimeout || c.TaskTimeout > MaxTaskTimeout {
+			return Settings{}, &ConfigError{Setting: "task_timeout", Rule: ruleTaskTimeout}
+		}
+		s.TaskTimeout = c.TaskTimeout
+	default:
+		if v, ok := getenv(EnvTaskTimeout); ok {
+			d, err := parseTimeout(v)
+			if err != nil {
+				return Settings{}, err
+			}
+			s.TaskTimeout = d
+		}
+	}
+	return s, nil
+}
+
+var timeoutPattern = regexp.MustCompile(`^[+-]?[0-9]+$`)
+
+func parseTimeout(v string) (time.Duration, error) {
+	v = strings.TrimSpace(v)
+	bad := &ConfigError{Setting: "task_timeout", Rule: ruleTaskTimeout}
+	if !timeoutPattern.MatchString(v) {
+		return 0, bad
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n < 60 || n > 86400 {
+		return 0, bad
+	}
+	return time.Duration(n) * time.Second, nil
+}
+
+// CanonicalRoot resolves a project root to an absolute directory with
+// symlinks resolved, or a *ConfigError naming project_root.
+func CanonicalRoot(root string) (string, error) {
+	abs, err := filepath.Abs(root)
+	if err == nil {
+		abs, err = filepath.EvalSymlinks(abs)
+	}
+	var fi os.FileInfo
+	if err == nil {
+		fi, err = os.Stat(abs)
+	}
+	if err == nil && !fi.IsDir() {
+		err = errors.New("not a directory")
+	}
+	if err != nil {
+		return "", &ConfigError{Setting: "project_root", Rule: ruleProjectRoot, Err: err}
+	}
+	return abs, nil
+}
+
+var dnsLabel = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$`)
+
+// ParseAllowedHost validates one allowed_hosts entry and returns its
+// canonical spelling: trimmed, lower-case, final dots removed, IP literals
+// in canonical form. Ports, schemes, paths, wildcards, CIDR, bracketed or
+// scoped IP literals and empty entries are a *ConfigError naming
+// allowed_hosts (reference §12).
+func ParseAllowedHost(entry string) (string, error) {
+	bad := &ConfigError{Setting: "allowed_hosts", Rule: ruleAllowedHosts}
+	h := strings.TrimRight(strings.ToLower(strings.TrimSpace(entry)), ".")
+	if h == "" || strings.ContainsAny(h, "%/[]") {
+		return "", bad
+	}
+	if ip, err := netip.ParseAddr(h); err == nil {
+		return ip.String(), nil
+	}
+	if !validDNSName(h) {
+		return "", bad
+	}
+	return h, nil
+}
+
+func validDNSName(h string) bool {
+	if h == "" || len(h) > 253 {
+		return false
+	}
+	for _, l := range strings.Split(h, ".") {
+		if !dnsLabel.MatchString(l) {
+			return false
+		}
+	}
+	return true
+}
+
+// String shows the settings without values that could leak paths.
+func (s Settings) String() string {
+	return fmt.Sprintf("taskbar settings{enabled:%v remote_hosts:%d timeout:%s}", s.Enabled, len(s.AllowedHosts), s.TaskTimeout)
+}
