@@ -8,9 +8,10 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/pikit-dev/pikit/internal/fakepi"
 	"github.com/pikit-dev/pikit/taskbar"
 	"github.com/pikit-dev/pikit/taskbar/broker"
-	"github.com/pikit-dev/pikit/taskbar/internal/fakepeer"
+	"github.com/pikit-dev/pikit/taskbar/internal/tbtest"
 	rt "github.com/pikit-dev/pikit/taskbar/runtime"
 )
 
@@ -20,7 +21,7 @@ import (
 // and reaps it.
 func brokerProject(t testing.TB, env ...string) func(...func(*broker.ClientOptions)) *broker.Client {
 	t.Helper()
-	return newBrokerProject(t, os.Args[0], fakepeer.Env(env...))
+	return newBrokerProject(t, os.Args[0], append(fakepi.Config{}.Env(), env...))
 }
 
 // noWatch makes a client without the snapshot cache.
@@ -58,7 +59,7 @@ func newBrokerProject(t testing.TB, pi string, env []string) func(...func(*broke
 			ProjectRoot: root, RuntimeBase: base,
 			Command:    []string{os.Args[0], "--grace", "1m"},
 			Executable: pi,
-			Env:        append(append([]string{}, env...), envBroker+"=1"),
+			Env:        append(append([]string{}, env...), tbtest.EnvBroker+"=1"),
 		}
 		for _, f := range tweaks {
 			f(o)

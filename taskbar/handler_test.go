@@ -14,44 +14,18 @@ import (
 	"testing/fstest"
 	"time"
 
+	"github.com/pikit-dev/pikit/internal/fakepi"
 	"github.com/pikit-dev/pikit/taskbar"
-	"github.com/pikit-dev/pikit/taskbar/internal/fakepeer"
+	"github.com/pikit-dev/pikit/taskbar/internal/tbtest"
 	rt "github.com/pikit-dev/pikit/taskbar/runtime"
 )
 
 const testToken = "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA" // 43 base64url chars
 
-func contractDir(t testing.TB) string {
-	t.Helper()
-	if d := os.Getenv("PIKIT_TASKBAR_CONTRACT"); d != "" {
-		return d
-	}
-	dir, _ := os.Getwd()
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return filepath.Join(dir, "..", "shared", "taskbar-contract")
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("go.mod not found")
-		}
-		dir = parent
-	}
-}
-
-// inProcessOwner starts a runtime over the fake Pi.
+// inProcessOwner starts a runtime over the fake Pi (tbtest.NewRuntime).
 func inProcessOwner(t testing.TB, opts rt.Options, env ...string) (taskbar.Owner, *rt.Runtime) {
 	t.Helper()
-	opts.Executable, opts.Args, opts.Env = os.Args[0], []string{}, fakepeer.Env(env...)
-	if opts.StopWait == 0 {
-		opts.StopWait = 200 * time.Millisecond
-	}
-	r := rt.New(&opts)
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		r.Close(ctx)
-	})
+	r := tbtest.NewRuntime(t, opts, env...)
 	return taskbar.InProcess(r), r
 }
 
@@ -109,7 +83,7 @@ func decodeView(t testing.TB, b []byte) view {
 // taskBody returns the minimal task fixture with another prompt.
 func taskBody(t testing.TB, prompt string) []byte {
 	t.Helper()
-	raw, err := os.ReadFile(filepath.Join(contractDir(t), "fixtures", "tasks", "minimal-task.json"))
+	raw, err := os.ReadFile(filepath.Join(tbtest.ContractDir(t), "fixtures", "tasks", "minimal-task.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -212,13 +186,13 @@ var scenarioSetups = map[string]scenarioSetup{
 	"cancellation-completed": {setup: completed},
 	"session-reset-accepted": {setup: completed},
 	"session-reset-busy":     {setup: held},
-	"session-reset-rejected": {env: []string{fakepeer.EnvReset + "=reject"}, setup: completed},
+	"session-reset-rejected": {env: fakepi.Config{Scenario: "reset-reject"}.Env(), setup: completed},
 }
 
 // runScenarios runs every HTTP scenario of the contract against a handler
 // over the owner newOwner returns.
 func runScenarios(t *testing.T, newOwner func(t *testing.T, env ...string) taskbar.Owner) {
-	files, err := filepath.Glob(filepath.Join(contractDir(t), "fixtures", "scenarios", "*.json"))
+	files, err := filepath.Glob(filepath.Join(tbtest.ContractDir(t), "fixtures", "scenarios", "*.json"))
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no scenarios: %v", err)
 	}
@@ -249,7 +223,7 @@ func runScenarios(t *testing.T, newOwner func(t *testing.T, env ...string) taskb
 			path = strings.ReplaceAll(path, ":unknown", "unknown-task")
 			var body []byte
 			if sc.Request.BodyFixture != "" {
-				if body, err = os.ReadFile(filepath.Join(contractDir(t), sc.Request.BodyFixture)); err != nil {
+				if body, err = os.ReadFile(filepath.Join(tbtest.ContractDir(t), sc.Request.BodyFixture)); err != nil {
 					t.Fatal(err)
 				}
 			}

@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pikit-dev/pikit/internal/fakepi"
 	"github.com/pikit-dev/pikit/taskbar"
-	"github.com/pikit-dev/pikit/taskbar/internal/fakepeer"
 	rt "github.com/pikit-dev/pikit/taskbar/runtime"
 )
 
@@ -45,7 +45,7 @@ func TestLogs_CarryNoSensitiveData(t *testing.T) {
 	project := t.TempDir()
 	r := rt.New(&rt.Options{
 		Executable: os.Args[0], Args: []string{}, Dir: project,
-		Env:      fakepeer.Env("TASKBAR_SECRET=SECRET-ENV-VALUE-42"),
+		Env:      append(fakepi.Config{}.Env(), "TASKBAR_SECRET=SECRET-ENV-VALUE-42"),
 		StopWait: 200 * time.Millisecond, Logger: log,
 	})
 	t.Cleanup(func() { r.Close(t.Context()) })

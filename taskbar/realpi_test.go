@@ -13,6 +13,7 @@ import (
 	"github.com/pikit-dev/pikit/internal/modelserver"
 	"github.com/pikit-dev/pikit/internal/pitest"
 	"github.com/pikit-dev/pikit/taskbar"
+	"github.com/pikit-dev/pikit/taskbar/internal/tbtest"
 	rt "github.com/pikit-dev/pikit/taskbar/runtime"
 )
 
@@ -61,7 +62,7 @@ func finished(id string) func(rt.Snapshot) bool {
 
 func TestRealPi_WholePageTask(t *testing.T) {
 	h, _, env := realPi(t)
-	body, err := os.ReadFile(filepath.Join(contractDir(t), "fixtures", "tasks", "minimal-task.json"))
+	body, err := os.ReadFile(filepath.Join(tbtest.ContractDir(t), "fixtures", "tasks", "minimal-task.json"))
 	if err != nil {
 		t.Fatal(err)
 	}

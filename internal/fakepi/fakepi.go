@@ -1,58 +1,116 @@
-// Package fakepi is a deterministic fake of `pi --mode rpc` for the edge
-// cases real Pi cannot produce on demand (reference §1 for the real wire).
+// Package fakepi is the project's one deterministic fake of `pi --mode rpc`,
+// for the edge cases real Pi cannot produce on demand (reference §1 for the
+// real wire). pirpc, taskbar, taskbar/runtime and taskbar/broker tests all
+// use it.
 //
 // # Re-exec
 //
 // Any test binary can be the fake: its TestMain calls [Main] when [Requested]
 // (env PIKIT_FAKE_PI=1), and tests spawn os.Executable() with the env from
-// [Command]. internal/pitest.Main does this for you:
+// [Command] or [Config.Env]. internal/pitest.Main does this for you:
 //
 //	func TestMain(m *testing.M) { pitest.Main(m) }
 //	...
 //	exe, env, err := fakepi.Command(fakepi.Config{Scenario: "reset-reject"})
 //	c, err := pirpc.Start(ctx, pirpc.Options{Executable: exe, Env: env})
 //
-// # Transcripts
+// # Configuration
 //
-// With Config.Transcript (env PIKIT_FAKE_PI_TRANSCRIPT) the fake replays an
-// rpc-transcript.v1 file (../shared/taskbar-contract/fixtures/rpc/*.json):
-// each "receive" step reads the next command and checks its type (a mismatch
-// exits with status 4), each "send" step writes its message with ids of
-// received commands replaced by the ids the client used. After the last
-// step the keyword behaviours below answer.
+// [Config] is the whole surface; each field is one environment variable:
+//
+//	Scenario    PIKIT_FAKE_PI_SCENARIO    words, see Scenario words and Keywords
+//	Transcript  PIKIT_FAKE_PI_TRANSCRIPT  rpc-transcript.v1 file to replay
+//	File        PIKIT_FAKE_PI_FILE        flag file of "exit-once" and "exit-if-file"
+//
+// # Scenario words
+//
+// Scenario is split into words. These words configure the process; every
+// other word is prepended to each prompt's text (so it acts as a keyword):
+//
+//	exit-on-start       exit with status 3 before reading stdin
+//	exit-once           like exit-on-start unless File exists; creates File first
+//	exit-if-file        like exit-on-start while File exists
+//	startup-reject      the first get_state fails (success:false)
+//	startup-invalid     the first get_state answers a sessionId but no model
+//	startup-hang        the first get_state is never answered
+//	startup-unexpected  the first get_state is answered under id "not-<id>"
+//	reset-reject        new_session answers {cancelled:true}
+//	reset-fail          new_session answers success:false
+//	reset-hang          new_session is never answered
+//	reset-late          new_session is answered when the next command arrives
+//	reset-same          new_session is accepted but the sessionId stays
+//	reset-exit          new_session makes the fake exit with status 4
+//	ignore-eof          keep running after stdin ends (only a signal stops it)
+//	ignore-term         also ignore SIGTERM (only SIGKILL stops it)
+//	no-read             never read stdin (only a signal stops it)
+//
+// get_state answers sessionId "fake-session-<n>" (n counts accepted resets)
+// and model {provider:"test", id:"fake-pi"}.
 //
 // # Keywords
 //
-// A prompt's text, with Config.Scenario (env PIKIT_FAKE_PI_SCENARIO)
-// prepended, selects the behaviour; the first matching keyword wins:
+// A prompt's text, with the scenario's other words prepended, selects the
+// behaviour; the first matching keyword wins (matching is by substring, so
+// "hold this task" is "hold" and "rejected command" is "reject"):
 //
-//	reject            prompt fails: success:false, error "provider detail"
-//	reject reset      later new_session answers {cancelled:true}      (also scenario "reset-reject")
-//	fail reset        later new_session answers success:false         (also "reset-fail")
-//	hang reset        later new_session never answers                 (also "reset-hang")
-//	hold              run stays open until abort; then agent_settled{aborted:true} and the abort response
-//	dialog            confirm dialog; waits for extension_ui_response; notify with the answer; settle
-//	malformed         writes `{not json` during the run
-//	oversized         writes a 1,000,100-byte record during the run
-//	non-object        writes `[1,2,3]` during the run
-//	invalid-utf8      writes a record with a 0xff byte during the run
-//	unterminated      writes half a record without LF and exits 0
-//	unexpected response  writes a response with an unknown id and a "parse" response without id
-//	message error     message_update error, assistant message_end stopReason "error", settle
-//	retry failure     auto_retry_start/auto_retry_end{success:false}, settle
+//	reject reset        later new_session answers {cancelled:true}
+//	fail reset          later new_session answers success:false
+//	hang reset          later new_session never answers
+//	reject abort        held run (as "hold"); abort answers success:false
+//	ignore abort        held run; abort answers success but the run never
+//	                    settles; each later abort first streams " second abort"
+//	reject              prompt fails: success:false, error "provider detail
+//	                    /secret/path" (the fake's one error text, which leak
+//	                    tests look for)
+//	hold                run streams "holding" and stays open until abort; then
+//	                    message_end, turn_end, agent_end, agent_settled{aborted:true}
+//	                    and the abort response (real Pi's order)
+//	spawn child         starts `sleep 300` in the fake's process group, streams
+//	                    its pid, and holds
+//	run tool            streams "new output", tool_execution_start "bash", holds
+//	activity events     as "run tool", then a failed tool end, agent_end
+//	                    willRetry, compaction with willRetry, auto_retry_start
+//	                    2/3 and a future_event; holds
+//	dialog request      confirm and notify requests; the answer to the confirm
+//	                    streams "dialog <answer>" and settles
+//	dialog              confirm request; the answer becomes a notify
+//	                    "dialog <answer>"; settles
+//	exit mid-task       writes "fakepi: exit mid-task" to stderr, exits with
+//	                    status 3 after agent_start
+//	crash               streams "partial", then as "exit mid-task"
+//	unterminated        writes half a record without LF and exits 0
+//	malformed           writes `{not json` during the run
+//	oversized           writes a 1,000,100-byte record during the run
+//	non-object          writes `[1,2,3]` during the run
+//	invalid-utf8        writes a record with a 0xff byte during the run
+//	unexpected response writes a response with an unknown id and a "parse"
+//	                    response without id
+//	message error       message_update error, assistant message_end stopReason
+//	                    "error", settle
+//	retry failure       agent_end willRetry, auto_retry_start/auto_retry_end
+//	                    {success:false}, settle
 //	compaction failure  compaction_start/compaction_end with errorMessage, settle
-//	tool              tool_execution_start/update/end of "bash"
-//	unknown event     writes {"type":"future_event"}
-//	exit mid-task     writes "fakepi: exit mid-task" to stderr, exits with status 3 after agent_start
-//	output N          N text deltas of 100 bytes each (bounded-output tests)
-//	(anything else)   streams "fake reply" and settles
+//	bounded output      40 deltas of 1,000 "a", then one of 32,768 "a" + "🙂z"; settle
+//	tool                tool_execution_start/update/end of "bash"
+//	unknown event       writes {"type":"future_event"}
+//	output N            N text deltas of 100 bytes each
+//	(anything else)     streams [DefaultReply] in two deltas and settles
 //
-// A prompt during a held run needs streamingBehavior (then it is queued), as
-// in Pi. Process-level scenarios: "exit-on-start" exits with status 3
-// before reading stdin; "ignore-eof" keeps running after stdin ends (only a
-// signal stops it); "ignore-term" also ignores SIGTERM (only SIGKILL);
-// "reset-late" answers new_session only when the next command arrives;
-// "no-read" never reads stdin (only a signal stops it).
+// The keywords from "malformed" to "output N" then stream the default
+// reply, so the run goes on after the bad record. A prompt during a held run
+// needs streamingBehavior (then it is queued), as in Pi. The answer of a
+// dialog is "cancelled", "confirmed=<bool>" or "value=<v>".
+//
+// # Transcripts
+//
+// With Transcript the fake replays an rpc-transcript.v1 file
+// (../shared/taskbar-contract/fixtures/rpc/*.json, reference taskbar.md §9):
+// each "receive" step reads the next command, which must equal the step's
+// message once its "id" is mapped to the transcript's id; each "send" step
+// writes its message with transcript ids replaced by the client's. A
+// mismatch, or any command after the last step, exits with status 4; a bad
+// file exits with status 2. After the last step the fake waits for stdin
+// to end.
 package fakepi
 
 import (
@@ -62,7 +120,9 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"os/signal"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -75,16 +135,26 @@ const (
 	EnvFake       = "PIKIT_FAKE_PI"
 	EnvScenario   = "PIKIT_FAKE_PI_SCENARIO"
 	EnvTranscript = "PIKIT_FAKE_PI_TRANSCRIPT"
+	EnvFile       = "PIKIT_FAKE_PI_FILE"
 )
 
-// Config chooses the fake's behaviour.
+// DefaultReply is the text a prompt without a keyword streams.
+const DefaultReply = "Implemented the whole-page request."
+
+// providerDetail is every error text the fake sends: raw provider detail
+// with a path, which leak tests look for in logs and snapshots.
+const providerDetail = "provider detail /secret/path"
+
+// Config chooses the fake's behaviour; the zero value answers every
+// command the normal way.
 type Config struct {
-	// Scenario holds keywords applied to every prompt, plus the
-	// process-level "reset-reject", "reset-fail", "reset-hang",
-	// "reset-late", "exit-on-start", "ignore-eof", "ignore-term", "no-read".
+	// Scenario holds space-separated words: process words (see the package
+	// doc) and keywords applied to every prompt.
 	Scenario string
 	// Transcript is the path of an rpc-transcript.v1 JSON file to replay.
 	Transcript string
+	// File is the flag file of the "exit-once" and "exit-if-file" words.
+	File string
 }
 
 // Env returns the environment entries that make a re-executed test binary
@@ -93,11 +163,10 @@ func (cfg Config) Env() []string {
 	// A -race binary sleeps 1 s at exit by default; the fake must exit at once.
 	gorace := strings.TrimSpace(os.Getenv("GORACE") + " atexit_sleep_ms=0")
 	env := []string{EnvFake + "=1", "GORACE=" + gorace}
-	if cfg.Scenario != "" {
-		env = append(env, EnvScenario+"="+cfg.Scenario)
-	}
-	if cfg.Transcript != "" {
-		env = append(env, EnvTranscript+"="+cfg.Transcript)
+	for _, kv := range [][2]string{{EnvScenario, cfg.Scenario}, {EnvTranscript, cfg.Transcript}, {EnvFile, cfg.File}} {
+		if kv[1] != "" {
+			env = append(env, kv[0]+"="+kv[1])
+		}
 	}
 	return env
 }
@@ -116,9 +185,18 @@ func Command(cfg Config) (exe string, env []string, err error) {
 // Requested reports whether this process was started as the fake.
 func Requested() bool { return os.Getenv(EnvFake) == "1" }
 
+// processWords are the Scenario words that configure the process rather
+// than prompts.
+var processWords = []string{
+	"exit-on-start", "exit-once", "exit-if-file",
+	"startup-reject", "startup-invalid", "startup-hang", "startup-unexpected",
+	"reset-reject", "reset-fail", "reset-hang", "reset-late", "reset-same", "reset-exit",
+	"ignore-eof", "ignore-term", "no-read",
+}
+
 // Main runs the fake Pi until stdin ends and returns the exit status. args
 // are the command-line arguments without the program name; they must hold
-// "--mode rpc". env holds KEY=VALUE entries.
+// "--mode rpc". env holds KEY=VALUE entries (the last of a key wins).
 func Main(stdin io.Reader, stdout io.Writer, args []string, env []string) int {
 	if i := slices.Index(args, "--mode"); i < 0 || i+1 >= len(args) || args[i+1] != "rpc" {
 		fmt.Fprintln(os.Stderr, "fakepi: want --mode rpc")
@@ -127,35 +205,57 @@ func Main(stdin io.Reader, stdout io.Writer, args []string, env []string) int {
 	f := &fake{
 		in:         bufio.NewReaderSize(stdin, 64<<10),
 		out:        stdout,
-		scenario:   strings.ToLower(lookup(env, EnvScenario)),
+		words:      map[string]bool{},
 		sessionN:   1,
 		transcript: lookup(env, EnvTranscript),
 	}
-	for _, m := range []string{"reject", "fail", "hang", "late"} {
-		if strings.Contains(f.scenario, "reset-"+m) {
+	var keywords []string
+	for _, w := range strings.Fields(strings.ToLower(lookup(env, EnvScenario))) {
+		if slices.Contains(processWords, w) {
+			f.words[w] = true
+		} else {
+			keywords = append(keywords, w)
+		}
+	}
+	f.keywords = strings.Join(keywords, " ")
+	for _, m := range []string{"reject", "fail", "hang", "late", "same", "exit"} {
+		if f.words["reset-"+m] {
 			f.resetMode = m
 		}
 	}
-	if strings.Contains(f.scenario, "exit-on-start") {
+	for _, m := range []string{"reject", "invalid", "hang", "unexpected"} {
+		if f.words["startup-"+m] {
+			f.startupMode = m
+		}
+	}
+	file := lookup(env, EnvFile)
+	_, statErr := os.Stat(file)
+	switch {
+	case f.words["exit-on-start"],
+		f.words["exit-if-file"] && file != "" && statErr == nil:
+		return 3
+	case f.words["exit-once"] && file != "" && statErr != nil:
+		if err := os.WriteFile(file, nil, 0o600); err != nil {
+			fmt.Fprintln(os.Stderr, "fakepi: cannot create the flag file")
+			return 2
+		}
 		return 3
 	}
-	if strings.Contains(f.scenario, "ignore-term") {
+	if f.words["ignore-term"] {
 		signal.Ignore(syscall.SIGTERM)
 	}
-	if strings.Contains(f.scenario, "no-read") {
+	if f.words["no-read"] {
 		for { // never reads stdin: the client's writes back up
 			time.Sleep(time.Hour)
 		}
 	}
-	code := 0
-	ok := true
+	var code int
 	if f.transcript != "" {
-		code, ok = f.replay()
-	}
-	if ok {
+		code = f.replay()
+	} else {
 		code = f.serve()
 	}
-	if strings.Contains(f.scenario, "ignore-eof") || strings.Contains(f.scenario, "ignore-term") {
+	if f.words["ignore-eof"] || f.words["ignore-term"] {
 		for { // only a signal ends this process
 			time.Sleep(time.Hour)
 		}
@@ -184,19 +284,25 @@ type command struct {
 }
 
 type fake struct {
-	in         *bufio.Reader
-	out        io.Writer
-	scenario   string
-	transcript string
-	resetMode  string // "", reject, fail, hang
-	sessionN   int
-	holding    bool     // a held run is active
-	dialogID   string   // dialog waiting for an answer
-	queued     []string // follow-ups queued during a held run
-	late       *command // reset answered only when the next command arrives
+	in          *bufio.Reader
+	out         io.Writer
+	words       map[string]bool // process words of the scenario
+	keywords    string          // the scenario's other words
+	transcript  string
+	resetMode   string // "", reject, fail, hang, late, same, exit
+	startupMode string // "", reject, invalid, hang, unexpected: first get_state only
+	states      int    // get_state commands answered
+	sessionN    int
+	holding     bool     // a held run is active
+	abortMode   string   // held run: "" settles on abort, "ignore", "reject"
+	aborts      int      // aborts of the held run
+	dialogID    string   // dialog waiting for an answer
+	dialogDelta bool     // the answer is streamed, not notified
+	queued      []string // follow-ups queued during a held run
+	late        *command // reset answered only when the next command arrives
 }
 
-// readCommand returns the next stdin line; io.EOF at the end.
+// readLine returns the next stdin line; io.EOF at the end.
 func (f *fake) readLine() ([]byte, error) {
 	line, err := f.in.ReadBytes('\n')
 	if err != nil {
@@ -259,6 +365,34 @@ func (f *fake) serve() int {
 
 func (f *fake) sessionID() string { return "fake-session-" + strconv.Itoa(f.sessionN) }
 
+var model = obj{"provider": "test", "id": "fake-pi", "name": "Fake Pi", "api": "openai-completions"}
+
+func (f *fake) getState(c command) {
+	f.states++
+	if f.states == 1 {
+		switch f.startupMode {
+		case "reject":
+			f.fail(c, providerDetail)
+			return
+		case "invalid":
+			f.respond(c, obj{"sessionId": f.sessionID()})
+			return
+		case "hang":
+			return
+		case "unexpected":
+			f.respond(command{ID: "not-" + c.ID, Type: c.Type}, nil)
+			return
+		}
+	}
+	f.respond(c, obj{
+		"sessionId":   f.sessionID(),
+		"model":       model,
+		"isStreaming": f.holding, "isCompacting": false, "thinkingLevel": "off",
+		"steeringMode": "one-at-a-time", "followUpMode": "one-at-a-time",
+		"autoCompactionEnabled": true, "messageCount": 0, "pendingMessageCount": len(f.queued),
+	})
+}
+
 func (f *fake) handle(c command) (int, bool) {
 	if f.late != nil {
 		f.sessionN++
@@ -267,24 +401,11 @@ func (f *fake) handle(c command) (int, bool) {
 	}
 	switch c.Type {
 	case "get_state":
-		f.respond(c, obj{
-			"sessionId":   f.sessionID(),
-			"model":       obj{"provider": "fake", "id": "fake-pi", "name": "Fake Pi", "api": "openai-completions"},
-			"isStreaming": f.holding, "isCompacting": false, "thinkingLevel": "off",
-			"steeringMode": "one-at-a-time", "followUpMode": "one-at-a-time",
-			"autoCompactionEnabled": true, "messageCount": 0, "pendingMessageCount": len(f.queued),
-		})
+		f.getState(c)
 	case "prompt", "steer", "follow_up":
 		return f.prompt(c)
 	case "abort":
-		if f.holding {
-			f.holding = false
-			f.write(assistantEnd("partial", "aborted", "Request was aborted"))
-			f.write(obj{"type": "turn_end", "message": assistant("partial", "aborted", "Request was aborted"), "toolResults": []any{}})
-			f.write(obj{"type": "agent_end", "messages": []any{}, "willRetry": false})
-			f.write(obj{"type": "agent_settled", "aborted": true})
-		}
-		f.respond(c, nil)
+		f.abort(c)
 	case "new_session":
 		switch f.resetMode {
 		case "reject":
@@ -294,6 +415,10 @@ func (f *fake) handle(c command) (int, bool) {
 		case "hang":
 		case "late":
 			f.late = &c
+		case "exit":
+			return 4, true
+		case "same":
+			f.respond(c, obj{"cancelled": false})
 		default:
 			f.sessionN++
 			f.respond(c, obj{"cancelled": false})
@@ -313,7 +438,11 @@ func (f *fake) handle(c command) (int, bool) {
 			case c.Value != nil:
 				answer = "value=" + *c.Value
 			}
-			f.write(obj{"type": "extension_ui_request", "id": "fake-notify-1", "method": "notify", "message": "dialog " + answer, "notifyType": "info"})
+			if f.dialogDelta {
+				f.write(delta("dialog " + answer))
+			} else {
+				f.write(obj{"type": "extension_ui_request", "id": "fake-notify-1", "method": "notify", "message": "dialog " + answer, "notifyType": "info"})
+			}
 			f.settle()
 		}
 	default:
@@ -322,9 +451,34 @@ func (f *fake) handle(c command) (int, bool) {
 	return 0, false
 }
 
+// abort answers an abort; a held run ends as its abortMode says.
+func (f *fake) abort(c command) {
+	if !f.holding {
+		f.respond(c, nil)
+		return
+	}
+	f.aborts++
+	switch f.abortMode {
+	case "reject":
+		f.fail(c, providerDetail)
+	case "ignore":
+		if f.aborts > 1 {
+			f.write(delta(" second abort"))
+		}
+		f.respond(c, nil)
+	default:
+		f.holding = false
+		f.write(assistantEnd("partial", "aborted", "Request was aborted"))
+		f.write(obj{"type": "turn_end", "message": assistant("partial", "aborted", "Request was aborted"), "toolResults": []any{}})
+		f.write(obj{"type": "agent_end", "messages": []any{}, "willRetry": false})
+		f.write(obj{"type": "agent_settled", "aborted": true})
+		f.respond(c, nil)
+	}
+}
+
 func assistant(text, stop, errMsg string) obj {
 	m := obj{"role": "assistant", "content": []any{obj{"type": "text", "text": text}}, "api": "openai-completions",
-		"provider": "fake", "model": "fake-pi", "stopReason": stop, "timestamp": 1}
+		"provider": "test", "model": "fake-pi", "stopReason": stop, "timestamp": 1}
 	if errMsg != "" {
 		m["errorMessage"] = errMsg
 	}
@@ -345,8 +499,13 @@ func (f *fake) settle() {
 	f.write(obj{"type": "agent_settled", "aborted": false})
 }
 
+// hold keeps the run open until abort; mode is the fake's answer to it.
+func (f *fake) hold(mode string) {
+	f.holding, f.abortMode, f.aborts = true, mode, 0
+}
+
 func (f *fake) prompt(c command) (int, bool) {
-	text := strings.ToLower(f.scenario + " " + c.Message)
+	text := strings.ToLower(f.keywords + " " + c.Message)
 	has := func(k string) bool { return strings.Contains(text, k) }
 	if f.holding {
 		if c.Type == "prompt" && c.StreamingBehavior == "" {
@@ -358,6 +517,7 @@ func (f *fake) prompt(c command) (int, bool) {
 		f.respond(c, obj{"disposition": "queued"})
 		return 0, false
 	}
+	abortMode := ""
 	switch {
 	case has("reject reset"):
 		f.resetMode = "reject"
@@ -371,24 +531,59 @@ func (f *fake) prompt(c command) (int, bool) {
 		f.resetMode = "hang"
 		f.respond(c, obj{"disposition": "handled"})
 		return 0, false
+	case has("reject abort"):
+		abortMode = "reject"
+	case has("ignore abort"):
+		abortMode = "ignore"
 	case has("reject"):
-		f.fail(c, "provider detail")
+		f.fail(c, providerDetail)
 		return 0, false
 	}
 	f.respond(c, obj{"disposition": "started"})
 	f.write(obj{"type": "agent_start"})
 	f.write(obj{"type": "turn_start"})
 	switch {
-	case has("hold"):
-		f.holding = true
+	case abortMode != "" || has("hold"):
+		f.hold(abortMode)
 		f.write(obj{"type": "message_start", "message": assistant("", "pending", "")})
-		f.write(delta("partial"))
+		f.write(delta("holding"))
+		return 0, false
+	case has("spawn child"):
+		// The child joins the fake's process group, like a tool's command.
+		child := exec.Command("sleep", "300")
+		if err := child.Start(); err != nil {
+			fmt.Fprintln(os.Stderr, "fakepi: cannot spawn child")
+			return 3, true
+		}
+		f.hold("")
+		f.write(delta(strconv.Itoa(child.Process.Pid)))
+		return 0, false
+	case has("run tool"), has("activity events"):
+		f.hold("")
+		f.write(delta("new output"))
+		f.write(obj{"type": "tool_execution_start", "toolCallId": "t1", "toolName": "bash", "args": obj{}})
+		if has("activity events") {
+			f.write(obj{"type": "tool_execution_end", "toolCallId": "t1", "toolName": "bash", "result": obj{"content": []any{}}, "isError": true})
+			f.write(obj{"type": "agent_end", "messages": []any{}, "willRetry": true})
+			f.write(obj{"type": "compaction_start", "reason": "overflow"})
+			f.write(obj{"type": "compaction_end", "reason": "overflow", "result": obj{}, "aborted": false, "willRetry": true})
+			f.write(obj{"type": "auto_retry_start", "attempt": 2, "maxAttempts": 3, "delayMs": 1, "errorMessage": providerDetail})
+			f.write(obj{"type": "future_event", "providerDetail": "ignored"})
+		}
+		return 0, false
+	case has("dialog request"):
+		f.dialogID, f.dialogDelta = "fake-dialog-1", true
+		f.write(obj{"type": "extension_ui_request", "id": f.dialogID, "method": "confirm", "title": "Continue?", "message": "Continue?"})
+		f.write(obj{"type": "extension_ui_request", "id": "fake-notify-1", "method": "notify", "message": "fyi"})
 		return 0, false
 	case has("dialog"):
-		f.dialogID = "fake-dialog-1"
+		f.dialogID, f.dialogDelta = "fake-dialog-1", false
 		f.write(obj{"type": "extension_ui_request", "id": f.dialogID, "method": "confirm", "title": "Continue?", "message": "Continue?"})
 		return 0, false
-	case has("exit mid-task"):
+	case has("exit mid-task"), has("crash"):
+		if has("crash") {
+			f.write(delta("partial"))
+		}
 		fmt.Fprintln(os.Stderr, "fakepi: exit mid-task")
 		return 3, true
 	case has("unterminated"):
@@ -406,19 +601,27 @@ func (f *fake) prompt(c command) (int, bool) {
 		f.write(obj{"type": "response", "id": "nobody-asked", "command": "get_state", "success": true})
 		f.write(obj{"type": "response", "command": "parse", "success": false, "error": "Failed to parse command"})
 	case has("message error"):
-		f.write(obj{"type": "message_update", "assistantMessageEvent": obj{"type": "error", "reason": "error", "error": "provider detail"}})
-		f.write(assistantEnd("", "error", "provider detail"))
+		f.write(obj{"type": "message_update", "assistantMessageEvent": obj{"type": "error", "reason": "error", "error": providerDetail}})
+		f.write(assistantEnd("", "error", providerDetail))
 		f.settle()
 		return 0, false
 	case has("retry failure"):
 		f.write(obj{"type": "agent_end", "messages": []any{}, "willRetry": true})
-		f.write(obj{"type": "auto_retry_start", "attempt": 3, "maxAttempts": 3, "delayMs": 1, "errorMessage": "provider detail"})
-		f.write(obj{"type": "auto_retry_end", "success": false, "attempt": 3, "finalError": "provider detail"})
+		f.write(obj{"type": "auto_retry_start", "attempt": 3, "maxAttempts": 3, "delayMs": 1, "errorMessage": providerDetail})
+		f.write(obj{"type": "auto_retry_end", "success": false, "attempt": 3, "finalError": providerDetail})
 		f.write(obj{"type": "agent_settled", "aborted": false})
 		return 0, false
 	case has("compaction failure"):
 		f.write(obj{"type": "compaction_start", "reason": "threshold"})
-		f.write(obj{"type": "compaction_end", "reason": "threshold", "result": nil, "aborted": false, "willRetry": false, "errorMessage": "provider detail"})
+		f.write(obj{"type": "compaction_end", "reason": "threshold", "result": nil, "aborted": false, "willRetry": false, "errorMessage": providerDetail})
+		f.settle()
+		return 0, false
+	case has("bounded output"):
+		chunk := strings.Repeat("a", 1000)
+		for range 40 {
+			f.write(delta(chunk))
+		}
+		f.write(delta(strings.Repeat("a", 32768) + "🙂z"))
 		f.settle()
 		return 0, false
 	case has("tool"):
@@ -434,11 +637,12 @@ func (f *fake) prompt(c command) (int, bool) {
 			f.write(delta(chunk))
 		}
 	}
+	first, rest, _ := strings.Cut(DefaultReply, " ")
 	f.write(obj{"type": "message_start", "message": assistant("", "pending", "")})
-	f.write(delta("fake "))
-	f.write(delta("reply"))
-	f.write(assistantEnd("fake reply", "stop", ""))
-	f.write(obj{"type": "turn_end", "message": assistant("fake reply", "stop", ""), "toolResults": []any{}})
+	f.write(delta(first + " "))
+	f.write(delta(rest))
+	f.write(assistantEnd(DefaultReply, "stop", ""))
+	f.write(obj{"type": "turn_end", "message": assistant(DefaultReply, "stop", ""), "toolResults": []any{}})
 	f.settle()
 	return 0, false
 }
@@ -448,60 +652,62 @@ type transcript struct {
 	ContractVersion int    `json:"contract_version"`
 	Name            string `json:"name"`
 	Steps           []struct {
-		Direction string          `json:"direction"`
-		Message   json.RawMessage `json:"message"`
+		Direction string         `json:"direction"`
+		Message   map[string]any `json:"message"`
 	} `json:"steps"`
 }
 
-// replay plays the transcript; ok false means exit with code.
-func (f *fake) replay() (code int, ok bool) {
+// replay plays the transcript, then waits for stdin to end, and returns
+// the exit status.
+func (f *fake) replay() int {
 	b, err := os.ReadFile(f.transcript)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "fakepi: cannot read transcript")
-		return 2, false
+		return 2
 	}
 	var tr transcript
 	if err := json.Unmarshal(b, &tr); err != nil || tr.ContractVersion != 1 {
 		fmt.Fprintln(os.Stderr, "fakepi: bad transcript")
-		return 2, false
+		return 2
 	}
-	ids := map[string]string{} // fixture id -> client id
+	ids := map[string]string{} // transcript id -> client id
 	for i, st := range tr.Steps {
-		var want command
-		if err := json.Unmarshal(st.Message, &want); err != nil {
-			fmt.Fprintf(os.Stderr, "fakepi: step %d: bad message\n", i)
-			return 2, false
-		}
 		switch st.Direction {
 		case "receive":
 			line, err := f.readLine()
 			if err != nil {
-				return 0, false
+				return 0
 			}
-			var got command
-			if json.Unmarshal(line, &got) != nil || got.Type != want.Type {
-				fmt.Fprintf(os.Stderr, "fakepi: step %d: want command %q, got %q\n", i, want.Type, got.Type)
-				return 4, false
+			var got map[string]any
+			if json.Unmarshal(line, &got) != nil {
+				fmt.Fprintf(os.Stderr, "fakepi: step %d: command is not a JSON object\n", i)
+				return 4
 			}
-			if want.ID != "" {
-				ids[want.ID] = got.ID
+			if id, ok := st.Message["id"].(string); ok {
+				client, _ := got["id"].(string)
+				ids[id] = client
+				got["id"] = id
+			}
+			if !reflect.DeepEqual(got, st.Message) {
+				fmt.Fprintf(os.Stderr, "fakepi: step %d: command %v differs from the transcript's %v\n", i, got["type"], st.Message["type"])
+				return 4
 			}
 		case "send":
-			var m map[string]json.RawMessage
-			if err := json.Unmarshal(st.Message, &m); err != nil {
-				fmt.Fprintf(os.Stderr, "fakepi: step %d: bad message\n", i)
-				return 2, false
-			}
-			if id, ok := m["id"]; ok {
-				var s string
-				if json.Unmarshal(id, &s) == nil {
-					if real, ok := ids[s]; ok {
-						m["id"], _ = json.Marshal(real)
-					}
+			m := st.Message
+			if id, ok := m["id"].(string); ok {
+				if client, ok := ids[id]; ok {
+					m["id"] = client
 				}
 			}
 			f.write(m)
+		default:
+			fmt.Fprintf(os.Stderr, "fakepi: step %d: bad direction\n", i)
+			return 2
 		}
 	}
-	return 0, true
+	if _, err := f.readLine(); err == nil {
+		fmt.Fprintln(os.Stderr, "fakepi: command after the last transcript step")
+		return 4
+	}
+	return 0
 }

@@ -97,6 +97,17 @@ func TestMain_Keywords(t *testing.T) {
 			cat(start, []string{"message_start", "message_update", "response:q:fail"})},
 		{"dialog answered", []string{prompt("dialog"), `{"type":"extension_ui_response","id":"fake-dialog-1","cancelled":true}`}, 0,
 			cat(start, []string{"extension_ui_request", "extension_ui_request", "agent_end", "agent_settled"})},
+		{"reject abort", []string{prompt("reject abort"), `{"id":"a","type":"abort"}`}, 0,
+			cat(start, []string{"message_start", "message_update", "response:a:fail"})},
+		{"ignore abort", []string{prompt("ignore abort"), `{"id":"a","type":"abort"}`, `{"id":"b","type":"abort"}`}, 0,
+			cat(start, []string{"message_start", "message_update", "response:a:ok", "message_update", "response:b:ok"})},
+		{"rejected command", []string{prompt("rejected command")}, 0, []string{"response:p:fail"}},
+		{"crash", []string{prompt("crash")}, 3, cat(start, []string{"message_update"})},
+		{"run tool", []string{prompt("run tool")}, 0, cat(start, []string{"message_update", "tool_execution_start"})},
+		{"activity events", []string{prompt("activity events")}, 0, cat(start, []string{"message_update", "tool_execution_start",
+			"tool_execution_end", "agent_end", "compaction_start", "compaction_end", "auto_retry_start", "future_event"})},
+		{"dialog request answered", []string{prompt("dialog request"), `{"type":"extension_ui_response","id":"fake-dialog-1","cancelled":true}`}, 0,
+			cat(start, []string{"extension_ui_request", "extension_ui_request", "message_update", "agent_end", "agent_settled"})},
 		{"reset ok", []string{`{"id":"r","type":"new_session"}`}, 0, []string{"response:r:ok"}},
 		{"reset fail by prompt", []string{prompt("fail reset"), `{"id":"r","type":"new_session"}`}, 0, []string{"response:p:ok", "response:r:fail"}},
 		{"reset hang by prompt", []string{prompt("hang reset"), `{"id":"r","type":"new_session"}`}, 0, []string{"response:p:ok"}},
@@ -126,6 +137,128 @@ func TestMain_ResetScenarios(t *testing.T) {
 		if !strings.Contains(out.String(), tt.want) {
 			t.Errorf("%s: %s", tt.scenario, out.String())
 		}
+	}
+}
+
+// TestMain_Texts checks the text the runtime tests read: the concatenated
+// text deltas of a run.
+func TestMain_Texts(t *testing.T) {
+	for _, tt := range []struct{ msg, want string }{
+		{"plain", fakepi.DefaultReply},
+		{"hold this task", "holding"},
+		{"crash", "partial"},
+		{"run tool", "new output"},
+		{"bounded output", strings.Repeat("a", 40*1000+32768) + "🙂z"},
+	} {
+		var out bytes.Buffer
+		fakepi.Main(strings.NewReader(prompt(tt.msg)+"\n"), &out, rpcArgs, nil)
+		var got strings.Builder
+		d := pirpc.NewDecoder(&out)
+		for {
+			rec, err := d.Next()
+			if err != nil {
+				break
+			}
+			if u, ok := rec.(*pirpc.MessageUpdate); ok {
+				got.WriteString(u.AssistantMessageEvent.Delta)
+			}
+		}
+		if got.String() != tt.want {
+			t.Errorf("%q streams %.60q, want %.60q", tt.msg, got.String(), tt.want)
+		}
+	}
+}
+
+func TestMain_ScenarioWords(t *testing.T) {
+	state := func(id string) string { return `{"id":"` + id + `","type":"get_state"}` }
+	tests := []struct {
+		name     string
+		scenario string
+		cmds     []string
+		wantCode int
+		want     []string
+	}{
+		{"startup-reject", "startup-reject", []string{state("s"), state("t")}, 0, []string{"response:s:fail", "response:t:ok"}},
+		{"startup-invalid", "startup-invalid", []string{state("s"), state("t")}, 0, []string{"response:s:ok", "response:t:ok"}},
+		{"startup-hang", "startup-hang", []string{state("s"), state("t")}, 0, []string{"response:t:ok"}},
+		{"startup-unexpected", "startup-unexpected", []string{state("s"), state("t")}, 0, []string{"response:not-s:ok", "response:t:ok"}},
+		{"reset-exit", "reset-exit", []string{`{"id":"r","type":"new_session"}`, state("s")}, 4, nil},
+		{"exit-on-start", "exit-on-start", []string{state("s")}, 3, nil},
+		{"process words are not keywords", "reset-reject", []string{prompt("plain")}, 0,
+			[]string{"response:p:ok", "agent_start", "turn_start", "message_start", "message_update", "message_update", "message_end", "turn_end", "agent_end", "agent_settled"}},
+		{"other words are keywords", "reject", []string{prompt("plain")}, 0, []string{"response:p:fail"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, got := run(t, fakepi.Config{Scenario: tt.scenario}.Env(), tt.cmds...)
+			if code != tt.wantCode {
+				t.Errorf("status %d, want %d", code, tt.wantCode)
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("records (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestMain_States checks the get_state data the scenario words shape.
+func TestMain_States(t *testing.T) {
+	cmds := `{"id":"a","type":"get_state"}` + "\n" + `{"id":"r","type":"new_session"}` + "\n" + `{"id":"b","type":"get_state"}` + "\n"
+	sessions := func(scenario string) []string {
+		var out bytes.Buffer
+		fakepi.Main(strings.NewReader(cmds), &out, rpcArgs, fakepi.Config{Scenario: scenario}.Env())
+		var ids []string
+		for line := range strings.Lines(out.String()) {
+			var r struct {
+				Data struct {
+					SessionID string `json:"sessionId"`
+					Model     *struct{ Provider, ID string }
+				} `json:"data"`
+			}
+			json.Unmarshal([]byte(line), &r)
+			if r.Data.SessionID != "" {
+				model := "none"
+				if r.Data.Model != nil {
+					model = r.Data.Model.Provider + "/" + r.Data.Model.ID
+				}
+				ids = append(ids, r.Data.SessionID+" "+model)
+			}
+		}
+		return ids
+	}
+	for _, tt := range []struct {
+		scenario string
+		want     []string
+	}{
+		{"", []string{"fake-session-1 test/fake-pi", "fake-session-2 test/fake-pi"}},
+		{"reset-same", []string{"fake-session-1 test/fake-pi", "fake-session-1 test/fake-pi"}},
+		{"startup-invalid", []string{"fake-session-1 none", "fake-session-2 test/fake-pi"}},
+	} {
+		if diff := cmp.Diff(tt.want, sessions(tt.scenario)); diff != "" {
+			t.Errorf("scenario %q sessions (-want +got):\n%s", tt.scenario, diff)
+		}
+	}
+}
+
+func TestMain_FlagFile(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "flag")
+	main := func(scenario string) int {
+		return fakepi.Main(strings.NewReader(""), io.Discard, rpcArgs, fakepi.Config{Scenario: scenario, File: file}.Env())
+	}
+	if got := main("exit-if-file"); got != 0 {
+		t.Errorf("exit-if-file without the file: status %d, want 0", got)
+	}
+	if got := main("exit-once"); got != 3 {
+		t.Errorf("first exit-once: status %d, want 3", got)
+	}
+	if _, err := os.Stat(file); err != nil {
+		t.Errorf("exit-once did not create the file: %v", err)
+	}
+	if got := main("exit-once"); got != 0 {
+		t.Errorf("second exit-once: status %d, want 0", got)
+	}
+	if got := main("exit-if-file"); got != 3 {
+		t.Errorf("exit-if-file with the file: status %d, want 3", got)
 	}
 }
 
@@ -206,6 +339,21 @@ func TestMain_TranscriptMismatchExits4(t *testing.T) {
 	}
 }
 
+// TestMain_TranscriptIsExact: a command must equal the transcript's (not
+// only its type), and nothing may follow the last step.
+func TestMain_TranscriptIsExact(t *testing.T) {
+	file := filepath.Join(pitest.SharedDir(t), "taskbar-contract", "fixtures", "rpc", "startup-success.json")
+	for name, in := range map[string]string{
+		"extra field":         `{"id":"x","type":"get_state","extra":1}`,
+		"command after steps": `{"id":"x","type":"get_state"}` + "\n" + `{"id":"y","type":"get_state"}`,
+	} {
+		code := fakepi.Main(strings.NewReader(in+"\n"), io.Discard, rpcArgs, fakepi.Config{Transcript: file}.Env())
+		if code != 4 {
+			t.Errorf("%s: status %d, want 4", name, code)
+		}
+	}
+}
+
 // TestCommand_ReExec runs this test binary as the fake, as other packages do.
 func TestCommand_ReExec(t *testing.T) {
 	exe, env, err := fakepi.Command(fakepi.Config{Scenario: "exit-on-start"})
@@ -238,6 +386,9 @@ func FuzzMain(f *testing.F) {
 	f.Fuzz(func(t *testing.T, in []byte) {
 		if bytes.Contains(bytes.ToLower(in), []byte("output ")) {
 			t.Skip("output N writes up to 1e6 records")
+		}
+		if bytes.Contains(bytes.ToLower(in), []byte("spawn child")) {
+			t.Skip("spawn child starts a process")
 		}
 		var out bytes.Buffer
 		fakepi.Main(bytes.NewReader(in), &out, rpcArgs, nil)

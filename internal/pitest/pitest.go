@@ -23,13 +23,13 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/pikit-dev/pikit/internal/fakepi"
+	"github.com/pikit-dev/pikit/internal/leakcheck"
 	"github.com/pikit-dev/pikit/internal/modelserver"
 	"github.com/pikit-dev/pikit/pirpc"
 )
@@ -310,57 +310,13 @@ func writeJSON(t testing.TB, path string, v any) {
 
 // Main is a TestMain body: it runs the fake Pi when the binary was started as
 // one (fakepi.Requested), else the tests, then fails the run if goroutines
-// outlive them.
+// outlive them ([leakcheck.Run]).
 func Main(m *testing.M) {
 	if fakepi.Requested() {
 		os.Exit(fakepi.Main(os.Stdin, os.Stdout, os.Args[1:], os.Environ()))
 	}
-	code := m.Run()
-	if code == 0 {
-		if err := CheckGoroutines(5 * time.Second); err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			code = 1
-		}
-	}
-	os.Exit(code)
+	os.Exit(leakcheck.Run(m))
 }
 
-// CheckGoroutines waits up to wait for goroutines other than the test
-// framework's to end, and reports the leftovers' stacks.
-func CheckGoroutines(wait time.Duration) error {
-	deadline := time.Now().Add(wait)
-	for {
-		leaked := leakedGoroutines()
-		if len(leaked) == 0 {
-			return nil
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("pitest: %d goroutine(s) leaked:\n\n%s", len(leaked), strings.Join(leaked, "\n\n"))
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}
-
-func leakedGoroutines() []string {
-	buf := make([]byte, 1<<20)
-	buf = buf[:runtime.Stack(buf, true)]
-	var out []string
-	for _, g := range strings.Split(string(buf), "\n\n") {
-		if g == "" || strings.Contains(g, "pitest.leakedGoroutines") || strings.Contains(g, "pitest.Main") {
-			continue
-		}
-		switch {
-		case strings.Contains(g, "testing.(*M)."),
-			strings.Contains(g, "testing.tRunner"),
-			strings.Contains(g, "testing.runFuzzing"),
-			strings.Contains(g, "runtime.goexit") && strings.Contains(g, "created by runtime.gc"),
-			strings.Contains(g, "signal.signal_recv"),
-			strings.Contains(g, "runtime.ensureSigM"),
-			strings.Contains(g, "os/signal.loop"),
-			strings.Contains(g, "interestingGoroutines"):
-			continue
-		}
-		out = append(out, g)
-	}
-	return out
-}
+// CheckGoroutines is [leakcheck.Check], kept for callers of this package.
+func CheckGoroutines(wait time.Duration) error { return leakcheck.Check(wait) }

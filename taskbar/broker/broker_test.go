@@ -2,9 +2,9 @@ package broker_test
 
 import (
 	"bufio"
-	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"net"
 	"os"
@@ -17,8 +17,9 @@ import (
 
 	"github.com/gofrs/flock"
 
+	"github.com/pikit-dev/pikit/internal/fakepi"
 	"github.com/pikit-dev/pikit/taskbar/broker"
-	"github.com/pikit-dev/pikit/taskbar/internal/fakepeer"
+	"github.com/pikit-dev/pikit/taskbar/internal/tbtest"
 	rt "github.com/pikit-dev/pikit/taskbar/runtime"
 )
 
@@ -49,7 +50,7 @@ func (p project) client(t *testing.T, grace string, env ...string) *broker.Clien
 		ProjectRoot: p.root, RuntimeBase: p.base,
 		Command:    []string{os.Args[0], "--grace", grace},
 		Executable: os.Args[0],
-		Env:        append(fakepeer.Env(env...), "TASKBAR_TEST_BROKER=1"),
+		Env:        append(append(fakepi.Config{}.Env(), env...), tbtest.EnvBroker+"=1"),
 	})
 	t.Cleanup(func() {
 		c.Close()
@@ -275,78 +276,15 @@ func TestBroker_RefusesUnsafeRuntimeDir(t *testing.T) {
 	}
 }
 
-// TestBroker_Protocol speaks the wire protocol directly.
+// TestBroker_Protocol: a second broker for the same project loses the
+// election. The wire protocol itself is pinned by the golden transcripts
+// of TestBroker_ProtocolTranscripts.
 func TestBroker_Protocol(t *testing.T) {
 	p := newProject(t)
-	ctx, cancel := context.WithCancel(t.Context())
-	errc := make(chan error, 1)
-	go func() {
-		errc <- broker.Serve(ctx, &broker.ServerOptions{ProjectRoot: p.root, RuntimeBase: p.base, Grace: time.Hour,
-			Runtime: rt.Options{Executable: os.Args[0], Args: []string{}, Env: fakepeer.Env()}})
-	}()
-	defer func() {
-		cancel()
-		if err := <-errc; err != nil {
-			t.Errorf("Serve: %v", err)
-		}
-	}()
-	var ep broker.Endpoint
-	waitUntil(t, "endpoint", func() bool { var ok bool; ep, ok = p.endpoint(t); return ok })
-
-	// A second broker for the same project loses the election.
+	serveBroker(t, p, fakepi.Config{})
 	if err := broker.Serve(t.Context(), &broker.ServerOptions{ProjectRoot: p.root, RuntimeBase: p.base}); !errors.Is(err, broker.ErrAlreadyRunning) {
 		t.Fatalf("second Serve = %v", err)
 	}
-
-	dial := func() (net.Conn, *bufio.Reader) {
-		nc, err := net.Dial("unix", ep.Socket)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { nc.Close() })
-		return nc, bufio.NewReader(nc)
-	}
-	exchange := func(nc net.Conn, br *bufio.Reader, line string) string {
-		t.Helper()
-		nc.Write([]byte(line + "\n"))
-		got, err := br.ReadString('\n')
-		if err != nil {
-			t.Fatalf("read after %s: %v", line, err)
-		}
-		return strings.TrimSpace(got)
-	}
-	nc, br := dial()
-	if got := exchange(nc, br, `{"type":"handshake","protocol":1,"identity":"x","token":"`+ep.Token+`"}`); got != `{"type":"error","code":"incompatible"}` {
-		t.Fatalf("bad identity: %s", got)
-	}
-	nc, br = dial()
-	if got := exchange(nc, br, `{"type":"handshake","protocol":2,"identity":"`+ep.Identity+`","token":"`+ep.Token+`"}`); got != `{"type":"error","code":"incompatible"}` {
-		t.Fatalf("bad protocol: %s", got)
-	}
-	nc, br = dial()
-	hs := `{"type":"handshake","protocol":1,"identity":` + mustJSON(ep.Identity) + `,"token":"` + ep.Token + `"}`
-	if got := exchange(nc, br, hs); got != hs {
-		t.Fatalf("handshake echo %s", got)
-	}
-	id := strings.Repeat("0", 24)
-	tests := []struct{ req, want string }{
-		{`nope`, `{"id":null,"ok":false,"result":"invalid","message":"malformed broker command"}`},
-		{`{"type":"state","id":"` + id + `","extra":1}`, `{"id":null,"ok":false,"result":"invalid","message":"malformed broker command"}`},
-		{`{"type":"fly","id":"` + id + `"}`, `{"id":"` + id + `","ok":false,"result":"invalid","message":"unknown broker command"}`},
-		{`{"type":"submit","id":"` + id + `"}`, `{"id":"` + id + `","ok":false,"result":"invalid","message":"malformed broker command"}`},
-		{`{"type":"cancel","id":"` + id + `","task_id":"zz"}`, `"result":"not_found"`},
-		{`{"type":"state","id":"` + id + `"}`, `{"id":"` + id + `","ok":true,"snapshot":{"contract_version":1,`},
-	}
-	for _, tc := range tests {
-		if got := exchange(nc, br, tc.req); !strings.Contains(got, tc.want) {
-			t.Errorf("%s -> %s, want %s", tc.req, got, tc.want)
-		}
-	}
-}
-
-func mustJSON(s string) string {
-	b, _ := json.Marshal(s)
-	return string(b)
 }
 
 // TestBroker_ActiveWorkOutlivesClients: with a task running and no client
@@ -390,5 +328,61 @@ func TestDispatch(t *testing.T) {
 	ran, err := broker.Dispatch(t.Context(), []string{"taskbar", "broker", "--no-such-flag"}, nil)
 	if !ran || err == nil {
 		t.Errorf("Dispatch(broker with a bad flag) = %v, %v", ran, err)
+	}
+}
+
+// TestBroker_LogFile: a spawned broker logs its lifecycle to broker.log in
+// its private runtime directory (mode 0600), and nothing sensitive: no
+// prompt, task message, token or path.
+func TestBroker_LogFile(t *testing.T) {
+	p := newProject(t)
+	c := p.client(t, "100ms")
+	waitState(t, c, "ready", ready)
+	ep, _ := p.endpoint(t)
+	if res, _, err := c.Submit(t.Context(), "SECRET-PROMPT", "SECRET-MESSAGE plain"); err != nil || res != rt.ResultAccepted {
+		t.Fatalf("Submit = %s %v", res, err)
+	}
+	waitState(t, c, "completed", func(s rt.Snapshot) bool { return s.Task != nil && s.Task.Status == rt.TaskCompleted })
+	c.Close()
+	waitUntil(t, "broker exit", func() bool { _, ok := p.endpoint(t); return !ok })
+	c.Wait()
+
+	path := broker.LogPath(p.base, p.root)
+	if filepath.Dir(path) != broker.RuntimeDir(p.base, p.root) {
+		t.Errorf("log %s is not in the runtime dir", path)
+	}
+	fi, err := os.Lstat(path)
+	if err != nil || !fi.Mode().IsRegular() || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("broker.log: %v %v", fi, err)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := string(b)
+	for _, want := range []string{"taskbar broker: serving", "taskbar runtime: task settled", "taskbar broker: stopped"} {
+		if !strings.Contains(log, want) {
+			t.Errorf("log lacks %q:\n%s", want, log)
+		}
+	}
+	for _, secret := range []string{"SECRET", ep.Token, filepath.Dir(p.root)} {
+		if strings.Contains(log, secret) {
+			t.Errorf("log holds %q:\n%s", secret, log)
+		}
+	}
+}
+
+func TestMain_Help(t *testing.T) {
+	for _, arg := range []string{"-h", "--help"} {
+		if err := broker.Main(t.Context(), []string{arg}, nil, nil); !errors.Is(err, flag.ErrHelp) {
+			t.Errorf("Main(%s) = %v, want flag.ErrHelp", arg, err)
+		}
+	}
+	var b strings.Builder
+	broker.Usage(&b)
+	for _, want := range []string{"usage: pikit taskbar broker --project-root DIR", "-task-timeout", "broker.log"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("usage lacks %q:\n%s", want, b.String())
+		}
 	}
 }

@@ -399,8 +399,14 @@ func (c *Client) brokerLive() bool {
 }
 
 // startBroker spawns the launcher detached: its own session and process
-// group, stdio on /dev/null. A goroutine reaps it when it exits.
+// group, stdin and stdout on /dev/null, stderr appended to broker.log in
+// the runtime directory ([LogPath]). A goroutine reaps it when it exits.
 func (c *Client) startBroker() error {
+	logf, err := openLog(c.o.RuntimeBase, c.dir)
+	if err != nil {
+		return err
+	}
+	defer logf.Close() // the broker holds its own descriptor
 	args := c.o.Command
 	if len(args) == 0 {
 		exe, err := os.Executable()
@@ -422,6 +428,7 @@ func (c *Client) startBroker() error {
 	if c.o.Env != nil {
 		cmd.Env = append(os.Environ(), c.o.Env...)
 	}
+	cmd.Stderr = logf
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("spawn broker: %w", err)

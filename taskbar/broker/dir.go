@@ -17,7 +17,12 @@ const (
 	lockName     = "broker.lock"
 	socketName   = "broker.sock"
 	endpointName = "endpoint.json"
+	logName      = "broker.log"
 )
+
+// MaxLogBytes is the size from which a spawning [Client] rotates
+// broker.log to broker.log.1 (one old generation is kept).
+const MaxLogBytes = 1 << 20
 
 // ErrUnsafeDir reports a runtime path that is not a private directory of
 // the current user (wrong owner, group/other permissions, or a symlink).
@@ -48,6 +53,46 @@ func DefaultRuntimeBase(getenv func(string) string) string {
 
 // RuntimeDir returns the broker directory of root under base.
 func RuntimeDir(base, root string) string { return filepath.Join(base, key(root)) }
+
+// LogPath returns the log of the broker of root under base. A broker a
+// [Client] spawns writes its stderr there: `pikit taskbar broker` and
+// [Dispatch] log text records (lifecycle only: no prompt, context, token,
+// environment or path) at info level. The file is 0600 in the private
+// runtime directory and outlives the broker, so a crash can be read after.
+func LogPath(base, root string) string { return filepath.Join(RuntimeDir(base, root), logName) }
+
+// openLog creates the private runtime directories base and dir if missing
+// and opens dir's broker.log for appending: mode 0600, never through a
+// symlink, owned by the user. A log of MaxLogBytes or more is first
+// renamed to broker.log.1.
+func openLog(base, dir string) (*os.File, error) {
+	if err := ensurePrivateDir(base); err != nil {
+		return nil, err
+	}
+	if err := ensurePrivateDir(dir); err != nil {
+		return nil, err
+	}
+	path := filepath.Join(dir, logName)
+	if fi, err := os.Lstat(path); err == nil && fi.Mode().IsRegular() && fi.Size() >= MaxLogBytes {
+		if err := os.Rename(path, path+".1"); err != nil {
+			return nil, fmt.Errorf("broker: rotate log: %w", err)
+		}
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND|syscall.O_NOFOLLOW, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("broker: open log: %w", err)
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("broker: stat log: %w", err)
+	}
+	if st, ok := fi.Sys().(*syscall.Stat_t); !ok || !fi.Mode().IsRegular() || int(st.Uid) != os.Getuid() || fi.Mode().Perm()&0o077 != 0 {
+		f.Close()
+		return nil, ErrUnsafeDir
+	}
+	return f, nil
+}
 
 // ensurePrivateDir creates dir (and base) with mode 0700 if missing and
 // verifies each is a real directory owned by the user with no group or

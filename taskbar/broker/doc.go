@@ -8,8 +8,10 @@
 // from the identity "<uid>:<root>": broker.lock (the flock election),
 // broker.sock (the socket, mode 0600) and endpoint.json (protocol
 // version, identity, a fresh token, socket path and pid; written
-// atomically, mode 0600). Every directory is 0700, owned by the user and
-// never a symlink; anything else is refused.
+// atomically, mode 0600). A broker a [Client] spawns writes its log to
+// broker.log there ([LogPath], mode 0600, rotated to broker.log.1 from
+// [MaxLogBytes]; lifecycle records only). Every directory is 0700, owned
+// by the user and never a symlink; anything else is refused.
 //
 // # Protocol
 //

@@ -22,8 +22,8 @@ import (
 	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/chromedp"
 
+	"github.com/pikit-dev/pikit/internal/leakcheck"
 	"github.com/pikit-dev/pikit/taskbar/client"
-	"github.com/pikit-dev/pikit/taskbar/internal/leakcheck"
 )
 
 func TestMain(m *testing.M) { os.Exit(leakcheck.Run(m)) }

@@ -6,7 +6,7 @@ import (
 	"os"
 	"testing"
 
-	"github.com/pikit-dev/pikit/taskbar/internal/leakcheck"
+	"github.com/pikit-dev/pikit/internal/leakcheck"
 )
 
 func TestMain(m *testing.M) { os.Exit(leakcheck.Run(m)) }

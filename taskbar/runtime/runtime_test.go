@@ -13,34 +13,17 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/pikit-dev/pikit/taskbar/internal/fakepeer"
-	"github.com/pikit-dev/pikit/taskbar/internal/leakcheck"
+	"github.com/pikit-dev/pikit/internal/fakepi"
+	"github.com/pikit-dev/pikit/taskbar/internal/tbtest"
 	rt "github.com/pikit-dev/pikit/taskbar/runtime"
 )
 
-func TestMain(m *testing.M) {
-	fakepeer.MaybeRun()
-	os.Exit(leakcheck.Run(m))
-}
+func TestMain(m *testing.M) { tbtest.Main(m) }
 
-// newRuntime starts a runtime over the fake Pi with extra fake environment.
+// newRuntime starts a runtime over the fake Pi (tbtest.NewRuntime).
 func newRuntime(t *testing.T, opts rt.Options, env ...string) *rt.Runtime {
 	t.Helper()
-	if opts.Executable == "" {
-		opts.Executable, opts.Args, opts.Env = os.Args[0], []string{}, fakepeer.Env(env...)
-	}
-	if opts.StopWait == 0 {
-		opts.StopWait = 200 * time.Millisecond
-	}
-	r := rt.New(&opts)
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		if err := r.Close(ctx); err != nil {
-			t.Errorf("Close: %v", err)
-		}
-	})
-	return r
+	return tbtest.NewRuntime(t, opts, env...)
 }
 
 func decode(t *testing.T, b []byte) rt.Snapshot {
@@ -111,7 +94,7 @@ func TestRuntime_TaskCompletes(t *testing.T) {
 		t.Fatalf("started_at %q: %v", s.Task.StartedAt, err)
 	}
 	s = waitFor(t, r, "completed", taskIs(rt.TaskCompleted))
-	if s.Task.Output != fakepeer.DefaultOutput || s.Task.Activity != "Task completed" || s.Task.FinishedAt == nil || s.Task.Error != nil || s.Session.Status != rt.SessionReady {
+	if s.Task.Output != fakepi.DefaultReply || s.Task.Activity != "Task completed" || s.Task.FinishedAt == nil || s.Task.Error != nil || s.Session.Status != rt.SessionReady {
 		t.Fatalf("completed snapshot = %s", r.Snapshot())
 	}
 }
@@ -303,19 +286,19 @@ func TestRuntime_StartupFailures(t *testing.T) {
 	tests := []struct {
 		name    string
 		opts    rt.Options
-		env     string
+		words   string // fakepi scenario words
 		wantErr string
 	}{
-		{"rejected handshake", rt.Options{}, fakepeer.EnvStartup + "=reject", "Pi could not be restarted"},
-		{"invalid state", rt.Options{}, fakepeer.EnvStartup + "=invalid", "Pi could not be restarted"},
-		{"exit", rt.Options{}, fakepeer.EnvStartup + "=exit", "Pi could not be restarted"},
-		{"unexpected response", rt.Options{}, fakepeer.EnvStartup + "=unexpected", "Pi could not be restarted"},
-		{"hung handshake", rt.Options{StartupDeadline: 200 * time.Millisecond}, fakepeer.EnvStartup + "=hang", "Pi could not be restarted"},
+		{"rejected handshake", rt.Options{}, "startup-reject", "Pi could not be restarted"},
+		{"invalid state", rt.Options{}, "startup-invalid", "Pi could not be restarted"},
+		{"exit", rt.Options{}, "exit-on-start", "Pi could not be restarted"},
+		{"unexpected response", rt.Options{}, "startup-unexpected", "Pi could not be restarted"},
+		{"hung handshake", rt.Options{StartupDeadline: 200 * time.Millisecond}, "startup-hang", "Pi could not be restarted"},
 		{"missing executable", rt.Options{Executable: filepath.Join(t.TempDir(), "no-such-pi")}, "", "Pi executable was not found"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			r := newRuntime(t, tc.opts, tc.env)
+			r := newRuntime(t, tc.opts, fakepi.Config{Scenario: tc.words}.Env()...)
 			s := waitFor(t, r, "unavailable", func(s rt.Snapshot) bool { return s.Session.Status == rt.SessionUnavailable })
 			if str(s.Session.Error) != tc.wantErr || s.Session.ID != nil || s.Session.Model != nil {
 				t.Fatalf("snapshot = %s", r.Snapshot())
@@ -331,7 +314,7 @@ func TestRuntime_StartupFailures(t *testing.T) {
 }
 
 func TestRuntime_StartupRetrySucceeds(t *testing.T) {
-	r := newRuntime(t, rt.Options{}, fakepeer.EnvStartup+"=exit-once:"+filepath.Join(t.TempDir(), "flag"))
+	r := newRuntime(t, rt.Options{}, fakepi.Config{Scenario: "exit-once", File: filepath.Join(t.TempDir(), "flag")}.Env()...)
 	s := waitFor(t, r, "ready", ready)
 	if s.Session.Error != nil {
 		t.Fatalf("snapshot = %s", r.Snapshot())
@@ -356,7 +339,7 @@ func TestRuntime_IdleCrash(t *testing.T) {
 
 func TestRuntime_ExhaustedReplacement(t *testing.T) {
 	flag := filepath.Join(t.TempDir(), "flag")
-	r := newRuntime(t, rt.Options{}, fakepeer.EnvStartup+"=exit-if:"+flag)
+	r := newRuntime(t, rt.Options{}, fakepi.Config{Scenario: "exit-if-file", File: flag}.Env()...)
 	waitFor(t, r, "ready", ready)
 	os.WriteFile(flag, nil, 0o600)
 	r.Submit("p", "crash")
@@ -408,7 +391,7 @@ func TestRuntime_ChildCleanup(t *testing.T) {
 // TestRuntime_ReplacementEscalatesToKill replaces a Pi that ignores
 // SIGTERM and end of input: the KILL step still ends and reaps it.
 func TestRuntime_ReplacementEscalatesToKill(t *testing.T) {
-	r := newRuntime(t, rt.Options{TaskTimeout: 200 * time.Millisecond, StopWait: 100 * time.Millisecond}, fakepeer.EnvStubborn+"=1")
+	r := newRuntime(t, rt.Options{TaskTimeout: 200 * time.Millisecond, StopWait: 100 * time.Millisecond}, fakepi.Config{Scenario: "ignore-term"}.Env()...)
 	s := waitFor(t, r, "ready", ready)
 	pi := r.PiPID()
 	r.Submit("p", "hold this task")
@@ -423,21 +406,21 @@ func TestRuntime_Reset(t *testing.T) {
 	tests := []struct {
 		name    string
 		opts    rt.Options
-		env     string
+		words   string // fakepi scenario words
 		want    rt.Result
 		newID   bool
 		keepTsk bool
 	}{
 		{"accepted", rt.Options{}, "", rt.ResultAccepted, true, false},
-		{"extension veto", rt.Options{}, fakepeer.EnvReset + "=reject", rt.ResultSessionResetRejected, false, true},
-		{"failed command recovers", rt.Options{}, fakepeer.EnvReset + "=fail", rt.ResultAccepted, true, false},
-		{"same session recovers", rt.Options{}, fakepeer.EnvReset + "=same", rt.ResultAccepted, true, false},
-		{"exit recovers", rt.Options{}, fakepeer.EnvReset + "=exit", rt.ResultAccepted, true, false},
-		{"hung reset recovers", rt.Options{ResetDeadline: 300 * time.Millisecond}, fakepeer.EnvReset + "=hang", rt.ResultAccepted, true, false},
+		{"extension veto", rt.Options{}, "reset-reject", rt.ResultSessionResetRejected, false, true},
+		{"failed command recovers", rt.Options{}, "reset-fail", rt.ResultAccepted, true, false},
+		{"same session recovers", rt.Options{}, "reset-same", rt.ResultAccepted, true, false},
+		{"exit recovers", rt.Options{}, "reset-exit", rt.ResultAccepted, true, false},
+		{"hung reset recovers", rt.Options{ResetDeadline: 300 * time.Millisecond}, "reset-hang", rt.ResultAccepted, true, false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			r := newRuntime(t, tc.opts, tc.env)
+			r := newRuntime(t, tc.opts, fakepi.Config{Scenario: tc.words}.Env()...)
 			waitFor(t, r, "ready", ready)
 			r.Submit("p", "plain")
 			before := waitFor(t, r, "completed", taskIs(rt.TaskCompleted))
@@ -472,7 +455,7 @@ func TestRuntime_ResetWhileBusy(t *testing.T) {
 
 func TestRuntime_ResetRecoveryFails(t *testing.T) {
 	flag := filepath.Join(t.TempDir(), "flag")
-	r := newRuntime(t, rt.Options{}, fakepeer.EnvReset+"=fail", fakepeer.EnvStartup+"=exit-if:"+flag)
+	r := newRuntime(t, rt.Options{}, fakepi.Config{Scenario: "reset-fail exit-if-file", File: flag}.Env()...)
 	waitFor(t, r, "ready", ready)
 	os.WriteFile(flag, nil, 0o600)
 	res, b, err := r.Reset(t.Context())
@@ -482,32 +465,13 @@ func TestRuntime_ResetRecoveryFails(t *testing.T) {
 	}
 }
 
-func contractDir(t *testing.T) string {
-	t.Helper()
-	if d := os.Getenv("PIKIT_TASKBAR_CONTRACT"); d != "" {
-		return d
-	}
-	dir, _ := os.Getwd()
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return filepath.Join(dir, "..", "shared", "taskbar-contract")
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("go.mod not found")
-		}
-		dir = parent
-	}
-}
-
 // TestRuntime_Transcripts replays the contract RPC transcripts: the fake
 // peer requires every command the runtime writes to equal the transcript's
 // receive step (ids mapped, reference §9) and fails on extra input.
 func TestRuntime_Transcripts(t *testing.T) {
-	dir := filepath.Join(contractDir(t), "fixtures", "rpc")
+	dir := filepath.Join(tbtest.ContractDir(t), "fixtures", "rpc")
 	run := func(t *testing.T, name string) *rt.Runtime {
-		opts := rt.Options{Executable: os.Args[0], Args: []string{}, Env: []string{
-			fakepeer.EnvMode + "=transcript", fakepeer.EnvTranscript + "=" + filepath.Join(dir, name)},
+		opts := rt.Options{Executable: os.Args[0], Args: []string{}, Env: fakepi.Config{Transcript: filepath.Join(dir, name)}.Env(),
 			StartupAttempts: 1}
 		return newRuntime(t, opts)
 	}
