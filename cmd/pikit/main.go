@@ -59,6 +59,7 @@ func newRootCmd() *cobra.Command {
 	root.AddCommand(
 		newTaskbarCmd(),
 		newLiveCmd(),
+		newDemoCmd(),
 	)
 	return root
 }

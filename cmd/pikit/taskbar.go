@@ -8,5 +8,7 @@ func newTaskbarCmd() *cobra.Command {
 		Short: "Dev-mode browser taskbar that sends tasks with page context to Pi",
 	}
 	cmd.AddCommand(newTaskbarContractCmd())
+	cmd.AddCommand(newTaskbarBrokerCmd())
+	cmd.AddCommand(newTaskbarProxyCmd())
 	return cmd
 }

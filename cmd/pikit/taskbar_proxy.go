@@ -1,0 +1,29 @@
+package main
+
+import (
+	"github.com/spf13/cobra"
+
+	"github.com/pikit-dev/pikit/taskbar/host"
+	"github.com/pikit-dev/pikit/taskbar/proxy"
+)
+
+func newTaskbarProxyCmd() *cobra.Command {
+	var o host.ProxyOptions
+	cmd := &cobra.Command{
+		Use:   "proxy --upstream URL",
+		Short: "Put the taskbar in front of any development server (Rails, Phoenix, Django, Vite, ...)",
+		Long: `Serves a reverse proxy to the development server at --upstream that injects the taskbar
+into HTML pages, serves the taskbar API under its mount, and passes everything else through
+untouched (WebSocket upgrades, server-sent events, streamed bodies). Pi runs in the current
+directory unless PI_BROWSER_TASKBAR_PROJECT_ROOT says otherwise.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			o.Out = cmd.OutOrStdout()
+			return host.RunProxy(cmd.Context(), &o)
+		},
+	}
+	cmd.Flags().StringVar(&o.Upstream, "upstream", "", "base URL of the development server, e.g. http://127.0.0.1:3000")
+	cmd.Flags().StringVar(&o.Listen, "listen", proxy.DefaultListen, "address the proxy listens on")
+	_ = cmd.MarkFlagRequired("upstream")
+	return cmd
+}

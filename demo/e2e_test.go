@@ -1,0 +1,567 @@
+package demo_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/pikit-dev/pikit/internal/leakcheck"
+	"github.com/pikit-dev/pikit/internal/pitest"
+)
+
+// TestMain removes the binaries built for the tests and fails the run when
+// goroutines outlive the tests.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if binDir != "" {
+		os.RemoveAll(binDir)
+	}
+	if code == 0 {
+		if err := leakcheck.Check(leakcheck.DefaultWait); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			code = 1
+		}
+	}
+	os.Exit(code)
+}
+
+// moduleRoot walks up from the working directory to go.mod.
+func moduleRoot(t *testing.T) string {
+	t.Helper()
+	dir, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir
+		}
+		if filepath.Dir(dir) == dir {
+			t.Fatal("no go.mod above the test")
+		}
+		dir = filepath.Dir(dir)
+	}
+}
+
+var (
+	buildOnce sync.Once
+	binDir    string
+	buildErr  error
+)
+
+// binaries builds cmd/pikit twice, with and without the pitaskbar tag, once
+// per test binary run, and returns (dev, plain) paths.
+func binaries(t *testing.T) (string, string) {
+	t.Helper()
+	root := moduleRoot(t)
+	buildOnce.Do(func() {
+		binDir, buildErr = os.MkdirTemp("", "pikit-demo-bin-")
+		if buildErr != nil {
+			return
+		}
+		for _, b := range []struct{ name, tags string }{{"pikit-dev", "pitaskbar"}, {"pikit-plain", ""}} {
+			cmd := exec.Command("go", "build", "-tags", b.tags, "-o", filepath.Join(binDir, b.name), "./cmd/pikit")
+			cmd.Dir = root
+			if out, err := cmd.CombinedOutput(); err != nil {
+				buildErr = fmt.Errorf("go build -tags %q: %v\n%s", b.tags, err, out)
+				return
+			}
+		}
+	})
+	if buildErr != nil {
+		t.Fatal(buildErr)
+	}
+	return filepath.Join(binDir, "pikit-dev"), filepath.Join(binDir, "pikit-plain")
+}
+
+func chromiumPath(t *testing.T) string {
+	t.Helper()
+	for _, p := range []string{os.Getenv("PIKIT_CHROMIUM"), "/usr/bin/chromium", "/usr/bin/chromium-browser"} {
+		if p == "" {
+			continue
+		}
+		if _, err := exec.LookPath(p); err == nil {
+			return p
+		}
+	}
+	if os.Getenv("CI") == "true" {
+		t.Fatal("chromium is required under CI=true (scripts/install-test-deps installs it)")
+	}
+	t.Skip("chromium not found; set PIKIT_CHROMIUM or install /usr/bin/chromium")
+	return ""
+}
+
+// cleanEnv is a fresh user's environment: no pi on PATH, an empty HOME
+// (so no Pi configuration), a private cache and no API keys.
+func cleanEnv(t *testing.T, home, cache string) []string {
+	t.Helper()
+	for _, d := range []string{"/usr/local/bin", "/usr/bin", "/bin"} {
+		if _, err := os.Stat(filepath.Join(d, "pi")); err == nil {
+			t.Fatalf("a pi is installed in %s; the clean-state demo test needs it off PATH", d)
+		}
+	}
+	return []string{"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" + home, "XDG_CACHE_HOME=" + cache, "LANG=C.UTF-8"}
+}
+
+// demoProcess is a running `pikit demo`.
+type demoProcess struct {
+	cmd  *exec.Cmd
+	url  string
+	out  *syncBuffer
+	done chan error
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+var (
+	demoURL  = regexp.MustCompile(`Open (http://127\.0\.0\.1:\d+/) `)
+	proxyURL = regexp.MustCompile(`pikit taskbar proxy: (http://127\.0\.0\.1:\d+/) `)
+)
+
+func startDemo(t *testing.T, bin string, env []string, args ...string) *demoProcess {
+	t.Helper()
+	return startPikit(t, bin, env, moduleRoot(t), demoURL, append([]string{"demo", "--listen", "127.0.0.1:0"}, args...)...)
+}
+
+// startPikit starts bin with args in its own process group and waits for the
+// line matching urlRE.
+func startPikit(t *testing.T, bin string, env []string, dir string, urlRE *regexp.Regexp, args ...string) *demoProcess {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
+	cmd.Dir = dir
+	cmd.Env = env
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	pr, pw := io.Pipe()
+	out := &syncBuffer{}
+	cmd.Stdout = io.MultiWriter(out, pw) // out first: the URL reader must see all output before it
+	cmd.Stderr = out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	d := &demoProcess{cmd: cmd, out: out, done: make(chan error, 1)}
+	go func() {
+		err := cmd.Wait()
+		pw.Close()
+		d.done <- err
+	}()
+	found := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(pr)
+		for sc.Scan() {
+			if m := urlRE.FindStringSubmatch(sc.Text()); m != nil {
+				select {
+				case found <- m[1]:
+				default:
+				}
+			}
+		}
+		io.Copy(io.Discard, pr)
+	}()
+	t.Cleanup(func() {
+		if cmd.ProcessState == nil {
+			syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+			<-d.done
+		}
+	})
+	select {
+	case d.url = <-found:
+	case err := <-d.done:
+		d.done <- err
+		t.Fatalf("pikit %v exited before serving: %v\n%s", args, err, out.String())
+	case <-time.After(2 * time.Minute):
+		t.Fatalf("pikit %v did not print its URL\n%s", args, out.String())
+	}
+	return d
+}
+
+// descendants returns the pids (with their start times) of every process
+// below pid, from /proc.
+func descendants(t *testing.T, pid int) map[int]string {
+	t.Helper()
+	parent := map[int]int{}
+	start := map[int]string{}
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		p, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid ... field 22 is starttime.
+		s := string(b)
+		f := strings.Fields(s[strings.LastIndexByte(s, ')')+2:])
+		if len(f) < 20 {
+			continue
+		}
+		pp, _ := strconv.Atoi(f[1])
+		parent[p] = pp
+		start[p] = f[19]
+	}
+	out := map[int]string{}
+	for p := range parent {
+		for q := parent[p]; q > 1; q = parent[q] {
+			if q == pid {
+				out[p] = start[p]
+				break
+			}
+		}
+	}
+	return out
+}
+
+// alive reports which of procs still run (same pid and start time, not a
+// zombie).
+func alive(procs map[int]string) []int {
+	var out []int
+	for p, st := range procs {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", p))
+		if err != nil {
+			continue
+		}
+		s := string(b)
+		f := strings.Fields(s[strings.LastIndexByte(s, ')')+2:])
+		if len(f) >= 20 && f[19] == st && f[0] != "Z" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+const hostJS = `document.getElementById("pi-browser-taskbar-host")`
+
+func shadow(expr string) string {
+	return `(() => { const h = ` + hostJS + `; if (!h || !h.shadowRoot) return null; const root = h.shadowRoot; return (` + expr + `); })()`
+}
+
+func waitJS(t *testing.T, ctx context.Context, what, predicate string, timeout time.Duration) {
+	t.Helper()
+	if _, err := chromedp.Run(ctx, chromedp.Poll[chromedp.Void](predicate,
+		chromedp.WithPollingTimeout(timeout), chromedp.WithPollingInterval(50*time.Millisecond))); err != nil {
+		state, _ := chromedp.Run(ctx, chromedp.Evaluate[string](shadow(`root.querySelector("[data-status-text]").textContent + " | " + root.querySelector("[data-activity]").textContent + " | " + root.querySelector("[data-output]").textContent + " | " + root.querySelector("[data-error]").textContent`)))
+		t.Fatalf("waiting for %s: %v (taskbar: %q)", what, err, state)
+	}
+}
+
+func evalJS[T any](t *testing.T, ctx context.Context, expr string) T {
+	t.Helper()
+	v, err := chromedp.Run(ctx, chromedp.Evaluate[T](expr))
+	if err != nil {
+		t.Fatalf("evaluate %.100q: %v", expr, err)
+	}
+	return v
+}
+
+func clickAt(t *testing.T, ctx context.Context, elementExpr string) {
+	t.Helper()
+	pt := evalJS[[]float64](t, ctx, `(() => { const e = `+elementExpr+`; e.scrollIntoView({block: "center"}); const r = e.getBoundingClientRect(); return [r.left + r.width / 2, r.top + r.height / 2]; })()`)
+	if err := chromedp.Do(ctx, chromedp.MouseClickXY(pt[0], pt[1])); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func jsString(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
+}
+
+// TestDemo_CleanMachine is issue 7 item 5: from a clean state (no pi on
+// PATH, no provider, empty cache) `pikit demo` comes up with the offline demo
+// model, a real browser marks an element and runs a task, sees Working,
+// output naming the marked selector, then Finished; SIGINT leaves no process
+// behind and nothing is written outside the example dir and the cache.
+// Real peers: Pi 1.6.0 from the test cache (as the cache install), Chromium.
+func TestDemo_CleanMachine(t *testing.T) {
+	in := pitest.Require(t)
+	chromium := chromiumPath(t)
+	dev, _ := binaries(t)
+	home, cache := t.TempDir(), t.TempDir()
+	d := startDemo(t, dev, cleanEnv(t, home, cache), "--pi-prefix", in.Root)
+	if out := d.out.String(); !strings.Contains(out, "OFFLINE DEMO MODEL") || !strings.Contains(out, "Nothing leaves this machine") {
+		t.Errorf("the demo does not say it runs the offline model:\n%s", out)
+	}
+
+	ctx := newBrowser(t, chromium)
+	output := runTask(t, ctx, d.url+"tasks", `[data-testid="task-2"] .title`, "task-2",
+		`[data-testid="task-2"]`, "templates/task-item.html")
+	for _, want := range []string{"[pikit demo: scripted output, not a real model]", "I read templates/task-item.html"} {
+		if !strings.Contains(output, want) {
+			t.Errorf("output lacks %q:\n%s", want, output)
+		}
+	}
+	stopAndCheck(t, d, true)
+	// Nothing was written to HOME; the cache holds no run directory.
+	if entries, _ := os.ReadDir(home); len(entries) > 0 {
+		t.Errorf("the demo wrote into HOME: %v", entries)
+	}
+	runs, _ := filepath.Glob(filepath.Join(cache, "pikit", "demo-run-*"))
+	if len(runs) > 0 {
+		t.Errorf("run directory left in the cache: %v", runs)
+	}
+}
+
+// stopAndCheck sends SIGINT and checks a clean exit with no process left.
+// With wantPi it first checks that Pi runs below the process.
+func stopAndCheck(t *testing.T, d *demoProcess, wantPi bool) {
+	t.Helper()
+	procs := descendants(t, d.cmd.Process.Pid)
+	if wantPi && len(procs) == 0 {
+		t.Fatal("found no Pi process under the demo")
+	}
+	if err := d.cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-d.done:
+		if err != nil {
+			t.Errorf("demo exit after SIGINT: %v\n%s", err, d.out.String())
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatalf("demo did not stop after SIGINT\n%s", d.out.String())
+	}
+	if left := alive(procs); len(left) > 0 {
+		t.Errorf("processes left behind after SIGINT: %v", left)
+	}
+}
+
+// newBrowser starts a headless Chromium with a temporary profile; it stops
+// at the end of the test.
+func newBrowser(t *testing.T, chromium string) context.Context {
+	t.Helper()
+	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(chromium), chromedp.NoSandbox,
+		chromedp.DisableGPU, chromedp.UserDataDir(t.TempDir()),
+		chromedp.Flag("disable-component-update", true), chromedp.Flag("no-first-run", true))
+	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancelCtx := chromedp.NewContext(allocCtx)
+	ctx, cancelTimeout := context.WithTimeout(ctx, 3*time.Minute)
+	t.Cleanup(func() {
+		cancelTimeout()
+		cancelCtx()
+		cancelAlloc()
+	})
+	return ctx
+}
+
+// runTask opens page, marks the element at markExpr (a document selector),
+// checks the mark chip names chip, types a task, runs it and waits for
+// Working, an output containing every want, and Finished. It returns the
+// output.
+func runTask(t *testing.T, ctx context.Context, page, markExpr, chip string, wants ...string) string {
+	t.Helper()
+	if err := chromedp.Do(ctx, chromedp.EmulateViewport(1280, 900), chromedp.Navigate(page)); err != nil {
+		t.Fatal(err)
+	}
+	waitJS(t, ctx, "Ready", shadow(`root.querySelector("[data-status]").dataset.state === "ready"`), time.Minute)
+	clickAt(t, ctx, shadow(`root.querySelector("[data-launcher]")`))
+	waitJS(t, ctx, "the panel", shadow(`!root.querySelector("[data-panel]").hidden`), 10*time.Second)
+	clickAt(t, ctx, shadow(`root.querySelector("[data-mark]")`))
+	waitJS(t, ctx, "selection mode", shadow(`root.querySelector("[data-mark]").getAttribute("aria-pressed") === "true"`), 10*time.Second)
+	clickAt(t, ctx, `document.querySelector(`+jsString(markExpr)+`)`)
+	waitJS(t, ctx, "one mark", shadow(`root.querySelectorAll("[data-marks] li").length === 1`), 10*time.Second)
+	if got := evalJS[string](t, ctx, shadow(`root.querySelector("[data-marks] li").textContent`)); !strings.Contains(got, chip) {
+		t.Fatalf("mark chip = %q, want %q", got, chip)
+	}
+	if _, err := chromedp.Run(ctx, chromedp.Evaluate[any](shadow(`(root.querySelector("[data-prompt]").focus(), null)`))); err != nil && !errors.Is(err, chromedp.ErrJSNull) {
+		t.Fatal(err)
+	}
+	if err := chromedp.Do(ctx, chromedp.KeyEvent("Make this stand out.")); err != nil {
+		t.Fatal(err)
+	}
+	waitJS(t, ctx, "Run enabled", shadow(`!root.querySelector("[data-run]").disabled`), 10*time.Second)
+	clickAt(t, ctx, shadow(`root.querySelector("[data-run]")`))
+	waitJS(t, ctx, "Working", shadow(`root.querySelector("[data-status-text]").textContent === "Working"`), 30*time.Second)
+	var conds []string
+	for _, w := range wants {
+		conds = append(conds, `root.querySelector("[data-output]").textContent.includes(`+jsString(w)+`)`)
+	}
+	waitJS(t, ctx, "output naming the marked selector", shadow(strings.Join(conds, " && ")), time.Minute)
+	waitJS(t, ctx, "Finished", shadow(`root.querySelector("[data-status-text]").textContent === "Finished"`), time.Minute)
+	if dir := os.Getenv("PIKIT_SCREENSHOT_DIR"); dir != "" {
+		png, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, t.Name()+".png"), png, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return evalJS[string](t, ctx, shadow(`root.querySelector("[data-output]").textContent`))
+}
+
+// TestDevModeBoundary builds cmd/pikit without the pitaskbar tag: it must
+// not contain the Browser Client's bytes (while the tagged build does), and
+// its demo and proxy refuse to run instead of serving without a taskbar.
+func TestDevModeBoundary(t *testing.T) {
+	dev, plain := binaries(t)
+	js, err := os.ReadFile(filepath.Join(moduleRoot(t), "taskbar", "client", "client.js"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	css, err := os.ReadFile(filepath.Join(moduleRoot(t), "taskbar", "client", "client.css"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	devBin, err := os.ReadFile(dev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plainBin, err := os.ReadFile(plain)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Markers: slices from the middle of each asset.
+	for name, asset := range map[string][]byte{"client.js": js, "client.css": css} {
+		for _, frac := range []int{3, 2} {
+			at := len(asset) / frac
+			marker := asset[at : at+min(64, len(asset)-at)]
+			if !bytes.Contains(devBin, marker) {
+				t.Errorf("the pitaskbar build lacks %s bytes %q (the check itself is broken)", name, marker)
+			}
+			if bytes.Contains(plainBin, marker) {
+				t.Errorf("the plain build contains %s bytes %q", name, marker)
+			}
+		}
+	}
+	for _, args := range [][]string{{"demo"}, {"taskbar", "proxy", "--upstream", "http://127.0.0.1:1"}} {
+		cmd := exec.Command(plain, args...)
+		cmd.Env = []string{"PATH=/usr/bin:/bin", "HOME=" + t.TempDir(), "XDG_CACHE_HOME=" + t.TempDir()}
+		out, err := cmd.CombinedOutput()
+		if err == nil || !strings.Contains(string(out), "built without the pitaskbar tag") {
+			t.Errorf("plain pikit %v = %v, %q; want a refusal naming the build tag", args, err, out)
+		}
+	}
+}
+
+// TestDemo_PiMissing: with no Pi and no npm to install it, the demo says
+// what failed and how to install Pi by hand, the app keeps working and the
+// taskbar API reports unavailable.
+func TestDemo_PiMissing(t *testing.T) {
+	dev, _ := binaries(t)
+	home, cache, empty := t.TempDir(), t.TempDir(), t.TempDir()
+	d := startDemo(t, dev, []string{"PATH=" + empty, "HOME=" + home, "XDG_CACHE_HOME=" + cache})
+	out := d.out.String()
+	for _, want := range []string{"pi: not available", "npm is needed", "install Pi by hand", "taskbar shows Unavailable"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	resp, err := http.Get(d.url + "tasks")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || !strings.Contains(string(body), `data-testid="task-list"`) {
+		t.Errorf("app page: %d", resp.StatusCode)
+	}
+	deadline := time.Now().Add(time.Minute)
+	for {
+		resp, err := http.Get(d.url + "dev/pi-browser-taskbar/state")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var snap struct {
+			Session struct{ Status string } `json:"session"`
+		}
+		json.NewDecoder(resp.Body).Decode(&snap)
+		resp.Body.Close()
+		if snap.Session.Status == "unavailable" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("session status %q, want unavailable", snap.Session.Status)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	stopAndCheck(t, d, false)
+}
+
+// TestDemo_ModelModes: when Pi has its own configured model the demo uses
+// it unchanged, and --model-provider/--model pass a choice through; both say
+// so at start. The "user's provider" is the test's local model server.
+func TestDemo_ModelModes(t *testing.T) {
+	in := pitest.Require(t)
+	dev, _ := binaries(t)
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"own model", nil, "your Pi's own model fake/fake-model"},
+		{"chosen model", []string{"--model-provider", "fake", "--model", "fake-model"}, "fake/fake-model as you chose"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			env := pitest.New(t, nil)
+			e := []string{"PATH=/usr/bin:/bin", "HOME=" + env.Home, "XDG_CACHE_HOME=" + t.TempDir(),
+				"PI_CODING_AGENT_DIR=" + env.AgentDir, "PI_OFFLINE=1", "PI_SKIP_VERSION_CHECK=1", "PI_TELEMETRY=0"}
+			d := startDemo(t, dev, e, append([]string{"--pi-prefix", in.Root}, tt.args...)...)
+			if out := d.out.String(); !strings.Contains(out, tt.want) || strings.Contains(out, "OFFLINE") {
+				t.Errorf("output lacks %q:\n%s", tt.want, out)
+			}
+			deadline := time.Now().Add(time.Minute)
+			for {
+				resp, err := http.Get(d.url + "dev/pi-browser-taskbar/state")
+				if err != nil {
+					t.Fatal(err)
+				}
+				var snap struct {
+					Session struct {
+						Status string
+						Model  *string
+					} `json:"session"`
+				}
+				json.NewDecoder(resp.Body).Decode(&snap)
+				resp.Body.Close()
+				if snap.Session.Status == "ready" {
+					if snap.Session.Model == nil || *snap.Session.Model != "fake/fake-model" {
+						t.Errorf("model = %v, want fake/fake-model", snap.Session.Model)
+					}
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("session status %q, want ready", snap.Session.Status)
+				}
+				time.Sleep(100 * time.Millisecond)
+			}
+			stopAndCheck(t, d, true)
+		})
+	}
+}

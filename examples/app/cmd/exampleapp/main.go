@@ -1,0 +1,64 @@
+// Command exampleapp serves the example app the way a Go application
+// integrates the taskbar: pages on a ServeMux, [host.Mount] for the API and
+// assets, [host.Taskbar.Middleware] for the bootstrap. Built with
+// `-tags pitaskbar` it has the taskbar and runs the `pi` on PATH (or
+// PI_BROWSER_TASKBAR_EXECUTABLE) with your own provider; built without the
+// tag it is the plain app.
+//
+//	go run -tags pitaskbar ./examples/app/cmd/exampleapp -dir examples/app
+//
+// `pikit demo` does the same and also installs Pi and offers an offline
+// demo model.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/pikit-dev/pikit/examples/app"
+	"github.com/pikit-dev/pikit/taskbar"
+	"github.com/pikit-dev/pikit/taskbar/host"
+)
+
+func main() {
+	dir := flag.String("dir", ".", "the example app directory (holding templates/); also Pi's project root")
+	addr := flag.String("listen", "127.0.0.1:8080", "address to serve on")
+	flag.Parse()
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, *dir, *addr); err != nil {
+		fmt.Fprintln(os.Stderr, "exampleapp:", err)
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, dir, addr string) error {
+	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
+	mux := http.NewServeMux()
+	mux.Handle("/", app.New(os.DirFS(dir), &app.Options{Logger: log}))
+	tb, err := host.Mount(ctx, mux, &host.Options{Config: taskbar.Config{ProjectRoot: dir}, Logger: log})
+	if err != nil {
+		return err
+	}
+	defer tb.Close(context.Background())
+	srv := &http.Server{Addr: addr, Handler: tb.Middleware(mux), ReadHeaderTimeout: 10 * time.Second}
+	go func() {
+		<-ctx.Done()
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		srv.Shutdown(sctx)
+	}()
+	fmt.Printf("serving http://%s/ (taskbar compiled in: %v)\n", addr, host.Enabled)
+	if err := srv.ListenAndServe(); !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}

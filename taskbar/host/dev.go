@@ -1,0 +1,140 @@
+//go:build pitaskbar
+
+package host
+
+import (
+	"context"
+	"html/template"
+	"log/slog"
+	"net/http"
+	"os"
+
+	"github.com/pikit-dev/pikit/taskbar"
+	"github.com/pikit-dev/pikit/taskbar/client"
+	"github.com/pikit-dev/pikit/taskbar/inject"
+	"github.com/pikit-dev/pikit/taskbar/runtime"
+)
+
+// Enabled reports whether this binary has the taskbar (built with the
+// pitaskbar tag).
+const Enabled = true
+
+func annotation(p string) (template.HTML, template.HTML) {
+	b, e, err := client.SourceAnnotation(p)
+	if err != nil {
+		return "", ""
+	}
+	return b, e
+}
+
+// Taskbar is a mounted taskbar. Its methods are safe for concurrent use;
+// a nil or disabled Taskbar is inert.
+type Taskbar struct {
+	handler *taskbar.Handler
+	rt      *runtime.Runtime // owned; nil when Options.Owner was given
+	inject  *inject.Middleware
+	log     *slog.Logger
+}
+
+// Mount resolves the configuration, starts the Pi owner, and registers the
+// taskbar API and assets on mux below the mount base. A disabled
+// configuration mounts nothing and returns an inert Taskbar. It returns a
+// *taskbar.ConfigError naming a malformed setting. The caller must call
+// [Taskbar.Close].
+func Mount(ctx context.Context, mux *http.ServeMux, opts *Options) (*Taskbar, error) {
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	getenv := o.Getenv
+	if getenv == nil {
+		getenv = os.LookupEnv
+	}
+	log := o.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	s, err := o.Config.Resolve(getenv)
+	if err != nil {
+		return nil, err
+	}
+	if !s.Enabled {
+		return &Taskbar{}, nil
+	}
+	t := &Taskbar{log: log}
+	owner := o.Owner
+	if owner == nil {
+		t.rt = runtime.New(&runtime.Options{
+			Executable:  s.Executable,
+			Dir:         s.ProjectRoot,
+			TaskTimeout: s.TaskTimeout,
+			Logger:      log,
+		})
+		owner = taskbar.InProcess(t.rt)
+	}
+	t.handler = taskbar.NewHandler(owner, &taskbar.Options{
+		MountBase:    o.MountBase,
+		AllowedHosts: s.AllowedHosts,
+		Assets:       client.FS(),
+		Logger:       log,
+	})
+	t.inject = &inject.Middleware{Snippet: t.Snippet}
+	base := t.handler.MountBase()
+	mux.Handle(base, t.handler)
+	mux.Handle(base+"/", t.handler)
+	return t, nil
+}
+
+// Handler returns the taskbar API handler (nil when inert).
+func (t *Taskbar) Handler() http.Handler {
+	if t == nil || t.handler == nil {
+		return nil
+	}
+	return t.handler
+}
+
+// MountBase returns the mount base ("" when inert).
+func (t *Taskbar) MountBase() string {
+	if t == nil || t.handler == nil {
+		return ""
+	}
+	return t.handler.MountBase()
+}
+
+// Middleware returns h with the bootstrap injected into its HTML pages
+// (see package inject for exactly which responses). An inert Taskbar
+// returns h itself.
+func (t *Taskbar) Middleware(h http.Handler) http.Handler {
+	if t == nil || t.handler == nil {
+		return h
+	}
+	return t.inject.Handler(h)
+}
+
+// Snippet returns the bootstrap markup for one page (client.Markup with a
+// CSRF token bound to the request's cookie, set on w when missing), or nil
+// when inert.
+func (t *Taskbar) Snippet(w http.ResponseWriter, r *http.Request) []byte {
+	if t == nil || t.handler == nil {
+		return nil
+	}
+	m, err := client.Markup(client.Bootstrap{
+		MountBase:    t.handler.MountBase(),
+		CSRFToken:    t.handler.CSRFToken(w, r),
+		RemoteAccess: t.handler.RemoteAccess(),
+	})
+	if err != nil {
+		t.log.Error("taskbar host: bootstrap markup", "err", err)
+		return nil
+	}
+	return []byte(m)
+}
+
+// Close stops the Pi owner this Taskbar started (its Pi process group
+// included). It is idempotent and a no-op when inert.
+func (t *Taskbar) Close(ctx context.Context) error {
+	if t == nil || t.rt == nil {
+		return nil
+	}
+	return t.rt.Close(ctx)
+}
