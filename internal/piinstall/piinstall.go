@@ -459,7 +459,8 @@ func install(ctx context.Context, opts *Options, root string) error {
 
 // npmProgress turns npm's output into progress lines: a count of fetched
 // packages every 25 fetches, and every other line (warnings, errors) as is,
-// except engine warnings about the Node that runs npm.
+// except engine warnings about the Node that runs npm, cache hits and npm's
+// install-scripts notice.
 type npmProgress struct {
 	w       io.Writer
 	buf     []byte
@@ -480,6 +481,9 @@ func (l *npmProgress) Write(p []byte) (int, error) {
 		case strings.Contains(line, "EBADENGINE"):
 			// npm runs on the system Node; Pi runs on the Node 22 installed
 			// next to it, so engine warnings about the former are noise.
+		case strings.Contains(line, "http cache"), strings.Contains(line, "install-scripts"):
+			// Cache hits are not downloads; the install-scripts notice is
+			// npm's policy text about packages Pi does not need scripts for.
 		case strings.Contains(line, "http fetch"):
 			l.fetched++
 			if l.fetched%25 == 0 {
