@@ -1,6 +1,7 @@
 package pirpc
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -14,6 +15,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/go-json-experiment/json/jsontext"
 )
 
 // Defaults for the zero values of [Options].
@@ -166,7 +169,11 @@ func Start(ctx context.Context, opts Options) (*Client, error) {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
 		closeAll()
-		return nil, fmt.Errorf("pirpc: start: %w", err)
+		var pe *fs.PathError // "fork/exec /abs/path: exec format error"
+		if errors.As(err, &pe) {
+			err = &fs.PathError{Op: pe.Op, Path: filepath.Base(pe.Path), Err: pe.Err}
+		}
+		return nil, fmt.Errorf("pirpc: start: %w", err) // no absolute paths in errors
 	}
 	childIn.Close()
 	childOut.Close()
@@ -315,12 +322,39 @@ func encodeCommand(id, typ string, params any) ([]byte, error) {
 	if len(body) < 2 || body[0] != '{' {
 		return nil, fmt.Errorf("pirpc: encode %s: params are not a JSON object", typ)
 	}
+	if name := reservedMember(body, id != ""); name != "" {
+		// A second "type" or "id" would win in Pi's JSON.parse (last member
+		// wins): another command would run, or the response would miss us.
+		return nil, fmt.Errorf("pirpc: encode %s: params set the reserved member %q", typ, name)
+	}
 	line := head[:len(head)-1]
 	if len(body) > 2 {
 		line = append(line, ',')
 	}
 	line = append(line, body[1:]...)
 	return append(line, '\n'), nil
+}
+
+// reservedMember returns "type", or "id" when withID, if the JSON object
+// body has such a top-level member; else "".
+func reservedMember(body []byte, withID bool) string {
+	dec := jsontext.NewDecoder(bytes.NewReader(body))
+	if _, err := dec.ReadToken(); err != nil { // '{'
+		return ""
+	}
+	for dec.PeekKind() == '"' {
+		tok, err := dec.ReadToken()
+		if err != nil {
+			return ""
+		}
+		if name := tok.String(); name == "type" || withID && name == "id" {
+			return name
+		}
+		if err := dec.SkipValue(); err != nil {
+			return ""
+		}
+	}
+	return ""
 }
 
 func (c *Client) abandon(id string) {
@@ -405,7 +439,7 @@ func (c *Client) decodeData(r *Response, v any) error {
 	if len(r.Data) == 0 || string(r.Data) == "null" {
 		return nil
 	}
-	if err := json.Unmarshal(r.Data, v); err != nil {
+	if err := unmarshalStrict(r.Data, v); err != nil {
 		return fmt.Errorf("pirpc: %s data: %w", r.Command, &ProtocolError{Kind: ErrInvalidRecord, Size: len(r.Data), Detail: "unexpected data shape"})
 	}
 	return nil
@@ -511,9 +545,14 @@ func (c *Client) CancelUI(ctx context.Context, id string) error {
 
 // Close ends Pi in steps: close stdin (Pi exits on EOF), wait
 // TerminateDuration, SIGTERM the process group, wait KillDuration, SIGKILL
-// the group, then reap. When ctx ends, it goes to SIGKILL at once and returns
-// the ctx error. It waits until every goroutine of the client stopped. Close
-// is idempotent; later calls return the first result.
+// the group, then reap. The final SIGKILL to the group is sent even when Pi
+// exited by itself, so leftover children in Pi's group (which may hold the
+// stdout pipe open) end with it. Pi 1.6.0 runs bash tools detached, in
+// their own session: Pi kills the runs still going when it gets SIGTERM,
+// but a background process a finished run left behind is out of reach.
+// When ctx ends, it goes to SIGKILL at once and returns the ctx error. It
+// waits until every goroutine of the client stopped. Close is idempotent;
+// later calls return the first result.
 func (c *Client) Close(ctx context.Context) error {
 	c.closeOnce.Do(func() { c.closeErr = c.shutdown(ctx) })
 	return c.closeErr
@@ -550,9 +589,11 @@ func (c *Client) shutdown(ctx context.Context) error {
 			break
 		}
 	}
-	if !isClosed(c.exited) {
-		c.signal(syscall.SIGKILL)
-	}
+	// SIGKILL the group even when Pi already exited: a background child of a
+	// tool run stays in Pi's group, may hold the stdout pipe, and would
+	// outlive us (golang/go#60309). While any member lives the group id
+	// cannot be reused; an empty group gives ESRCH.
+	c.signal(syscall.SIGKILL)
 	<-c.exited
 	<-c.done
 	<-c.pumpDone

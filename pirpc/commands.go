@@ -82,10 +82,10 @@ type Model struct {
 func (m *Model) UnmarshalJSON(b []byte) error {
 	if len(b) > 0 && b[0] == '"' {
 		*m = Model{}
-		return json.Unmarshal(b, &m.ID)
+		return unmarshalStrict(b, &m.ID)
 	}
 	type plain Model
-	return json.Unmarshal(b, (*plain)(m))
+	return unmarshalStrict(b, (*plain)(m))
 }
 
 // State is the data of a get_state response (reference §1.4). SessionFile is

@@ -8,6 +8,9 @@ import (
 	"fmt"
 	"io"
 	"unicode/utf8"
+
+	jsonv2 "github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 )
 
 // MaxRecordSize is the default cap on one record, in bytes, without the LF
@@ -164,10 +167,10 @@ func decodeRecord(line []byte) (Record, *ProtocolError) {
 		var head struct {
 			Type json.RawMessage `json:"type"`
 		}
-		if err := json.Unmarshal(line, &head); err != nil {
+		if err := unmarshalStrict(line, &head); err != nil {
 			return nil, unmarshalError(err)
 		}
-		if len(head.Type) == 0 || head.Type[0] != '"' || json.Unmarshal(head.Type, &typ) != nil || typ == "" {
+		if len(head.Type) == 0 || head.Type[0] != '"' || unmarshalStrict(head.Type, &typ) != nil || typ == "" {
 			return nil, &ProtocolError{Kind: ErrInvalidRecord, Detail: "missing string type"}
 		}
 	}
@@ -182,20 +185,35 @@ func decodeRecord(line []byte) (Record, *ProtocolError) {
 		}
 		return &RawEvent{Type: typ, Raw: bytes.Clone(line)}, nil
 	}
-	if err := json.Unmarshal(line, rec); err != nil {
+	if err := unmarshalStrict(line, rec); err != nil {
 		return nil, unmarshalError(err)
 	}
 	return rec, nil
 }
 
+// unmarshalStrict is the one decode function for Pi's JSON: member names
+// match struct tags exactly (encoding/json also takes "ID", "Type" or
+// "ſuccess" for "success", a parser differential behind CVE-2026-27896,
+// modelcontextprotocol/go-sdk#805), and a duplicate member name is an
+// error (Node's JSON.parse keeps the last, our type sniffer the first).
+// An escaped lone surrogate ("\ud83d", what JSON.stringify writes for a JS
+// string cut inside a surrogate pair) becomes U+FFFD, as in encoding/json
+// (ugorji/go#213); raw invalid UTF-8 was rejected before.
+func unmarshalStrict(data []byte, v any) error {
+	return jsonv2.Unmarshal(data, v, jsontext.AllowInvalidUTF8(true))
+}
+
 func unmarshalError(err error) *ProtocolError {
-	var se *json.SyntaxError
+	var se *jsontext.SyntacticError
 	if errors.As(err, &se) {
-		return &ProtocolError{Kind: ErrMalformedJSON, Detail: fmt.Sprintf("syntax error at byte %d", se.Offset)}
+		if errors.Is(err, jsontext.ErrDuplicateName) {
+			return &ProtocolError{Kind: ErrInvalidRecord, Detail: fmt.Sprintf("duplicate member name at byte %d", se.ByteOffset)}
+		}
+		return &ProtocolError{Kind: ErrMalformedJSON, Detail: fmt.Sprintf("syntax error at byte %d", se.ByteOffset)}
 	}
-	var te *json.UnmarshalTypeError
+	var te *jsonv2.SemanticError
 	if errors.As(err, &te) {
-		return &ProtocolError{Kind: ErrInvalidRecord, Detail: fmt.Sprintf("field %q: unexpected %s", te.Field, te.Value)}
+		return &ProtocolError{Kind: ErrInvalidRecord, Detail: fmt.Sprintf("unexpected JSON %s at byte %d", te.JSONKind, te.ByteOffset)}
 	}
 	return &ProtocolError{Kind: ErrInvalidRecord, Detail: "cannot decode"}
 }

@@ -237,6 +237,9 @@ func FuzzDecoder(f *testing.F) {
 		`{"type":"agent_settled","aborted":"x"}` + "\n[1]\n{bad\n",
 		"{\"type\":\"x\u2028\"}\n\xff\n",
 		`{"type":"extension_ui_request","id":"1","method":"confirm"}`,
+		`{"type":"response","ID":"a","ſuccess":true,"command":"x"}` + "\n",
+		`{"type":"agent_start","type":"response"}` + "\n" + `{"x":1,"type":"a","type":"b"}` + "\n",
+		`{"type":"message_update","assistantMessageEvent":{"delta":"\ud83d"}}` + "\n",
 	} {
 		f.Add([]byte(s))
 	}

@@ -38,4 +38,27 @@ func TestEncodeCommand(t *testing.T) {
 	if _, err := encodeCommand("x", "bad", []int{1}); err == nil {
 		t.Error("non-object params accepted")
 	}
+	// Duplicate members are a parser differential: JSON.parse keeps the
+	// last, so params could replace the command type or our id
+	// (modelcontextprotocol/go-sdk#805, golang/go#14750).
+	for _, tt := range []struct {
+		id     string
+		params any
+	}{
+		{"x", map[string]string{"type": "abort"}},
+		{"x", map[string]string{"id": "other"}},
+		{"", map[string]any{"a": map[string]any{"b": 1}, "type": "abort"}},
+		{"x", struct {
+			T string `json:"type"`
+		}{"bash"}},
+	} {
+		if line, err := encodeCommand(tt.id, "get_state", tt.params); err == nil {
+			t.Errorf("params %v accepted: %s", tt.params, line)
+		}
+	}
+	for _, params := range []any{map[string]any{"message": map[string]string{"type": "x", "id": "y"}}, ExtensionUIResponse{ID: "u"}} {
+		if _, err := encodeCommand("", "extension_ui_response", params); err != nil {
+			t.Errorf("params %v rejected: %v", params, err)
+		}
+	}
 }

@@ -102,7 +102,8 @@ func (e *ExitError) Is(target error) bool { return target == ErrExited }
 func (e *ExitError) Success() bool { return e.Signal == 0 && e.Code == 0 }
 
 // CommandError is a response with success:false (reference §1.2). Message is
-// Pi's error text; it can contain provider detail, so show it with care.
+// Pi's error text; it can contain provider detail, paths or echoed input, so
+// show it with care: Error leaves it out, so logging the error is safe.
 // errors.Is(err, ErrCommandFailed) holds.
 type CommandError struct {
 	Command string // the command type echoed by Pi
@@ -111,7 +112,7 @@ type CommandError struct {
 }
 
 func (e *CommandError) Error() string {
-	return fmt.Sprintf("pirpc: %s failed: %s", e.Command, e.Message)
+	return fmt.Sprintf("pirpc: %s failed", e.Command)
 }
 
 // Is reports whether target is ErrCommandFailed.

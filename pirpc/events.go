@@ -86,13 +86,13 @@ func (m *AgentMessage) Text() string {
 	}
 	var s string
 	if m.Content[0] == '"' {
-		if json.Unmarshal(m.Content, &s) == nil {
+		if unmarshalStrict(m.Content, &s) == nil {
 			return s
 		}
 		return ""
 	}
 	var blocks []contentBlock
-	if json.Unmarshal(m.Content, &blocks) != nil {
+	if unmarshalStrict(m.Content, &blocks) != nil {
 		return ""
 	}
 	var b strings.Builder

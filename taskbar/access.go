@@ -36,17 +36,30 @@ func (p accessPolicy) allow(r *http.Request) bool {
 	if !ok {
 		return false
 	}
-	peer, err := netip.ParseAddrPort(r.RemoteAddr)
-	if err != nil {
+	peer, ok := parsePeer(r.RemoteAddr)
+	if !ok {
 		return false
 	}
-	if peer.Addr().Unmap().IsLoopback() {
+	if peer.Unmap().IsLoopback() {
 		if host == "localhost" || host == "127.0.0.1" || host == "::1" ||
 			(strings.HasSuffix(host, ".localhost") && validDNSName(host)) {
 			return true
 		}
 	}
 	return len(p.allowed) > 0 && p.allowed[host]
+}
+
+// parsePeer reads RemoteAddr as "ip:port" (net/http's form) or a bare IP:
+// a host's trusted-proxy middleware may store the client address without
+// a port (go-chi/chi#453), and that is the framework's peer value the
+// reference §6 says to use. Anything else ("@" of a Unix socket, "") is
+// invalid.
+func parsePeer(addr string) (netip.Addr, bool) {
+	if ap, err := netip.ParseAddrPort(addr); err == nil {
+		return ap.Addr(), true
+	}
+	ip, err := netip.ParseAddr(addr)
+	return ip, err == nil
 }
 
 // normalizeHost returns the request host without port, lower-case, without

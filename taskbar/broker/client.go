@@ -290,7 +290,8 @@ func (c *Client) result(resp *Response, err error) (runtime.Result, []byte, erro
 // (dial failure, or a pooled connection found closed before writing) is
 // sent again on a fresh connection; an ambiguous failure is returned,
 // never retried, except for the idempotent state read (idempotent).
-func (c *Client) do(ctx context.Context, req Request, idempotent bool) (*Response, error) {
+func (c *Client) do(ctx context.Context, req Request, idempotent bool) (resp *Response, err error) {
+	defer func() { err = redactPaths(err, c.dir, c.o.RuntimeBase, c.o.ProjectRoot) }()
 	req.ID = newToken(12)
 	line := marshalLine(req)
 	for attempt := 0; ; attempt++ {

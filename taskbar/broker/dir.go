@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 )
 
@@ -139,4 +140,35 @@ func checkPrivateFile(path string, mode uint32) error {
 		return ErrUnsafeDir
 	}
 	return nil
+}
+
+// pathlessError prints an error with the broker's absolute paths replaced
+// and keeps the chain for errors.Is and errors.As.
+type pathlessError struct {
+	msg string
+	err error
+}
+
+func (e *pathlessError) Error() string { return e.msg }
+func (e *pathlessError) Unwrap() error { return e.err }
+
+// redactPaths returns err with every occurrence of the given absolute
+// paths (most specific first) replaced by a placeholder: errors from
+// os and net name the socket, endpoint or log path, and errors end up in
+// logs, which must not hold absolute paths (reference §6 "Logging").
+func redactPaths(err error, dir, base, root string) error {
+	if err == nil {
+		return nil
+	}
+	msg := err.Error()
+	changed := false
+	for _, r := range []struct{ path, with string }{{dir, "<broker dir>"}, {base, "<runtime base>"}, {root, "<project root>"}} {
+		if r.path != "" && strings.Contains(msg, r.path) {
+			msg, changed = strings.ReplaceAll(msg, r.path, r.with), true
+		}
+	}
+	if !changed {
+		return err
+	}
+	return &pathlessError{msg: msg, err: err}
 }

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 
+	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/pikit-dev/pikit/taskbar/runtime"
 )
 
@@ -133,19 +134,21 @@ func readLine(br *bufio.Reader) ([]byte, error) {
 	}
 }
 
-// decodeStrict decodes one JSON object with exact fields: unknown fields
-// and trailing data are errors.
+// decodeStrict decodes one JSON object with exact fields: unknown fields,
+// trailing data, duplicate member names, invalid UTF-8 and member names
+// that differ from the tags only in case are errors (encoding/json would
+// match "Type" or "ſ" to "type"/"s...": a parser differential, CVE-2026-27896,
+// modelcontextprotocol/go-sdk#805).
 func decodeStrict(b []byte, v any) error {
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		return err
-	}
-	if dec.More() {
-		return fmt.Errorf("broker: trailing data")
+	if err := jsonv2.Unmarshal(b, v, jsonv2.RejectUnknownMembers(true)); err != nil {
+		return fmt.Errorf("broker: decode: %w", err)
 	}
 	return nil
 }
+
+// decodeProbe reads the fields of v from one JSON object with the rules of
+// decodeStrict, except that unknown members are ignored.
+func decodeProbe(b []byte, v any) error { return jsonv2.Unmarshal(b, v) }
 
 func marshalLine(v any) []byte {
 	b, err := json.Marshal(v)

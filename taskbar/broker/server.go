@@ -11,6 +11,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	goruntime "runtime"
 	"sync"
 	"time"
 	"unicode/utf8"
@@ -47,11 +48,14 @@ type ServerOptions struct {
 // connected and no runtime work) for the grace period. It returns nil after
 // a graceful stop, ErrAlreadyRunning when another broker won the election,
 // or the setup error.
-func Serve(ctx context.Context, opts *ServerOptions) error {
+func Serve(ctx context.Context, opts *ServerOptions) (err error) {
 	if opts == nil || opts.ProjectRoot == "" {
 		return errors.New("broker: serve: no project root")
 	}
 	o := *opts
+	defer func() {
+		err = redactPaths(err, RuntimeDir(o.RuntimeBase, o.ProjectRoot), o.RuntimeBase, o.ProjectRoot)
+	}()
 	if o.Grace <= 0 {
 		o.Grace = DefaultGrace
 	}
@@ -80,6 +84,10 @@ func Serve(ctx context.Context, opts *ServerOptions) error {
 	defer lock.Unlock()
 
 	sock := filepath.Join(dir, socketName)
+	if len(sock) > maxSocketPath() {
+		// bind would fail with a bare EINVAL; say what to change.
+		return fmt.Errorf("broker: socket path is %d bytes, over the %d-byte limit of Unix sockets: use a shorter XDG_RUNTIME_DIR or TMPDIR", len(sock), maxSocketPath())
+	}
 	if err := removeStaleSocket(sock); err != nil {
 		return err
 	}
@@ -135,6 +143,16 @@ func Serve(ctx context.Context, opts *ServerOptions) error {
 	os.Remove(sock)
 	log.Info("taskbar broker: stopped")
 	return rerr
+}
+
+// maxSocketPath is the longest Unix socket path bind accepts: sun_path is
+// 104 bytes on the BSDs and macOS, 108 on Linux; Go needs no NUL when the
+// path fills it.
+func maxSocketPath() int {
+	if goruntime.GOOS == "linux" || goruntime.GOOS == "android" {
+		return 108
+	}
+	return 104
 }
 
 // removeStaleSocket removes a leftover socket; anything that is not a
@@ -282,7 +300,7 @@ func (s *server) serveConn(ctx context.Context, c net.Conn) {
 			Type string `json:"type"`
 			ID   string `json:"id"`
 		}
-		if json.Unmarshal(line, &probe) == nil && probe.Type == TypeWatch && isHex(probe.ID, 24) {
+		if decodeProbe(line, &probe) == nil && probe.Type == TypeWatch && isHex(probe.ID, 24) {
 			s.watch(ctx, c, br, probe.ID)
 			return
 		}

@@ -23,14 +23,22 @@ const MaxRequestBytes = 131072
 //
 // The result is a tree of map[string]any, []any, string, json.Number (the raw
 // literal), bool and nil: the shape jsonschema validates.
-func decodeDocument(data []byte) (map[string]any, *Error) {
+//
+// maxDepth (> 0) bounds the nesting of objects and arrays, the top-level
+// object being depth 1: no tree is built below it, the rest is only scanned
+// for syntax, and a syntactically valid object that nests deeper is
+// invalid_task (malformed_json still wins, as without the bound). Zero means
+// only the tokenizer's own limit (10,000). Without the bound a 100 KiB
+// body of nested arrays costs thousands of allocations and a deep schema
+// walk before the schema rejects it.
+func decodeDocument(data []byte, maxDepth int) (map[string]any, *Error) {
 	if len(data) > MaxRequestBytes {
 		return nil, oversized(fmt.Sprintf("body is %d bytes, limit %d", len(data), MaxRequestBytes))
 	}
 	if !utf8.Valid(data) {
 		return nil, malformed("body is not valid UTF-8", nil)
 	}
-	v, err := decodeJSON(data)
+	v, tooDeep, err := decodeJSONDepth(data, maxDepth)
 	if err != nil {
 		if errors.Is(err, jsontext.ErrDuplicateName) {
 			return nil, invalid(syntaxReason(err), err)
@@ -41,29 +49,55 @@ func decodeDocument(data []byte) (map[string]any, *Error) {
 	if !ok {
 		return nil, malformed("body is not a JSON object", nil)
 	}
+	if tooDeep {
+		return nil, invalid(fmt.Sprintf("nesting exceeds depth %d", maxDepth), nil)
+	}
 	return obj, nil
 }
 
 // decodeJSON parses exactly one JSON value from valid UTF-8 data.
 func decodeJSON(data []byte) (any, error) {
+	v, _, err := decodeJSONDepth(data, 0)
+	return v, err
+}
+
+// decodeJSONDepth is decodeJSON with a nesting bound (see decodeDocument);
+// tooDeep reports that a value below maxDepth was skipped (left nil).
+func decodeJSONDepth(data []byte, maxDepth int) (v any, tooDeep bool, err error) {
 	dec := jsontext.NewDecoder(bytes.NewReader(data))
-	v, err := readValue(dec)
+	r := valueReader{dec: dec, maxDepth: maxDepth}
+	v, err = r.readValue()
 	if err != nil {
 		if err == io.EOF {
-			return nil, io.ErrUnexpectedEOF
+			return nil, false, io.ErrUnexpectedEOF
 		}
-		return nil, err
+		return nil, false, err
 	}
 	if _, err := dec.ReadToken(); err != io.EOF {
 		if err == nil {
 			err = errors.New("trailing data after the JSON value")
 		}
-		return nil, err
+		return nil, false, err
 	}
-	return v, nil
+	return v, r.tooDeep, nil
 }
 
-func readValue(dec *jsontext.Decoder) (any, error) {
+type valueReader struct {
+	dec      *jsontext.Decoder
+	maxDepth int  // > 0: deepest object/array built
+	tooDeep  bool // a value below maxDepth was skipped
+}
+
+func (r *valueReader) readValue() (any, error) {
+	dec := r.dec
+	switch dec.PeekKind() {
+	case '{', '[':
+		if r.maxDepth > 0 && dec.StackDepth() >= r.maxDepth {
+			// Scan for syntax only: no tree, no recursion.
+			r.tooDeep = true
+			return nil, dec.SkipValue()
+		}
+	}
 	switch dec.PeekKind() {
 	case '{':
 		if _, err := dec.ReadToken(); err != nil {
@@ -75,7 +109,7 @@ func readValue(dec *jsontext.Decoder) (any, error) {
 			if err != nil {
 				return nil, err
 			}
-			v, err := readValue(dec)
+			v, err := r.readValue()
 			if err != nil {
 				return nil, err
 			}
@@ -91,7 +125,7 @@ func readValue(dec *jsontext.Decoder) (any, error) {
 		}
 		a := []any{}
 		for dec.PeekKind() != ']' {
-			v, err := readValue(dec)
+			v, err := r.readValue()
 			if err != nil {
 				return nil, err
 			}

@@ -121,6 +121,9 @@ func FuzzParseTask(f *testing.F) {
 	for _, s := range []string{
 		``, `{}`, `[]`, `null`, `{"prompt":"a","prompt":"b"}`, `{"prompt":"a"}{}`, "{\"prompt\":\"\xff\"}",
 		strings.Replace(string(wrapTask(" x ", []byte(fuzzMinimalContext))), `"contract_version":1`, `"contract_version":1.0`, 1),
+		`{"prompt":"x","context":` + strings.Repeat("[", 40) + strings.Repeat("]", 40) + `}`,
+		`{"prompt":"x","context":` + strings.Repeat(`{"a":`, 40) + "1" + strings.Repeat("}", 40) + `}`,
+		`{"prompt":"\ud800","context":{}}`, "\ufeff{}",
 	} {
 		f.Add([]byte(s))
 	}

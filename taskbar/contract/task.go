@@ -133,11 +133,13 @@ func NewTask(prompt string, context []byte) (*Task, error) {
 //     malformed_json (400);
 //   - everything else is invalid_task (422): duplicate member names at any
 //     level, unknown or missing fields, a bound of the task-request or
-//     browser-context schema (evaluated after normalization), a number that
+//     browser-context schema (evaluated after normalization), nesting
+//     deeper than any valid request reaches (derived from the schema's
+//     x-maxDepth, checked while decoding, before any tree is built), a number that
 //     is not an integer literal (contract_version 1.0), or repeated
 //     truncation sections.
 func (v *Validator) ParseTask(body []byte) (*Task, error) {
-	doc, e := decodeDocument(body)
+	doc, e := decodeDocument(body, v.taskDepth())
 	if e != nil {
 		return nil, e
 	}
@@ -155,7 +157,7 @@ func (v *Validator) NewTask(prompt string, context []byte) (*Task, error) {
 	if !utf8.ValidString(prompt) {
 		return nil, invalid("/prompt: not valid UTF-8", nil)
 	}
-	ctx, e := decodeDocument(context)
+	ctx, e := decodeDocument(context, v.contextDepth)
 	if e != nil {
 		return nil, e
 	}
@@ -170,7 +172,7 @@ func (v *Validator) NewTask(prompt string, context []byte) (*Task, error) {
 // validates it against the browser-context schema. Errors are *Error as for
 // [Validator.ParseTask].
 func (v *Validator) NormalizeContext(data []byte) (*Context, error) {
-	doc, e := decodeDocument(data)
+	doc, e := decodeDocument(data, v.contextDepth)
 	if e != nil {
 		return nil, e
 	}
@@ -183,6 +185,14 @@ func (v *Validator) NormalizeContext(data []byte) (*Context, error) {
 	}
 	c := newContext(doc, len(data))
 	return &c, nil
+}
+
+// taskDepth bounds a task request's nesting: the context one level down.
+func (v *Validator) taskDepth() int {
+	if v.contextDepth == 0 {
+		return 0
+	}
+	return v.contextDepth + 1
 }
 
 func (v *Validator) parseTaskDoc(doc map[string]any, sizeHint int) (*Task, *Error) {

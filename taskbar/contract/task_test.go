@@ -581,3 +581,149 @@ func TestZeroValues_MarshalJSON(t *testing.T) {
 		t.Errorf("zero-context task re-parses with %v, want invalid_task", err)
 	}
 }
+
+// deepest returns the last node of a chain.
+func deepest(n map[string]any) map[string]any {
+	for {
+		kids := n["children"].([]any)
+		if len(kids) == 0 {
+			return n
+		}
+		n = kids[0].(map[string]any)
+	}
+}
+
+// nested is n arrays around v.
+func nested(n int, v string) string {
+	return strings.Repeat("[", n) + v + strings.Repeat("]", n)
+}
+
+// Deep nesting is the classic parser DoS (json-smart CVE-2023-1370,
+// netplex/json-smart-v2#131; open-source-parsers/jsoncpp#1359). The decoder
+// stops building below the deepest nesting a valid request can reach, yet
+// malformed_json still wins over invalid_task as it did without the bound.
+func TestParseTask_NestingBound(t *testing.T) {
+	deepValid := taskWith(t, func(_, ctx map[string]any) {
+		snap := chain(12)
+		deepest(snap)["source"] = hint("available", ref("lib/a.ex"))
+		deepest(snap)["href"] = map[string]any{"origin": "http://localhost:4000", "path": "/", "query_names": []any{"q"}}
+		ctx["snapshot"] = snap
+		f := focus("#f")
+		f["subtree"] = chain(6)
+		deepest(f["subtree"].(map[string]any))["source"] = hint("available", ref("lib/b.ex"))
+		ctx["focus_points"] = []any{f}
+	})
+	if _, err := contract.ParseTask(deepValid); err != nil {
+		t.Fatalf("deepest valid request rejected: %v (%s)", err, reason(err))
+	}
+	ctxWith := func(v string) []byte {
+		return []byte(strings.Replace(minimalTask, `"truncation":[]`, `"truncation":`+v, 1))
+	}
+	tests := []struct {
+		name   string
+		body   []byte
+		code   string
+		reason string
+	}{
+		{"5000 arrays in the context", ctxWith(nested(5000, "")), contract.CodeInvalidTask, "nesting exceeds depth"},
+		{"9000 objects as the prompt", []byte(`{"context":{},"prompt":` + strings.Repeat(`{"a":`, 9000) + "1" + strings.Repeat("}", 9000) + `}`), contract.CodeInvalidTask, "nesting exceeds depth"},
+		{"snapshot chain of depth 40", taskWith(t, func(_, ctx map[string]any) { ctx["snapshot"] = chain(40) }), contract.CodeInvalidTask, "nesting exceeds depth"},
+		{"deep arrays then a syntax error", ctxWith(nested(5000, "") + `,}`), contract.CodeMalformedJSON, ""},
+		{"deep arrays with a bad literal inside", ctxWith(nested(5000, "nul")), contract.CodeMalformedJSON, ""},
+		{"deep arrays then trailing data", append(ctxWith(nested(5000, "")), `{}`...), contract.CodeMalformedJSON, ""},
+		{"top-level deep array", []byte(nested(5000, "")), contract.CodeMalformedJSON, "not a JSON object"},
+		{"beyond the tokenizer limit", ctxWith(nested(10001, "")), contract.CodeMalformedJSON, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := contract.ParseTask(tt.body)
+			var ce *contract.Error
+			if !errors.As(err, &ce) || ce.Code != tt.code || !strings.Contains(ce.Reason, tt.reason) {
+				t.Fatalf("got %v (%s), want %s containing %q", err, reason(err), tt.code, tt.reason)
+			}
+		})
+	}
+	t.Run("NewTask and NormalizeContext", func(t *testing.T) {
+		doc := `{"contract_version":1,"truncation":` + nested(5000, "") + `}`
+		for _, err := range []error{
+			func() error { _, err := contract.NewTask("x", []byte(doc)); return err }(),
+			func() error { _, err := contract.NormalizeContext([]byte(doc)); return err }(),
+		} {
+			var ce *contract.Error
+			if !errors.As(err, &ce) || !strings.Contains(ce.Reason, "nesting exceeds depth") {
+				t.Errorf("got %v (%s), want the nesting bound", err, reason(err))
+			}
+		}
+	})
+	t.Run("work does not grow with the nesting", func(t *testing.T) {
+		shallow, deep := ctxWith(nested(100, "")), ctxWith(nested(9000, ""))
+		a := testing.AllocsPerRun(5, func() { _, _ = contract.ParseTask(shallow) })
+		b := testing.AllocsPerRun(5, func() { _, _ = contract.ParseTask(deep) })
+		if b > a+16 {
+			t.Errorf("allocations: %v at depth 9000, %v at depth 100", b, a)
+		}
+	})
+}
+
+// Odd but real bodies: each keeps the code it gets today (hardening pass).
+func TestParseTask_OddInputs(t *testing.T) {
+	r := func(a, b string) []byte { return []byte(strings.Replace(minimalTask, a, b, 1)) }
+	tests := []struct {
+		name, code, prompt string // code "" accepts with prompt
+	}{
+		{"BOM before the object", contract.CodeMalformedJSON, ""},
+		{"escaped NUL in the prompt is stripped", "", "Explain the cards page."},
+		{"raw NUL in a string", contract.CodeMalformedJSON, ""},
+		{"escaped lone high surrogate", contract.CodeMalformedJSON, ""},
+		{"escaped lone low surrogate", contract.CodeMalformedJSON, ""},
+		{"escaped surrogate pair", "", "\U0001F600Explain the cards page."},
+		{"U+2028 at the prompt start is trimmed", "", "Explain the cards page."},
+		{"decomposed prompt is NFC", "", "\u00e9Explain the cards page."},
+		{"prompt of only NUL", contract.CodeInvalidTask, ""},
+		{"escaped member name", "", "Explain the cards page."},
+		{"duplicate via escaped member name", contract.CodeInvalidTask, ""},
+		{"member name with BOM", contract.CodeInvalidTask, ""},
+		{"contract_version -0", contract.CodeInvalidTask, ""},
+		{"contract_version 1e2", contract.CodeInvalidTask, ""},
+		{"contract_version 01", contract.CodeMalformedJSON, ""},
+		{"contract_version 1 then 400 zeros", contract.CodeInvalidTask, ""},
+		{"contract_version NaN", contract.CodeMalformedJSON, ""},
+	}
+	bodies := map[string][]byte{
+		"BOM before the object":                 append([]byte("\xef\xbb\xbf"), minimalTask...),
+		"escaped NUL in the prompt is stripped": r(`"Explain`, `"\u0000Explain`),
+		"raw NUL in a string":                   r(`"Explain`, "\"\x00Explain"),
+		"escaped lone high surrogate":           r(`"Explain`, `"\ud800Explain`),
+		"escaped lone low surrogate":            r(`"Explain`, `"\udc00Explain`),
+		"escaped surrogate pair":                r(`"Explain`, `"\ud83d\ude00Explain`),
+		"U+2028 at the prompt start is trimmed": r(`"Explain`, "\"\u2028Explain"),
+		"decomposed prompt is NFC":              r(`"Explain`, "\"e\u0301Explain"),
+		"prompt of only NUL":                    r(`"Explain the cards page."`, `"\u0000"`),
+		"escaped member name":                   r(`"prompt"`, `"\u0070rompt"`),
+		"duplicate via escaped member name":     r(`"prompt":"Explain the cards page.",`, `"prompt":"a","\u0070rompt":"b",`),
+		"member name with BOM":                  r(`"prompt"`, "\"\ufeffprompt\""),
+		"contract_version -0":                   r(`"contract_version":1`, `"contract_version":-0`),
+		"contract_version 1e2":                  r(`"contract_version":1`, `"contract_version":1e2`),
+		"contract_version 01":                   r(`"contract_version":1`, `"contract_version":01`),
+		"contract_version 1 then 400 zeros":     r(`"contract_version":1`, `"contract_version":1`+strings.Repeat("0", 400)),
+		"contract_version NaN":                  r(`"contract_version":1`, `"contract_version":NaN`),
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			task, err := contract.ParseTask(bodies[tt.name])
+			if tt.code == "" {
+				if err != nil {
+					t.Fatalf("rejected: %v (%s)", err, reason(err))
+				}
+				if task.Prompt != tt.prompt {
+					t.Fatalf("prompt %q, want %q", task.Prompt, tt.prompt)
+				}
+				return
+			}
+			var ce *contract.Error
+			if !errors.As(err, &ce) || ce.Code != tt.code {
+				t.Fatalf("got %v, want %s", err, tt.code)
+			}
+		})
+	}
+}

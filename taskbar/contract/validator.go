@@ -53,6 +53,41 @@ type Validator struct {
 	schemas map[string]*jsonschema.Schema // by $id
 	context *jsonschema.Schema
 	task    *jsonschema.Schema
+	// contextDepth bounds the JSON nesting of a browser context document
+	// (see contextDepthBound); a task request nests one level deeper.
+	// Zero: no bound beyond the tokenizer's.
+	contextDepth int
+}
+
+// contextDepthBound is the deepest JSON nesting a valid browser context can
+// reach, given the largest x-maxDepth of its schema (reference §3). A node
+// tree root sits at most 4 levels down (context, focus_points, focus point,
+// subtree); each of maxDepth levels below a root adds a children array and
+// a node; the deepest node holds at most 3 more (source, references, a
+// reference). The snapshot root sits higher (2), so 4 covers both.
+// Anything deeper is invalid before any schema walk.
+func contextDepthBound(maxDepth int) int { return 4 + 2*maxDepth + 3 }
+
+// largestMaxDepth returns the largest integer x-maxDepth anywhere in a
+// decoded schema document, or -1 when there is none.
+func largestMaxDepth(v any) int {
+	best := -1
+	switch x := v.(type) {
+	case map[string]any:
+		for k, e := range x {
+			if n, ok := e.(json.Number); ok && k == "x-maxDepth" {
+				if i, err := n.Int64(); err == nil && i >= 0 && i < 1<<16 && int(i) > best {
+					best = int(i)
+				}
+			}
+			best = max(best, largestMaxDepth(e))
+		}
+	case []any:
+		for _, e := range x {
+			best = max(best, largestMaxDepth(e))
+		}
+	}
+	return best
 }
 
 // defaultValidator compiles the embedded schemas once, on first use.
@@ -88,6 +123,7 @@ func NewValidator(fsys fs.FS) (*Validator, error) {
 		return nil, fmt.Errorf("list schemas: %w", err)
 	}
 	var ids []string
+	contextMaxDepth := -1
 	for _, name := range names {
 		data, err := fs.ReadFile(fsys, name)
 		if err != nil {
@@ -102,12 +138,18 @@ func NewValidator(fsys fs.FS) (*Validator, error) {
 		if id == "" {
 			return nil, fmt.Errorf("schema %s has no $id", name)
 		}
+		if id == BrowserContextSchemaID {
+			contextMaxDepth = largestMaxDepth(doc)
+		}
 		if err := c.AddResource(id, doc); err != nil {
 			return nil, fmt.Errorf("add schema %s: %w", name, err)
 		}
 		ids = append(ids, id)
 	}
 	v := &Validator{schemas: make(map[string]*jsonschema.Schema, len(ids))}
+	if contextMaxDepth >= 0 {
+		v.contextDepth = contextDepthBound(contextMaxDepth)
+	}
 	for _, id := range ids {
 		sch, err := c.Compile(id)
 		if err != nil {
