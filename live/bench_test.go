@@ -1,0 +1,222 @@
+package live
+
+import (
+	"bytes"
+	stdjson "encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// bareHandler is the in-run baseline: the same request shape decoded with
+// plain encoding/json and acknowledged, with no validation, board or disk.
+func bareHandler() http.Handler {
+	var mu sync.Mutex
+	var acked int64
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var envs []struct {
+			Seq int64 `json:"seq"`
+		}
+		body, _ := io.ReadAll(r.Body)
+		if err := stdjson.Unmarshal(body, &envs); err != nil {
+			http.Error(w, "bad", 400)
+			return
+		}
+		mu.Lock()
+		for _, e := range envs {
+			acked = max(acked, e.Seq)
+		}
+		a := acked
+		mu.Unlock()
+		fmt.Fprintf(w, `{"acked_seq":%d}`+"\n", a)
+	})
+}
+
+// telemetryBody is a riffrec-like batch: transcript and click envelopes.
+func telemetryBody(sid string, from int64, n int) []byte {
+	var b bytes.Buffer
+	b.WriteByte('[')
+	for i := 0; i < n; i++ {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		seq := from + int64(i)
+		typ, p := "transcript", fmt.Sprintf(`{"id":"tr_%d","role":"riffer","text":"make the header a little darker please","t_start":%d,"t_end":%d,"final":true}`, seq, seq, seq+1)
+		if seq%2 == 0 {
+			typ, p = "click", fixturePayloads["click"]
+		}
+		fmt.Fprintf(&b, `{"schema_version":"live/1","session_id":%q,"seq":%d,"t":%d,"type":%q,"payload":%s}`, sid, seq, seq, typ, p)
+	}
+	b.WriteByte(']')
+	return b.Bytes()
+}
+
+func postBody(b *testing.B, c *http.Client, url string, body []byte) time.Duration {
+	req, _ := http.NewRequest("POST", url+"/events", bytes.NewReader(body))
+	req.Header.Set("Authorization", "Bearer page-tok")
+	req.Header.Set("X-Riffrec-Session", "sess_1")
+	t0 := time.Now()
+	resp, err := c.Do(req)
+	if err != nil {
+		b.Fatal(err)
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	d := time.Since(t0)
+	if resp.StatusCode != 200 {
+		b.Fatalf("status %d", resp.StatusCode)
+	}
+	return d
+}
+
+func p99(ds []time.Duration) time.Duration {
+	slices.Sort(ds)
+	return ds[len(ds)*99/100]
+}
+
+// BenchmarkEvents measures sustained envelopes/s through HTTP with
+// durability on (one fsync per request of 8 envelopes) and the p99
+// acknowledgement latency, against the bare handler in the same run.
+func BenchmarkEvents(b *testing.B) {
+	const perReq = 8
+	r := newRig(b, nil)
+	bare := httptest.NewServer(bareHandler())
+	defer bare.Close()
+	c := &http.Client{}
+	run := func(url string) (time.Duration, []time.Duration) {
+		lat := make([]time.Duration, 0, b.N)
+		t0 := time.Now()
+		for i := 0; i < b.N; i++ {
+			lat = append(lat, postBody(b, c, url, telemetryBody("sess_1", int64(i*perReq+1), perReq)))
+		}
+		return time.Since(t0), lat
+	}
+	b.ResetTimer()
+	durTotal, durLat := run(r.srv.URL)
+	b.StopTimer()
+	bareTotal, bareLat := run(bare.URL)
+	envs := float64(b.N * perReq)
+	b.ReportMetric(envs/durTotal.Seconds(), "envelopes/s")
+	b.ReportMetric(float64(p99(durLat).Microseconds())/1000, "p99-ack-ms")
+	b.ReportMetric(envs/bareTotal.Seconds(), "baseline-envelopes/s")
+	b.ReportMetric(float64(p99(bareLat).Microseconds())/1000, "baseline-p99-ms")
+	b.ReportMetric(durTotal.Seconds()/bareTotal.Seconds(), "slowdown-x")
+}
+
+// BenchmarkWake measures checkpoint-to-wait latency: from posting a unit
+// and a send checkpoint until the parked GET /wait returns the batch. The
+// baseline is a bare long-poll handler woken by a channel.
+func BenchmarkWake(b *testing.B) {
+	r := newRig(b, func(o *Options) { o.WaitTimeout = time.Minute })
+	c := &http.Client{}
+	lat := make([]time.Duration, 0, b.N)
+	for i := 0; i < b.N; i++ {
+		got := make(chan string, 1)
+		go func() {
+			req, _ := http.NewRequest("GET", r.srv.URL+"/wait", nil)
+			req.Header.Set("Authorization", "Bearer agent-tok")
+			resp, err := c.Do(req)
+			if err != nil {
+				got <- err.Error()
+				return
+			}
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			got <- string(body)
+		}()
+		for {
+			r.e.mu.Lock()
+			parked := r.e.waiting
+			r.e.mu.Unlock()
+			if parked {
+				break
+			}
+			runtime.Gosched()
+		}
+		cp := fmt.Sprintf("cp%d", i)
+		body := "[" + r.env("unit", unitPayload(fmt.Sprintf("u%d", i))) + "," + r.env("checkpoint", checkpointPayload(cp, "send", "smart")) + "]"
+		t0 := time.Now()
+		postBody(b, c, r.srv.URL, []byte(body))
+		w := <-got
+		lat = append(lat, time.Since(t0))
+		if !strings.Contains(w, `"checkpoint_id":"`+cp+`"`) {
+			b.Fatalf("wake: %s", w)
+		}
+		r.ack(cp)
+	}
+	b.StopTimer()
+	// Baseline: the same two requests against a bare long-poll.
+	parked := make(chan chan struct{})
+	bare := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		if req.Method == "GET" {
+			ch := make(chan struct{})
+			parked <- ch
+			<-ch
+			io.WriteString(w, "{}")
+			return
+		}
+		io.Copy(io.Discard, req.Body)
+		io.WriteString(w, `{"acked_seq":1}`)
+	}))
+	defer bare.Close()
+	blat := make([]time.Duration, 0, b.N)
+	for i := 0; i < b.N; i++ {
+		got := make(chan struct{})
+		go func() {
+			resp, err := c.Get(bare.URL + "/wait")
+			if err == nil {
+				io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+			}
+			close(got)
+		}()
+		ch := <-parked
+		t0 := time.Now()
+		postBody(b, c, bare.URL, []byte(`[]`))
+		close(ch)
+		<-got
+		blat = append(blat, time.Since(t0))
+	}
+	slices.Sort(lat)
+	b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "p50-wake-ms")
+	b.ReportMetric(float64(p99(lat).Microseconds())/1000, "p99-wake-ms")
+	b.ReportMetric(float64(p99(blat).Microseconds())/1000, "baseline-p99-ms")
+}
+
+func heapMB() float64 {
+	runtime.GC()
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return float64(m.HeapAlloc) / (1 << 20)
+}
+
+// BenchmarkBurstMemory posts a 10,000-envelope burst (transcripts and
+// clicks, 8 per request) and reports the live heap before and after.
+func BenchmarkBurstMemory(b *testing.B) {
+	const total, perReq = 10000, 8
+	c := &http.Client{}
+	for i := 0; i < b.N; i++ {
+		b.StopTimer()
+		r := newRig(b, nil)
+		postBody(b, c, r.srv.URL, telemetryBody("sess_1", 1, perReq)) // bind and warm up
+		before := heapMB()
+		b.StartTimer()
+		for seq := int64(perReq + 1); seq <= total; seq += perReq {
+			postBody(b, c, r.srv.URL, telemetryBody("sess_1", seq, perReq))
+		}
+		b.StopTimer()
+		after := heapMB()
+		b.ReportMetric(before, "heap-before-MB")
+		b.ReportMetric(after, "heap-after-MB")
+		b.ReportMetric(after-before, "heap-growth-MB")
+		r.close()
+	}
+}

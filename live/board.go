@@ -1,0 +1,541 @@
+package live
+
+import (
+	"crypto/sha256"
+	"fmt"
+	"slices"
+	"strconv"
+
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+)
+
+// Modes, batch kinds and unit statuses (seed 002, "Checkpoints and the wake
+// envelope"; reference §4.7).
+const (
+	ModeInstant = "instant"
+	ModeSmart   = "smart"
+	ModeCollect = "collect"
+
+	KindSilence    = "silence"
+	KindPageChange = "page_change"
+	KindSend       = "send"
+	KindInstant    = "instant"
+	KindAnswer     = "answer"
+	KindModeChange = "mode_change"
+	KindFinal      = "final"
+
+	StatusInitial   = "initial"
+	StatusTriaging  = "triaging"
+	StatusAccepted  = "accepted"
+	StatusNeedsInfo = "needs_info"
+	StatusWorking   = "working"
+	StatusApplied   = "applied"
+	StatusBlocked   = "blocked"
+	StatusWithdrawn = "withdrawn"
+)
+
+// Unit is one requested change as the board keeps it: the page's payload
+// fields (statement, anchors, evidence, …) in Fields, plus board fields.
+type Unit struct {
+	ID             string                    `json:"id"`
+	Status         string                    `json:"status"`
+	Released       bool                      `json:"released"`
+	CheckpointID   *string                   `json:"checkpoint_id"`
+	WithdrawReason jsontext.Value            `json:"withdraw_reason,omitzero"`
+	Note           string                    `json:"note,omitempty"`
+	Guess          string                    `json:"guess,omitempty"`
+	Question       string                    `json:"question,omitempty"`
+	Fields         map[string]jsontext.Value `json:",unknown"`
+}
+
+// WakeUnit is a unit inside a wake envelope: the board unit without its
+// released flag and releasing checkpoint id (reference §4.7).
+type WakeUnit struct {
+	ID             string                    `json:"id"`
+	Status         string                    `json:"status"`
+	WithdrawReason jsontext.Value            `json:"withdraw_reason,omitzero"`
+	Note           string                    `json:"note,omitempty"`
+	Guess          string                    `json:"guess,omitempty"`
+	Question       string                    `json:"question,omitempty"`
+	Fields         map[string]jsontext.Value `json:",unknown"`
+}
+
+// Annotation is a stroke or pin; Fields holds the page's payload.
+type Annotation struct {
+	ID       string                    `json:"id"`
+	Released bool                      `json:"released"`
+	Fields   map[string]jsontext.Value `json:",unknown"`
+}
+
+// WakeAnnotation is an annotation inside a wake envelope.
+type WakeAnnotation struct {
+	ID     string                    `json:"id"`
+	Fields map[string]jsontext.Value `json:",unknown"`
+}
+
+// Answer is the riffer's reply to an agent question, as a wake envelope
+// carries it.
+type Answer struct {
+	UnitID string `json:"unit_id"`
+	Text   string `json:"text"`
+}
+
+// BoardAnswer is an answer as the board records it (t = page clock, ms).
+type BoardAnswer struct {
+	UnitID string  `json:"unit_id"`
+	Text   string  `json:"text"`
+	T      float64 `json:"t"`
+}
+
+// CheckpointRecord is one checkpoint that produced a batch (page-lost
+// batches are not recorded).
+type CheckpointRecord struct {
+	ID   string  `json:"id"`
+	Kind string  `json:"kind"`
+	Mode string  `json:"mode"`
+	T    float64 `json:"t"`
+}
+
+// PageState is what the endpoint knows about the page's stream.
+type PageState struct {
+	Stream          string  `json:"stream"` // never | connected | disconnected | lost
+	LastStreamState *string `json:"last_stream_state"`
+	Mic             *string `json:"mic"`
+	LostEpisodes    int     `json:"lost_episodes"`
+}
+
+// WakeEnvelope is what `wait` prints and GET /wait serves (seed 002).
+// LostAfterCheckpointID is present only on page-lost batches (string or null).
+type WakeEnvelope struct {
+	SchemaVersion         string           `json:"schema_version"`
+	CheckpointID          string           `json:"checkpoint_id"`
+	Kind                  string           `json:"kind"`
+	ModeAtCheckpoint      string           `json:"mode_at_checkpoint"`
+	SessionStatus         string           `json:"session_status"`
+	Units                 []WakeUnit       `json:"units"`
+	Annotations           []WakeAnnotation `json:"annotations"`
+	Answers               []Answer         `json:"answers"`
+	LostAfterCheckpointID jsontext.Value   `json:"lost_after_checkpoint_id,omitzero"`
+}
+
+// BatchRef names a pending (unacknowledged) batch in board.json; its
+// envelope lives in state/batches/<id>.json.
+type BatchRef struct {
+	CheckpointID string `json:"checkpoint_id"`
+	Order        int64  `json:"order"`
+}
+
+// Board is the durable session state written to state/board.json (reference
+// §4.3). It is not safe for concurrent use; the [Endpoint] owns it.
+type Board struct {
+	SchemaVersion         string                 `json:"schema_version"`
+	SessionID             *string                `json:"session_id"`
+	Ended                 bool                   `json:"ended"`
+	Mode                  string                 `json:"mode"`
+	AckedSeq              int64                  `json:"acked_seq"`
+	Units                 map[string]*Unit       `json:"units"`
+	UnitOrder             []string               `json:"unit_order"`
+	Annotations           map[string]*Annotation `json:"annotations"`
+	AnnotationOrder       []string               `json:"annotation_order"`
+	Answers               []BoardAnswer          `json:"answers"`
+	TranscriptCount       int64                  `json:"transcript_count"`
+	FrameCount            int64                  `json:"frame_count"`
+	Checkpoints           []CheckpointRecord     `json:"checkpoints"`
+	AckedCheckpointIDs    []string               `json:"acked_checkpoint_ids"`
+	ReleasedUnitIDs       []string               `json:"released_unit_ids"`
+	ReleasedAnnotationIDs []string               `json:"released_annotation_ids"`
+	PendingWithdrawn      []string               `json:"pending_withdrawn"`
+	Page                  PageState              `json:"page"`
+	PageLostPending       bool                   `json:"page_lost_pending"`
+	WatchForLoss          bool                   `json:"watch_for_loss"`
+	FinalEmitted          bool                   `json:"final_emitted"`
+	// Pending lists the unacknowledged batches in serve order; a pikit
+	// addition that makes board.json the commit point of agent operations.
+	Pending        []BatchRef `json:"pending_batches"`
+	NextBatchOrder int64      `json:"next_batch_order"`
+}
+
+func newBoard() *Board {
+	return &Board{
+		SchemaVersion: SchemaVersion,
+		Mode:          ModeSmart,
+		Units:         map[string]*Unit{},
+		Annotations:   map[string]*Annotation{},
+		Page:          PageState{Stream: "never"},
+	}
+}
+
+func (b *Board) sessionID() string {
+	if b.SessionID == nil {
+		return ""
+	}
+	return *b.SessionID
+}
+
+// notice is one SSE event waiting for its transaction to commit.
+type notice struct {
+	name string
+	data []byte
+}
+
+func mkNotice(name string, v any) notice {
+	data, err := json.Marshal(v, jsonOut)
+	if err != nil {
+		panic(fmt.Sprintf("live: marshal %s notice: %v", name, err)) // our own types: a bug
+	}
+	return notice{name: name, data: data}
+}
+
+type unitStatusNotice struct {
+	UnitID string `json:"unit_id"`
+	Status string `json:"status"`
+	Note   string `json:"note,omitempty"`
+	Guess  string `json:"guess,omitempty"`
+}
+
+// effects collects what one transaction produces; none of it escapes before
+// the commit.
+type effects struct {
+	notices []notice
+	batches []*batch
+}
+
+// batch is a pending wake envelope with its serve state.
+type batch struct {
+	order  int64
+	served bool
+	env    *WakeEnvelope
+	// fileDirty: state/batches/<id>.json lags memory; the flusher writes it.
+	// Only batches derived from the event log may lag (recovery rebuilds them).
+	fileDirty bool
+}
+
+// derivedID is a UUID-shaped id derived from the session and seq, so that
+// replaying the log after a crash mints the same checkpoint ids.
+func derivedID(sessionID string, seq int64, salt string) string {
+	h := sha256.Sum256([]byte(sessionID + "\x00" + strconv.FormatInt(seq, 10) + "\x00" + salt))
+	h[6] = h[6]&0x0f | 0x80 // version 8 (custom)
+	h[8] = h[8]&0x3f | 0x80
+	return fmt.Sprintf("%x-%x-%x-%x-%x", h[0:4], h[4:6], h[6:8], h[8:10], h[10:16])
+}
+
+var reservedUnitKeys = map[string]bool{
+	"id": true, "status": true, "released": true, "checkpoint_id": true,
+	"withdraw_reason": true, "note": true, "guess": true, "question": true,
+}
+
+// apply changes the board for one accepted envelope (reference §4.7). The
+// envelope has passed [ValidateEnvelope]; apply never fails.
+func (b *Board) apply(env *Envelope, fx *effects) {
+	p, _ := parseObj(env.Payload)
+	switch env.Type {
+	case "transcript":
+		b.TranscriptCount++
+	case "frame":
+		b.FrameCount++
+	case "mic":
+		s, _ := p.str("state")
+		b.Page.Mic = &s
+	case "stream_state":
+		s, _ := p.str("state")
+		b.Page.LastStreamState = &s
+	case "unit":
+		b.applyUnit(env, p, fx)
+	case "unit_update":
+		b.applyUnitUpdate(p)
+	case "unit_withdraw":
+		b.applyWithdraw(p, fx)
+	case "annotation":
+		id, _ := p.str("id")
+		a := b.Annotations[id]
+		if a == nil {
+			a = &Annotation{ID: id, Fields: map[string]jsontext.Value{}}
+			b.Annotations[id] = a
+			b.AnnotationOrder = append(b.AnnotationOrder, id)
+		}
+		for k, v := range p {
+			if k != "id" && k != "released" {
+				a.Fields[k] = v
+			}
+		}
+	case "checkpoint":
+		id, _ := p.str("id")
+		trigger, _ := p.str("trigger")
+		mode, _ := p.str("mode")
+		b.Mode = mode
+		final := trigger == KindFinal
+		if final {
+			b.FinalEmitted = true
+		}
+		b.release(b.uniqueCheckpointID(id), trigger, mode, env.T, final, final, fx)
+	case "answer":
+		uid, _ := p.str("unit_id")
+		text, _ := p.str("text")
+		b.Answers = append(b.Answers, BoardAnswer{UnitID: uid, Text: text, T: env.T})
+		id := b.uniqueCheckpointID("ck-answer-" + derivedID(env.SessionID, env.Seq, "answer"))
+		b.Checkpoints = append(b.Checkpoints, CheckpointRecord{ID: id, Kind: KindAnswer, Mode: b.Mode, T: env.T})
+		b.enqueue(&WakeEnvelope{CheckpointID: id, Kind: KindAnswer, ModeAtCheckpoint: b.Mode,
+			Answers: []Answer{{UnitID: uid, Text: text}}}, fx)
+	case "mode":
+		mode, _ := p.str("mode")
+		old := b.Mode
+		b.Mode = mode
+		switch {
+		case old == ModeCollect && mode != ModeCollect:
+			// KTD12: leaving Collect always wakes with the backlog; switching
+			// straight to Instant also releases what is held in the same batch.
+			id := b.uniqueCheckpointID("ck-mode-" + derivedID(env.SessionID, env.Seq, "mode"))
+			b.release(id, KindModeChange, mode, env.T, true, true, fx)
+		case mode == ModeInstant && old != ModeInstant:
+			id := b.uniqueCheckpointID("ck-instant-" + derivedID(env.SessionID, env.Seq, "instant"))
+			b.release(id, KindModeChange, mode, env.T, false, false, fx)
+		}
+	}
+}
+
+func (b *Board) applyUnit(env *Envelope, p obj, fx *effects) {
+	id, _ := p.str("id")
+	status, _ := p.str("status")
+	u := b.Units[id]
+	if u == nil {
+		u = &Unit{ID: id, Status: status, Fields: map[string]jsontext.Value{}}
+		b.Units[id] = u
+		b.UnitOrder = append(b.UnitOrder, id)
+	} else if !u.Released {
+		u.Status = status
+	}
+	for k, v := range p {
+		if !reservedUnitKeys[k] {
+			u.Fields[k] = v
+		}
+	}
+	if b.Mode == ModeInstant && !u.Released && u.Status != StatusWithdrawn {
+		b.release(b.uniqueCheckpointID("instant-"+id), KindInstant, ModeInstant, env.T, false, false, fx)
+	}
+}
+
+func (b *Board) applyUnitUpdate(p obj) {
+	uid, _ := p.str("unit_id")
+	u := b.Units[uid]
+	if u == nil {
+		return
+	}
+	if c, ok := p["confirmed"]; ok {
+		u.Fields["confirmed"] = c
+	}
+	if u.Released || u.Status != StatusInitial {
+		return // KTD5: refinement only while initial and unreleased
+	}
+	if s, ok := p["statement"]; ok {
+		u.Fields["statement"] = s
+	}
+	if add, ok := arr(p["anchors_add"]); ok {
+		cur, _ := arr(u.Fields["anchors"])
+		merged, err := json.Marshal(append(cur, add...), jsonOut)
+		if err == nil {
+			u.Fields["anchors"] = merged
+		}
+	}
+}
+
+func (b *Board) applyWithdraw(p obj, fx *effects) {
+	uid, _ := p.str("unit_id")
+	u := b.Units[uid]
+	if u == nil || u.Status == StatusWithdrawn {
+		return
+	}
+	u.Status = StatusWithdrawn
+	u.WithdrawReason = jsontext.Value("null")
+	if r, ok := p["reason"]; ok {
+		u.WithdrawReason = r
+	}
+	if u.Released {
+		b.PendingWithdrawn = append(b.PendingWithdrawn, uid)
+	}
+	fx.notices = append(fx.notices, mkNotice("unit_status", unitStatusNotice{UnitID: uid, Status: StatusWithdrawn}))
+}
+
+// uniqueCheckpointID suffixes -2, -3, … to an id already used by a batch.
+func (b *Board) uniqueCheckpointID(id string) string {
+	used := func(c string) bool {
+		return slices.ContainsFunc(b.Checkpoints, func(r CheckpointRecord) bool { return r.ID == c }) ||
+			slices.Contains(b.AckedCheckpointIDs, c) ||
+			slices.ContainsFunc(b.Pending, func(r BatchRef) bool { return r.CheckpointID == c })
+	}
+	if !used(id) {
+		return id
+	}
+	for n := 2; ; n++ {
+		c := id + "-" + strconv.Itoa(n)
+		if !used(c) {
+			return c
+		}
+	}
+}
+
+// held reports whether anything would be released now.
+func (b *Board) held() bool {
+	for _, id := range b.UnitOrder {
+		if u := b.Units[id]; !u.Released && u.Status != StatusWithdrawn {
+			return true
+		}
+	}
+	for _, id := range b.AnnotationOrder {
+		if !b.Annotations[id].Released {
+			return true
+		}
+	}
+	return len(b.PendingWithdrawn) > 0
+}
+
+func (b *Board) backlog() []*Unit {
+	var out []*Unit
+	for _, id := range b.UnitOrder {
+		if u := b.Units[id]; u.Released && u.Status == StatusAccepted {
+			out = append(out, u)
+		}
+	}
+	return out
+}
+
+// release builds one batch from held work (and, with withBacklog, the
+// accepted backlog). Without force an empty release creates no batch.
+// It reports whether a batch was enqueued.
+func (b *Board) release(id, kind, mode string, t float64, withBacklog, force bool, fx *effects) bool {
+	var newly []*Unit
+	for _, uid := range b.UnitOrder {
+		if u := b.Units[uid]; !u.Released && u.Status != StatusWithdrawn {
+			newly = append(newly, u)
+		}
+	}
+	// Leaving Collect for Smart releases only the backlog; held work waits
+	// for the next page checkpoint.
+	if kind == KindModeChange && mode != ModeInstant {
+		newly = nil
+	}
+	var anns []*Annotation
+	if kind != KindModeChange || mode == ModeInstant {
+		for _, aid := range b.AnnotationOrder {
+			if a := b.Annotations[aid]; !a.Released {
+				anns = append(anns, a)
+			}
+		}
+	}
+	withdrawals := b.PendingWithdrawn
+	if kind == KindModeChange && mode != ModeInstant {
+		withdrawals = nil
+	}
+	var backlog []*Unit
+	if withBacklog {
+		backlog = b.backlog()
+	}
+	if !force && len(newly) == 0 && len(anns) == 0 && len(withdrawals) == 0 {
+		return false
+	}
+	env := &WakeEnvelope{CheckpointID: id, Kind: kind, ModeAtCheckpoint: mode}
+	for _, u := range newly {
+		u.Released = true
+		u.Status = StatusTriaging
+		cid := id
+		u.CheckpointID = &cid
+		b.ReleasedUnitIDs = append(b.ReleasedUnitIDs, u.ID)
+		fx.notices = append(fx.notices, mkNotice("unit_status", unitStatusNotice{UnitID: u.ID, Status: StatusTriaging}))
+		env.Units = append(env.Units, u.wake())
+	}
+	for _, u := range backlog {
+		env.Units = append(env.Units, u.wake())
+	}
+	for _, uid := range withdrawals {
+		if u := b.Units[uid]; u != nil {
+			env.Units = append(env.Units, u.wake())
+		}
+	}
+	if len(withdrawals) > 0 {
+		b.PendingWithdrawn = nil
+	}
+	for _, a := range anns {
+		a.Released = true
+		b.ReleasedAnnotationIDs = append(b.ReleasedAnnotationIDs, a.ID)
+		env.Annotations = append(env.Annotations, WakeAnnotation{ID: a.ID, Fields: a.Fields})
+	}
+	b.Checkpoints = append(b.Checkpoints, CheckpointRecord{ID: id, Kind: kind, Mode: mode, T: t})
+	b.enqueue(env, fx)
+	return true
+}
+
+// enqueue adds a wake envelope to the pending queue.
+func (b *Board) enqueue(env *WakeEnvelope, fx *effects) {
+	env.SchemaVersion = SchemaVersion
+	if env.SessionStatus == "" {
+		env.SessionStatus = "live"
+	}
+	if env.Units == nil {
+		env.Units = []WakeUnit{}
+	}
+	if env.Annotations == nil {
+		env.Annotations = []WakeAnnotation{}
+	}
+	if env.Answers == nil {
+		env.Answers = []Answer{}
+	}
+	b.NextBatchOrder++
+	bt := &batch{order: b.NextBatchOrder, env: env}
+	b.Pending = append(b.Pending, BatchRef{CheckpointID: env.CheckpointID, Order: bt.order})
+	fx.batches = append(fx.batches, bt)
+}
+
+func (u *Unit) wake() WakeUnit {
+	f := make(map[string]jsontext.Value, len(u.Fields))
+	for k, v := range u.Fields {
+		f[k] = v
+	}
+	return WakeUnit{ID: u.ID, Status: u.Status, WithdrawReason: u.WithdrawReason, Note: u.Note, Guess: u.Guess, Question: u.Question, Fields: f}
+}
+
+// drained reports whether the ended session may give way to a new one:
+// no batch pending and every released unit terminal (reference §2.3).
+func (b *Board) drained() bool {
+	if len(b.Pending) > 0 {
+		return false
+	}
+	for _, id := range b.ReleasedUnitIDs {
+		switch b.Units[id].Status {
+		case StatusApplied, StatusBlocked, StatusWithdrawn:
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+func (b *Board) lastCheckpoint() (id, kind string, ok bool) {
+	if n := len(b.Checkpoints); n > 0 {
+		return b.Checkpoints[n-1].ID, b.Checkpoints[n-1].Kind, true
+	}
+	return "", "", false
+}
+
+func (b *Board) acked(id string) bool { return slices.Contains(b.AckedCheckpointIDs, id) }
+
+func (b *Board) removePending(id string) bool {
+	i := slices.IndexFunc(b.Pending, func(r BatchRef) bool { return r.CheckpointID == id })
+	if i < 0 {
+		return false
+	}
+	b.Pending = slices.Delete(b.Pending, i, i+1)
+	return true
+}
+
+// clone deep-copies the board through its JSON form.
+func (b *Board) clone() *Board {
+	data, err := json.Marshal(b, jsonOut)
+	if err != nil {
+		panic(fmt.Sprintf("live: clone board: %v", err))
+	}
+	nb := newBoard()
+	if err := json.Unmarshal(data, nb); err != nil {
+		panic(fmt.Sprintf("live: clone board: %v", err))
+	}
+	return nb
+}

@@ -1,0 +1,68 @@
+// Package live is the riffrec live/1 endpoint: the durable middle between a
+// live page that streams envelopes while a developer talks through UI
+// changes, and a coding agent that waits for checkpoint batches and applies
+// them (seed 002; reference ../shared/reference/live-endpoint.md).
+//
+// # Envelopes
+//
+// The page posts envelopes (one object or an array) to POST /events.
+// [ValidateEnvelope] checks them in the upstream order with its reason codes;
+// a body with any bad envelope acknowledges nothing. Envelopes are applied
+// strictly in seq order per session; one ahead of a gap waits unacknowledged
+// in a bounded gap buffer (512), duplicates are ignored, and the answer is
+// the highest contiguous seq.
+//
+// # Board and checkpoints
+//
+// The [Board] holds units, annotations, answers and page state. Page
+// checkpoints (silence, page_change, send, final) and endpoint checkpoints
+// (instant, answer, mode_change) release held work as wake envelopes
+// ([WakeEnvelope]) that GET /wait serves until POST /checkpoints/{id}/ack.
+// A release broadcasts unit_status "triaging" on the SSE stream before any
+// agent can see the batch.
+//
+// # Durability
+//
+// Each /events request is one transaction: validate, apply in memory,
+// append to state/log/events.ndjson with one fsync, then acknowledge, wake
+// and notify. board.json and batches/*.json are derived files written
+// atomically (tmp, fsync, rename, dir fsync) and may lag the log by
+// [Options.BoardFlush]; agent operations (ack, unit status, ask, page-lost,
+// session end) commit by writing board.json before they answer. [Open]
+// recovers after a crash: it clears .tmp files, truncates a torn log tail,
+// replays the log past board.json's acked_seq (idempotent by seq; derived
+// checkpoint ids are deterministic), drops batches already acknowledged and
+// rewrites the derived files. An acknowledged envelope is never lost, an
+// unacknowledged batch survives, an acknowledged batch is never served again.
+//
+// # Layout
+//
+//	state/                      0700
+//	  session.json              0600 tokens, url, app_origin, host, port, pid, owner_pid, ended, root, log_dir
+//	  board.json                0600 the board (plus pending_batches, next_batch_order)
+//	  brief.md                  session brief read at mint (first 3,000 characters)
+//	  server.pid, server.log
+//	  batches/<checkpoint>.json {order, served, envelope}: unacknowledged wake envelopes
+//	  log/events.ndjson         {seq, t, type, session_id, payload} per accepted envelope
+//	  log/frames/<seq>-<id>.jpg frame bytes (payload.frame_file; null when dropped)
+//	  log/agent.ndjson          acks, statuses, asks, mints, rejected requests (no secrets)
+//	  log/archive.{zip,json,bin} the page's archive from /session/end
+//	  log-ended-<stamp>/        logs of earlier sessions on the same root
+//
+// # Processes
+//
+// [Serve] is the endpoint process; [Start] runs it detached and prints the
+// [StartLine]; [Wait], [ReadStatus], [Stop] and [Replay] are the other CLI
+// verbs (cmd/pikit live ...). Owner death and the idle timeout stop the
+// process without ending the session; start resumes it.
+//
+// # Example
+//
+//	e, err := live.Open(live.Options{Root: dir, AppOrigin: "http://localhost:5173",
+//		PageToken: pageTok, AgentToken: agentTok})
+//	if err != nil {
+//		return err
+//	}
+//	defer e.Close(context.Background())
+//	srv := &http.Server{Handler: e.Handler(), ReadHeaderTimeout: 10 * time.Second}
+package live

@@ -1,0 +1,115 @@
+package live
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/go-json-experiment/json/jsontext"
+)
+
+// fixturePayloads has one valid payload per envelope type (reference §5.1).
+var fixturePayloads = map[string]string{
+	"click":           `{"t":1,"type":"click","component":"Button","element":{"tag":"button","text":"Save","id":null,"selector":"#save"}}`,
+	"network_request": `{"t":1,"type":"network_request","url":"/api","method":"GET","status":200,"duration_ms":12}`,
+	"console_error":   `{"t":1,"type":"console_error","message":"boom","stack":null,"component":null}`,
+	"navigation":      `{"t":1,"type":"navigation","from":"/","to":"/b"}`,
+	"transcript":      `{"id":"tr_1","role":"riffer","text":"make it red","t_start":1,"t_end":2,"final":true}`,
+	"unit":            unitPayload("unit_0001"),
+	"unit_update":     `{"unit_id":"unit_0001","statement":"make it blue","anchors_add":[],"confirmed":{"element":true,"change":false}}`,
+	"unit_withdraw":   `{"unit_id":"unit_0001","reason":"never mind"}`,
+	"annotation":      annotationPayload("ann_0001"),
+	"checkpoint":      checkpointPayload("cp_0001", "silence", "smart"),
+	"answer":          `{"unit_id":"unit_0001","text":"the dark red"}`,
+	"frame":           `{"id":"fr_1","t":1,"route":"/","kind":"gesture","jpeg_base64":"/9j/4AAQSkZJRg=="}`,
+	"mic":             `{"state":"granted"}`,
+	"mode":            `{"mode":"collect"}`,
+	"stream_state":    `{"state":"streaming"}`,
+}
+
+func envJSON(seq any, typ, payload string) string {
+	return fmt.Sprintf(`{"schema_version":"live/1","session_id":"s1","seq":%v,"t":5,"type":%q,"payload":%s}`, seq, typ, payload)
+}
+
+func TestValidateEnvelope_Fixtures(t *testing.T) {
+	for typ, p := range fixturePayloads {
+		t.Run(typ, func(t *testing.T) {
+			env, rej := ValidateEnvelope(jsontext.Value(envJSON(3, typ, p)), "s1")
+			if rej != nil {
+				t.Fatalf("rejected: %v", rej)
+			}
+			if env.Type != typ || env.Seq != 3 || env.SessionID != "s1" {
+				t.Fatalf("got %+v", env)
+			}
+		})
+	}
+	if len(fixturePayloads) != len(eventTypes) {
+		t.Fatalf("fixtures cover %d of %d types", len(fixturePayloads), len(eventTypes))
+	}
+}
+
+func TestValidateEnvelope_Order(t *testing.T) {
+	unit := fixturePayloads["unit"]
+	cases := []struct {
+		name, raw, header, want string
+		seq                     string // "null" or a number
+	}{
+		{"array", `[1]`, "", ReasonNotObject, "null"},
+		{"null", `null`, "", ReasonNotObject, "null"},
+		{"schema", `{"schema_version":"live/2","seq":"x"}`, "", ReasonUnsupportedSchema, "null"},
+		{"schema before session", `{"schema_version":"live/2","seq":4}`, "", ReasonUnsupportedSchema, "4"},
+		{"no session", `{"schema_version":"live/1","session_id":"","seq":1}`, "", ReasonMissingSessionID, "1"},
+		{"session mismatch before seq", `{"schema_version":"live/1","session_id":"s2"}`, "s1", ReasonSessionMismatch, "null"},
+		{"missing seq", `{"schema_version":"live/1","session_id":"s1","t":1}`, "s1", ReasonMissingSeq, "null"},
+		{"null seq", `{"schema_version":"live/1","session_id":"s1","seq":null}`, "s1", ReasonMissingSeq, "null"},
+		{"seq zero", envJSON(0, "unit", unit), "s1", ReasonInvalidSeq, "null"},
+		{"seq fraction", envJSON(1.5, "unit", unit), "s1", ReasonInvalidSeq, "null"},
+		{"seq string", envJSON(`"3"`, "unit", unit), "s1", ReasonInvalidSeq, "null"},
+		{"seq 1.0 ok then bad t", `{"schema_version":"live/1","session_id":"s1","seq":1.0,"t":"x"}`, "s1", ReasonInvalidT, "1"},
+		{"t overflow", `{"schema_version":"live/1","session_id":"s1","seq":2,"t":1e999}`, "s1", ReasonInvalidT, "2"},
+		{"unknown type", `{"schema_version":"live/1","session_id":"s1","seq":2,"t":1,"type":"nope","payload":{}}`, "s1", ReasonUnknownType, "2"},
+		{"payload array", `{"schema_version":"live/1","session_id":"s1","seq":2,"t":1,"type":"mic","payload":[]}`, "s1", ReasonInvalidPayload, "2"},
+		{"bad mic", envJSON(2, "mic", `{"state":"loud"}`), "s1", ReasonInvalidPayload, "2"},
+		{"checkpoint answer trigger", envJSON(2, "checkpoint", checkpointPayload("c", "answer", "smart")), "s1", ReasonInvalidPayload, "2"},
+		{"bad id", envJSON(2, "unit", strings.Replace(unit, `"unit_0001"`, `"../x"`, 1)), "s1", ReasonInvalidPayload, "2"},
+		{"bad unit_id on answer", envJSON(2, "answer", `{"unit_id":"a b","text":"x"}`), "s1", ReasonInvalidPayload, "2"},
+		{"unknown dropped", envJSON(2, "frame", `{"id":"f","t":1,"route":"/","kind":"gesture","jpeg_base64":"","dropped":"lost"}`), "s1", ReasonInvalidPayload, "2"},
+		{"bad base64", envJSON(2, "frame", `{"id":"f","t":1,"route":"/","kind":"gesture","jpeg_base64":"%%"}`), "s1", ReasonInvalidPayload, "2"},
+		{"case matters", `{"schema_version":"live/1","session_id":"s1","Seq":2}`, "s1", ReasonMissingSeq, "null"},
+		{"anchor rect missing", envJSON(2, "unit", strings.Replace(unit, `"rect":{"x":1,"y":2,"width":3,"height":4},`, "", 1)), "s1", ReasonInvalidPayload, "2"},
+		{"optional null reason", envJSON(2, "unit_withdraw", `{"unit_id":"u","reason":null}`), "s1", ReasonInvalidPayload, "2"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, rej := ValidateEnvelope(jsontext.Value(c.raw), c.header)
+			if rej == nil {
+				t.Fatal("accepted")
+			}
+			gotSeq := "null"
+			if rej.Seq != nil {
+				gotSeq = fmt.Sprint(*rej.Seq)
+			}
+			if rej.Reason != c.want || gotSeq != c.seq {
+				t.Fatalf("got %s seq %s, want %s seq %s", rej.Reason, gotSeq, c.want, c.seq)
+			}
+		})
+	}
+}
+
+func TestSplitBody(t *testing.T) {
+	for _, c := range []struct {
+		body string
+		n    int
+	}{{`{"a":1}`, 1}, {`[{"a":1},{"b":2}]`, 2}, {`[]`, -1}, {`3`, -1}, {`{"a":1,"a":2}`, -1}, {`[{"a":1}`, -1}} {
+		got, err := SplitBody([]byte(c.body))
+		if c.n < 0 {
+			if err == nil {
+				t.Errorf("%s: accepted", c.body)
+			}
+			continue
+		}
+		if err != nil || len(got) != c.n {
+			t.Errorf("%s: got %d, %v", c.body, len(got), err)
+		}
+	}
+}

@@ -1,0 +1,507 @@
+package live
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+)
+
+// File and directory names under <root>/state (reference §4.1).
+const (
+	stateDirName   = "state"
+	sessionFile    = "session.json"
+	boardFile      = "board.json"
+	pidFile        = "server.pid"
+	serverLogFile  = "server.log"
+	briefFile      = "brief.md"
+	batchesDirName = "batches"
+	logDirName     = "log"
+	eventsFile     = "events.ndjson"
+	agentLogFile   = "agent.ndjson"
+	framesDirName  = "frames"
+)
+
+// ErrDiskFull wraps a write that failed because the disk is full.
+var ErrDiskFull = errors.New("live: disk full")
+
+// SessionFile is state/session.json (reference §4.2). Tokens are null after
+// stop. It is written 0600 and never logged.
+type SessionFile struct {
+	PageToken  *string  `json:"page_token"`
+	AgentToken *string  `json:"agent_token"`
+	URL        string   `json:"url"`
+	AppOrigin  string   `json:"app_origin"`
+	Host       string   `json:"host"`
+	Port       int      `json:"port"`
+	TrustProxy []string `json:"trust_proxy"`
+	PID        *int     `json:"pid"`
+	OwnerPID   *int     `json:"owner_pid"`
+	Ended      bool     `json:"ended"`
+	Root       string   `json:"root"`
+	LogDir     string   `json:"log_dir"`
+	StartedAt  string   `json:"started_at"`
+}
+
+// logLine is one line of log/events.ndjson: an accepted envelope in seq
+// order. Frames drop jpeg_base64 and carry payload.frame_file instead.
+type logLine struct {
+	Seq       int64          `json:"seq"`
+	T         float64        `json:"t"`
+	Type      string         `json:"type"`
+	SessionID string         `json:"session_id"`
+	Payload   jsontext.Value `json:"payload"`
+}
+
+// batchFileData is state/batches/<id>.json (reference §4.4).
+type batchFileData struct {
+	Order    int64         `json:"order"`
+	Served   bool          `json:"served"`
+	Envelope *WakeEnvelope `json:"envelope"`
+}
+
+// store owns the files under state/. Not safe for concurrent use.
+type store struct {
+	root     string // absolute <root>
+	dir      string // <root>/state
+	events   *os.File
+	evSize   int64
+	agentLog *os.File
+	logBytes int64
+}
+
+func statePaths(root string) (string, error) {
+	abs, err := filepath.Abs(root)
+	if err != nil {
+		return "", fmt.Errorf("resolve root: %w", err)
+	}
+	return abs, nil
+}
+
+func (s *store) path(elem ...string) string {
+	return filepath.Join(append([]string{s.dir}, elem...)...)
+}
+func (s *store) logDir() string { return s.path(logDirName) }
+
+// ensureDirs creates state/ (0700) and its subdirectories.
+func ensureDirs(dir string) error {
+	for _, d := range []string{dir, filepath.Join(dir, batchesDirName), filepath.Join(dir, logDirName), filepath.Join(dir, logDirName, framesDirName)} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			return fmt.Errorf("create state dir: %w", err)
+		}
+		if err := os.Chmod(d, 0o700); err != nil {
+			return fmt.Errorf("chmod state dir: %w", err)
+		}
+	}
+	return nil
+}
+
+// openStore prepares state/, clears leftovers of interrupted writes and opens
+// the append logs. It does not read the board (see [Endpoint] recovery).
+func openStore(root string) (*store, error) {
+	abs, err := statePaths(root)
+	if err != nil {
+		return nil, err
+	}
+	s := &store{root: abs, dir: filepath.Join(abs, stateDirName)}
+	if err := ensureDirs(s.dir); err != nil {
+		return nil, err
+	}
+	for _, d := range []string{s.dir, s.path(batchesDirName), s.logDir(), s.path(logDirName, framesDirName)} {
+		ents, _ := os.ReadDir(d)
+		for _, e := range ents {
+			if n := e.Name(); strings.HasSuffix(n, ".tmp") || strings.HasSuffix(n, ".part") {
+				_ = os.Remove(filepath.Join(d, n))
+			}
+		}
+	}
+	if err := s.openLogs(); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+func (s *store) openLogs() error {
+	ev, err := os.OpenFile(s.path(logDirName, eventsFile), os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return fmt.Errorf("open event log: %w", err)
+	}
+	ag, err := os.OpenFile(s.path(logDirName, agentLogFile), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+	if err != nil {
+		ev.Close()
+		return fmt.Errorf("open agent log: %w", err)
+	}
+	s.events, s.agentLog = ev, ag
+	s.logBytes = dirSize(s.logDir())
+	return nil
+}
+
+func (s *store) close() error {
+	var first error
+	for _, f := range []*os.File{s.events, s.agentLog} {
+		if f != nil {
+			if err := f.Close(); err != nil && first == nil {
+				first = err
+			}
+		}
+	}
+	s.events, s.agentLog = nil, nil
+	return first
+}
+
+func dirSize(dir string) int64 {
+	var n int64
+	_ = filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			if info, err := d.Info(); err == nil {
+				n += info.Size()
+			}
+		}
+		return nil
+	})
+	return n
+}
+
+func wrapDisk(err error) error {
+	if err != nil && isENOSPC(err) {
+		return fmt.Errorf("%w: %w", ErrDiskFull, err)
+	}
+	return err
+}
+
+// writeFileAtomic writes data to path through path.tmp: write, fsync, close,
+// rename, fsync the directory. The temp file is removed on failure.
+func writeFileAtomic(path string, data []byte) (err error) {
+	tmp := path + ".tmp"
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	if err != nil {
+		return wrapDisk(fmt.Errorf("create %s: %w", filepath.Base(tmp), err))
+	}
+	defer func() {
+		if err != nil {
+			_ = os.Remove(tmp)
+		}
+	}()
+	if _, err = f.Write(data); err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return wrapDisk(fmt.Errorf("write %s: %w", filepath.Base(tmp), err))
+	}
+	if err = os.Rename(tmp, path); err != nil {
+		return fmt.Errorf("rename %s: %w", filepath.Base(path), err)
+	}
+	return syncDir(filepath.Dir(path))
+}
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return fmt.Errorf("open dir: %w", err)
+	}
+	defer d.Close()
+	if err := d.Sync(); err != nil {
+		return fmt.Errorf("fsync dir: %w", err)
+	}
+	return nil
+}
+
+// prettyJSON is the on-disk form of state JSON files: 2-space indent and a
+// trailing newline, so people can read them.
+func prettyJSON(v any) ([]byte, error) {
+	data, err := json.Marshal(v, jsonOut, jsontext.WithIndent("  "))
+	if err != nil {
+		return nil, err
+	}
+	return append(data, '\n'), nil
+}
+
+func writeJSONAtomic(path string, v any) error {
+	data, err := prettyJSON(v)
+	if err != nil {
+		return fmt.Errorf("encode %s: %w", filepath.Base(path), err)
+	}
+	return writeFileAtomic(path, data)
+}
+
+func readJSONFile(path string, v any) error {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	if err := json.Unmarshal(data, v, jsonIn); err != nil {
+		return fmt.Errorf("decode %s: %w", filepath.Base(path), err)
+	}
+	return nil
+}
+
+func (s *store) saveBoard(b *Board) error {
+	return writeJSONAtomic(s.path(boardFile), b)
+}
+
+func (s *store) loadBoard() (*Board, error) {
+	b := newBoard()
+	if err := readJSONFile(s.path(boardFile), b); err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return newBoard(), nil
+		}
+		return nil, fmt.Errorf("load board: %w", err)
+	}
+	if b.Units == nil {
+		b.Units = map[string]*Unit{}
+	}
+	if b.Annotations == nil {
+		b.Annotations = map[string]*Annotation{}
+	}
+	for id, u := range b.Units {
+		if u.Fields == nil {
+			u.Fields = map[string]jsontext.Value{}
+		}
+		u.ID = id
+	}
+	for id, a := range b.Annotations {
+		if a.Fields == nil {
+			a.Fields = map[string]jsontext.Value{}
+		}
+		a.ID = id
+	}
+	if b.Mode == "" {
+		b.Mode = ModeSmart
+	}
+	return b, nil
+}
+
+func loadSession(root string) (*SessionFile, error) {
+	abs, err := statePaths(root)
+	if err != nil {
+		return nil, err
+	}
+	var sf SessionFile
+	if err := readJSONFile(filepath.Join(abs, stateDirName, sessionFile), &sf); err != nil {
+		return nil, err
+	}
+	return &sf, nil
+}
+
+func (s *store) saveSession(sf *SessionFile) error {
+	return writeJSONAtomic(s.path(sessionFile), sf)
+}
+
+// escapeID percent-encodes a checkpoint or frame id for use as a file name,
+// keeping only [A-Za-z0-9._~-] (encodeURIComponent minus !*'()).
+func escapeID(id string) string {
+	var b strings.Builder
+	for i := 0; i < len(id); i++ {
+		c := id[i]
+		if c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '.' || c == '~' {
+			b.WriteByte(c)
+		} else {
+			fmt.Fprintf(&b, "%%%02X", c)
+		}
+	}
+	return b.String()
+}
+
+func (s *store) batchPath(id string) string {
+	return s.path(batchesDirName, escapeID(id)+".json")
+}
+
+func (s *store) writeBatch(bt *batch) error {
+	return writeJSONAtomic(s.batchPath(bt.env.CheckpointID), batchFileData{Order: bt.order, Served: bt.served, Envelope: bt.env})
+}
+
+func (s *store) removeBatch(id string) error {
+	if err := os.Remove(s.batchPath(id)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("remove batch: %w", err)
+	}
+	return syncDir(s.path(batchesDirName))
+}
+
+// loadBatches reads every batch file, keyed by checkpoint id.
+func (s *store) loadBatches() (map[string]*batch, error) {
+	ents, err := os.ReadDir(s.path(batchesDirName))
+	if err != nil {
+		return nil, fmt.Errorf("read batches: %w", err)
+	}
+	out := map[string]*batch{}
+	for _, e := range ents {
+		if !strings.HasSuffix(e.Name(), ".json") {
+			continue
+		}
+		var bf batchFileData
+		if err := readJSONFile(s.path(batchesDirName, e.Name()), &bf); err != nil || bf.Envelope == nil {
+			_ = os.Remove(s.path(batchesDirName, e.Name())) // torn or foreign: the log rebuilds event batches
+			continue
+		}
+		out[bf.Envelope.CheckpointID] = &batch{order: bf.Order, served: bf.Served, env: bf.Envelope}
+	}
+	return out, nil
+}
+
+func (s *store) clearBatches() error {
+	ents, err := os.ReadDir(s.path(batchesDirName))
+	if err != nil {
+		return fmt.Errorf("read batches: %w", err)
+	}
+	for _, e := range ents {
+		if err := os.Remove(s.path(batchesDirName, e.Name())); err != nil {
+			return fmt.Errorf("remove batch: %w", err)
+		}
+	}
+	return syncDir(s.path(batchesDirName))
+}
+
+func (s *store) framePath(seq int64, id string) string {
+	return fmt.Sprintf("%d-%s.jpg", seq, escapeID(id))
+}
+
+// writeFrame stores a frame's JPEG bytes durably under log/frames/.
+func (s *store) writeFrame(rel string, data []byte) error {
+	p := filepath.Join(s.logDir(), rel)
+	f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	if err != nil {
+		return wrapDisk(fmt.Errorf("create frame: %w", err))
+	}
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		_ = os.Remove(p)
+		return wrapDisk(fmt.Errorf("write frame: %w", err))
+	}
+	s.logBytes += int64(len(data))
+	return nil
+}
+
+// appendEvents appends encoded log lines and fsyncs once. On failure the log
+// is truncated back to its previous size.
+func (s *store) appendEvents(buf []byte) error {
+	if len(buf) == 0 {
+		return nil
+	}
+	prev := s.evSize
+	_, err := s.events.WriteAt(buf, prev)
+	if err == nil {
+		err = s.events.Sync()
+	}
+	if err != nil {
+		_ = s.events.Truncate(prev)
+		return wrapDisk(fmt.Errorf("append event log: %w", err))
+	}
+	s.evSize += int64(len(buf))
+	s.logBytes += int64(len(buf))
+	return nil
+}
+
+// scanEvents reads log/events.ndjson, truncating a torn last line, and
+// returns its lines in file order.
+func (s *store) scanEvents() ([]logLine, error) {
+	if _, err := s.events.Seek(0, io.SeekStart); err != nil {
+		return nil, fmt.Errorf("seek event log: %w", err)
+	}
+	r := bufio.NewReaderSize(s.events, 1<<16)
+	var out []logLine
+	var good int64
+	for {
+		line, err := r.ReadBytes('\n')
+		if len(line) > 0 && line[len(line)-1] == '\n' {
+			var ll logLine
+			if jerr := json.Unmarshal(bytes.TrimSpace(line), &ll, jsonIn); jerr != nil {
+				break // torn or corrupt: everything from here on was never acknowledged
+			}
+			out = append(out, ll)
+			good += int64(len(line))
+			continue
+		}
+		if err != nil {
+			break
+		}
+	}
+	if err := s.events.Truncate(good); err != nil {
+		return nil, fmt.Errorf("truncate event log: %w", err)
+	}
+	s.evSize = good
+	return out, nil
+}
+
+// appendAgentLog writes one audit line; best-effort (reference §4.5).
+func (s *store) appendAgentLog(v any) {
+	if s.agentLog == nil {
+		return
+	}
+	data, err := json.Marshal(v, jsonOut)
+	if err != nil {
+		return
+	}
+	data = append(data, '\n')
+	if n, err := s.agentLog.Write(data); err == nil {
+		s.logBytes += int64(n)
+	}
+}
+
+// rotateLog moves log/ to log-ended-<stamp>/ and starts an empty log/.
+func (s *store) rotateLog(now time.Time) (string, error) {
+	if err := s.close(); err != nil {
+		return "", fmt.Errorf("close logs: %w", err)
+	}
+	stamp := strings.NewReplacer(":", "-", ".", "-").Replace(now.UTC().Format("2006-01-02T15:04:05.000Z"))
+	dst := s.path("log-ended-" + stamp)
+	for i := 2; ; i++ {
+		if _, err := os.Stat(dst); errors.Is(err, fs.ErrNotExist) {
+			break
+		}
+		dst = s.path(fmt.Sprintf("log-ended-%s-%d", stamp, i))
+	}
+	if err := os.Rename(s.logDir(), dst); err != nil {
+		return "", fmt.Errorf("rotate log: %w", err)
+	}
+	if err := ensureDirs(s.dir); err != nil {
+		return "", err
+	}
+	if err := syncDir(s.dir); err != nil {
+		return "", err
+	}
+	if err := s.openLogs(); err != nil {
+		return "", err
+	}
+	s.evSize = 0
+	return dst, nil
+}
+
+// removeFramesAfter deletes frame files whose seq is beyond acked: written
+// before a crash, never acknowledged.
+func (s *store) removeFramesAfter(acked int64) {
+	ents, _ := os.ReadDir(s.path(logDirName, framesDirName))
+	for _, e := range ents {
+		var seq int64
+		if _, err := fmt.Sscanf(e.Name(), "%d-", &seq); err == nil && seq > acked {
+			_ = os.Remove(s.path(logDirName, framesDirName, e.Name()))
+		}
+	}
+}
+
+func sortedBatches(m map[string]*batch) []*batch {
+	out := make([]*batch, 0, len(m))
+	for _, b := range m {
+		out = append(out, b)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].order < out[j].order })
+	return out
+}
