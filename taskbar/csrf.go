@@ -10,11 +10,16 @@ import (
 // CSRF protection (seed 000 "Remote development access": a session-bound
 // check on every mutation, rejected as 422 invalid_csrf). Go has no
 // framework session, so the token is bound to a browser cookie: a random
-// token lives in an HttpOnly, SameSite=Strict cookie scoped to the mount
-// base, the page bootstrap carries the same token (from
+// token lives in an HttpOnly, SameSite=Strict cookie, the page bootstrap
+// carries the same token (from
 // [Handler.CSRFToken]) and the Browser Client sends it as the X-CSRF-Token
 // header. A mutation passes only when header and cookie are equal
 // (constant-time) and http.CrossOriginProtection accepts the request.
+//
+// The cookie's Path is "/", not the mount base: page loads must send it
+// back so [Handler.CSRFToken] reuses the token. Scoped to the mount, every
+// page load minted a new token and broke the mutations of every tab opened
+// before it.
 const (
 	// CSRFCookieName is the cookie holding the token.
 	CSRFCookieName = "pi_browser_taskbar_csrf"
@@ -46,7 +51,7 @@ func (h *Handler) CSRFToken(w http.ResponseWriter, r *http.Request) string {
 	http.SetCookie(w, &http.Cookie{
 		Name:     CSRFCookieName,
 		Value:    tok,
-		Path:     h.base,
+		Path:     "/",
 		HttpOnly: true,
 		Secure:   r.TLS != nil,
 		SameSite: http.SameSiteStrictMode,

@@ -5,7 +5,9 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"net/http/cookiejar"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -406,13 +408,27 @@ func TestHandler_CSRFToken(t *testing.T) {
 	req := httptest.NewRequest("GET", "/page", nil)
 	tok := h.CSRFToken(rec, req)
 	cookies := rec.Result().Cookies()
-	if len(cookies) != 1 || cookies[0].Value != tok || !cookies[0].HttpOnly || cookies[0].SameSite != http.SameSiteStrictMode || cookies[0].Path != "/dev/tb" || cookies[0].Name != taskbar.CSRFCookieName {
+	if len(cookies) != 1 || cookies[0].Value != tok || !cookies[0].HttpOnly || cookies[0].SameSite != http.SameSiteStrictMode || cookies[0].Name != taskbar.CSRFCookieName {
 		t.Fatalf("cookie %+v token %q", cookies, tok)
+	}
+	// A browser sends the cookie back on the next page load (another path
+	// than the mount) and on the API below the mount, so a second tab gets
+	// the same token instead of invalidating the first tab's.
+	jar, _ := cookiejar.New(nil)
+	page, _ := url.Parse("http://localhost/page")
+	jar.SetCookies(page, cookies)
+	for _, u := range []string{"http://localhost/other/page", "http://localhost/dev/tb/tasks"} {
+		target, _ := url.Parse(u)
+		if got := jar.Cookies(target); len(got) != 1 || got[0].Value != tok {
+			t.Fatalf("cookie not sent to %s: %v", u, got)
+		}
 	}
 	// With the cookie the same token comes back and no cookie is set.
 	rec2 := httptest.NewRecorder()
-	req2 := httptest.NewRequest("GET", "/page", nil)
-	req2.AddCookie(cookies[0])
+	req2 := httptest.NewRequest("GET", "/other/page", nil)
+	for _, c := range jar.Cookies(page) {
+		req2.AddCookie(c)
+	}
 	if got := h.CSRFToken(rec2, req2); got != tok || len(rec2.Result().Cookies()) != 0 {
 		t.Fatalf("second token %q cookies %v", got, rec2.Result().Cookies())
 	}
