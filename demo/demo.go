@@ -195,6 +195,8 @@ func Run(ctx context.Context, opts *Options) error {
 		Config: taskbar.Config{Enabled: &enabled, ProjectRoot: dir, Executable: exe, AllowedHosts: []string{}},
 		Logger: log,
 		Getenv: func(string) (string, bool) { return "", false },
+		// Ctrl-C must leave nothing running, so no detached broker.
+		InProcess: true,
 	})
 	if err != nil {
 		return fmt.Errorf("demo: mount taskbar: %w", err)

@@ -22,6 +22,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/pikit-dev/pikit/internal/browsertest"
 	"github.com/pikit-dev/pikit/internal/leakcheck"
 	"github.com/pikit-dev/pikit/internal/pitest"
 )
@@ -89,23 +90,6 @@ func binaries(t *testing.T) (string, string) {
 		t.Fatal(buildErr)
 	}
 	return filepath.Join(binDir, "pikit-dev"), filepath.Join(binDir, "pikit-plain")
-}
-
-func chromiumPath(t *testing.T) string {
-	t.Helper()
-	for _, p := range []string{os.Getenv("PIKIT_CHROMIUM"), "/usr/bin/chromium", "/usr/bin/chromium-browser"} {
-		if p == "" {
-			continue
-		}
-		if _, err := exec.LookPath(p); err == nil {
-			return p
-		}
-	}
-	if os.Getenv("CI") == "true" {
-		t.Fatal("chromium is required under CI=true (scripts/install-test-deps installs it)")
-	}
-	t.Skip("chromium not found; set PIKIT_CHROMIUM or install /usr/bin/chromium")
-	return ""
 }
 
 // cleanEnv is a fresh user's environment: no pi on PATH, an empty HOME
@@ -265,43 +249,6 @@ func alive(procs map[int]string) []int {
 	return out
 }
 
-const hostJS = `document.getElementById("pi-browser-taskbar-host")`
-
-func shadow(expr string) string {
-	return `(() => { const h = ` + hostJS + `; if (!h || !h.shadowRoot) return null; const root = h.shadowRoot; return (` + expr + `); })()`
-}
-
-func waitJS(t *testing.T, ctx context.Context, what, predicate string, timeout time.Duration) {
-	t.Helper()
-	if _, err := chromedp.Run(ctx, chromedp.Poll[chromedp.Void](predicate,
-		chromedp.WithPollingTimeout(timeout), chromedp.WithPollingInterval(50*time.Millisecond))); err != nil {
-		state, _ := chromedp.Run(ctx, chromedp.Evaluate[string](shadow(`root.querySelector("[data-status-text]").textContent + " | " + root.querySelector("[data-activity]").textContent + " | " + root.querySelector("[data-output]").textContent + " | " + root.querySelector("[data-error]").textContent`)))
-		t.Fatalf("waiting for %s: %v (taskbar: %q)", what, err, state)
-	}
-}
-
-func evalJS[T any](t *testing.T, ctx context.Context, expr string) T {
-	t.Helper()
-	v, err := chromedp.Run(ctx, chromedp.Evaluate[T](expr))
-	if err != nil {
-		t.Fatalf("evaluate %.100q: %v", expr, err)
-	}
-	return v
-}
-
-func clickAt(t *testing.T, ctx context.Context, elementExpr string) {
-	t.Helper()
-	pt := evalJS[[]float64](t, ctx, `(() => { const e = `+elementExpr+`; e.scrollIntoView({block: "center"}); const r = e.getBoundingClientRect(); return [r.left + r.width / 2, r.top + r.height / 2]; })()`)
-	if err := chromedp.Do(ctx, chromedp.MouseClickXY(pt[0], pt[1])); err != nil {
-		t.Fatal(err)
-	}
-}
-
-func jsString(s string) string {
-	b, _ := json.Marshal(s)
-	return string(b)
-}
-
 // TestDemo_CleanMachine is issue 7 item 5: from a clean state (no pi on
 // PATH, no provider, empty cache) `pikit demo` comes up with the offline demo
 // model, a real browser marks an element and runs a task, sees Working,
@@ -310,7 +257,7 @@ func jsString(s string) string {
 // Real peers: Pi 1.6.0 from the test cache (as the cache install), Chromium.
 func TestDemo_CleanMachine(t *testing.T) {
 	in := pitest.Require(t)
-	chromium := chromiumPath(t)
+	browsertest.Chromium(t) // before any build: skip or fail early
 	dev, _ := binaries(t)
 	home, cache := t.TempDir(), t.TempDir()
 	d := startDemo(t, dev, cleanEnv(t, home, cache), "--pi-prefix", in.Root)
@@ -318,7 +265,7 @@ func TestDemo_CleanMachine(t *testing.T) {
 		t.Errorf("the demo does not say it runs the offline model:\n%s", out)
 	}
 
-	ctx := newBrowser(t, chromium)
+	ctx := browsertest.New(t, nil)
 	output := runTask(t, ctx, d.url+"tasks", `[data-testid="task-2"] .title`, "task-2",
 		`[data-testid="task-2"]`, "templates/task-item.html")
 	for _, want := range []string{"[pikit demo: scripted output, not a real model]", "I read templates/task-item.html"} {
@@ -361,24 +308,6 @@ func stopAndCheck(t *testing.T, d *demoProcess, wantPi bool) {
 	}
 }
 
-// newBrowser starts a headless Chromium with a temporary profile; it stops
-// at the end of the test.
-func newBrowser(t *testing.T, chromium string) context.Context {
-	t.Helper()
-	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(chromium), chromedp.NoSandbox,
-		chromedp.DisableGPU, chromedp.UserDataDir(t.TempDir()),
-		chromedp.Flag("disable-component-update", true), chromedp.Flag("no-first-run", true))
-	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	ctx, cancelCtx := chromedp.NewContext(allocCtx)
-	ctx, cancelTimeout := context.WithTimeout(ctx, 3*time.Minute)
-	t.Cleanup(func() {
-		cancelTimeout()
-		cancelCtx()
-		cancelAlloc()
-	})
-	return ctx
-}
-
 // runTask opens page, marks the element at markExpr (a document selector),
 // checks the mark chip names chip, types a task, runs it and waits for
 // Working, an output containing every want, and Finished. It returns the
@@ -388,31 +317,31 @@ func runTask(t *testing.T, ctx context.Context, page, markExpr, chip string, wan
 	if err := chromedp.Do(ctx, chromedp.EmulateViewport(1280, 900), chromedp.Navigate(page)); err != nil {
 		t.Fatal(err)
 	}
-	waitJS(t, ctx, "Ready", shadow(`root.querySelector("[data-status]").dataset.state === "ready"`), time.Minute)
-	clickAt(t, ctx, shadow(`root.querySelector("[data-launcher]")`))
-	waitJS(t, ctx, "the panel", shadow(`!root.querySelector("[data-panel]").hidden`), 10*time.Second)
-	clickAt(t, ctx, shadow(`root.querySelector("[data-mark]")`))
-	waitJS(t, ctx, "selection mode", shadow(`root.querySelector("[data-mark]").getAttribute("aria-pressed") === "true"`), 10*time.Second)
-	clickAt(t, ctx, `document.querySelector(`+jsString(markExpr)+`)`)
-	waitJS(t, ctx, "one mark", shadow(`root.querySelectorAll("[data-marks] li").length === 1`), 10*time.Second)
-	if got := evalJS[string](t, ctx, shadow(`root.querySelector("[data-marks] li").textContent`)); !strings.Contains(got, chip) {
+	browsertest.Wait(t, ctx, "Ready", browsertest.Shadow(`root.querySelector("[data-status]").dataset.state === "ready"`), time.Minute)
+	browsertest.ClickAt(t, ctx, browsertest.Shadow(`root.querySelector("[data-launcher]")`))
+	browsertest.Wait(t, ctx, "the panel", browsertest.Shadow(`!root.querySelector("[data-panel]").hidden`), 10*time.Second)
+	browsertest.ClickAt(t, ctx, browsertest.Shadow(`root.querySelector("[data-mark]")`))
+	browsertest.Wait(t, ctx, "selection mode", browsertest.Shadow(`root.querySelector("[data-mark]").getAttribute("aria-pressed") === "true"`), 10*time.Second)
+	browsertest.ClickAt(t, ctx, `document.querySelector(`+browsertest.JSString(markExpr)+`)`)
+	browsertest.Wait(t, ctx, "one mark", browsertest.Shadow(`root.querySelectorAll("[data-marks] li").length === 1`), 10*time.Second)
+	if got := browsertest.Eval[string](t, ctx, browsertest.Shadow(`root.querySelector("[data-marks] li").textContent`)); !strings.Contains(got, chip) {
 		t.Fatalf("mark chip = %q, want %q", got, chip)
 	}
-	if _, err := chromedp.Run(ctx, chromedp.Evaluate[any](shadow(`(root.querySelector("[data-prompt]").focus(), null)`))); err != nil && !errors.Is(err, chromedp.ErrJSNull) {
+	if _, err := chromedp.Run(ctx, chromedp.Evaluate[any](browsertest.Shadow(`(root.querySelector("[data-prompt]").focus(), null)`))); err != nil && !errors.Is(err, chromedp.ErrJSNull) {
 		t.Fatal(err)
 	}
 	if err := chromedp.Do(ctx, chromedp.KeyEvent("Make this stand out.")); err != nil {
 		t.Fatal(err)
 	}
-	waitJS(t, ctx, "Run enabled", shadow(`!root.querySelector("[data-run]").disabled`), 10*time.Second)
-	clickAt(t, ctx, shadow(`root.querySelector("[data-run]")`))
-	waitJS(t, ctx, "Working", shadow(`root.querySelector("[data-status-text]").textContent === "Working"`), 30*time.Second)
+	browsertest.Wait(t, ctx, "Run enabled", browsertest.Shadow(`!root.querySelector("[data-run]").disabled`), 10*time.Second)
+	browsertest.ClickAt(t, ctx, browsertest.Shadow(`root.querySelector("[data-run]")`))
+	browsertest.Wait(t, ctx, "Working", browsertest.Shadow(`root.querySelector("[data-status-text]").textContent === "Working"`), 30*time.Second)
 	var conds []string
 	for _, w := range wants {
-		conds = append(conds, `root.querySelector("[data-output]").textContent.includes(`+jsString(w)+`)`)
+		conds = append(conds, `root.querySelector("[data-output]").textContent.includes(`+browsertest.JSString(w)+`)`)
 	}
-	waitJS(t, ctx, "output naming the marked selector", shadow(strings.Join(conds, " && ")), time.Minute)
-	waitJS(t, ctx, "Finished", shadow(`root.querySelector("[data-status-text]").textContent === "Finished"`), time.Minute)
+	browsertest.Wait(t, ctx, "output naming the marked selector", browsertest.Shadow(strings.Join(conds, " && ")), time.Minute)
+	browsertest.Wait(t, ctx, "Finished", browsertest.Shadow(`root.querySelector("[data-status-text]").textContent === "Finished"`), time.Minute)
 	if dir := os.Getenv("PIKIT_SCREENSHOT_DIR"); dir != "" {
 		png, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
 		if err != nil {
@@ -422,7 +351,7 @@ func runTask(t *testing.T, ctx context.Context, page, markExpr, chip string, wan
 			t.Fatal(err)
 		}
 	}
-	return evalJS[string](t, ctx, shadow(`root.querySelector("[data-output]").textContent`))
+	return browsertest.Eval[string](t, ctx, browsertest.Shadow(`root.querySelector("[data-output]").textContent`))
 }
 
 // TestDevModeBoundary builds cmd/pikit without the pitaskbar tag: it must

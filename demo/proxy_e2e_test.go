@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/pikit-dev/pikit/demo"
+	"github.com/pikit-dev/pikit/internal/browsertest"
 	"github.com/pikit-dev/pikit/internal/pitest"
 )
 
@@ -33,7 +34,7 @@ http.createServer((req, res) => {
 // element, run a task on real Pi 1.6.0 (scripted model), see Working, the
 // output naming the selector, Finished; SIGINT leaves nothing behind.
 func TestProxy_BrowserFlow(t *testing.T) {
-	chromium := chromiumPath(t)
+	browsertest.Chromium(t) // before any build: skip or fail early
 	dev, _ := binaries(t)
 	// The demo's script answers; with no source hint it reads
 	// templates/layout.html of the project.
@@ -67,7 +68,7 @@ func TestProxy_BrowserFlow(t *testing.T) {
 	d := startPikit(t, dev, penv, project, regexp.MustCompile(`pikit taskbar proxy: (http://127\.0\.0\.1:\d+/) `),
 		"taskbar", "proxy", "--upstream", upstream, "--listen", "127.0.0.1:0")
 
-	ctx := newBrowser(t, chromium)
+	ctx := browsertest.New(t, nil)
 	output := runTask(t, ctx, d.url, `[data-testid="row-b"]`, "row-b", `[data-testid="row-b"]`, "I read templates/layout.html")
 	if !strings.Contains(output, "/ with") && !strings.Contains(output, "on /") {
 		t.Errorf("output does not name the page path:\n%s", output)

@@ -1,19 +1,37 @@
 package app_test
 
 import (
+	"context"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"os"
+	"os/signal"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/pikit-dev/pikit/examples/app"
 	"github.com/pikit-dev/pikit/internal/leakcheck"
+	"github.com/pikit-dev/pikit/taskbar/broker"
 	"github.com/pikit-dev/pikit/taskbar/host"
 )
 
-func TestMain(m *testing.M) { os.Exit(leakcheck.Run(m)) }
+// TestMain lets this binary be the project broker the acceptance suite
+// spawns (`app.test taskbar broker …`, as a host binary's main does with
+// broker.Dispatch), and fails the run when goroutines outlive the tests.
+func TestMain(m *testing.M) {
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
+	ran, err := broker.Dispatch(ctx, os.Args[1:], os.Getenv)
+	stop()
+	if ran {
+		if err != nil {
+			os.Exit(2)
+		}
+		os.Exit(0)
+	}
+	os.Exit(leakcheck.Run(m))
+}
 
 func do(t *testing.T, h http.Handler, method, target string, form url.Values) *httptest.ResponseRecorder {
 	t.Helper()

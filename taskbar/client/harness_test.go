@@ -11,17 +11,16 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/chromedp"
 
+	"github.com/pikit-dev/pikit/internal/browsertest"
 	"github.com/pikit-dev/pikit/internal/leakcheck"
 	"github.com/pikit-dev/pikit/taskbar/client"
 )
@@ -31,7 +30,6 @@ func TestMain(m *testing.M) { os.Exit(leakcheck.Run(m)) }
 const (
 	mountBase = "/dev/pi-browser-taskbar"
 	csrfToken = "csrf-token-for-tests"
-	hostJS    = `document.getElementById("pi-browser-taskbar-host")`
 )
 
 // --- scripted snapshot API -------------------------------------------------
@@ -347,23 +345,8 @@ func newSite(t *testing.T, initial snapshot, pages map[string]pageOptions) *site
 func (s *site) url(page string) string { return s.server.URL + "/" + page }
 
 // --- browser -----------------------------------------------------------------
-
-func chromiumPath(t *testing.T) string {
-	t.Helper()
-	for _, p := range []string{os.Getenv("PIKIT_CHROMIUM"), "/usr/bin/chromium", "/usr/bin/chromium-browser"} {
-		if p == "" {
-			continue
-		}
-		if _, err := exec.LookPath(p); err == nil {
-			return p
-		}
-	}
-	if os.Getenv("CI") == "true" {
-		t.Fatal("chromium is required under CI=true (install it with scripts/install-test-deps)")
-	}
-	t.Skip("chromium not found; set PIKIT_CHROMIUM or install /usr/bin/chromium")
-	return ""
-}
+// Chromium, evaluation, clicks and screenshots come from internal/browsertest;
+// what follows are this package's defaults on top of it.
 
 type browserOptions struct {
 	width, height int64
@@ -371,76 +354,24 @@ type browserOptions struct {
 	media         []*emulation.MediaFeature
 }
 
-// newBrowser starts a headless chromium for one test and returns a chromedp
-// context bound to it; the browser stops when the test ends.
+// newBrowser starts a headless chromium for one test (browsertest.New).
 func newBrowser(t *testing.T, o browserOptions) context.Context {
 	t.Helper()
-	path := chromiumPath(t)
-	opts := append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(path), chromedp.NoSandbox, chromedp.DisableGPU,
-		chromedp.Flag("disable-component-update", true), chromedp.Flag("no-first-run", true))
-	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	ctx, cancelCtx := chromedp.NewContext(allocCtx)
-	t.Cleanup(func() {
-		cancelCtx()
-		cancelAlloc()
-	})
-	if o.width == 0 {
-		o.width, o.height = 1280, 800
-	}
-	if o.scale == 0 {
-		o.scale = 1
-	}
-	must(t, chromedp.Do(ctx,
-		chromedp.EmulateViewport(o.width, o.height, chromedp.EmulateScale(o.scale)),
-		chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
-			_, err := cdp.Call(ctx, tg, emulation.SetEmulatedMedia, emulation.SetEmulatedMediaParams{Features: o.media})
-			return err
-		}),
-	))
-	return ctx
-}
-
-func must(t *testing.T, err error) {
-	t.Helper()
-	if err != nil {
-		t.Fatal(err)
-	}
+	return browsertest.New(t, &browsertest.Options{Width: o.width, Height: o.height, Scale: o.scale, Media: o.media})
 }
 
 // open navigates to a page and waits until the taskbar shows a state that
 // came from the API.
 func open(t *testing.T, ctx context.Context, url string) {
 	t.Helper()
-	must(t, chromedp.Do(ctx, chromedp.Navigate(url)))
-	waitJS(t, ctx, `(() => { const h = `+hostJS+`; return h && h.shadowRoot && h.shadowRoot.querySelector("[data-status]").dataset.state !== "starting" })()`)
-}
-
-// evalJS evaluates expression (awaiting promises) and decodes the result.
-func evalJS[T any](t *testing.T, ctx context.Context, expression string) T {
-	t.Helper()
-	v, err := chromedp.Run(ctx, chromedp.Evaluate[T](expression, chromedp.EvalAwaitPromise))
-	if err != nil {
-		t.Fatalf("evaluate %.120q: %v", expression, err)
-	}
-	return v
-}
-
-func doJS(t *testing.T, ctx context.Context, expression string) {
-	t.Helper()
-	_, err := chromedp.Run(ctx, chromedp.Evaluate[any](`(() => { `+expression+`; return null })()`))
-	if err != nil && err != chromedp.ErrJSNull {
-		t.Fatalf("evaluate %.120q: %v", expression, err)
-	}
+	browsertest.Navigate(t, ctx, url)
+	waitJS(t, ctx, browsertest.Shadow(`root.querySelector("[data-status]").dataset.state !== "starting"`))
 }
 
 // waitJS polls a JavaScript predicate until it is truthy (10 s at most).
 func waitJS(t *testing.T, ctx context.Context, predicate string) {
 	t.Helper()
-	if _, err := chromedp.Run(ctx, chromedp.Poll[chromedp.Void](predicate,
-		chromedp.WithPollingTimeout(10*time.Second), chromedp.WithPollingInterval(25*time.Millisecond))); err != nil {
-		t.Fatalf("waiting for %s: %v", predicate, err)
-	}
+	browsertest.Wait(t, ctx, predicate, predicate, 10*time.Second)
 }
 
 // waitUntil polls a Go condition (the fake API's records) for at most 10 s.
@@ -455,84 +386,10 @@ func waitUntil(t *testing.T, what string, cond func() bool) {
 	}
 }
 
-// shadow returns a JS expression evaluated with `root` bound to the
-// taskbar's shadow root.
-func shadow(expr string) string {
-	return `(() => { const root = ` + hostJS + `.shadowRoot; return (` + expr + `); })()`
-}
-
 func statusOf(t *testing.T, ctx context.Context) (text, state string) {
 	t.Helper()
-	v := evalJS[[]string](t, ctx, shadow(`[root.querySelector("[data-status-text]").textContent, root.querySelector("[data-status]").dataset.state]`))
-	return v[0], v[1]
-}
-
-// clickShadow clicks a taskbar control with a real pointer event at its centre.
-func clickShadow(t *testing.T, ctx context.Context, selector string) {
-	t.Helper()
-	clickAt(t, ctx, shadow(`root.querySelector(`+jsString(selector)+`)`))
-}
-
-// clickPage clicks a host-page element with a real pointer event.
-func clickPage(t *testing.T, ctx context.Context, selector string) {
-	t.Helper()
-	clickAt(t, ctx, `document.querySelector(`+jsString(selector)+`)`)
-}
-
-func clickAt(t *testing.T, ctx context.Context, elementExpr string) {
-	t.Helper()
-	pt := evalJS[[]float64](t, ctx, `(() => { const e = `+elementExpr+`; e.scrollIntoView({block: "start"}); const r = e.getBoundingClientRect(); return [r.left + r.width / 2, r.top + r.height / 2]; })()`)
-	must(t, chromedp.Do(ctx, chromedp.MouseClickXY(pt[0], pt[1])))
-}
-
-func jsString(s string) string {
-	b, _ := json.Marshal(s)
-	return string(b)
-}
-
-func typeText(t *testing.T, ctx context.Context, text string) {
-	t.Helper()
-	must(t, chromedp.Do(ctx, chromedp.KeyEvent(text)))
-}
-
-func press(t *testing.T, ctx context.Context, key string, mods ...chromedp.Modifier) {
-	t.Helper()
-	var opts []chromedp.KeyOption
-	if len(mods) > 0 {
-		opts = append(opts, chromedp.KeyModifiers(mods...))
-	}
-	must(t, chromedp.Do(ctx, chromedp.KeyEvent(key, opts...)))
-}
-
-// activeInTaskbar names the focused taskbar control by its data attribute or
-// id, or "page:<tag>#<id>" when focus is on the host page.
-func activeInTaskbar(t *testing.T, ctx context.Context) string {
-	t.Helper()
-	return evalJS[string](t, ctx, `(() => {
-		const host = `+hostJS+`;
-		if (document.activeElement !== host) { const e = document.activeElement; return "page:" + (e ? e.localName + "#" + e.id : ""); }
-		const e = host.shadowRoot.activeElement;
-		if (!e) return "none";
-		for (const a of ["data-launcher", "data-prompt", "data-mark", "data-clear", "data-run", "data-copy", "data-close"]) if (e.hasAttribute(a)) return a;
-		return e.localName + "." + e.className;
-	})()`)
-}
-
-func screenshot(t *testing.T, ctx context.Context, dir, name string) string {
-	t.Helper()
-	png, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
-	must(t, err)
-	path := filepath.Join(dir, name)
-	must(t, os.WriteFile(path, png, 0o600))
-	return path
-}
-
-func screenshotDir(t *testing.T) string {
-	if dir := os.Getenv("PIKIT_SCREENSHOT_DIR"); dir != "" {
-		must(t, os.MkdirAll(dir, 0o700))
-		return dir
-	}
-	return t.TempDir()
+	tb := browsertest.Read(t, ctx)
+	return tb.Status, tb.State
 }
 
 const modShift = chromedp.ModifierShift

@@ -11,6 +11,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/pikit-dev/pikit/internal/browsertest"
 	"github.com/pikit-dev/pikit/taskbar/contract"
 )
 
@@ -36,7 +37,7 @@ func TestBrowserClient_SourceHintClassification(t *testing.T) {
 		Want string
 		Got  string
 	}
-	results := evalJS[[]result](t, ctx, `Array.from(document.querySelectorAll("[data-case]"), (section) => ({
+	results := browsertest.Eval[[]result](t, ctx, `Array.from(document.querySelectorAll("[data-case]"), (section) => ({
 		Name: section.dataset.case, Want: section.dataset.want,
 		Got: JSON.stringify(PiBrowserTaskbar.sourceHint(section.querySelector("[data-target]"), "demo"))}))`)
 	if len(results) < 30 {
@@ -45,15 +46,15 @@ func TestBrowserClient_SourceHintClassification(t *testing.T) {
 	for _, r := range results {
 		t.Run(r.Name, func(t *testing.T) {
 			var want, got sourceHint
-			must(t, json.Unmarshal([]byte(r.Want), &want))
-			must(t, json.Unmarshal([]byte(r.Got), &got))
+			browsertest.Must(t, json.Unmarshal([]byte(r.Want), &want))
+			browsertest.Must(t, json.Unmarshal([]byte(r.Got), &got))
 			if diff := cmp.Diff(want, got); diff != "" {
 				t.Errorf("hint mismatch (-want +got):\n%s", diff)
 			}
 		})
 	}
 	// Without a project app HEEx evidence is unavailable, not guessed.
-	got := evalJS[string](t, ctx, `JSON.stringify(PiBrowserTaskbar.sourceHint(document.querySelector('[data-case="h-live-component"] [data-target]'), null))`)
+	got := browsertest.Eval[string](t, ctx, `JSON.stringify(PiBrowserTaskbar.sourceHint(document.querySelector('[data-case="h-live-component"] [data-target]'), null))`)
 	if got != `{"status":"unavailable","references":[]}` {
 		t.Errorf("HEEx without project app = %s", got)
 	}
@@ -63,27 +64,27 @@ func TestBrowserClient_FocusedSubmitAndCopyPrompt(t *testing.T) {
 	s := newSite(t, sessionSnap("ready"), map[string]pageOptions{"app": {ProjectApp: "demo"}})
 	ctx := newBrowser(t, browserOptions{})
 	open(t, ctx, s.url("app"))
-	clickShadow(t, ctx, "[data-launcher]")
+	browsertest.ClickShadow(t, ctx, "[data-launcher]")
 
 	// Four marks by pointer: a gotmpl-annotated heading, an ERB partial, a
 	// HEEx component and an element that needs an nth-of-type chain.
 	targets := []string{`[data-testid="card-2"] h2`, `[data-testid="erb-card"]`, `[data-testid="heex-button"]`, `.plain span:nth-of-type(2)`}
 	for i, sel := range targets {
-		clickShadow(t, ctx, "[data-mark]")
-		if p := evalJS[string](t, ctx, shadow(`root.querySelector("[data-mark]").getAttribute("aria-pressed")`)); p != "true" {
+		browsertest.ClickShadow(t, ctx, "[data-mark]")
+		if p := browsertest.Eval[string](t, ctx, browsertest.Shadow(`root.querySelector("[data-mark]").getAttribute("aria-pressed")`)); p != "true" {
 			t.Fatalf("Mark element aria-pressed = %s while marking", p)
 		}
-		clicks := evalJS[float64](t, ctx, `window.__pageClicks = 0, document.addEventListener("click", () => window.__pageClicks++), 0`)
-		clickPage(t, ctx, sel)
-		waitJS(t, ctx, shadow(`root.querySelectorAll("[data-marks] li").length === `+jsString(string(rune('1'+i)))+` * 1`))
-		if c := evalJS[float64](t, ctx, `window.__pageClicks`); c != clicks {
+		clicks := browsertest.Eval[float64](t, ctx, `window.__pageClicks = 0, document.addEventListener("click", () => window.__pageClicks++), 0`)
+		browsertest.ClickPage(t, ctx, sel)
+		waitJS(t, ctx, browsertest.Shadow(`root.querySelectorAll("[data-marks] li").length === `+browsertest.JSString(string(rune('1'+i)))+` * 1`))
+		if c := browsertest.Eval[float64](t, ctx, `window.__pageClicks`); c != clicks {
 			t.Errorf("the marking click reached the page (%v clicks)", c)
 		}
-		if f := activeInTaskbar(t, ctx); f != "data-prompt" {
+		if f := browsertest.Focused(t, ctx); f != "data-prompt" {
 			t.Errorf("focus after marking = %s, want the instruction", f)
 		}
 	}
-	labels := evalJS[[]string](t, ctx, shadow(`Array.from(root.querySelectorAll("[data-marks] li .pi-mark-label"), (e) => e.textContent)`))
+	labels := browsertest.Eval[[]string](t, ctx, browsertest.Shadow(`Array.from(root.querySelectorAll("[data-marks] li .pi-mark-label"), (e) => e.textContent)`))
 	wantLabels := []string{`1. [data-testid="card-2"] > h2`, `2. [data-testid="erb-card"]`, `3. [data-testid="heex-button"]`}
 	for i, w := range wantLabels {
 		if labels[i] != w {
@@ -92,22 +93,22 @@ func TestBrowserClient_FocusedSubmitAndCopyPrompt(t *testing.T) {
 	}
 	// The chain selector names exactly the clicked element.
 	chain := strings.TrimPrefix(labels[3], "4. ")
-	if ok := evalJS[bool](t, ctx, `document.querySelectorAll(`+jsString(chain)+`).length === 1 && document.querySelector(`+jsString(chain)+`) === document.querySelector(".plain span:nth-of-type(2)")`); !ok || !strings.Contains(chain, "nth-of-type(2)") {
+	if ok := browsertest.Eval[bool](t, ctx, `document.querySelectorAll(`+browsertest.JSString(chain)+`).length === 1 && document.querySelector(`+browsertest.JSString(chain)+`) === document.querySelector(".plain span:nth-of-type(2)")`); !ok || !strings.Contains(chain, "nth-of-type(2)") {
 		t.Errorf("chain selector %q does not name the element uniquely", chain)
 	}
-	if scope := evalJS[string](t, ctx, shadow(`root.querySelector("[data-scope]").textContent`)); scope != "4 marked elements" {
+	if scope := browsertest.Eval[string](t, ctx, browsertest.Shadow(`root.querySelector("[data-scope]").textContent`)); scope != "4 marked elements" {
 		t.Errorf("scope = %q", scope)
 	}
-	if n := evalJS[float64](t, ctx, shadow(`root.querySelectorAll(".pi-outline-mark").length`)); n != 4 {
+	if n := browsertest.Eval[float64](t, ctx, browsertest.Shadow(`root.querySelectorAll(".pi-outline-mark").length`)); n != 4 {
 		t.Errorf("%v mark outlines drawn, want 4", n)
 	}
 
 	// Copy prompt builds the same bytes as the server's envelope.
-	typeText(t, ctx, "Align the <marked> cards & buttons.")
-	doJS(t, ctx, `Object.defineProperty(navigator, "clipboard", {configurable: true, value: {writeText: async (text) => { window.__copied = text; }}})`)
-	clickShadow(t, ctx, "[data-copy]")
+	browsertest.Key(t, ctx, "Align the <marked> cards & buttons.")
+	browsertest.Do(t, ctx, `Object.defineProperty(navigator, "clipboard", {configurable: true, value: {writeText: async (text) => { window.__copied = text; }}})`)
+	browsertest.ClickShadow(t, ctx, "[data-copy]")
 	waitJS(t, ctx, `typeof window.__copied === "string"`)
-	copied := evalJS[string](t, ctx, `window.__copied`)
+	copied := browsertest.Eval[string](t, ctx, `window.__copied`)
 	const begin, end = "\n\n--- BEGIN UNTRUSTED BROWSER CONTEXT ---\n", "\n--- END UNTRUSTED BROWSER CONTEXT ---"
 	prompt, rest, ok := strings.Cut(copied, begin)
 	if !ok || !strings.HasSuffix(rest, end) {
@@ -124,13 +125,13 @@ func TestBrowserClient_FocusedSubmitAndCopyPrompt(t *testing.T) {
 	if !strings.Contains(copied, `\u003cmarked\u003e`) && !strings.Contains(copied, "Align the <marked> cards & buttons.") {
 		t.Error("envelope lost the instruction")
 	}
-	waitJS(t, ctx, shadow(`root.querySelector("[data-copy]").textContent === "Copied"`))
+	waitJS(t, ctx, browsertest.Shadow(`root.querySelector("[data-copy]").textContent === "Copied"`))
 	if n := len(s.api.recorded("POST", "/tasks")); n != 0 {
 		t.Fatalf("Copy prompt submitted %d tasks", n)
 	}
 
 	// Submit: the context carries all four focus points with their hints.
-	clickShadow(t, ctx, "[data-run]")
+	browsertest.ClickShadow(t, ctx, "[data-run]")
 	task, ctxMap := submitted(t, s)
 	if task.Context.FocusPoints() != 4 {
 		t.Fatalf("focus points = %d, want 4", task.Context.FocusPoints())
@@ -145,7 +146,7 @@ func TestBrowserClient_FocusedSubmitAndCopyPrompt(t *testing.T) {
 		Subtree   map[string]any   `json:"subtree"`
 	}
 	raw, _ := json.Marshal(ctxMap["focus_points"])
-	must(t, json.Unmarshal(raw, &points))
+	browsertest.Must(t, json.Unmarshal(raw, &points))
 	wantSources := []sourceHint{
 		{Status: "available", References: []sourceRef{{Role: "template", Path: "examples/app/templates/cards.html", Precision: "template"}}},
 		{Status: "available", References: []sourceRef{{Role: "template", Path: "app/views/cards/_card.html.erb", Precision: "template"}}},
@@ -172,18 +173,18 @@ func TestBrowserClient_FocusedSubmitAndCopyPrompt(t *testing.T) {
 
 	// Removing a mark moves focus to the next remove control; clearing to Mark element.
 	s.api.set(sessionSnap("ready"))
-	doJS(t, ctx, `document.dispatchEvent(new Event("visibilitychange"))`)
-	waitJS(t, ctx, shadow(`!root.querySelector("[data-mark]").disabled`))
-	clickShadow(t, ctx, `[data-marks] li:nth-child(2) button`)
-	focused := evalJS[string](t, ctx, shadow(`root.activeElement && root.activeElement.getAttribute("aria-label")`))
+	browsertest.Do(t, ctx, `document.dispatchEvent(new Event("visibilitychange"))`)
+	waitJS(t, ctx, browsertest.Shadow(`!root.querySelector("[data-mark]").disabled`))
+	browsertest.ClickShadow(t, ctx, `[data-marks] li:nth-child(2) button`)
+	focused := browsertest.Eval[string](t, ctx, browsertest.Shadow(`root.activeElement && root.activeElement.getAttribute("aria-label")`))
 	if !strings.HasPrefix(focused, "Remove mark 2: [data-testid=\"heex-button\"]") {
 		t.Errorf("focus after removing mark 2 = %q", focused)
 	}
-	clickShadow(t, ctx, "[data-clear]")
-	if f := activeInTaskbar(t, ctx); f != "data-mark" {
+	browsertest.ClickShadow(t, ctx, "[data-clear]")
+	if f := browsertest.Focused(t, ctx); f != "data-mark" {
 		t.Errorf("focus after clear = %s, want Mark element", f)
 	}
-	if scope := evalJS[string](t, ctx, shadow(`root.querySelector("[data-scope]").textContent`)); scope != "Whole page" {
+	if scope := browsertest.Eval[string](t, ctx, browsertest.Shadow(`root.querySelector("[data-scope]").textContent`)); scope != "Whole page" {
 		t.Errorf("scope after clear = %q", scope)
 	}
 }
@@ -208,18 +209,18 @@ func TestBrowserClient_EnvelopeMatchesGoldens(t *testing.T) {
 				Expected       string `json:"expected"`
 			}
 			data, err := os.ReadFile(path)
-			must(t, err)
-			must(t, json.Unmarshal(data, &g))
+			browsertest.Must(t, err)
+			browsertest.Must(t, json.Unmarshal(data, &g))
 			fixture, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(g.ContextFixture)))
-			must(t, err)
-			got := evalJS[string](t, ctx, `PiBrowserTaskbar.envelope(`+jsString(g.Instruction)+`, `+string(fixture)+`)`)
+			browsertest.Must(t, err)
+			got := browsertest.Eval[string](t, ctx, `PiBrowserTaskbar.envelope(`+browsertest.JSString(g.Instruction)+`, `+string(fixture)+`)`)
 			if got != g.Expected {
 				t.Errorf("envelope differs from golden:\ngot:  %q\nwant: %q", got, g.Expected)
 			}
 		})
 	}
 	// U+2028/2029 never survive normalization, and the escape set is exactly <>&.
-	got := evalJS[string](t, ctx, `PiBrowserTaskbar.canonicalJSON({b: "<>&'\"\\/é", a: [1, null, true]})`)
+	got := browsertest.Eval[string](t, ctx, `PiBrowserTaskbar.canonicalJSON({b: "<>&'\"\\/é", a: [1, null, true]})`)
 	if want := `{"a":[1,null,true],"b":"<>&'\"\\/é"}`; got != want {
 		t.Errorf("canonicalJSON = %s, want %s", got, want)
 	}

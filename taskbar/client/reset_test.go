@@ -5,6 +5,8 @@ package client_test
 import (
 	"net/http"
 	"testing"
+
+	"github.com/pikit-dev/pikit/internal/browsertest"
 )
 
 func TestBrowserClient_SessionReset(t *testing.T) {
@@ -32,25 +34,25 @@ func TestBrowserClient_SessionReset(t *testing.T) {
 			s.api.onReset = tt.onReset
 			ctx := newBrowser(t, browserOptions{})
 			open(t, ctx, s.url("plain"))
-			clickShadow(t, ctx, "[data-launcher]")
+			browsertest.ClickShadow(t, ctx, "[data-launcher]")
 
 			// Asked first; Escape keeps the session and returns to the control.
-			clickShadow(t, ctx, "[data-reset]")
-			waitJS(t, ctx, shadow(`!root.querySelector("[data-reset-confirm]").hidden`))
-			press(t, ctx, "\u001b")
-			if f := evalJS[bool](t, ctx, shadow(`root.activeElement === root.querySelector("[data-reset]") && root.querySelector("[data-reset-confirm]").hidden && !root.querySelector("[data-panel]").hidden`)); !f {
+			browsertest.ClickShadow(t, ctx, "[data-reset]")
+			waitJS(t, ctx, browsertest.Shadow(`!root.querySelector("[data-reset-confirm]").hidden`))
+			browsertest.Key(t, ctx, "\u001b")
+			if f := browsertest.Eval[bool](t, ctx, browsertest.Shadow(`root.activeElement === root.querySelector("[data-reset]") && root.querySelector("[data-reset-confirm]").hidden && !root.querySelector("[data-panel]").hidden`)); !f {
 				t.Fatal("Escape did not cancel the confirmation back to New session")
 			}
 			if n := len(s.api.recorded("POST", "/session/reset")); n != 0 {
 				t.Fatalf("cancelled reset sent %d requests", n)
 			}
 
-			clickShadow(t, ctx, "[data-reset]")
-			clickShadow(t, ctx, "[data-reset-yes]")
+			browsertest.ClickShadow(t, ctx, "[data-reset]")
+			browsertest.ClickShadow(t, ctx, "[data-reset-yes]")
 			waitUntil(t, "POST /session/reset", func() bool { return len(s.api.recorded("POST", "/session/reset")) == 1 })
-			waitJS(t, ctx, shadow(`root.querySelector("[data-status-text]").textContent === `+jsString(tt.status)))
+			waitJS(t, ctx, browsertest.Shadow(`root.querySelector("[data-status-text]").textContent === `+browsertest.JSString(tt.status)))
 			if tt.error != "" {
-				waitJS(t, ctx, shadow(`root.querySelector("[data-error]").textContent === `+jsString(tt.error)))
+				waitJS(t, ctx, browsertest.Shadow(`root.querySelector("[data-error]").textContent === `+browsertest.JSString(tt.error)))
 				waitUntil(t, "reconciling read", func() bool {
 					posts := s.api.recorded("POST", "/session/reset")
 					for _, g := range s.api.recorded("GET", "/state") {
@@ -60,7 +62,7 @@ func TestBrowserClient_SessionReset(t *testing.T) {
 					}
 					return false
 				})
-			} else if out := evalJS[bool](t, ctx, shadow(`root.querySelector("[data-output]").hidden`)); !out {
+			} else if out := browsertest.Eval[bool](t, ctx, browsertest.Shadow(`root.querySelector("[data-output]").hidden`)); !out {
 				t.Error("task feedback kept after an accepted reset")
 			}
 			if r := s.api.recorded("POST", "/session/reset"); len(r) != 1 || r[0].CSRF != csrfToken {
@@ -72,7 +74,7 @@ func TestBrowserClient_SessionReset(t *testing.T) {
 	s := newSite(t, taskSnap("running", "Pi is working", ""), map[string]pageOptions{"plain": {}})
 	ctx := newBrowser(t, browserOptions{})
 	open(t, ctx, s.url("plain"))
-	if !evalJS[bool](t, ctx, shadow(`root.querySelector("[data-reset]").disabled`)) {
+	if !browsertest.Eval[bool](t, ctx, browsertest.Shadow(`root.querySelector("[data-reset]").disabled`)) {
 		t.Error("New session is enabled while Pi is working")
 	}
 }

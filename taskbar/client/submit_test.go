@@ -11,15 +11,16 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/pikit-dev/pikit/internal/browsertest"
 	"github.com/pikit-dev/pikit/taskbar/contract"
 )
 
 func TestBrowserClient_States(t *testing.T) {
 	s := newSite(t, sessionSnap("starting"), map[string]pageOptions{"plain": {}})
 	ctx := newBrowser(t, browserOptions{})
-	must(t, chromedpNavigate(ctx, s.url("plain")))
-	waitJS(t, ctx, shadow(`root.querySelector("[data-status-text]").textContent === "Connecting"`))
-	doJS(t, ctx, shadow(`root.querySelector("[data-launcher]").click()`))
+	browsertest.Must(t, chromedpNavigate(ctx, s.url("plain")))
+	waitJS(t, ctx, browsertest.Shadow(`root.querySelector("[data-status-text]").textContent === "Connecting"`))
+	browsertest.Do(t, ctx, browsertest.Shadow(`root.querySelector("[data-launcher]").click()`))
 
 	truncated := taskSnap("completed", "Task completed", "…newest output")
 	truncated.Task.OutputTruncated = true
@@ -61,17 +62,17 @@ func TestBrowserClient_States(t *testing.T) {
 			activity: "Check that Pi is installed and authenticated", error: "Pi could not be restarted", runText: "Run with Pi"},
 	}
 	// A prompt so Run's enabled state depends only on the session.
-	doJS(t, ctx, shadow(`(() => { const p = root.querySelector("[data-prompt]"); p.value = "Do it"; p.dispatchEvent(new Event("input")); })()`))
+	browsertest.Do(t, ctx, browsertest.Shadow(`(() => { const p = root.querySelector("[data-prompt]"); p.value = "Do it"; p.dispatchEvent(new Event("input")); })()`))
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			s.api.set(tt.snap)
-			doJS(t, ctx, `document.dispatchEvent(new Event("visibilitychange"))`)
-			waitJS(t, ctx, shadow(`root.querySelector("[data-status]").dataset.state === `+jsString(tt.state)))
+			browsertest.Do(t, ctx, `document.dispatchEvent(new Event("visibilitychange"))`)
+			waitJS(t, ctx, browsertest.Shadow(`root.querySelector("[data-status]").dataset.state === `+browsertest.JSString(tt.state)))
 			type view struct {
 				Text, State, HostState, Activity, Error, Run, Launcher string
 				RunEnabled, PromptOff, Warning, TruncNote              bool
 			}
-			got := evalJS[view](t, ctx, shadow(`(() => {
+			got := browsertest.Eval[view](t, ctx, browsertest.Shadow(`(() => {
 				const q = (s) => root.querySelector(s);
 				const shown = (s) => !q(s).hidden;
 				return {Text: q("[data-status-text]").textContent, State: q("[data-status]").dataset.state,
@@ -89,7 +90,7 @@ func TestBrowserClient_States(t *testing.T) {
 				t.Errorf("view mismatch (-want +got):\n%s", diff)
 			}
 			if tt.announce != "" {
-				waitJS(t, ctx, shadow(`root.querySelector("[aria-live]").textContent === `+jsString(tt.announce)))
+				waitJS(t, ctx, browsertest.Shadow(`root.querySelector("[aria-live]").textContent === `+browsertest.JSString(tt.announce)))
 			}
 		})
 	}
@@ -143,9 +144,9 @@ func TestBrowserClient_WholePageSubmit(t *testing.T) {
 	s := newSite(t, sessionSnap("ready"), map[string]pageOptions{"app": {}})
 	ctx := newBrowser(t, browserOptions{})
 	open(t, ctx, s.url("app")+"?page=2&filter=x&page=3")
-	clickShadow(t, ctx, "[data-launcher]")
-	typeText(t, ctx, "  Fix the <cards> & co.\rSecond line  ")
-	clickShadow(t, ctx, "[data-run]")
+	browsertest.ClickShadow(t, ctx, "[data-launcher]")
+	browsertest.Key(t, ctx, "  Fix the <cards> & co.\rSecond line  ")
+	browsertest.ClickShadow(t, ctx, "[data-run]")
 
 	task, ctxMap := submitted(t, s)
 	if task.Prompt != "Fix the <cards> & co.\nSecond line" {
@@ -185,10 +186,10 @@ func TestBrowserClient_WholePageSubmit(t *testing.T) {
 	}
 
 	// The POST response is rendered, then polling converges on completion.
-	waitJS(t, ctx, shadow(`root.querySelector("[data-status-text]").textContent === "Working"`))
+	waitJS(t, ctx, browsertest.Shadow(`root.querySelector("[data-status-text]").textContent === "Working"`))
 	done := taskSnap("completed", "Task completed", "Implemented the whole-page request.")
 	s.api.set(done)
-	waitJS(t, ctx, shadow(`root.querySelector("[data-status-text]").textContent === "Finished" && root.querySelector("[data-output]").textContent === "Implemented the whole-page request."`))
+	waitJS(t, ctx, browsertest.Shadow(`root.querySelector("[data-status-text]").textContent === "Finished" && root.querySelector("[data-output]").textContent === "Implemented the whole-page request."`))
 	if n := len(s.api.recorded("POST", "/tasks")); n != 1 {
 		t.Fatalf("POST /tasks sent %d times", n)
 	}
@@ -204,14 +205,14 @@ func TestBrowserClient_BoundsOnLargePage(t *testing.T) {
 		s.api.requests = nil
 		s.api.mu.Unlock()
 		s.api.set(sessionSnap("ready"))
-		doJS(t, ctx, `document.dispatchEvent(new Event("visibilitychange"))`)
-		waitJS(t, ctx, shadow(`root.querySelector("[data-status-text]").textContent === "Ready"`))
+		browsertest.Do(t, ctx, `document.dispatchEvent(new Event("visibilitychange"))`)
+		waitJS(t, ctx, browsertest.Shadow(`root.querySelector("[data-status-text]").textContent === "Ready"`))
 		var sel []string
 		for _, m := range marks {
-			sel = append(sel, jsString(m))
+			sel = append(sel, browsertest.JSString(m))
 		}
 		// Capture through the same function the submit path uses.
-		timed := evalJS[[]any](t, ctx, `(() => { const t0 = performance.now(); const c = JSON.stringify(PiBrowserTaskbar.captureContext([`+strings.Join(sel, ",")+`].map((s) => document.querySelector(s)))); return [c, performance.now() - t0]; })()`)
+		timed := browsertest.Eval[[]any](t, ctx, `(() => { const t0 = performance.now(); const c = JSON.stringify(PiBrowserTaskbar.captureContext([`+strings.Join(sel, ",")+`].map((s) => document.querySelector(s)))); return [c, performance.now() - t0]; })()`)
 		ctxJSON := timed[0].(string)
 		t.Logf("capture with %d marks on a 2,455-element page: %.0f ms, %d bytes", len(marks), timed[1], len(ctxJSON))
 		body, _ := json.Marshal(map[string]any{"prompt": "Summarize.", "context": json.RawMessage(ctxJSON)})
@@ -227,7 +228,7 @@ func TestBrowserClient_BoundsOnLargePage(t *testing.T) {
 			FocusPoints []json.RawMessage `json:"focus_points"`
 			Snapshot    json.RawMessage   `json:"snapshot"`
 		}
-		must(t, json.Unmarshal([]byte(ctxJSON), &c))
+		browsertest.Must(t, json.Unmarshal([]byte(ctxJSON), &c))
 		got, _ := json.Marshal(c.Truncation)
 		want := `[{"reasons":["bytes","nodes","string"],"section":"page"}]`
 		if len(marks) > 0 {
@@ -247,9 +248,9 @@ func TestBrowserClient_BoundsOnLargePage(t *testing.T) {
 		}
 	}
 	// Submitting a whole-page task on this page is accepted too.
-	clickShadow(t, ctx, "[data-launcher]")
-	typeText(t, ctx, "Summarize.")
-	clickShadow(t, ctx, "[data-run]")
+	browsertest.ClickShadow(t, ctx, "[data-launcher]")
+	browsertest.Key(t, ctx, "Summarize.")
+	browsertest.ClickShadow(t, ctx, "[data-run]")
 	submitted(t, s)
 }
 
@@ -263,11 +264,11 @@ func TestBrowserClient_ExactlyOnceMutations(t *testing.T) {
 		}
 		ctx := newBrowser(t, browserOptions{})
 		open(t, ctx, s.url("plain"))
-		clickShadow(t, ctx, "[data-launcher]")
-		typeText(t, ctx, "Do the thing")
+		browsertest.ClickShadow(t, ctx, "[data-launcher]")
+		browsertest.Key(t, ctx, "Do the thing")
 		reads := len(s.api.recorded("GET", "/state"))
-		clickShadow(t, ctx, "[data-run]")
-		waitJS(t, ctx, shadow(`root.querySelector("[data-status-text]").textContent === "Working" && root.querySelector("[data-error]").textContent.includes("uncertain")`))
+		browsertest.ClickShadow(t, ctx, "[data-run]")
+		waitJS(t, ctx, browsertest.Shadow(`root.querySelector("[data-status-text]").textContent === "Working" && root.querySelector("[data-error]").textContent.includes("uncertain")`))
 		if got := len(s.api.recorded("GET", "/state")); got <= reads {
 			t.Fatal("no GET /state reconciled the ambiguous POST")
 		}
@@ -276,7 +277,7 @@ func TestBrowserClient_ExactlyOnceMutations(t *testing.T) {
 		if n := len(s.api.recorded("POST", "/tasks")); n != 1 {
 			t.Fatalf("POST /tasks sent %d times, want exactly once", n)
 		}
-		if txt := evalJS[string](t, ctx, shadow(`root.querySelector("[data-error]").textContent`)); txt != "The request result was uncertain; current project state was reconciled." {
+		if txt := browsertest.Eval[string](t, ctx, browsertest.Shadow(`root.querySelector("[data-error]").textContent`)); txt != "The request result was uncertain; current project state was reconciled." {
 			t.Errorf("error = %q", txt)
 		}
 	})
@@ -289,16 +290,16 @@ func TestBrowserClient_ExactlyOnceMutations(t *testing.T) {
 		}
 		ctx := newBrowser(t, browserOptions{})
 		open(t, ctx, s.url("plain"))
-		clickShadow(t, ctx, "[data-launcher]")
-		typeText(t, ctx, "Do the thing")
-		clickShadow(t, ctx, "[data-run]")
-		waitJS(t, ctx, shadow(`root.querySelector("[data-status-text]").textContent === "Working"`))
-		waitJS(t, ctx, shadow(`root.querySelector("[data-error]").textContent === "Another Pi task is active."`))
+		browsertest.ClickShadow(t, ctx, "[data-launcher]")
+		browsertest.Key(t, ctx, "Do the thing")
+		browsertest.ClickShadow(t, ctx, "[data-run]")
+		waitJS(t, ctx, browsertest.Shadow(`root.querySelector("[data-status-text]").textContent === "Working"`))
+		waitJS(t, ctx, browsertest.Shadow(`root.querySelector("[data-error]").textContent === "Another Pi task is active."`))
 		if n := len(s.api.recorded("POST", "/tasks")); n != 1 {
 			t.Fatalf("POST /tasks sent %d times", n)
 		}
 		body := string(s.api.recorded("POST", "/tasks")[0].Body)
-		if strings.Contains(evalJS[string](t, ctx, shadow(`root.innerHTML`)), "server text") {
+		if strings.Contains(browsertest.Eval[string](t, ctx, browsertest.Shadow(`root.innerHTML`)), "server text") {
 			t.Error("the client rendered server-supplied message text")
 		}
 		_ = body
@@ -307,10 +308,10 @@ func TestBrowserClient_ExactlyOnceMutations(t *testing.T) {
 		s := newSite(t, taskSnap("running", "Pi is working", ""), map[string]pageOptions{"plain": {}})
 		ctx := newBrowser(t, browserOptions{})
 		open(t, ctx, s.url("plain"))
-		clickShadow(t, ctx, "[data-launcher]")
-		waitJS(t, ctx, shadow(`root.querySelector("[data-run]").textContent === "Stop task"`))
-		clickShadow(t, ctx, "[data-run]")
-		waitJS(t, ctx, shadow(`root.querySelector("[data-run]").textContent === "Stopping…"`))
+		browsertest.ClickShadow(t, ctx, "[data-launcher]")
+		waitJS(t, ctx, browsertest.Shadow(`root.querySelector("[data-run]").textContent === "Stop task"`))
+		browsertest.ClickShadow(t, ctx, "[data-run]")
+		waitJS(t, ctx, browsertest.Shadow(`root.querySelector("[data-run]").textContent === "Stopping…"`))
 		dels := s.api.recorded("DELETE", "")
 		if len(dels) != 1 || dels[0].Path != "/tasks/task%2F1" || dels[0].CSRF != csrfToken {
 			t.Fatalf("DELETE requests = %+v, want one to /tasks/task%%2F1 with the token", dels)
@@ -321,13 +322,13 @@ func TestBrowserClient_ExactlyOnceMutations(t *testing.T) {
 			return 0, nil, true
 		}
 		s.api.set(taskSnap("running", "Pi is working", ""))
-		waitJS(t, ctx, shadow(`root.querySelector("[data-run]").textContent === "Stop task"`))
-		clickShadow(t, ctx, "[data-run]")
-		waitJS(t, ctx, shadow(`root.querySelector("[data-status-text]").textContent === "Stopped"`))
+		waitJS(t, ctx, browsertest.Shadow(`root.querySelector("[data-run]").textContent === "Stop task"`))
+		browsertest.ClickShadow(t, ctx, "[data-run]")
+		waitJS(t, ctx, browsertest.Shadow(`root.querySelector("[data-status-text]").textContent === "Stopped"`))
 		if n := len(s.api.recorded("DELETE", "")); n != 2 {
 			t.Fatalf("DELETE sent %d times in total, want 2 (one per click)", n)
 		}
-		if got := evalJS[bool](t, ctx, shadow(`!root.querySelector("[data-cancel-warning]").hidden`)); !got {
+		if got := browsertest.Eval[bool](t, ctx, browsertest.Shadow(`!root.querySelector("[data-cancel-warning]").hidden`)); !got {
 			t.Error("a stopped task does not keep the no-rollback warning")
 		}
 	})

@@ -8,8 +8,10 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
+	"os/exec"
 
 	"github.com/pikit-dev/pikit/taskbar"
+	"github.com/pikit-dev/pikit/taskbar/broker"
 	"github.com/pikit-dev/pikit/taskbar/client"
 	"github.com/pikit-dev/pikit/taskbar/inject"
 	"github.com/pikit-dev/pikit/taskbar/runtime"
@@ -31,16 +33,18 @@ func annotation(p string) (template.HTML, template.HTML) {
 // a nil or disabled Taskbar is inert.
 type Taskbar struct {
 	handler *taskbar.Handler
-	rt      *runtime.Runtime // owned; nil when Options.Owner was given
+	rt      *runtime.Runtime // owned in-process runtime, or nil
+	bc      *broker.Client   // owned broker client, or nil
 	inject  *inject.Middleware
 	log     *slog.Logger
 }
 
-// Mount resolves the configuration, starts the Pi owner, and registers the
-// taskbar API and assets on mux below the mount base. A disabled
-// configuration mounts nothing and returns an inert Taskbar. It returns a
-// *taskbar.ConfigError naming a malformed setting. The caller must call
-// [Taskbar.Close].
+// Mount resolves the configuration, picks the Pi owner (Options.Owner, else
+// the project broker, else an in-process runtime; see [Options]), and
+// registers the taskbar API and assets on mux below the mount base. A
+// disabled configuration mounts nothing and returns an inert Taskbar. It
+// returns a *taskbar.ConfigError naming a malformed setting. The caller
+// must call [Taskbar.Close].
 func Mount(ctx context.Context, mux *http.ServeMux, opts *Options) (*Taskbar, error) {
 	var o Options
 	if opts != nil {
@@ -63,6 +67,12 @@ func Mount(ctx context.Context, mux *http.ServeMux, opts *Options) (*Taskbar, er
 	}
 	t := &Taskbar{log: log}
 	owner := o.Owner
+	if owner == nil && !o.InProcess {
+		if bo, ok := brokerOptions(&o, s, log); ok {
+			t.bc = broker.NewClient(bo)
+			owner = t.bc
+		}
+	}
 	if owner == nil {
 		t.rt = runtime.New(&runtime.Options{
 			Executable:  s.Executable,
@@ -113,9 +123,11 @@ func (t *Taskbar) Middleware(h http.Handler) http.Handler {
 
 // Snippet returns the bootstrap markup for one page (client.Markup with a
 // CSRF token bound to the request's cookie, set on w when missing), or nil
-// when inert.
+// when inert or when the client fails the taskbar's access check
+// ([taskbar.Handler.Allowed]): a refused client gets neither markup nor a
+// cookie, and its page is served untouched.
 func (t *Taskbar) Snippet(w http.ResponseWriter, r *http.Request) []byte {
-	if t == nil || t.handler == nil {
+	if t == nil || t.handler == nil || !t.handler.Allowed(r) {
 		return nil
 	}
 	m, err := client.Markup(client.Bootstrap{
@@ -130,11 +142,53 @@ func (t *Taskbar) Snippet(w http.ResponseWriter, r *http.Request) []byte {
 	return []byte(m)
 }
 
-// Close stops the Pi owner this Taskbar started (its Pi process group
-// included). It is idempotent and a no-op when inert.
+// brokerOptions completes o.Broker for settings s (see [Options.Broker]).
+// It reports false when no broker launcher can be found.
+func brokerOptions(o *Options, s taskbar.Settings, log *slog.Logger) (*broker.ClientOptions, bool) {
+	var bo broker.ClientOptions
+	if o.Broker != nil {
+		bo = *o.Broker
+	}
+	if bo.ProjectRoot == "" {
+		bo.ProjectRoot = s.ProjectRoot
+	}
+	if bo.Executable == "" {
+		bo.Executable = s.Executable
+	}
+	if bo.TaskTimeout == 0 {
+		bo.TaskTimeout = s.TaskTimeout
+	}
+	if bo.Getenv == nil {
+		bo.Getenv = os.Getenv
+	}
+	if bo.Logger == nil {
+		bo.Logger = log
+	}
+	if len(bo.Command) == 0 && !o.SelfBroker {
+		pikit, err := exec.LookPath("pikit")
+		if err != nil {
+			log.Warn("taskbar host: no broker launcher (set SelfBroker or put pikit on PATH); Pi runs in this process")
+			return nil, false
+		}
+		bo.Command = []string{pikit, "taskbar", "broker"}
+	}
+	return &bo, true
+}
+
+// Close releases the Pi owner this Taskbar created: an in-process runtime
+// is stopped with its Pi process group; a broker client is closed, leaving
+// the broker and Pi running for the next host process. An Owner passed in
+// [Options] is the caller's to close. Close is idempotent and a no-op when
+// inert.
 func (t *Taskbar) Close(ctx context.Context) error {
-	if t == nil || t.rt == nil {
+	if t == nil {
 		return nil
 	}
-	return t.rt.Close(ctx)
+	if t.bc != nil {
+		t.bc.Close()
+	}
+	if t.rt != nil {
+		return t.rt.Close(ctx)
+	}
+	return nil
 }

@@ -24,6 +24,26 @@
 //	defer tb.Close(context.Background())
 //	srv := &http.Server{Handler: tb.Middleware(mux), ...}
 //
+// # Who owns Pi
+//
+// The host process is disposable (hot reload restarts it); the broker and
+// Pi are not (DESIGN.md). So with a nil [Options.Owner], Mount talks to the
+// project broker through a [broker.Client] and [Taskbar.Close] leaves the
+// broker, Pi and a running task alone: the next host process finds them.
+// The broker is spawned on demand from the host binary itself when its main
+// calls [broker.Dispatch] and says so ([Options.SelfBroker]), else from
+// `pikit taskbar broker` on PATH; with neither, Pi runs in-process.
+// [Options.InProcess] asks for the in-process runtime outright: `pikit
+// demo` and `pikit taskbar proxy` use it so that Ctrl-C stops Pi too.
+//
+//	func main() {
+//		if ran, err := broker.Dispatch(ctx, os.Args[1:], os.Getenv); ran { … }
+//		…
+//		tb, err := host.Mount(ctx, mux, &host.Options{SelfBroker: true})
+//
+// A page request that fails the taskbar's access check
+// ([taskbar.Handler.Allowed]) gets no bootstrap and no CSRF cookie.
+//
 // # Templates
 //
 // [ParseFS] parses template files like template.ParseFS and wraps each

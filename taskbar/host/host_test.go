@@ -7,19 +7,20 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"strconv"
 	"strings"
 	"testing"
 	"testing/fstest"
 	"time"
 
-	"github.com/pikit-dev/pikit/internal/leakcheck"
 	"github.com/pikit-dev/pikit/taskbar"
 	"github.com/pikit-dev/pikit/taskbar/host"
+	"github.com/pikit-dev/pikit/taskbar/internal/tbtest"
 )
 
-func TestMain(m *testing.M) { os.Exit(leakcheck.Run(m)) }
+// TestMain lets this binary stand in for the project broker (tbtest.EnvBroker)
+// and fails the run when goroutines outlive the tests.
+func TestMain(m *testing.M) { tbtest.Main(m) }
 
 func TestAnnotate(t *testing.T) {
 	tests := []struct {
@@ -112,8 +113,9 @@ func TestMount(t *testing.T) {
 	})
 	enabled := true
 	tb, err := host.Mount(t.Context(), mux, &host.Options{
-		Config: taskbar.Config{Enabled: &enabled, ProjectRoot: t.TempDir(), Executable: "/nonexistent/pi"},
-		Getenv: func(string) (string, bool) { return "", false },
+		Config:    taskbar.Config{Enabled: &enabled, ProjectRoot: t.TempDir(), Executable: "/nonexistent/pi"},
+		Getenv:    func(string) (string, bool) { return "", false },
+		InProcess: true,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -266,4 +268,53 @@ func FuzzAnnotate(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestMount_RefusedClientGetsNoBootstrap: a client the taskbar API would
+// refuse (a remote peer, or a loopback peer naming a foreign host, as in DNS
+// rebinding) gets the app's page untouched: no bootstrap, no CSRF cookie.
+func TestMount_RefusedClientGetsNoBootstrap(t *testing.T) {
+	mux := http.NewServeMux()
+	const page = "<!doctype html><html><body><p>app</p></body></html>"
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		io.WriteString(w, page)
+	})
+	enabled := true
+	tb, err := host.Mount(t.Context(), mux, &host.Options{
+		Config:    taskbar.Config{Enabled: &enabled, ProjectRoot: t.TempDir(), Executable: "/nonexistent/pi"},
+		Getenv:    func(string) (string, bool) { return "", false },
+		InProcess: true,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tb.Close(context.Background())
+	h := tb.Middleware(mux)
+	for _, tc := range []struct {
+		name, host, peer string
+		inject           bool
+	}{
+		{"loopback", "127.0.0.1:8080", "127.0.0.1:5555", true},
+		{"remote peer", "127.0.0.1:8080", "192.0.2.9:5555", false},
+		{"foreign host on loopback", "attacker.example:8080", "127.0.0.1:5555", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rec := httptest.NewRecorder()
+			req := httptest.NewRequest("GET", "/", nil)
+			req.Host, req.RemoteAddr = tc.host, tc.peer
+			h.ServeHTTP(rec, req)
+			injected := strings.Contains(rec.Body.String(), "pi-browser-taskbar-bootstrap")
+			cookie := rec.Header().Get("Set-Cookie") != ""
+			if !host.Enabled {
+				tc.inject = false
+			}
+			if injected != tc.inject || cookie != tc.inject {
+				t.Errorf("injected %v, cookie %v; want %v", injected, cookie, tc.inject)
+			}
+			if !tc.inject && rec.Body.String() != page {
+				t.Errorf("refused client's page changed: %q", rec.Body.String())
+			}
+		})
+	}
 }

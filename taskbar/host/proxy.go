@@ -20,7 +20,9 @@ type ProxyOptions struct {
 	// (loopback).
 	Listen string
 	// Taskbar configures the taskbar as for [Mount]; its project root
-	// defaults to the current directory.
+	// defaults to the current directory. Unless it names an Owner or Broker
+	// options, Pi runs in-process: the proxy is not restarted by hot
+	// reload, and stopping it stops Pi.
 	Taskbar Options
 	// Out receives the messages for the user (the URL to open). Nil
 	// discards.
@@ -49,7 +51,12 @@ func RunProxy(ctx context.Context, o *ProxyOptions) error {
 	if listen == "" {
 		listen = proxy.DefaultListen
 	}
-	tb, err := Mount(ctx, http.NewServeMux(), &o.Taskbar)
+	topts := o.Taskbar
+	if topts.Owner == nil && topts.Broker == nil {
+		// The proxy is not hot-reloaded, and its Ctrl-C must stop Pi.
+		topts.InProcess = true
+	}
+	tb, err := Mount(ctx, http.NewServeMux(), &topts)
 	if err != nil {
 		return err
 	}

@@ -66,6 +66,13 @@ type Options struct {
 	// [inject.Middleware.Snippet]). Nil injects nothing.
 	Snippet func(w http.ResponseWriter, r *http.Request) []byte
 
+	// Allowed, if set, decides per page request whether Snippet is called
+	// at all: a refused client (for the taskbar, one failing
+	// [github.com/pikit-dev/pikit/taskbar.Handler.Allowed]) gets the
+	// upstream page untouched, with no bootstrap and no CSRF cookie. Nil
+	// calls Snippet for every page. (The host's Snippet checks this too.)
+	Allowed func(r *http.Request) bool
+
 	// Transport reaches the upstream. Nil means a clone of
 	// http.DefaultTransport (proxy settings from the environment are
 	// ignored: the upstream is local).
@@ -127,8 +134,16 @@ func New(opts *Options) (*Proxy, error) {
 		ErrorLog:       slog.NewLogLogger(log.Handler(), slog.LevelDebug),
 	}
 	p.pages = rp
-	if opts.Snippet != nil {
-		p.pages = (&inject.Middleware{Snippet: opts.Snippet}).Handler(rp)
+	if snip := opts.Snippet; snip != nil {
+		if allowed := opts.Allowed; allowed != nil {
+			snip = func(w http.ResponseWriter, r *http.Request) []byte {
+				if !allowed(r) {
+					return nil
+				}
+				return opts.Snippet(w, r)
+			}
+		}
+		p.pages = (&inject.Middleware{Snippet: snip}).Handler(rp)
 	}
 	return p, nil
 }

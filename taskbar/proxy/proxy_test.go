@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"os"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -350,5 +351,40 @@ func TestServe_ShutdownEndsUpgrades(t *testing.T) {
 	}
 	if dctx.Err() != nil {
 		t.Fatal("the relay was not closed by shutdown")
+	}
+}
+
+// TestProxy_AllowedGatesSnippet: a page request Allowed refuses is passed
+// through untouched and Snippet is never called for it (so no CSRF cookie
+// is set); an allowed one gets the snippet.
+func TestProxy_AllowedGatesSnippet(t *testing.T) {
+	up := upstream(t, nil)
+	u, _ := url.Parse(up.URL)
+	var calls atomic.Int32
+	p, err := proxy.New(&proxy.Options{
+		Upstream: u, Mount: mount, Taskbar: http.NotFoundHandler(),
+		Snippet: func(w http.ResponseWriter, r *http.Request) []byte {
+			calls.Add(1)
+			w.Header().Add("Set-Cookie", "csrf=x")
+			return []byte(snip)
+		},
+		Allowed: func(r *http.Request) bool { return !strings.HasPrefix(r.Host, "refused.") },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		host   string
+		inject bool
+	}{{"127.0.0.1", true}, {"refused.example", false}} {
+		rec := httptest.NewRecorder()
+		req := httptest.NewRequest("GET", "/page", nil)
+		req.Host = tc.host
+		before := calls.Load()
+		p.ServeHTTP(rec, req)
+		injected := strings.Contains(rec.Body.String(), snip)
+		if injected != tc.inject || (rec.Header().Get("Set-Cookie") != "") != tc.inject || (calls.Load() > before) != tc.inject {
+			t.Errorf("host %s: injected %v, header %v, snippet calls %d; want inject %v", tc.host, injected, rec.Header(), calls.Load()-before, tc.inject)
+		}
 	}
 }

@@ -9,7 +9,10 @@
 // The session is starting until a correlated get_state gives a non-empty
 // sessionId and a model, then ready; busy while a task runs or is being
 // cancelled; resetting during a session switch; unavailable when Pi is
-// missing or could not be (re)started in 3 attempts. One task is retained
+// missing or could not be (re)started in 3 attempts. A missing executable
+// is looked up again every [ReprobeInterval] (no process is spawned until it
+// exists), so installing Pi while the host runs makes the session start;
+// the other causes stay unavailable. One task is retained
 // (the latest); it survives replacement as terminal evidence and a reset
 // clears it.
 //

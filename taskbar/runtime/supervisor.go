@@ -17,7 +17,9 @@ func (r *Runtime) supervise() {
 	for {
 		p := r.startup(r.o.StartupAttempts, false)
 		if p == nil {
-			r.idle()
+			if r.awaitExecutable() { // idle, or Pi was installed meanwhile
+				continue
+			}
 			return
 		}
 		if !r.serve(p) {

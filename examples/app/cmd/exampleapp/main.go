@@ -5,6 +5,11 @@
 // PI_BROWSER_TASKBAR_EXECUTABLE) with your own provider; built without the
 // tag it is the plain app.
 //
+// Pi lives in the project broker, which this binary serves itself: main
+// calls [broker.Dispatch] first, and Mount is told so (SelfBroker). A
+// restart of the app (hot reload) keeps Pi, the conversation and a running
+// task; the broker exits 300 s after the last app process went away.
+//
 //	go run -tags pitaskbar ./examples/app/cmd/exampleapp -dir examples/app
 //
 // `pikit demo` does the same and also installs Pi and offers an offline
@@ -25,10 +30,19 @@ import (
 
 	"github.com/pikit-dev/pikit/examples/app"
 	"github.com/pikit-dev/pikit/taskbar"
+	"github.com/pikit-dev/pikit/taskbar/broker"
 	"github.com/pikit-dev/pikit/taskbar/host"
 )
 
 func main() {
+	// `exampleapp taskbar broker …` is the project broker Mount spawns.
+	if ran, err := broker.Dispatch(context.Background(), os.Args[1:], os.Getenv); ran {
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "exampleapp:", err)
+			os.Exit(2)
+		}
+		return
+	}
 	dir := flag.String("dir", ".", "the example app directory (holding templates/); also Pi's project root")
 	addr := flag.String("listen", "127.0.0.1:8080", "address to serve on")
 	flag.Parse()
@@ -44,7 +58,7 @@ func run(ctx context.Context, dir, addr string) error {
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
 	mux := http.NewServeMux()
 	mux.Handle("/", app.New(os.DirFS(dir), &app.Options{Logger: log}))
-	tb, err := host.Mount(ctx, mux, &host.Options{Config: taskbar.Config{ProjectRoot: dir}, Logger: log})
+	tb, err := host.Mount(ctx, mux, &host.Options{Config: taskbar.Config{ProjectRoot: dir}, Logger: log, SelfBroker: true})
 	if err != nil {
 		return err
 	}

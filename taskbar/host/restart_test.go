@@ -1,0 +1,230 @@
+//go:build pitaskbar
+
+package host_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/pikit-dev/pikit/internal/modelserver"
+	"github.com/pikit-dev/pikit/internal/pitest"
+	"github.com/pikit-dev/pikit/taskbar"
+	"github.com/pikit-dev/pikit/taskbar/broker"
+	"github.com/pikit-dev/pikit/taskbar/host"
+	"github.com/pikit-dev/pikit/taskbar/internal/tbtest"
+	rt "github.com/pikit-dev/pikit/taskbar/runtime"
+)
+
+// hostProcess is one "host process": a mux with a page, the taskbar
+// mounted with the default owner (the project broker), and a server.
+type hostProcess struct {
+	tb  *host.Taskbar
+	srv *httptest.Server
+	jar *http.Cookie
+}
+
+func startHost(t *testing.T, opts *host.Options) *hostProcess {
+	t.Helper()
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		io.WriteString(w, "<!doctype html><html><body><p>app</p></body></html>")
+	})
+	tb, err := host.Mount(t.Context(), mux, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if host.BrokerClient(tb) == nil {
+		t.Fatal("Mount with a nil Owner did not use the project broker")
+	}
+	h := &hostProcess{tb: tb, srv: httptest.NewServer(tb.Middleware(mux))}
+	resp, err := h.srv.Client().Get(h.srv.URL + "/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	for _, c := range resp.Cookies() {
+		if c.Name == taskbar.CSRFCookieName {
+			h.jar = c
+		}
+	}
+	if h.jar == nil {
+		t.Fatal("the page set no CSRF cookie")
+	}
+	return h
+}
+
+// stop is the host process going away (hot reload): server and client
+// closed, the broker left alone.
+func (h *hostProcess) stop(t *testing.T) {
+	h.srv.Close()
+	if err := h.tb.Close(t.Context()); err != nil {
+		t.Errorf("Close: %v", err)
+	}
+}
+
+func (h *hostProcess) do(t *testing.T, method, path string, body []byte) (int, rt.Snapshot) {
+	t.Helper()
+	req, _ := http.NewRequest(method, h.srv.URL+taskbar.DefaultMountBase+path, bytes.NewReader(body))
+	req.AddCookie(h.jar)
+	req.Header.Set(taskbar.CSRFHeader, h.jar.Value)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := h.srv.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	var s rt.Snapshot
+	if resp.StatusCode < 300 {
+		if err := json.Unmarshal(raw, &s); err != nil {
+			t.Fatalf("%s %s: %v: %s", method, path, err, raw)
+		}
+	}
+	return resp.StatusCode, s
+}
+
+func (h *hostProcess) waitState(t *testing.T, what string, cond func(rt.Snapshot) bool) rt.Snapshot {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for {
+		code, s := h.do(t, "GET", "/state", nil)
+		if code == http.StatusOK && cond(s) {
+			return s
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s: %d %+v", what, code, s)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func taskJSON(prompt string) []byte {
+	b, _ := json.Marshal(map[string]any{"prompt": prompt, "context": map[string]any{
+		"contract_version": 1,
+		"location":         map[string]any{"origin": "http://localhost:4000", "path": "/", "query_names": []string{}},
+		"route":            nil,
+		"snapshot":         map[string]any{"tag": "main", "children": []any{}},
+		"focus_points":     []any{}, "truncation": []any{},
+	}})
+	return b
+}
+
+// TestMount_HostRestartKeepsPi is DESIGN.md's "the host process is
+// disposable; the broker and Pi are not": with the default owner, a host
+// restart (a new Mount on a new mux and server) finds the same Pi session,
+// the task that was running keeps running to completion, and the next task
+// continues the same conversation. Real peers: Pi 1.6.0 (scripted model) in
+// a broker spawned from this test binary, as a host binary's own
+// broker.Dispatch.
+func TestMount_HostRestartKeepsPi(t *testing.T) {
+	words := strings.SplitAfter(strings.TrimSpace(strings.Repeat("slow ", 60)), " ")
+	env := pitest.New(t, &pitest.Options{Script: modelserver.Switch(
+		modelserver.Script{Text: []string{"ok"}},
+		modelserver.Case{Contains: "PINEAPPLE", Script: modelserver.Script{Text: []string{"Noted."}}},
+		modelserver.Case{Contains: "stream slowly", Script: modelserver.Script{Text: words, Delay: 50 * time.Millisecond}},
+	)})
+	base, err := os.MkdirTemp("", "tbh") // short: the socket path must fit sun_path
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(base) })
+	enabled := true
+	opts := &host.Options{
+		Config: taskbar.Config{Enabled: &enabled, ProjectRoot: env.Dir, Executable: env.Wrapper(t)},
+		Getenv: func(string) (string, bool) { return "", false },
+		Broker: &broker.ClientOptions{RuntimeBase: base, Command: []string{os.Args[0], "--grace", "1s"},
+			Env: append([]string{tbtest.EnvBroker + "=1"}, env.Env...)},
+	}
+
+	first := startHost(t, opts)
+	spawner := host.BrokerClient(first.tb)
+	t.Cleanup(spawner.Wait) // the broker exits 1 s after the last client
+	ready := first.waitState(t, "ready", func(s rt.Snapshot) bool { return s.Session.Status == rt.SessionReady })
+	if code, _ := first.do(t, "POST", "/tasks", taskJSON("Remember the word PINEAPPLE.")); code != http.StatusAccepted {
+		t.Fatalf("first task: %d", code)
+	}
+	first.waitState(t, "first task completed", func(s rt.Snapshot) bool { return s.Task != nil && s.Task.Status == rt.TaskCompleted })
+	code, running := first.do(t, "POST", "/tasks", taskJSON("Please stream slowly."))
+	if code != http.StatusAccepted {
+		t.Fatalf("second task: %d", code)
+	}
+	first.waitState(t, "streaming", func(s rt.Snapshot) bool { return s.Task != nil && strings.Contains(s.Task.Output, "slow slow") })
+	first.stop(t)
+
+	second := startHost(t, opts)
+	defer second.stop(t)
+	s := second.waitState(t, "state after restart", func(rt.Snapshot) bool { return true })
+	if s.Session.ID == nil || *s.Session.ID != *ready.Session.ID {
+		t.Errorf("session after restart = %v, want the same session %v", s.Session.ID, *ready.Session.ID)
+	}
+	if s.Task == nil || s.Task.ID != running.Task.ID || s.Task.Status != rt.TaskRunning {
+		t.Fatalf("task after restart = %+v, want %s still running", s.Task, running.Task.ID)
+	}
+	done := second.waitState(t, "running task completed", func(s rt.Snapshot) bool { return s.Task.Status.Terminal() })
+	if done.Task.Status != rt.TaskCompleted || done.Task.Output != strings.Join(words, "") {
+		t.Fatalf("task = %s %q", done.Task.Status, done.Task.Output)
+	}
+	if code, _ := second.do(t, "POST", "/tasks", taskJSON("Which word did I ask you to remember?")); code != http.StatusAccepted {
+		t.Fatalf("third task: %d", code)
+	}
+	second.waitState(t, "third task completed", func(s rt.Snapshot) bool { return s.Task.Status == rt.TaskCompleted })
+	reqs := env.Server.Requests()
+	last := reqs[len(reqs)-1]
+	var history []string
+	for _, m := range last.Messages {
+		history = append(history, m.Text())
+	}
+	joined := strings.Join(history, "\n")
+	if !strings.Contains(joined, "Remember the word PINEAPPLE.") || !strings.Contains(joined, "Noted.") {
+		t.Errorf("the task after the restart did not continue the conversation; the model saw:\n%s", joined)
+	}
+}
+
+// TestMount_DefaultOwner checks how Mount picks the Pi owner with a nil
+// Owner: the broker when this binary dispatches (SelfBroker) or a pikit is
+// on PATH, an in-process runtime when asked or when there is no launcher.
+// Nothing is requested, so no broker or Pi is started.
+func TestMount_DefaultOwner(t *testing.T) {
+	withPikit, without := t.TempDir(), t.TempDir()
+	if err := os.WriteFile(withPikit+"/pikit", []byte("#!/bin/sh\nexit 3\n"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	enabled := true
+	for _, tc := range []struct {
+		name       string
+		path       string
+		self, inPr bool
+		wantBroker bool
+	}{
+		{"self broker", without, true, false, true},
+		{"pikit on PATH", withPikit, false, false, true},
+		{"no launcher falls back in-process", without, false, false, false},
+		{"explicit in-process", withPikit, true, true, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Setenv("PATH", tc.path)
+			tb, err := host.Mount(t.Context(), http.NewServeMux(), &host.Options{
+				Config:     taskbar.Config{Enabled: &enabled, ProjectRoot: t.TempDir(), Executable: "/nonexistent/pi"},
+				Getenv:     func(string) (string, bool) { return "", false },
+				SelfBroker: tc.self, InProcess: tc.inPr,
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := host.BrokerClient(tb) != nil; got != tc.wantBroker {
+				t.Errorf("broker owner = %v, want %v", got, tc.wantBroker)
+			}
+			if err := tb.Close(t.Context()); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+}
