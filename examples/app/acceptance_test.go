@@ -323,13 +323,12 @@ func TestAcceptance(t *testing.T) {
 	})
 
 	t.Run("two tabs converge", func(t *testing.T) {
+		// Tab A loads first and submits after tab B has loaded: a second
+		// page load must not invalidate the older tab's CSRF token.
+		openPage(t, ctx, tasks)
 		tabB, cancelB := chromedp.NewContext(ctx)
 		defer cancelB()
 		openPage(t, tabB, s.url)
-		// Tab A loads after tab B: each page load sets a new CSRF cookie (its
-		// path is the mount base, so page requests never carry it), which
-		// leaves older tabs with a stale token; see the report.
-		openPage(t, ctx, tasks)
 		openPanel(t, ctx)
 		setPrompt(t, ctx, kwTabs+": share this.")
 		run(t, ctx)
