@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 
 	"github.com/pikit-dev/pikit/taskbar/contract"
 	"github.com/spf13/cobra"
@@ -41,6 +42,10 @@ func newTaskbarContractVerifyCmd() *cobra.Command {
 					return fmt.Errorf("no DIR given and %w", err)
 				}
 				dir = d
+			}
+			if fi, err := os.Stat(filepath.Join(dir, "fixtures", "manifest.json")); err != nil || !fi.Mode().IsRegular() {
+				// Name the directory the user gave or we derived: "open ." helps nobody.
+				return fmt.Errorf("contract verify: %s is not a taskbar contract directory (it needs schemas/ and fixtures/manifest.json); pass DIR", dir)
 			}
 			r, err := contract.Verify(dir)
 			if err != nil {

@@ -207,3 +207,14 @@ func TestTaskbarContractVerify(t *testing.T) {
 		t.Errorf("broken contract: exit %d\n%s", exitCode(err), out)
 	}
 }
+
+func TestTaskbarContractVerify_NotAContractDir(t *testing.T) {
+	empty := t.TempDir()
+	missing := filepath.Join(empty, "nope")
+	for _, dir := range []string{empty, missing} {
+		_, _, err := runPikit(t, "", "taskbar", "contract", "verify", dir)
+		if err == nil || !strings.Contains(err.Error(), dir+" is not a taskbar contract directory") {
+			t.Errorf("verify %s: %v, want an error naming the directory", dir, err)
+		}
+	}
+}
