@@ -3,6 +3,7 @@ package contract
 import (
 	"encoding/json"
 	"slices"
+	"strings"
 )
 
 // Canonical JSON (reference §5): object keys sorted bytewise at every level,
@@ -41,31 +42,61 @@ func appendCanonical(dst []byte, v any, safe bool) []byte {
 		return append(dst, ']')
 	case map[string]any:
 		dst = append(dst, '{')
-		var buf [16]string // contract objects have at most 11 members
-		keys := buf[:0]
-		for k := range x {
-			keys = append(keys, k)
+		var buf [16]member // contract objects have at most 12 members
+		members := buf[:0]
+		for k, e := range x {
+			members = append(members, member{k, e})
 		}
-		slices.Sort(keys)
-		for i, k := range keys {
+		sortMembers(members)
+		for i, m := range members {
 			if i > 0 {
 				dst = append(dst, ',')
 			}
-			dst = appendString(dst, k, safe)
+			dst = appendString(dst, m.name, safe)
 			dst = append(dst, ':')
-			dst = appendCanonical(dst, x[k], safe)
+			dst = appendCanonical(dst, m.value, safe)
 		}
 		return append(dst, '}')
 	}
 	panic("contract: unexpected JSON tree value") // decodeJSON builds only the types above
 }
 
+type member struct {
+	name  string
+	value any
+}
+
+// sortMembers sorts by name bytewise: an insertion sort, as objects are
+// small, with one map iteration and no lookups.
+func sortMembers(m []member) {
+	if len(m) > 16 {
+		slices.SortFunc(m, func(a, b member) int { return strings.Compare(a.name, b.name) })
+		return
+	}
+	for i := 1; i < len(m); i++ {
+		for j := i; j > 0 && m[j].name < m[j-1].name; j-- {
+			m[j], m[j-1] = m[j-1], m[j]
+		}
+	}
+}
+
+// escaped marks, by byte, what appendString escapes: 1 always (control
+// characters, '"' and '\\'), 2 in the safe form only ('<', '>' and '&').
+const escaped = "\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x00\x00\x01\x00\x00\x00\x02\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x02\x00\x02\x00" +
+	"\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x01\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00" +
+	"\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00" +
+	"\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00"
+
 func appendString(dst []byte, s string, safe bool) []byte {
 	dst = append(dst, '"')
+	mask := uint8(1)
+	if safe {
+		mask = 3
+	}
 	start := 0
 	for i := 0; i < len(s); i++ {
 		c := s[i]
-		if c >= 0x20 && c != '"' && c != '\\' && !(safe && (c == '<' || c == '>' || c == '&')) {
+		if escaped[c]&mask == 0 {
 			continue
 		}
 		dst = append(dst, s[start:i]...)

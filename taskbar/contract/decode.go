@@ -64,8 +64,11 @@ func decodeJSON(data []byte) (any, error) {
 // decodeJSONDepth is decodeJSON with a nesting bound (see decodeDocument);
 // tooDeep reports that a value below maxDepth was skipped (left nil).
 func decodeJSONDepth(data []byte, maxDepth int) (v any, tooDeep bool, err error) {
-	dec := jsontext.NewDecoder(bytes.NewReader(data))
-	r := valueReader{dec: dec, maxDepth: maxDepth}
+	// A *bytes.Buffer is parsed in place, without the decoder's own copy.
+	dec := jsontext.NewDecoder(bytes.NewBuffer(data))
+	// One copy of the input backs every unescaped string of the tree as a
+	// substring, instead of one allocation per string.
+	r := valueReader{dec: dec, maxDepth: maxDepth, text: string(data)}
 	v, err = r.readValue()
 	if err != nil {
 		if err == io.EOF {
@@ -84,13 +87,20 @@ func decodeJSONDepth(data []byte, maxDepth int) (v any, tooDeep bool, err error)
 
 type valueReader struct {
 	dec      *jsontext.Decoder
-	maxDepth int  // > 0: deepest object/array built
-	tooDeep  bool // a value below maxDepth was skipped
+	text     string // the input, as read by dec
+	maxDepth int    // > 0: deepest object/array built
+	tooDeep  bool   // a value below maxDepth was skipped
+	// stack holds the elements of the arrays being read, so each array is
+	// allocated once at its final length.
+	stack []any
+	// unquoted is scratch space for strings with escapes.
+	unquoted []byte
 }
 
 func (r *valueReader) readValue() (any, error) {
 	dec := r.dec
-	switch dec.PeekKind() {
+	kind := dec.PeekKind()
+	switch kind {
 	case '{', '[':
 		if r.maxDepth > 0 && dec.StackDepth() >= r.maxDepth {
 			// Scan for syntax only: no tree, no recursion.
@@ -98,14 +108,14 @@ func (r *valueReader) readValue() (any, error) {
 			return nil, dec.SkipValue()
 		}
 	}
-	switch dec.PeekKind() {
+	switch kind {
 	case '{':
 		if _, err := dec.ReadToken(); err != nil {
 			return nil, err
 		}
 		m := make(map[string]any)
 		for dec.PeekKind() != '}' {
-			name, err := readString(dec)
+			name, err := r.readString()
 			if err != nil {
 				return nil, err
 			}
@@ -123,20 +133,24 @@ func (r *valueReader) readValue() (any, error) {
 		if _, err := dec.ReadToken(); err != nil {
 			return nil, err
 		}
-		a := []any{}
+		base := len(r.stack)
 		for dec.PeekKind() != ']' {
 			v, err := r.readValue()
 			if err != nil {
 				return nil, err
 			}
-			a = append(a, v)
+			r.stack = append(r.stack, v)
 		}
 		if _, err := dec.ReadToken(); err != nil {
 			return nil, err
 		}
+		a := make([]any, len(r.stack)-base)
+		copy(a, r.stack[base:])
+		clear(r.stack[base:]) // drop references for the GC
+		r.stack = r.stack[:base]
 		return a, nil
 	case '"':
-		return readString(dec)
+		return r.readString()
 	}
 	// Another scalar, or an error (PeekKind reports 0 and ReadToken the error).
 	tok, err := dec.ReadToken()
@@ -155,9 +169,9 @@ func (r *valueReader) readValue() (any, error) {
 }
 
 // readString reads a string (member name or value). Contract member names
-// are returned without allocating.
-func readString(dec *jsontext.Decoder) (string, error) {
-	raw, err := dec.ReadValue()
+// and strings without escapes are returned without allocating.
+func (r *valueReader) readString() (string, error) {
+	raw, err := r.dec.ReadValue()
 	if err != nil {
 		return "", err
 	}
@@ -168,13 +182,17 @@ func readString(dec *jsontext.Decoder) (string, error) {
 		return name, nil
 	}
 	if bytes.IndexByte(raw, '\\') < 0 {
-		return string(raw[1 : len(raw)-1]), nil
+		end := int(r.dec.InputOffset())
+		if start := end - len(raw); start >= 0 && end <= len(r.text) && r.text[start:end] == string(raw) {
+			return r.text[start+1 : end-1], nil
+		}
+		return string(raw[1 : len(raw)-1]), nil // not reached: raw is the input at that offset
 	}
-	b, err := jsontext.AppendUnquote(nil, raw)
+	r.unquoted, err = jsontext.AppendUnquote(r.unquoted[:0], raw)
 	if err != nil {
 		return "", err
 	}
-	return string(b), nil
+	return string(r.unquoted), nil
 }
 
 // contractName interns the member names of the contract documents.

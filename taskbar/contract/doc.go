@@ -36,6 +36,17 @@
 // [NewValidator] compiles any directory of schemas, which is how [Verify]
 // checks a newer contract without code changes.
 //
+// Validation has two tiers over the same compiled schemas
+// (santhosh-tekuri/jsonschema/v6). A fast path reads the compiled keywords
+// and bounds and walks a document once, without allocating, measuring every
+// value's compact JSON size on the way for the nested x-maxJsonUtf8Bytes
+// bounds; it can only accept. Whatever it does not accept, or cannot decide
+// exactly as the library would (a non-integer number, a non-string enum or
+// uniqueness key), goes to the library, which gives the verdict and the error
+// text. A schema that uses a keyword the fast path does not know turns it off,
+// so a newer contract is still judged by the library alone. Tests and a fuzz
+// target check that both tiers reach the same outcome.
+//
 // # Envelope
 //
 // [Task.Envelope] is the prompt message for Pi (reference §5): the prompt,

@@ -74,7 +74,7 @@ func normalizeText(s string) string {
 		}
 	}
 	out := b.String()
-	if !norm.NFC.IsNormalString(out) {
+	if !isNFC(out) {
 		out = norm.NFC.String(out)
 	}
 	return out
@@ -85,6 +85,14 @@ func normalizeText(s string) string {
 // string of a browser context gets this (reference §3: "context strings
 // never contain newlines or tabs").
 func normalizeStructural(s string) string {
+	if isStructural(s) {
+		return s
+	}
+	return collapseText(s)
+}
+
+// collapseText is normalizeStructural without the fast check.
+func collapseText(s string) string {
 	s = normalizeText(s)
 	if isCollapsed(s) {
 		return s
@@ -105,6 +113,49 @@ func normalizeStructural(s string) string {
 		started = true
 	}
 	return b.String()
+}
+
+// isStructural reports a string normalizeStructural leaves unchanged:
+// nothing to strip or turn into LF, no white space but single interior
+// spaces, and NFC. Most context strings are, and this check allocates
+// nothing.
+func isStructural(s string) bool {
+	prevSpace := true // a leading space is not collapsed
+	ascii := true
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			switch {
+			case c == ' ':
+				if prevSpace {
+					return false
+				}
+				prevSpace = true
+			case c < 0x20, c == 0x7F: // controls, tab, LF, CR
+				return false
+			default:
+				prevSpace = false
+			}
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 || isStripped(r) || isWhiteSpace(r) {
+			return false
+		}
+		ascii, prevSpace = false, false
+		i += size
+	}
+	if len(s) > 0 && prevSpace {
+		return false // trailing space
+	}
+	return ascii || isNFC(s)
+}
+
+// isNFC is norm.NFC.IsNormalString, which allocates even when the quick
+// check alone settles it.
+func isNFC(s string) bool {
+	return norm.NFC.QuickSpanString(s) == len(s) || norm.NFC.IsNormalString(s)
 }
 
 // isCollapsed reports an ASCII string whose only white space is single
@@ -171,7 +222,7 @@ func normalizeContext(v any) any {
 		case "truncation":
 			m[k] = normalizeTruncation(x)
 		default: // contract_version, location and unknown fields
-			m[k] = normalizeAny(x)
+			normalizeMember(m, k, x)
 		}
 	}
 	return m
@@ -187,7 +238,7 @@ func normalizeAny(v any) any {
 		return v // unchanged: keep the boxed value, no allocation
 	case map[string]any:
 		for k, e := range x {
-			x[k] = normalizeAny(e)
+			normalizeMember(x, k, e)
 		}
 	case []any:
 		for i, e := range x {
@@ -195,6 +246,29 @@ func normalizeAny(v any) any {
 		}
 	}
 	return v
+}
+
+// normalizeMember is normalizeMember(m, k, x) that writes back only a
+// changed string (containers are normalized in place).
+func normalizeMember(m map[string]any, k string, x any) {
+	if n := normalizeAny(x); isChangedString(n, x) {
+		m[k] = n
+	}
+}
+
+// foldMember is m[k] = fold(x, mapping), writing back only a change.
+func foldMember(m map[string]any, k string, x any, mapping func(string) string) {
+	if n := fold(x, mapping); isChangedString(n, x) {
+		m[k] = n
+	}
+}
+
+// isChangedString reports that normalization replaced the string x by n;
+// containers and other values are changed in place or not at all.
+func isChangedString(n, x any) bool {
+	ns, ok1 := n.(string)
+	xs, ok2 := x.(string)
+	return ok1 && (!ok2 || ns != xs)
 }
 
 // fold applies a case mapping before the structural rule, so the result is
@@ -219,7 +293,7 @@ func normalizeRoute(v any) any {
 	for k, x := range m {
 		switch k {
 		case "method":
-			m[k] = fold(x, strings.ToUpper)
+			foldMember(m, k, x, strings.ToUpper)
 		case "action":
 			x = normalizeAny(x)
 			if x == "" {
@@ -227,7 +301,7 @@ func normalizeRoute(v any) any {
 			}
 			m[k] = x
 		default:
-			m[k] = normalizeAny(x)
+			normalizeMember(m, k, x)
 		}
 	}
 	return m
@@ -235,12 +309,14 @@ func normalizeRoute(v any) any {
 
 // dropEmpty normalizes an optional string member and deletes it when empty.
 func dropEmpty(m map[string]any, k string, x any) {
-	x = normalizeAny(x)
-	if x == "" {
+	n := normalizeAny(x)
+	if n == "" {
 		delete(m, k)
 		return
 	}
-	m[k] = x
+	if isChangedString(n, x) {
+		m[k] = n
+	}
 }
 
 func normalizeNode(v any) any {
@@ -251,7 +327,7 @@ func normalizeNode(v any) any {
 	for k, x := range m {
 		switch k {
 		case "tag":
-			m[k] = lower(x)
+			foldMember(m, k, x, strings.ToLower)
 		case "role", "name", "text", "id":
 			dropEmpty(m, k, x)
 		case "classes":
@@ -264,12 +340,12 @@ func normalizeNode(v any) any {
 		case "attributes", "state":
 			am, ok := x.(map[string]any)
 			if !ok {
-				m[k] = normalizeAny(x)
+				normalizeMember(m, k, x)
 				continue
 			}
 			for ak, av := range am {
 				if k == "state" {
-					am[ak] = lower(av)
+					foldMember(am, ak, av, strings.ToLower)
 				} else {
 					dropEmpty(am, ak, av)
 				}
@@ -282,14 +358,14 @@ func normalizeNode(v any) any {
 		case "children":
 			a, ok := x.([]any)
 			if !ok {
-				m[k] = normalizeAny(x)
+				normalizeMember(m, k, x)
 				continue
 			}
 			for i, c := range a {
 				a[i] = normalizeNode(c)
 			}
 		default: // href, src (locations) and unknown fields
-			m[k] = normalizeAny(x)
+			normalizeMember(m, k, x)
 		}
 	}
 	return m
@@ -303,11 +379,11 @@ func normalizeSummary(v any) any {
 	for k, x := range m {
 		switch k {
 		case "tag":
-			m[k] = lower(x)
+			foldMember(m, k, x, strings.ToLower)
 		case "role", "name", "text", "id":
 			dropEmpty(m, k, x)
 		default:
-			m[k] = normalizeAny(x)
+			normalizeMember(m, k, x)
 		}
 	}
 	return m
@@ -321,11 +397,11 @@ func normalizeSourceHint(v any) any {
 	for k, x := range m {
 		switch k {
 		case "status":
-			m[k] = lower(x)
+			foldMember(m, k, x, strings.ToLower)
 		case "references":
 			a, ok := x.([]any)
 			if !ok {
-				m[k] = normalizeAny(x)
+				normalizeMember(m, k, x)
 				continue
 			}
 			for _, r := range a {
@@ -336,14 +412,14 @@ func normalizeSourceHint(v any) any {
 				}
 				for rk, rx := range rm {
 					if rk == "role" || rk == "precision" {
-						rm[rk] = lower(rx)
+						foldMember(rm, rk, rx, strings.ToLower)
 					} else {
-						rm[rk] = normalizeAny(rx)
+						normalizeMember(rm, rk, rx)
 					}
 				}
 			}
 		default:
-			m[k] = normalizeAny(x)
+			normalizeMember(m, k, x)
 		}
 	}
 	return m
@@ -371,11 +447,11 @@ func normalizeFocusPoints(v any) any {
 					}
 					continue
 				}
-				m[k] = normalizeAny(x)
+				normalizeMember(m, k, x)
 			case "subtree":
 				m[k] = normalizeNode(x)
 			default: // selector and unknown fields
-				m[k] = normalizeAny(x)
+				normalizeMember(m, k, x)
 			}
 		}
 	}
@@ -432,11 +508,11 @@ func normalizeTruncation(v any) any {
 		for k, x := range m {
 			switch k {
 			case "section":
-				m[k] = lower(x)
+				foldMember(m, k, x, strings.ToLower)
 			case "reasons":
 				ra, ok := x.([]any)
 				if !ok {
-					m[k] = normalizeAny(x)
+					normalizeMember(m, k, x)
 					continue
 				}
 				for i, r := range ra {
@@ -444,7 +520,7 @@ func normalizeTruncation(v any) any {
 				}
 				slices.SortStableFunc(ra, func(x, y any) int { return reasonRank(x) - reasonRank(y) })
 			default:
-				m[k] = normalizeAny(x)
+				normalizeMember(m, k, x)
 			}
 		}
 	}

@@ -177,10 +177,11 @@ func (v *Validator) NormalizeContext(data []byte) (*Context, error) {
 		return nil, e
 	}
 	normalizeContext(doc)
-	if e := validate(v.context, doc); e != nil {
+	integers, e := validate(v.context, v.fastContext, doc)
+	if e != nil {
 		return nil, e
 	}
-	if e := checkContextExtras(doc, ""); e != nil {
+	if e := checkContextExtras(doc, "", integers); e != nil {
 		return nil, e
 	}
 	c := newContext(doc, len(data))
@@ -197,11 +198,12 @@ func (v *Validator) taskDepth() int {
 
 func (v *Validator) parseTaskDoc(doc map[string]any, sizeHint int) (*Task, *Error) {
 	normalizeTask(doc)
-	if e := validate(v.task, doc); e != nil {
+	integers, e := validate(v.task, v.fastTask, doc)
+	if e != nil {
 		return nil, e
 	}
 	ctx := doc["context"].(map[string]any) // the schema guarantees both
-	if e := checkContextExtras(ctx, "/context"); e != nil {
+	if e := checkContextExtras(ctx, "/context", integers); e != nil {
 		return nil, e
 	}
 	return &Task{Prompt: doc["prompt"].(string), Context: newContext(ctx, sizeHint)}, nil
@@ -210,10 +212,13 @@ func (v *Validator) parseTaskDoc(doc map[string]any, sizeHint int) (*Task, *Erro
 // checkContextExtras holds the two rules the adapters enforce beyond the
 // schema: numbers are integer literals (reference §16.7: 1.0 is not the
 // integer 1, and would otherwise reach the envelope as 1.0), and truncation
-// sections are unique (reference §3).
-func checkContextExtras(ctx map[string]any, at string) *Error {
-	if p, n, ok := firstNonInteger(ctx, at); ok {
-		return invalid(p+": expected an integer literal, got "+string(n), nil)
+// sections are unique (reference §3). integers skips the number walk when
+// validation already saw every number as an integer literal.
+func checkContextExtras(ctx map[string]any, at string, integers bool) *Error {
+	if !integers {
+		if p, n, ok := firstNonInteger(ctx, at); ok {
+			return invalid(p+": expected an integer literal, got "+string(n), nil)
+		}
 	}
 	trunc, _ := ctx["truncation"].([]any)
 	seen := make(map[string]bool, len(trunc))

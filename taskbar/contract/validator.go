@@ -57,6 +57,9 @@ type Validator struct {
 	// (see contextDepthBound); a task request nests one level deeper.
 	// Zero: no bound beyond the tokenizer's.
 	contextDepth int
+	// fastContext and fastTask are the fast path over the same compiled
+	// schemas (fastpath.go); nil when a schema uses a keyword it lacks.
+	fastContext, fastTask *fastSchema
 }
 
 // contextDepthBound is the deepest JSON nesting a valid browser context can
@@ -161,6 +164,7 @@ func NewValidator(fsys fs.FS) (*Validator, error) {
 	if v.context == nil || v.task == nil {
 		return nil, errors.New("schemas: browser-context and task-request schemas are required")
 	}
+	v.fastContext, v.fastTask = newFastSchema(v.context), newFastSchema(v.task)
 	return v, nil
 }
 
@@ -175,12 +179,21 @@ func (v *Validator) SchemaIDs() []string {
 }
 
 // validate checks a decoded tree against sch; the error is invalid_task with
-// a one-line reason listing every failed keyword.
-func validate(sch *jsonschema.Schema, doc any) *Error {
-	if err := sch.Validate(doc); err != nil {
-		return invalid(describe(err), err)
+// a one-line reason listing every failed keyword. The fast path over the
+// same schema (nil: none) settles valid documents; the library judges the
+// rest. integers reports that the fast path saw every number and each was
+// an integer literal.
+func validate(sch *jsonschema.Schema, fast *fastSchema, doc any) (integers bool, e *Error) {
+	if fast != nil {
+		var w fastWalk
+		if _, ok := w.valid(fast, doc, 0); ok {
+			return !w.unwalked, nil
+		}
 	}
-	return nil
+	if err := sch.Validate(doc); err != nil {
+		return false, invalid(describe(err), err)
+	}
+	return false, nil
 }
 
 // compileRegexp uses Go's linear-time engine when it accepts the pattern and

@@ -325,7 +325,7 @@ func (v *Validator) validateDocument(schemaID string, data []byte) (map[string]a
 	if err != nil {
 		return nil, malformed(syntaxReason(err), err)
 	}
-	if e := validate(sch, doc); e != nil {
+	if _, e := validate(sch, nil, doc); e != nil {
 		return nil, e
 	}
 	obj, _ := doc.(map[string]any)

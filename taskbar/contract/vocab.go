@@ -234,6 +234,40 @@ func treeDepth(v any, limit int) int {
 	return deepest
 }
 
+// treeWithin reports whether the node tree v has at most maxNodes nodes
+// and depth at most maxDepth (negative: no bound), as countNodes and
+// treeDepth measure them, in one walk that stops at the first excess.
+func treeWithin(v any, maxNodes, maxDepth int) bool {
+	budget := maxNodes
+	if budget < 0 {
+		budget = -1 // unbounded
+	}
+	var walk func(v any, depth int) bool
+	walk = func(v any, depth int) bool {
+		obj, ok := v.(map[string]any)
+		if !ok {
+			return true
+		}
+		if maxDepth >= 0 && depth > maxDepth {
+			return false
+		}
+		if budget >= 0 {
+			if budget == 0 {
+				return false
+			}
+			budget--
+		}
+		children, _ := obj["children"].([]any)
+		for _, c := range children {
+			if !walk(c, depth+1) {
+				return false
+			}
+		}
+		return true
+	}
+	return walk(v, 0)
+}
+
 var dnsLabel = regexp.MustCompile(`^[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?$`)
 
 // checkHTTPOrigin is x-httpOrigin (reference §3): a real parse with scheme
@@ -329,4 +363,72 @@ type noLoader struct{}
 
 func (noLoader) Load(url string) (any, error) {
 	return nil, fmt.Errorf("schema %s is not in the contract directory", url)
+}
+
+// holds reports whether v certainly satisfies every keyword of e, given v's
+// compact JSON size; false also means "ask the library" (a uniqueness key
+// that is not a string, boolean or null). It is Validate without messages.
+func (e *boundsExt) holds(v any, size int) bool {
+	if e.maxUTF8Bytes >= 0 {
+		if s, ok := v.(string); ok && len(s) > e.maxUTF8Bytes {
+			return false
+		}
+	}
+	if e.maxJSONBytes >= 0 && size > e.maxJSONBytes {
+		return false
+	}
+	if (e.maxNodes >= 0 || e.maxDepth >= 0) && !treeWithin(v, e.maxNodes, e.maxDepth) {
+		return false
+	}
+	if e.uniqueBy != "" && !uniqueByScalars(v, e.uniqueBy) {
+		return false
+	}
+	if e.httpOrigin {
+		if s, ok := v.(string); ok && checkHTTPOrigin(s) != "" {
+			return false
+		}
+	}
+	if e.projectPath {
+		if s, ok := v.(string); ok && checkProjectPath(s) != "" {
+			return false
+		}
+	}
+	if e.sourceHint && checkSourceHint(v) != "" {
+		return false
+	}
+	return true
+}
+
+// uniqueByScalars is x-uniqueBy for keys that are strings, booleans or null
+// (Go equality is JSON equality for them); false for anything else.
+func uniqueByScalars(v any, by string) bool {
+	arr, ok := v.([]any)
+	if !ok {
+		return true
+	}
+	if len(arr) > 64 {
+		return false // quadratic below; leave long arrays to the library
+	}
+	var buf [8]any
+	keys := buf[:0]
+	for _, item := range arr {
+		obj, ok := item.(map[string]any)
+		if !ok {
+			continue
+		}
+		key, ok := obj[by]
+		if !ok {
+			continue
+		}
+		if !isScalarKey(key) {
+			return false
+		}
+		for _, k := range keys {
+			if k == key {
+				return false
+			}
+		}
+		keys = append(keys, key)
+	}
+	return true
 }
