@@ -330,7 +330,7 @@ func ownModel(ctx context.Context, exe, dir string) (string, bool) {
 		return "", false
 	}
 	m := st.Model
-	if m.ID == "" || m.ID == "unknown" || m.Provider == "unknown" {
+	if !piinstall.ModelUsable(m.Provider, m.ID) {
 		return "", false
 	}
 	if m.Provider != "" {

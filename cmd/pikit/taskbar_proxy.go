@@ -15,7 +15,11 @@ func newTaskbarProxyCmd() *cobra.Command {
 		Long: `Serves a reverse proxy to the development server at --upstream that injects the taskbar
 into HTML pages, serves the taskbar API under its mount, and passes everything else through
 untouched (WebSocket upgrades, server-sent events, streamed bodies). Pi runs in the current
-directory unless PI_BROWSER_TASKBAR_PROJECT_ROOT says otherwise.`,
+directory unless PI_BROWSER_TASKBAR_PROJECT_ROOT says otherwise.
+
+Pi is PI_BROWSER_TASKBAR_EXECUTABLE when set, else ` + "`pi`" + ` on PATH (1.6.0 or newer), else the Pi
+that ` + "`pikit demo`" + ` installed in the per-user cache; nothing is installed. At start the proxy
+says which Pi it uses, its model, and what to do when Pi or a model provider is missing.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			o.Out = cmd.OutOrStdout()

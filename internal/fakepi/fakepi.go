@@ -43,6 +43,10 @@
 //	ignore-eof          keep running after stdin ends (only a signal stops it)
 //	ignore-term         also ignore SIGTERM (only SIGKILL stops it)
 //	no-read             never read stdin (only a signal stops it)
+//	model-unknown       every get_state reports Pi's placeholder model
+//	                    {provider:"unknown", id:"unknown"} and every prompt
+//	                    fails with [NoAPIKeyError], as real Pi with no model
+//	                    configured (reference §1.4)
 //
 // get_state answers sessionId "fake-session-<n>" (n counts accepted resets)
 // and model {provider:"test", id:"fake-pi"}.
@@ -145,6 +149,10 @@ const DefaultReply = "Implemented the whole-page request."
 // with a path, which leak tests look for in logs and snapshots.
 const providerDetail = "provider detail /secret/path"
 
+// NoAPIKeyError is the prompt error of the "model-unknown" scenario: real Pi
+// 1.6.0's text without its documentation paths (reference §1.4).
+const NoAPIKeyError = "No API key found for the selected model.\n\nUse /login to log into a provider via OAuth or API key."
+
 // Config chooses the fake's behaviour; the zero value answers every
 // command the normal way.
 type Config struct {
@@ -191,7 +199,7 @@ var processWords = []string{
 	"exit-on-start", "exit-once", "exit-if-file",
 	"startup-reject", "startup-invalid", "startup-hang", "startup-unexpected",
 	"reset-reject", "reset-fail", "reset-hang", "reset-late", "reset-same", "reset-exit",
-	"ignore-eof", "ignore-term", "no-read",
+	"ignore-eof", "ignore-term", "no-read", "model-unknown",
 }
 
 // Main runs the fake Pi until stdin ends and returns the exit status. args
@@ -367,6 +375,11 @@ func (f *fake) sessionID() string { return "fake-session-" + strconv.Itoa(f.sess
 
 var model = obj{"provider": "test", "id": "fake-pi", "name": "Fake Pi", "api": "openai-completions"}
 
+// placeholderModel is what Pi reports with no model configured (reference
+// §1.4, observed on 1.6.0).
+var placeholderModel = obj{"id": "unknown", "name": "unknown", "api": "unknown", "provider": "unknown", "baseUrl": "",
+	"reasoning": false, "input": []any{}, "contextWindow": 0, "maxTokens": 0}
+
 func (f *fake) getState(c command) {
 	f.states++
 	if f.states == 1 {
@@ -384,9 +397,13 @@ func (f *fake) getState(c command) {
 			return
 		}
 	}
+	m := model
+	if f.words["model-unknown"] {
+		m = placeholderModel
+	}
 	f.respond(c, obj{
 		"sessionId":   f.sessionID(),
-		"model":       model,
+		"model":       m,
 		"isStreaming": f.holding, "isCompacting": false, "thinkingLevel": "off",
 		"steeringMode": "one-at-a-time", "followUpMode": "one-at-a-time",
 		"autoCompactionEnabled": true, "messageCount": 0, "pendingMessageCount": len(f.queued),
@@ -515,6 +532,10 @@ func (f *fake) prompt(c command) (int, bool) {
 		f.queued = append(f.queued, c.Message)
 		f.write(obj{"type": "queue_update", "steering": []string{}, "followUp": f.queued})
 		f.respond(c, obj{"disposition": "queued"})
+		return 0, false
+	}
+	if f.words["model-unknown"] {
+		f.fail(c, NoAPIKeyError)
 		return 0, false
 	}
 	abortMode := ""

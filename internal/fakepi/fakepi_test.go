@@ -187,6 +187,8 @@ func TestMain_ScenarioWords(t *testing.T) {
 		{"process words are not keywords", "reset-reject", []string{prompt("plain")}, 0,
 			[]string{"response:p:ok", "agent_start", "turn_start", "message_start", "message_update", "message_update", "message_end", "turn_end", "agent_end", "agent_settled"}},
 		{"other words are keywords", "reject", []string{prompt("plain")}, 0, []string{"response:p:fail"}},
+		{"model-unknown", "model-unknown", []string{state("s"), prompt("plain"), state("t")}, 0,
+			[]string{"response:s:ok", "response:p:fail", "response:t:ok"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -233,10 +235,28 @@ func TestMain_States(t *testing.T) {
 		{"", []string{"fake-session-1 test/fake-pi", "fake-session-2 test/fake-pi"}},
 		{"reset-same", []string{"fake-session-1 test/fake-pi", "fake-session-1 test/fake-pi"}},
 		{"startup-invalid", []string{"fake-session-1 none", "fake-session-2 test/fake-pi"}},
+		{"model-unknown", []string{"fake-session-1 unknown/unknown", "fake-session-2 unknown/unknown"}},
 	} {
 		if diff := cmp.Diff(tt.want, sessions(tt.scenario)); diff != "" {
 			t.Errorf("scenario %q sessions (-want +got):\n%s", tt.scenario, diff)
 		}
+	}
+}
+
+// TestMain_ModelUnknownPromptError: with no model, a prompt fails with real
+// Pi's "No API key" text (reference §1.4), not the leak-test detail.
+func TestMain_ModelUnknownPromptError(t *testing.T) {
+	var out bytes.Buffer
+	fakepi.Main(strings.NewReader(prompt("plain")+"\n"), &out, rpcArgs, fakepi.Config{Scenario: "model-unknown"}.Env())
+	var r struct {
+		Success bool   `json:"success"`
+		Error   string `json:"error"`
+	}
+	if err := json.Unmarshal(out.Bytes(), &r); err != nil {
+		t.Fatalf("%v: %q", err, out.String())
+	}
+	if r.Success || r.Error != fakepi.NoAPIKeyError || !strings.HasPrefix(r.Error, "No API key found for the selected model.") {
+		t.Errorf("prompt response = %+v", r)
 	}
 }
 

@@ -1,5 +1,6 @@
 // Package piinstall finds a usable Pi coding agent, or installs one into a
-// per-user cache, for `pikit demo` (issue 7 item 2).
+// per-user cache, for `pikit demo` (issue 7 item 2); `pikit taskbar proxy`
+// reuses what the demo installed, with [Find] only.
 //
 // # Where Pi comes from
 //
@@ -21,6 +22,13 @@
 // small generated script, <cache>/pi-<PiVersion>/pikit-pi, which execs the
 // cached Node 22 on Pi's cli.js; that script is [Install.Executable], and it can
 // be spawned directly, with no PATH changes, as the taskbar runtime does.
+//
+// # A usable model
+//
+// Pi with no model configured still starts and answers get_state with a
+// placeholder model "unknown/unknown"; its prompts then fail (reference
+// pi-rpc-and-extensions.md §1.4). [ModelUsable] and [ModelLabelUsable]
+// detect that, and [ConfigureModel] tells the user what to do.
 //
 // # Example
 //

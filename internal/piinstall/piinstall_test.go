@@ -259,3 +259,42 @@ echo "added 130 packages in 3s"`)
 		}
 	}
 }
+
+// TestModelUsable: Pi's placeholder model (reference §1.4) and an empty id
+// are not usable; real models are, with or without a provider.
+func TestModelUsable(t *testing.T) {
+	for _, tt := range []struct {
+		provider, id string
+		want         bool
+	}{
+		{"anthropic", "claude-opus-5-5", true},
+		{"", "fake-model", true},
+		{"openrouter", "unknown-vendor/model", true},
+		{"unknown", "unknown", false},
+		{"unknown", "fake-model", false},
+		{"fake", "unknown", false},
+		{"fake", "", false},
+		{"", "", false},
+	} {
+		if got := piinstall.ModelUsable(tt.provider, tt.id); got != tt.want {
+			t.Errorf("ModelUsable(%q, %q) = %v, want %v", tt.provider, tt.id, got, tt.want)
+		}
+	}
+	for _, tt := range []struct {
+		label string
+		want  bool
+	}{
+		{"test/fake-pi", true},
+		{"openrouter/anthropic/claude", true},
+		{"fake-model", true},
+		{"unknown/unknown", false},
+		{"unknown/x", false},
+		{"x/unknown", false},
+		{"unknown", false},
+		{"", false},
+	} {
+		if got := piinstall.ModelLabelUsable(tt.label); got != tt.want {
+			t.Errorf("ModelLabelUsable(%q) = %v, want %v", tt.label, got, tt.want)
+		}
+	}
+}

@@ -4,6 +4,7 @@ package host
 
 import (
 	"context"
+	"encoding/json"
 	"html/template"
 	"log/slog"
 	"net/http"
@@ -173,6 +174,27 @@ func brokerOptions(o *Options, s taskbar.Settings, log *slog.Logger) (*broker.Cl
 		bo.Command = []string{pikit, "taskbar", "broker"}
 	}
 	return &bo, true
+}
+
+// watchSession calls fn with the session state now and after each change
+// until fn returns true or ctx ends. Only a runtime this Taskbar owns is
+// followed; with any other owner, or inert, it returns at once.
+func (t *Taskbar) watchSession(ctx context.Context, fn func(runtime.SessionState) bool) {
+	if t == nil || t.rt == nil {
+		return
+	}
+	for {
+		f, changed := t.rt.Watch()
+		var s runtime.Snapshot
+		if err := json.Unmarshal(f.JSON, &s); err == nil && fn(s.Session) {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-changed:
+		}
+	}
 }
 
 // Close releases the Pi owner this Taskbar created: an in-process runtime

@@ -6,6 +6,8 @@ import (
 	"context"
 	"html/template"
 	"net/http"
+
+	"github.com/pikit-dev/pikit/taskbar/runtime"
 )
 
 // Enabled reports whether this binary has the taskbar: false without the
@@ -35,3 +37,6 @@ func (*Taskbar) Snippet(http.ResponseWriter, *http.Request) []byte { return nil 
 
 // Close does nothing.
 func (*Taskbar) Close(context.Context) error { return nil }
+
+// watchSession returns at once: there is no runtime.
+func (*Taskbar) watchSession(context.Context, func(runtime.SessionState) bool) {}
