@@ -20,6 +20,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pikit-dev/pikit/internal/syncbuf"
+
 	"github.com/chromedp/chromedp"
 
 	"github.com/pikit-dev/pikit/internal/browsertest"
@@ -108,25 +110,8 @@ func cleanEnv(t *testing.T, home, cache string) []string {
 type demoProcess struct {
 	cmd  *exec.Cmd
 	url  string
-	out  *syncBuffer
+	out  *syncbuf.Buffer
 	done chan error
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 var (
@@ -148,7 +133,7 @@ func startPikit(t *testing.T, bin string, env []string, dir string, urlRE *regex
 	cmd.Env = env
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	pr, pw := io.Pipe()
-	out := &syncBuffer{}
+	out := &syncbuf.Buffer{}
 	cmd.Stdout = io.MultiWriter(out, pw) // out first: the URL reader must see all output before it
 	cmd.Stderr = out
 	if err := cmd.Start(); err != nil {

@@ -7,32 +7,15 @@ import (
 	"net/http"
 	"os"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/pikit-dev/pikit/internal/syncbuf"
 
 	"github.com/pikit-dev/pikit/internal/fakepi"
 	"github.com/pikit-dev/pikit/taskbar"
 	rt "github.com/pikit-dev/pikit/taskbar/runtime"
 )
-
-// syncBuffer is a log sink shared by goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // TestLogs_CarryNoSensitiveData captures the debug logs of a full run
 // (tasks, failures, a protocol failure with replacement, rejections, a
@@ -40,7 +23,7 @@ func (s *syncBuffer) String() string {
 // host or raw Pi detail appears (seed 000 "Remote development access and
 // diagnostics").
 func TestLogs_CarryNoSensitiveData(t *testing.T) {
-	var sink syncBuffer
+	var sink syncbuf.Buffer
 	log := slog.New(slog.NewJSONHandler(&sink, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	project := t.TempDir()
 	r := rt.New(&rt.Options{

@@ -13,9 +13,10 @@ import (
 	"path/filepath"
 	goruntime "runtime"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/pikit-dev/pikit/internal/syncbuf"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -27,27 +28,9 @@ import (
 	rt "github.com/pikit-dev/pikit/taskbar/runtime"
 )
 
-// syncBuffer is RunProxy's Out, read while it runs.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // proxyRun is one RunProxy in front of a one-page upstream.
 type proxyRun struct {
-	out    *syncBuffer
+	out    *syncbuf.Buffer
 	base   string
 	cancel context.CancelFunc
 	done   chan error
@@ -64,7 +47,7 @@ func startProxy(t *testing.T, cache string, env map[string]string) *proxyRun {
 	}))
 	t.Cleanup(up.Close)
 	ctx, cancel := context.WithCancel(context.Background())
-	p := &proxyRun{out: &syncBuffer{}, cancel: cancel, done: make(chan error, 1)}
+	p := &proxyRun{out: &syncbuf.Buffer{}, cancel: cancel, done: make(chan error, 1)}
 	ready := make(chan string, 1)
 	go func() {
 		p.done <- host.RunProxy(ctx, &host.ProxyOptions{
