@@ -46,7 +46,32 @@
 // is starting, resetting or busy or the task is running or cancelling, every
 // 30 s otherwise; failed reads keep the last snapshot and back off
 // min(30 s, 1 s·2^(n−1)). Error bodies are read only for error.code; the
-// client shows its own fixed text for each stable code.
+// client shows its own fixed text for each stable code. A 422 invalid_csrf
+// is not resent either: the client re-reads the bootstrap (a body swap may
+// have rotated the token) and asks the user to try again.
+//
+// # Tabs
+//
+// The seed's polling alone makes tabs converge ("without browser-to-browser
+// coordination"); this only shortens the wait. On top of that polling, never
+// instead of it, tabs of one browser share a
+// BroadcastChannel named "pi-browser-taskbar:" + mount_base. A tab posts the
+// bare notice {type: "pi-browser-taskbar:state-changed"} after each mutation
+// (answered or not) and whenever a read changes the session status or id or
+// the task id or status; every other tab answers a notice with one GET
+// /state, never a mutation. Notices carry no state, so an idle tab converges
+// at once instead of at its next 30 s poll, and they stop once the tabs agree.
+//
+// # Layout
+//
+// The composer's block size is capped by the viewport; its body
+// ([data-body]) scrolls while the footer (status line, then Copy prompt and
+// Run/Stop) stays pinned at the panel's bottom edge, with Run/Stop at one
+// width for every label, so Stop keeps its position while output streams.
+// A mark lists its selector and a short label of the element
+// ([data-mark-name], local only, never sent); a mark made behind the open
+// composer scrolls the page when it can. The model name is one line with an
+// ellipsis and the full text in its title.
 //
 // # Source hints
 //

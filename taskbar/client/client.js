@@ -66,7 +66,8 @@
   // code and never renders server-supplied message text (seed "Shared HTTP API").
   const CODE_TEXT = Object.freeze({
     forbidden: "Pi Browser Taskbar is not allowed from this host or client address.",
-    invalid_csrf: "The session CSRF token is invalid. Reload the page and try again.",
+    invalid_csrf:
+      "The request was refused because its security token was not accepted; nothing was changed. Please try again, or reload the page if it keeps happening.",
     invalid_task: "Task request is invalid.",
     malformed_json: "Task request is invalid.",
     oversized_payload: "Task request is too large.",
@@ -77,6 +78,14 @@
     session_reset_rejected: "Pi kept the current session.",
     unavailable: "Pi is not ready.",
   });
+  // A 422 invalid_csrf after a body swap replaced the bootstrap mid-request: the
+  // mutation is not resent (exactly once); the user retries with the new token.
+  const CSRF_ROTATED_TEXT =
+    "The request was refused because the page's security token had changed; nothing was changed. The new token is now in use: please try again.";
+  // Tab coordination notice (same browser, same mount base): a bare "read again"
+  // hint that carries no state, so a tab only ever answers it with GET /state.
+  const NOTICE = "pi-browser-taskbar:state-changed";
+  const MARK_NAME_CHARS = 40;
   const UNCERTAIN_TEXT = "The request result was uncertain; current project state was reconciled.";
   const CONNECTION_LOST_TEXT = "Connection lost. Retrying without clearing the last known state.";
   const CANCEL_WARNING = "Stopping cannot roll back changes Pi already made.";
@@ -856,17 +865,16 @@
 <div class="pi-root" data-root>
   <div class="pi-outlines" data-outlines aria-hidden="true"></div>
   <section class="pi-panel" id="pi-panel" data-panel aria-labelledby="pi-title" hidden>
+    <div class="pi-body" data-body>
     <div class="pi-identity-part" data-part="identity">
       <header class="pi-identity">
-        <div>
-          <h2 id="pi-title" class="pi-title">Pi</h2>
-          <p class="pi-model" data-model>Local Pi session</p>
-        </div>
+        <h2 id="pi-title" class="pi-title">Pi</h2>
         <div class="pi-identity-actions">
           <button type="button" class="pi-button" data-reset disabled>New session</button>
           <button type="button" class="pi-close" data-close aria-label="Close Pi taskbar">Close</button>
         </div>
       </header>
+      <p class="pi-model" data-model>Local Pi session</p>
       <div class="pi-confirm" data-reset-confirm role="group" aria-labelledby="pi-reset-question" hidden>
         <p id="pi-reset-question" class="pi-confirm-text">Start a fresh Pi session? Pi forgets this conversation and the last task's feedback is cleared.</p>
         <div class="pi-actions">
@@ -898,9 +906,10 @@
       <p class="pi-warning" data-cancel-warning hidden>${CANCEL_WARNING}</p>
       <p class="pi-note" data-retry hidden></p>
     </div>
+    </div>
     <footer class="pi-footer" data-part="footer">
       <p class="pi-status" data-status data-state="starting"><span class="pi-dot" aria-hidden="true"></span><span data-status-text>Connecting</span></p>
-      <div class="pi-actions">
+      <div class="pi-actions pi-footer-actions">
         <button type="button" class="pi-button" data-copy disabled>Copy prompt</button>
         <button type="button" class="pi-button pi-primary" data-run aria-disabled="true">Run with Pi</button>
       </div>
@@ -939,6 +948,8 @@
     const $ = (selector) => shadow.querySelector(selector);
     const ui = {
       panel: $("[data-panel]"),
+      body: $("[data-body]"),
+      feedback: $('[data-part="feedback"]'),
       model: $("[data-model]"),
       close: $("[data-close]"),
       reset: $("[data-reset]"),
@@ -987,6 +998,7 @@
     let announcedKey = "";
     let outlineFrame = 0;
     let validateQueued = false;
+    let renderedTask = "";
 
     // --- announcements: one polite atomic region for status, activity and errors.
     function announce(text) {
@@ -1011,7 +1023,8 @@
         headers["Content-Type"] = "application/json";
         init.body = JSON.stringify(body);
       }
-      if (method !== "GET") headers[CSRF_HEADER] = bootstrap.csrfToken;
+      const token = bootstrap.csrfToken;
+      if (method !== "GET") headers[CSRF_HEADER] = token;
       const controller = typeof AbortController === "function" ? new AbortController() : null;
       if (controller) init.signal = controller.signal;
       const timer = controller ? view.setTimeout(() => controller.abort(), timeoutMs) : null;
@@ -1044,6 +1057,7 @@
         const error = new Error(CODE_TEXT[code] || `The taskbar request failed (HTTP ${response.status}).`);
         error.code = code;
         error.status = response.status;
+        error.token = token;
         throw error;
       }
       if (!payload || typeof payload !== "object" || !payload.session) {
@@ -1074,7 +1088,9 @@
       try {
         const next = await request("GET", "/state", undefined, READ_TIMEOUT_MS);
         if (started === generation && !mutationPending) {
+          const before = snapshot;
           snapshot = next;
+          if (before && lifecycleKey(before) !== lifecycleKey(next)) notifyTabs();
           readFailures = 0;
           ui.retry.hidden = true;
           ui.retry.textContent = "";
@@ -1118,20 +1134,76 @@
         mutationPending = false;
         render();
         schedule(isActive(snapshot) ? ACTIVE_POLL_MS : STABLE_POLL_MS);
+        notifyTabs();
         return true;
       } catch (error) {
         generation += 1;
         mutationPending = false;
         clientError = error.network ? UNCERTAIN_TEXT : error.message;
+        if (error.code === "invalid_csrf") {
+          // Re-read the bootstrap (a body swap may have rotated it) so the
+          // user's retry carries the current token; never resend here.
+          bootstrap = readBootstrap(document, bootstrap);
+          if (bootstrap.csrfToken !== error.token) clientError = CSRF_ROTATED_TEXT;
+        }
         render();
         announce(`Error. ${clientError}`);
         await refresh();
+        notifyTabs();
         return false;
+      }
+    }
+
+    // lifecycleKey names what other tabs must learn about at once: session
+    // identity and state, task identity and state (not streamed output).
+    function lifecycleKey(value) {
+      const session = value && value.session ? value.session : {};
+      const task = value && value.task ? value.task : {};
+      return [session.status, session.id, task.id, task.status].join("\u0000");
+    }
+
+    // --- same-browser tab coordination. The contract's polling stays the
+    // authority; a notice on a BroadcastChannel named after the mount base only
+    // makes other tabs read GET /state now instead of at their next poll.
+    let channel = null;
+    let channelName = "";
+    function tabChannel() {
+      const name = `pi-browser-taskbar:${bootstrap.mountBase}`;
+      if (name === channelName) return channel;
+      if (channel) channel.close();
+      channel = null;
+      channelName = name;
+      if (typeof view.BroadcastChannel !== "function") return null;
+      try {
+        channel = new view.BroadcastChannel(name);
+      } catch (_error) {
+        return null;
+      }
+      channel.addEventListener("message", (event) => {
+        if (event.data && event.data.type === NOTICE) refresh();
+      });
+      return channel;
+    }
+
+    function notifyTabs() {
+      const target = tabChannel();
+      if (!target) return;
+      try {
+        target.postMessage({ type: NOTICE });
+      } catch (_error) {
+        // A closed channel only loses the hint; polling still converges.
       }
     }
 
     // --- rendering.
     function render() {
+      // The body keeps the feedback in view when it was in view before (or a
+      // new task appears), like a log; the pinned footer never moves either way.
+      const body = ui.body;
+      const follow = !ui.panel.hidden && ui.feedback.getBoundingClientRect().bottom <= body.getBoundingClientRect().bottom + 4;
+      const taskID = snapshot && snapshot.task ? snapshot.task.id : "";
+      const newTask = taskID !== "" && taskID !== renderedTask;
+      renderedTask = taskID;
       const shown = visibleState(snapshot);
       const session = snapshot && snapshot.session ? snapshot.session : { status: "starting" };
       const task = snapshot ? snapshot.task : null;
@@ -1139,7 +1211,11 @@
       host.setAttribute("data-state", shown.state);
       ui.statusText.textContent = shown.text;
       ui.launcherStatus.textContent = shown.text;
-      ui.model.textContent = session.model ? `Model: ${session.model}` : "Local Pi session";
+      const model = session.model ? `Model: ${session.model}` : "Local Pi session";
+      if (ui.model.textContent !== model) {
+        ui.model.textContent = model;
+        ui.model.title = model;
+      }
 
       const activity = task && task.activity ? task.activity : connectingActivity(session);
       ui.activity.textContent = activity;
@@ -1148,6 +1224,7 @@
       if (ui.output.textContent !== output) {
         const atBottom = ui.output.scrollTop + ui.output.clientHeight >= ui.output.scrollHeight - 4;
         ui.output.textContent = output;
+        ui.output.hidden = !output;
         if (atBottom) ui.output.scrollTop = ui.output.scrollHeight;
       }
       ui.output.hidden = !output;
@@ -1163,6 +1240,8 @@
       ui.cancelWarning.hidden = !(task && ["running", "cancelling", "cancelled"].includes(task.status));
       ui.remote.hidden = !(bootstrap.remoteAccess && view.location.protocol === "http:");
 
+      if (follow || newTask) revealFeedback();
+
       const key = [shown.text, task ? task.id : "", task ? task.status : "", activity, error].join("\u0000");
       if (key !== announcedKey) {
         const previous = announcedKey;
@@ -1170,6 +1249,16 @@
         if (previous !== "") announce(announcement(shown, task, activity, error));
       }
       renderControls();
+    }
+
+    // revealFeedback scrolls the panel body (never the page) just enough to
+    // show the feedback's end without hiding its start.
+    function revealFeedback() {
+      const body = ui.body;
+      if (ui.panel.hidden || body.scrollHeight <= body.clientHeight) return;
+      const from = body.getBoundingClientRect();
+      const to = ui.feedback.getBoundingClientRect();
+      body.scrollTop += Math.max(0, Math.min(to.bottom - from.bottom, to.top - from.top));
     }
 
     function announcement(shown, task, activity, error) {
@@ -1240,8 +1329,13 @@
       ui.panel.hidden = !open;
       host.toggleAttribute("data-open", open);
       renderControls();
+      scheduleOutlines();
       if (open) {
+        // The newest output first, as it streams in (the closed panel has no layout).
+        ui.output.scrollTop = ui.output.scrollHeight;
         (ui.prompt.disabled ? ui.run : ui.prompt).focus();
+        // While Pi works the instruction is locked: show the progress instead.
+        if (ui.prompt.disabled) revealFeedback();
       } else {
         stopMarking(false);
         if (focusTarget !== false) ui.launcher.focus();
@@ -1357,16 +1451,26 @@
       ui.marks.textContent = "";
       marks.forEach((mark, index) => {
         const item = document.createElement("li");
+        const text = document.createElement("span");
+        text.className = "pi-mark-text";
         const label = document.createElement("span");
         label.className = "pi-mark-label";
         label.textContent = `${index + 1}. ${mark.selector}`;
+        text.appendChild(label);
+        if (mark.name) {
+          const name = document.createElement("span");
+          name.className = "pi-mark-name";
+          name.setAttribute("data-mark-name", "");
+          name.textContent = mark.name;
+          text.appendChild(name);
+        }
         const remove = document.createElement("button");
         remove.type = "button";
         remove.className = "pi-button pi-remove";
         remove.textContent = "Remove";
-        remove.setAttribute("aria-label", `Remove mark ${index + 1}: ${mark.selector}`);
+        remove.setAttribute("aria-label", `Remove mark ${index + 1}: ${mark.selector}${mark.name ? ` (${mark.name})` : ""}`);
         remove.addEventListener("click", () => removeMark(index));
-        item.append(label, remove);
+        item.append(text, remove);
         ui.marks.appendChild(item);
       });
       ui.marks.hidden = marks.length === 0;
@@ -1407,10 +1511,39 @@
         announce("That element is already marked.");
         return true;
       }
-      marks.push({ element, selector });
+      marks.push({ element, selector, name: markName(element) });
       renderMarks();
+      revealMarked(element);
       announce(`Marked ${marks.length}: ${selector}. ${scopeText()}.`);
       return true;
+    }
+
+    // markName is a short local label for a mark: the element's accessible
+    // name or visible text, cut at MARK_NAME_CHARS code points. It is shown
+    // only in the panel and never sent (the context captures its own fields).
+    function markName(element) {
+      let text = structural(accessibleName(element));
+      if (!text && !NO_TEXT_TAGS.has(element.localName)) {
+        text = structural(typeof element.innerText === "string" ? element.innerText : element.textContent);
+      }
+      const points = Array.from(text);
+      return points.length > MARK_NAME_CHARS ? `${points.slice(0, MARK_NAME_CHARS - 1).join("").trimEnd()}…` : text;
+    }
+
+    // revealMarked scrolls the page, when it can, so a newly marked element is
+    // not hidden behind the open composer: into the band above the panel.
+    function revealMarked(element) {
+      view.requestAnimationFrame(() => {
+        if (ui.panel.hidden || !element.isConnected) return;
+        const panel = ui.panel.getBoundingClientRect();
+        const rect = element.getBoundingClientRect();
+        const covered = rect.left < panel.right && rect.right > panel.left && rect.top < panel.bottom && rect.bottom > panel.top;
+        if (!covered) return;
+        const band = panel.top - 16;
+        if (rect.height > band - 16) return;
+        const by = rect.bottom - band;
+        if (by > 0) view.scrollBy({ top: by, left: 0, behavior: "instant" });
+      });
     }
 
     function insideHost(event) {
@@ -1522,6 +1655,8 @@
 
     function drawOutlines() {
       ui.outlines.textContent = "";
+      const panel = ui.panel.hidden ? null : ui.panel.getBoundingClientRect();
+      const underPanel = (x, y) => panel && x >= panel.left && x <= panel.right && y >= panel.top && y <= panel.bottom;
       const boxes = marks.map((mark, index) => ({ element: mark.element, label: String(index + 1), kind: "mark" }));
       if (marking && hovered && !marks.some((mark) => mark.element === hovered) && hovered !== document.body) {
         boxes.push({ element: hovered, label: "", kind: "hover" });
@@ -1537,7 +1672,9 @@
         outline.style.height = `${rect.height}px`;
         if (box.label) {
           const badge = document.createElement("span");
-          badge.className = "pi-badge";
+          // The number stays readable: it moves to the right-hand corner when
+          // the open composer covers the left-hand one.
+          badge.className = underPanel(rect.left, rect.top) ? "pi-badge pi-badge-end" : "pi-badge";
           badge.textContent = box.label;
           outline.appendChild(badge);
         }
@@ -1584,6 +1721,17 @@
     document.addEventListener("visibilitychange", () => {
       if (document.visibilityState === "visible") refresh();
     });
+    // An open channel would keep the page out of the back/forward cache.
+    view.addEventListener("pagehide", () => {
+      if (channel) channel.close();
+      channel = null;
+      channelName = "";
+    });
+    view.addEventListener("pageshow", (event) => {
+      if (!event.persisted) return;
+      tabChannel();
+      refresh();
+    });
     view.addEventListener("scroll", scheduleOutlines, { capture: true, passive: true });
     view.addEventListener("resize", scheduleOutlines, { passive: true });
 
@@ -1602,6 +1750,7 @@
       refresh,
       reconcile() {
         bootstrap = readBootstrap(document, bootstrap);
+        tabChannel();
         applyTheme();
         ensureAttached();
         validateMarks();
@@ -1612,6 +1761,7 @@
     host.piBrowserTaskbar = controller;
     applyTheme();
     document.body.appendChild(host);
+    tabChannel();
     render();
     refresh();
     return controller;
