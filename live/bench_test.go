@@ -220,3 +220,52 @@ func BenchmarkBurstMemory(b *testing.B) {
 		r.close()
 	}
 }
+
+// BenchmarkAgentOps measures one agent unit-status post (the agent's most
+// frequent write) on boards of growing size, against the bare handler in
+// the same run. Its cost must not grow with the board.
+func BenchmarkAgentOps(b *testing.B) {
+	for _, units := range []int{10, 1000} {
+		b.Run(fmt.Sprintf("units=%d", units), func(b *testing.B) {
+			r := newRig(b, nil)
+			for i := 0; i < units; i += 100 {
+				var envs []string
+				for j := i; j < min(i+100, units); j++ {
+					envs = append(envs, r.env("unit", unitPayload(fmt.Sprintf("u%d", j))))
+				}
+				r.mustPost(envs...)
+			}
+			bare := httptest.NewServer(bareHandler())
+			defer bare.Close()
+			c := &http.Client{}
+			post := func(url string, i int) {
+				req, _ := http.NewRequest("POST", url, strings.NewReader(`{"status":"working","note":"step `+fmt.Sprint(i)+`"}`))
+				req.Header.Set("Authorization", "Bearer agent-tok")
+				resp, err := c.Do(req)
+				if err != nil {
+					b.Fatal(err)
+				}
+				io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				if resp.StatusCode != 200 && url != bare.URL {
+					b.Fatalf("status %d", resp.StatusCode)
+				}
+			}
+			b.ResetTimer()
+			t0 := time.Now()
+			for i := 0; i < b.N; i++ {
+				post(fmt.Sprintf("%s/units/u%d/status", r.srv.URL, i%units), i)
+			}
+			d := time.Since(t0)
+			b.StopTimer()
+			t1 := time.Now()
+			for i := 0; i < b.N; i++ {
+				post(bare.URL, i)
+			}
+			bd := time.Since(t1)
+			b.ReportMetric(float64(d.Microseconds())/float64(b.N)/1000, "ms/op-post")
+			b.ReportMetric(float64(bd.Microseconds())/float64(b.N)/1000, "baseline-ms/op")
+			b.ReportMetric(d.Seconds()/bd.Seconds(), "slowdown-x")
+		})
+	}
+}

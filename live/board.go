@@ -151,9 +151,12 @@ type Board struct {
 	WatchForLoss          bool                   `json:"watch_for_loss"`
 	FinalEmitted          bool                   `json:"final_emitted"`
 	// Pending lists the unacknowledged batches in serve order; a pikit
-	// addition that makes board.json the commit point of agent operations.
+	// addition that, with the ops journal, makes acks durable.
 	Pending        []BatchRef `json:"pending_batches"`
 	NextBatchOrder int64      `json:"next_batch_order"`
+	// OpSeq is the last agent operation of state/ops.ndjson this board
+	// includes (a pikit addition; see opsFile).
+	OpSeq int64 `json:"op_seq"`
 }
 
 func newBoard() *Board {

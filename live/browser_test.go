@@ -135,7 +135,10 @@ func TestBrowser_LivePage(t *testing.T) {
 	}))
 	defer app.Close()
 	root := t.TempDir()
-	line := startServer(t, root, app.URL, "CE_LIVE_PAGE_LOST_GRACE_MS=1500", "CE_LIVE_WAIT_TIMEOUT_MS=2000")
+	// The grace window bounds both the loss watch (cleared when a stream is
+	// still up at its end) and a reconnect: it must outlast the time from
+	// the applied post to the closed tab, and a reconnect, on a busy machine.
+	line := startServer(t, root, app.URL, "CE_LIVE_PAGE_LOST_GRACE_MS=4000", "CE_LIVE_WAIT_TIMEOUT_MS=2000")
 	defer func() { killAndReap(serverPID(t, root), syscall.SIGTERM) }()
 	sf, _ := loadSession(root)
 	agentTok := *sf.AgentToken

@@ -134,6 +134,9 @@ func Serve(ctx context.Context, opts ServeOptions) error {
 		if err := os.Remove(filepath.Join(dir, boardFile)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return fmt.Errorf("live: clear board: %w", err)
 		}
+		if err := os.Remove(filepath.Join(dir, opsFile)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("live: remove ops journal: %w", err)
+		}
 		if prev != nil {
 			if _, err := os.Stat(filepath.Join(dir, logDirName, eventsFile)); err == nil {
 				st := &store{root: root, dir: dir}
@@ -294,21 +297,38 @@ type StartOptions struct {
 // ErrStartBusy means another start holds state/start.lock.
 var ErrStartBusy = errors.New("live: another start for this root is in progress")
 
+// ErrUnverifiedOwner means the pidfile names a live process whose command
+// line cannot be read, so it may be this root's server: stop and start
+// refuse rather than signal or replace it (reference §3.1 step 5; exit 1).
+var ErrUnverifiedOwner = errors.New("live: cannot verify that the pidfile's process is this root's endpoint")
+
 // ownedPID returns the running server pid of root, or 0. A pid whose
 // command line does not name "serve" and this exact root is foreign and
-// never signalled.
+// never signalled; one whose command line is unreadable counts as not
+// running here (see pidfileOwner).
 func ownedPID(root string) int {
+	pid, _ := pidfileOwner(root, "/proc")
+	return pid
+}
+
+// pidfileOwner classifies the pidfile's process using the procfs at proc:
+// owned (pid, nil), none or foreign (0, nil), or alive with an unreadable
+// command line (0, error wrapping [ErrUnverifiedOwner]).
+func pidfileOwner(root, proc string) (int, error) {
 	data, err := os.ReadFile(filepath.Join(root, stateDirName, pidFile))
 	if err != nil {
-		return 0
+		return 0, nil
 	}
 	pid, err := strconv.Atoi(strings.TrimSpace(string(data)))
 	if err != nil || !pidAlive(pid) {
-		return 0
+		return 0, nil
 	}
-	cmd, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+	cmd, err := os.ReadFile(filepath.Join(proc, strconv.Itoa(pid), "cmdline"))
 	if err != nil {
-		return 0
+		if !pidAlive(pid) { // it exited meanwhile
+			return 0, nil
+		}
+		return 0, fmt.Errorf("%w (process %d)", ErrUnverifiedOwner, pid)
 	}
 	args := strings.Split(strings.TrimRight(string(cmd), "\x00"), "\x00")
 	hasServe, hasRoot := false, false
@@ -326,9 +346,9 @@ func ownedPID(root string) int {
 		}
 	}
 	if hasServe && hasRoot {
-		return pid
+		return pid, nil
 	}
-	return 0
+	return 0, nil
 }
 
 // Start starts or resumes the detached server for opts.Root and returns the
@@ -352,7 +372,11 @@ func Start(ctx context.Context, opts StartOptions) (StartLine, error) {
 	}
 	defer lk.Unlock()
 	prev, _ := loadSession(root)
-	if pid := ownedPID(root); pid != 0 && prev != nil && prev.PID != nil && *prev.PID == pid {
+	pid, err := pidfileOwner(root, "/proc")
+	if err != nil {
+		return StartLine{}, err
+	}
+	if pid != 0 && prev != nil && prev.PID != nil && *prev.PID == pid {
 		b, _ := (&store{root: root, dir: dir}).loadBoard()
 		if b != nil && !b.Ended && !prev.Ended {
 			if opts.AppOrigin != "" && opts.AppOrigin != prev.AppOrigin {
@@ -590,14 +614,22 @@ type StopReport struct {
 
 // Stop ends the owned server (SIGTERM, then SIGKILL after 2 s), retires
 // both tokens, marks board and session ended, deletes batches and keeps the
-// logs (reference §3).
-func Stop(root string) (StopReport, error) {
+// logs (reference §3). When the pidfile's process is alive but its
+// ownership cannot be verified, Stop changes nothing and returns an error
+// wrapping [ErrUnverifiedOwner] (the CLI exits 1).
+func Stop(root string) (StopReport, error) { return stop(root, "/proc") }
+
+func stop(root, proc string) (StopReport, error) {
 	abs, err := statePaths(root)
 	if err != nil {
 		return StopReport{}, err
 	}
 	dir := filepath.Join(abs, stateDirName)
-	if pid := ownedPID(abs); pid != 0 {
+	pid, err := pidfileOwner(abs, proc)
+	if err != nil {
+		return StopReport{}, err
+	}
+	if pid != 0 {
 		if err := killOwned(pid); err != nil {
 			return StopReport{}, err
 		}
@@ -620,6 +652,9 @@ func Stop(root string) (StopReport, error) {
 	b.Pending = nil
 	if err := st.saveBoard(b); err != nil {
 		return StopReport{}, err
+	}
+	if err := st.clearOps(); err != nil { // board.json now includes them
+		return StopReport{}, fmt.Errorf("live: clear ops journal: %w", err)
 	}
 	if err := st.clearBatches(); err != nil {
 		return StopReport{}, err

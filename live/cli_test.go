@@ -3,9 +3,11 @@ package live
 import (
 	"bytes"
 	"context"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -173,5 +175,53 @@ func TestCLI_OwnerDeathStopsProcessKeepsSession(t *testing.T) {
 	defer killAndReap(serverPID(t, root), syscall.SIGTERM)
 	if l2.Status != "resumed" {
 		t.Fatalf("resume: %+v", l2)
+	}
+}
+
+// TestStop_Ownership: stop refuses (and changes nothing) while the
+// pidfile's process is alive with an unreadable command line, and never
+// signals a foreign process (reference §3.1 step 5, §3 "stop": exit 1 if
+// ownership cannot be verified). The pidfile names this test process.
+func TestStop_Ownership(t *testing.T) {
+	root := t.TempDir()
+	e, err := Open(Options{Root: root, AppOrigin: testOrigin, PageToken: "p", AgentToken: "a"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	abs, _ := statePaths(root)
+	st := &store{root: abs, dir: filepath.Join(abs, stateDirName)}
+	p, a, pid := "p", "a", os.Getpid()
+	if err := st.saveSession(&SessionFile{PageToken: &p, AgentToken: &a, PID: &pid}); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(st.path(pidFile), []byte(strconv.Itoa(pid)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+
+	proc := t.TempDir() // no <pid>/cmdline: ownership unknown
+	if _, err := stop(root, proc); !errors.Is(err, ErrUnverifiedOwner) {
+		t.Fatalf("stop with unknown ownership: %v, want ErrUnverifiedOwner", err)
+	}
+	if sf, _ := loadSession(abs); sf == nil || sf.AgentToken == nil || sf.Ended {
+		t.Fatalf("refused stop changed the session: %+v", sf)
+	}
+
+	// A foreign process (another command line) is not signalled: stop goes
+	// on and retires the tokens.
+	if err := os.MkdirAll(filepath.Join(proc, strconv.Itoa(pid)), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(proc, strconv.Itoa(pid), "cmdline"), []byte("sleep\x0060\x00"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := stop(root, proc)
+	if err != nil || rep.Status != "stopped" {
+		t.Fatalf("stop with a foreign pid: %+v %v", rep, err)
+	}
+	if sf, _ := loadSession(abs); sf == nil || sf.AgentToken != nil || !sf.Ended {
+		t.Fatalf("stop did not retire the tokens: %+v", sf)
 	}
 }

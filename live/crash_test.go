@@ -241,9 +241,14 @@ func diskCheck(t *testing.T, root string, pageAcked int64, agentAcked map[string
 	if b.AckedSeq > last {
 		t.Fatalf("board acked_seq %d ahead of log %d", b.AckedSeq, last)
 	}
+	// An ack is durable once journaled: board.json plus state/ops.ndjson.
+	cur, err := (&store{root: root, dir: dir}).loadBoard()
+	if err != nil {
+		t.Fatalf("board with ops journal: %v", err)
+	}
 	for id := range agentAcked {
-		if !slices.Contains(b.AckedCheckpointIDs, id) {
-			t.Fatalf("acknowledged batch %s not recorded in board.json", id)
+		if !slices.Contains(cur.AckedCheckpointIDs, id) {
+			t.Fatalf("acknowledged batch %s not recorded in board.json or the ops journal", id)
 		}
 	}
 }

@@ -27,10 +27,13 @@
 // append to state/log/events.ndjson with one fsync, then acknowledge, wake
 // and notify. board.json and batches/*.json are derived files written
 // atomically (tmp, fsync, rename, dir fsync) and may lag the log by
-// [Options.BoardFlush]; agent operations (ack, unit status, ask, page-lost,
-// session end) commit by writing board.json before they answer. [Open]
-// recovers after a crash: it clears .tmp files, truncates a torn log tail,
-// replays the log past board.json's acked_seq (idempotent by seq; derived
+// [Options.BoardFlush]. Acks and unit status or ask posts commit by
+// appending one line to state/ops.ndjson with one fsync (their cost does not
+// grow with the board); page-lost, session end and session open commit by
+// writing board.json before they answer. [Open] recovers after a crash: it
+// clears .tmp files, truncates torn log and journal tails, replays the log
+// past board.json's acked_seq with each journaled operation put back between
+// the envelopes it ran between (idempotent by seq and op number; derived
 // checkpoint ids are deterministic), drops batches already acknowledged and
 // rewrites the derived files. An acknowledged envelope is never lost, an
 // unacknowledged batch survives, an acknowledged batch is never served again.
@@ -39,7 +42,8 @@
 //
 //	state/                      0700
 //	  session.json              0600 tokens, url, app_origin, host, port, pid, owner_pid, ended, root, log_dir
-//	  board.json                0600 the board (plus pending_batches, next_batch_order)
+//	  board.json                0600 the board (plus pending_batches, next_batch_order, op_seq)
+//	  ops.ndjson                0600 agent operations board.json does not include yet
 //	  brief.md                  session brief read at mint (first 3,000 characters)
 //	  server.pid, server.log
 //	  batches/<checkpoint>.json {order, served, envelope}: unacknowledged wake envelopes

@@ -33,8 +33,13 @@ const (
 	DefaultRejectionsPM  = 60
 	DefaultBoardFlush    = 100 * time.Millisecond
 
-	maxEventBody   = 64 << 10
-	maxFrameBody   = 2 << 20
+	maxEventBody = 64 << 10
+	maxFrameBody = 2 << 20
+	// earlyEventBody is max(2×frame cap, frame cap+1 MiB): a Content-Length
+	// this large is answered 413 at once; cutEventBody (16×) is the most
+	// drained before the connection is cut (reference §2.4 step 1).
+	earlyEventBody = max(2*maxFrameBody, maxFrameBody+1<<20)
+	cutEventBody   = 16 * earlyEventBody
 	maxAgentBody   = 64 << 10
 	gapBufferLimit = 512
 	oneShotLimit   = 256
@@ -126,7 +131,8 @@ type Endpoint struct {
 	gap       map[int64]*gapEntry
 	gapBytes  int64
 	clients   map[*sseClient]struct{}
-	oneShot   []notice
+	oneShot   []*oneShotNotice
+	oneShotN  uint64
 	waiting   bool
 	wake      chan struct{}
 	endBusy   bool
@@ -199,13 +205,26 @@ func Open(opts Options) (*Endpoint, error) {
 // recoverLocked rebuilds the in-memory state from disk: board.json, then the
 // event log tail, then batch files. Idempotent by seq.
 func (e *Endpoint) recoverLocked() error {
-	b, err := e.st.loadBoard()
+	b, err := e.st.loadBoardFile()
 	if err != nil {
 		return err
 	}
 	lines, err := e.st.scanEvents()
 	if err != nil {
 		return err
+	}
+	journal, err := e.st.scanOps()
+	if err != nil {
+		return err
+	}
+	// Agent operations go back between the envelopes they followed: an
+	// operation that ran at acked_seq n precedes envelope n+1.
+	ops := pendingOps(b, journal)
+	opsUpTo := func(acked int64) {
+		for len(ops) > 0 && ops[0].At <= acked {
+			b.applyOp(&ops[0])
+			ops = ops[1:]
+		}
 	}
 	fx := &effects{}
 	sid := b.sessionID()
@@ -216,8 +235,12 @@ func (e *Endpoint) recoverLocked() error {
 		if ll.Seq != b.AckedSeq+1 {
 			break
 		}
+		opsUpTo(b.AckedSeq)
 		b.apply(&Envelope{SchemaVersion: SchemaVersion, SessionID: ll.SessionID, Seq: ll.Seq, T: ll.T, Type: ll.Type, Payload: ll.Payload}, fx)
 		b.AckedSeq = ll.Seq
+	}
+	for i := range ops {
+		b.applyOp(&ops[i])
 	}
 	files, err := e.st.loadBatches()
 	if err != nil {
@@ -262,8 +285,7 @@ func (e *Endpoint) recoverLocked() error {
 	}
 	e.st.removeFramesAfter(b.AckedSeq)
 	e.board = b
-	e.dirty = false
-	return e.st.saveBoard(b)
+	return e.flushLocked()
 }
 
 // Close stops timers and background work, ends open streams, flushes
@@ -342,6 +364,9 @@ func (e *Endpoint) flushLocked() error {
 		return err
 	}
 	e.dirty = false
+	if err := e.st.clearOps(); err != nil {
+		e.log.Warn("live: clear ops journal failed; replay skips its lines", "err", err)
+	}
 	return nil
 }
 
@@ -548,8 +573,8 @@ func (e *Endpoint) afterCommitLocked(fx *effects) {
 	}
 }
 
-// saveBoardLocked makes an agent-side operation durable: board.json is its
-// commit point.
+// saveBoardLocked makes a rare operation (page-lost, session end or open,
+// binding) durable: board.json is its commit point.
 func (e *Endpoint) saveBoardLocked() error { return e.flushLocked() }
 
 // nextBatchLocked picks the batch to serve: served-but-unacked first, then
@@ -651,6 +676,7 @@ func (e *Endpoint) openSessionLocked(sid string) error {
 	}
 	nb := newBoard()
 	nb.SessionID = &sid
+	nb.OpSeq = e.board.OpSeq // op numbers stay unique per root
 	old := e.board
 	e.board = nb
 	if err := e.saveBoardLocked(); err != nil {

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -56,6 +57,7 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	h := w.Header()
 	h.Set("Content-Type", "application/json; charset=utf-8")
 	h.Set("Cache-Control", "no-store")
+	h.Set("Content-Length", strconv.Itoa(len(data)+1)) // complete even when flushed early
 	w.WriteHeader(status)
 	_, _ = w.Write(append(data, '\n'))
 }
@@ -127,7 +129,7 @@ func (e *Endpoint) page(method string, bind bool, h func(http.ResponseWriter, *h
 		limit := int64(maxEventBody)
 		switch r.URL.Path {
 		case "/events":
-			limit = maxFrameBody
+			limit = cutEventBody // handleEvents buffers at most maxFrameBody
 		case "/session/end":
 			limit = e.opts.ArchiveLimit
 		}
@@ -223,16 +225,39 @@ func (e *Endpoint) agent(method string, h http.HandlerFunc) http.HandlerFunc {
 	}
 }
 
-// POST /events (reference §2.4).
+// tooLargeBody is the 413 answer to a body over the frame cap.
+type tooLargeBody struct {
+	MaxBytes      int `json:"max_bytes"`
+	FrameMaxBytes int `json:"frame_max_bytes"`
+}
+
+// POST /events (reference §2.4). The body is buffered up to maxFrameBody;
+// past that the rest is drained unbuffered so the page reads the 413. A
+// Content-Length of earlyEventBody or more is answered 413 before reading
+// anything; the body is drained after the answer, and past cutEventBody
+// (the wrapper's MaxBytesReader) the connection is closed.
 func (e *Endpoint) handleEvents(w http.ResponseWriter, r *http.Request, sid string) {
+	if r.ContentLength >= earlyEventBody {
+		rc := http.NewResponseController(w)
+		_ = rc.EnableFullDuplex() // read the body after answering
+		e.reject(w, r, http.StatusRequestEntityTooLarge, tooLargeBody{maxEventBody, maxFrameBody}, "too large", nil)
+		_ = rc.Flush()
+		if r.ContentLength <= cutEventBody {
+			_, _ = io.Copy(io.Discard, r.Body)
+		}
+		return
+	}
 	body, over, err := readCapped(r.Body, maxFrameBody)
-	if err != nil && !over {
+	if over {
+		_, err = io.Copy(io.Discard, r.Body)
+	}
+	if err != nil {
 		var mbe *http.MaxBytesError
 		if !errors.As(err, &mbe) {
 			e.reject(w, r, http.StatusBadRequest, errBody{"bad request"}, "bad request", nil)
 			return
 		}
-		over = true
+		over = true // past cutEventBody: the server closes the connection after the answer
 	}
 	e.mu.Lock()
 	ended := e.board.Ended || e.board.sessionID() != sid
@@ -243,10 +268,7 @@ func (e *Endpoint) handleEvents(w http.ResponseWriter, r *http.Request, sid stri
 		return
 	}
 	if over {
-		e.reject(w, r, http.StatusRequestEntityTooLarge, struct {
-			MaxBytes      int `json:"max_bytes"`
-			FrameMaxBytes int `json:"frame_max_bytes"`
-		}{maxEventBody, maxFrameBody}, "too large", nil)
+		e.reject(w, r, http.StatusRequestEntityTooLarge, tooLargeBody{maxEventBody, maxFrameBody}, "too large", nil)
 		return
 	}
 	res := e.Post(body, sid)
@@ -602,9 +624,10 @@ func (e *Endpoint) handleAck(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, code, body)
 }
 
-// Ack acknowledges a batch: the id is recorded in board.json (the commit
-// point) before the batch file is deleted, so an acknowledged batch is never
-// served again. Repeat acks answer already_acked.
+// Ack acknowledges a batch: the ack is journaled in state/ops.ndjson (the
+// commit point; board.json follows) before the batch file is deleted, so an
+// acknowledged batch is never served again. Repeat acks answer
+// already_acked.
 func (e *Endpoint) Ack(id string) (int, any) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -619,7 +642,7 @@ func (e *Endpoint) Ack(id string) (int, any) {
 	prevPending := append([]BatchRef(nil), e.board.Pending...)
 	e.board.removePending(id)
 	e.board.AckedCheckpointIDs = append(e.board.AckedCheckpointIDs, id)
-	if err := e.saveBoardLocked(); err != nil {
+	if err := e.commitOpLocked(opLine{Kind: opAck, Ack: id}); err != nil {
 		e.board.Pending = prevPending
 		e.board.AckedCheckpointIDs = e.board.AckedCheckpointIDs[:len(e.board.AckedCheckpointIDs)-1]
 		return http.StatusInternalServerError, struct {
@@ -713,8 +736,8 @@ func (e *Endpoint) handleAsk(w http.ResponseWriter, r *http.Request) {
 	}, auditLine{Kind: "ask", Question: req.Question}, false)
 }
 
-// unitOp runs one agent unit post as a transaction with board.json as the
-// commit point; notices go out only after the commit.
+// unitOp runs one agent unit post as a transaction with its journal line
+// as the commit point; notices go out only after the commit.
 func (e *Endpoint) unitOp(w http.ResponseWriter, r *http.Request, f func(*Unit) []notice, audit auditLine, applied bool) {
 	id := r.PathValue("id")
 	e.mu.Lock()
@@ -740,7 +763,8 @@ func (e *Endpoint) unitOp(w http.ResponseWriter, r *http.Request, f func(*Unit) 
 	if applied {
 		e.board.WatchForLoss = true
 	}
-	if err := e.saveBoardLocked(); err != nil {
+	op := opLine{Kind: opUnit, Unit: &opUnitState{ID: u.ID, Status: u.Status, Note: u.Note, Guess: u.Guess, Question: u.Question, Watch: applied}}
+	if err := e.commitOpLocked(op); err != nil {
 		*u = saved
 		e.board.WatchForLoss = watch
 		e.mu.Unlock()

@@ -77,6 +77,7 @@ type store struct {
 	events   *os.File
 	evSize   int64
 	agentLog *os.File
+	ops      *os.File // state/ops.ndjson, opened on first append
 	logBytes int64
 }
 
@@ -148,14 +149,14 @@ func (s *store) openLogs() error {
 
 func (s *store) close() error {
 	var first error
-	for _, f := range []*os.File{s.events, s.agentLog} {
+	for _, f := range []*os.File{s.events, s.agentLog, s.ops} {
 		if f != nil {
 			if err := f.Close(); err != nil && first == nil {
 				first = err
 			}
 		}
 	}
-	s.events, s.agentLog = nil, nil
+	s.events, s.agentLog, s.ops = nil, nil, nil
 	return first
 }
 
@@ -252,7 +253,26 @@ func (s *store) saveBoard(b *Board) error {
 	return writeJSONAtomic(s.path(boardFile), b)
 }
 
+// loadBoard reads board.json with the agent operations journaled since
+// (ops.ndjson): the current board for readers outside the endpoint process,
+// short of envelopes that board.json lags by at most BoardFlush.
 func (s *store) loadBoard() (*Board, error) {
+	b, err := s.loadBoardFile()
+	if err != nil {
+		return nil, err
+	}
+	ops, _, err := s.readOps()
+	if err != nil {
+		return nil, err
+	}
+	for _, op := range pendingOps(b, ops) {
+		b.applyOp(&op)
+	}
+	return b, nil
+}
+
+// loadBoardFile reads board.json alone (recovery replays the rest).
+func (s *store) loadBoardFile() (*Board, error) {
 	b := newBoard()
 	if err := readJSONFile(s.path(boardFile), b); err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
