@@ -26,7 +26,9 @@ import (
 
 	"github.com/pikit-dev/pikit/internal/browsertest"
 	"github.com/pikit-dev/pikit/internal/leakcheck"
+	"github.com/pikit-dev/pikit/internal/modroot"
 	"github.com/pikit-dev/pikit/internal/pitest"
+	rt "github.com/pikit-dev/pikit/taskbar/runtime"
 )
 
 // TestMain removes the binaries built for the tests and fails the run when
@@ -48,19 +50,11 @@ func TestMain(m *testing.M) {
 // moduleRoot walks up from the working directory to go.mod.
 func moduleRoot(t *testing.T) string {
 	t.Helper()
-	dir, err := os.Getwd()
+	dir, err := modroot.Find(".")
 	if err != nil {
 		t.Fatal(err)
 	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir
-		}
-		if filepath.Dir(dir) == dir {
-			t.Fatal("no go.mod above the test")
-		}
-		dir = filepath.Dir(dir)
-	}
+	return dir
 }
 
 var (
@@ -405,26 +399,31 @@ func TestDemo_PiMissing(t *testing.T) {
 	if resp.StatusCode != 200 || !strings.Contains(string(body), `data-testid="task-list"`) {
 		t.Errorf("app page: %d", resp.StatusCode)
 	}
+	waitSession(t, d, rt.SessionUnavailable)
+	stopAndCheck(t, d, false)
+}
+
+// waitSession polls the demo's taskbar state (up to a minute) until the
+// session status is want, and returns that session.
+func waitSession(t *testing.T, d *demoProcess, want rt.SessionStatus) rt.SessionState {
+	t.Helper()
 	deadline := time.Now().Add(time.Minute)
 	for {
 		resp, err := http.Get(d.url + "dev/pi-browser-taskbar/state")
 		if err != nil {
 			t.Fatal(err)
 		}
-		var snap struct {
-			Session struct{ Status string } `json:"session"`
-		}
+		var snap rt.Snapshot
 		json.NewDecoder(resp.Body).Decode(&snap)
 		resp.Body.Close()
-		if snap.Session.Status == "unavailable" {
-			break
+		if snap.Session.Status == want {
+			return snap.Session
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("session status %q, want unavailable", snap.Session.Status)
+			t.Fatalf("session status %q, want %s", snap.Session.Status, want)
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	stopAndCheck(t, d, false)
 }
 
 // TestDemo_ModelModes: when Pi has its own configured model the demo uses
@@ -450,30 +449,8 @@ func TestDemo_ModelModes(t *testing.T) {
 			if out := d.out.String(); !strings.Contains(out, tt.want) || strings.Contains(out, "OFFLINE") {
 				t.Errorf("output lacks %q:\n%s", tt.want, out)
 			}
-			deadline := time.Now().Add(time.Minute)
-			for {
-				resp, err := http.Get(d.url + "dev/pi-browser-taskbar/state")
-				if err != nil {
-					t.Fatal(err)
-				}
-				var snap struct {
-					Session struct {
-						Status string
-						Model  *string
-					} `json:"session"`
-				}
-				json.NewDecoder(resp.Body).Decode(&snap)
-				resp.Body.Close()
-				if snap.Session.Status == "ready" {
-					if snap.Session.Model == nil || *snap.Session.Model != "fake/fake-model" {
-						t.Errorf("model = %v, want fake/fake-model", snap.Session.Model)
-					}
-					break
-				}
-				if time.Now().After(deadline) {
-					t.Fatalf("session status %q, want ready", snap.Session.Status)
-				}
-				time.Sleep(100 * time.Millisecond)
+			if ses := waitSession(t, d, rt.SessionReady); ses.Model == nil || *ses.Model != "fake/fake-model" {
+				t.Errorf("model = %v, want fake/fake-model", ses.Model)
 			}
 			stopAndCheck(t, d, true)
 		})

@@ -16,6 +16,22 @@ import (
 	"github.com/pikit-dev/pikit/pirpc"
 )
 
+// records decodes every record up to EOF; any error ends the test.
+func records(t testing.TB, d *pirpc.Decoder) []pirpc.Record {
+	t.Helper()
+	var got []pirpc.Record
+	for {
+		rec, err := d.Next()
+		if err == io.EOF {
+			return got
+		}
+		if err != nil {
+			t.Fatalf("record %d: %v", len(got)+1, err)
+		}
+		got = append(got, rec)
+	}
+}
+
 // decodeAll returns, per record, the event type / "response:<id>" or the
 // protocol error kind.
 func decodeAll(t testing.TB, d *pirpc.Decoder) []string {
@@ -135,18 +151,7 @@ func TestDecoder_TypedFields(t *testing.T) {
 		`{"type":"extension_ui_request","id":"u1","method":"select","title":"Pick","options":["a","b"]}`,
 		`{"id":"s1","type":"response","command":"get_state","success":true,"data":{"sessionId":"x","model":"m"}}`,
 	}, "\n") + "\n"
-	d := pirpc.NewDecoder(strings.NewReader(in))
-	var got []pirpc.Record
-	for {
-		rec, err := d.Next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		got = append(got, rec)
-	}
+	got := records(t, pirpc.NewDecoder(strings.NewReader(in)))
 	want := []pirpc.Record{
 		&pirpc.AgentSettled{Aborted: true},
 		&pirpc.ToolExecutionEnd{ToolCallID: "c1", ToolName: "bash", Result: json.RawMessage(`{"content":[]}`), IsError: true, DurationMs: 22},
@@ -171,18 +176,7 @@ func recordedStdout(t testing.TB) []byte {
 
 func TestDecoder_ReplayRecordedStdout(t *testing.T) {
 	raw := recordedStdout(t)
-	d := pirpc.NewDecoder(bytes.NewReader(raw))
-	var got []pirpc.Record
-	for {
-		rec, err := d.Next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			t.Fatalf("record %d: %v", len(got)+1, err)
-		}
-		got = append(got, rec)
-	}
+	got := records(t, pirpc.NewDecoder(bytes.NewReader(raw)))
 	lines := bytes.Count(raw, []byte("\n"))
 	if len(got) != lines {
 		t.Fatalf("decoded %d records, want %d lines", len(got), lines)
@@ -304,16 +298,8 @@ func TestDecoder_ReplayAllRecordings(t *testing.T) {
 				}
 				stream.WriteByte('\n')
 			}
-			d := pirpc.NewDecoder(&stream)
 			seen := map[string]int{}
-			for {
-				rec, err := d.Next()
-				if err == io.EOF {
-					break
-				}
-				if err != nil {
-					t.Fatalf("Next: %v", err)
-				}
+			for _, rec := range records(t, pirpc.NewDecoder(&stream)) {
 				if r, ok := rec.(*pirpc.RawEvent); ok {
 					t.Errorf("Pi 1.6.0 type %q decoded as a raw event", r.Type)
 				}

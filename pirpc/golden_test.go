@@ -3,10 +3,8 @@ package pirpc_test
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"testing"
@@ -22,16 +20,8 @@ var update = flag.Bool("update", false, "rewrite golden files in testdata")
 // (responses without their raw data).
 // Rewrite with -update after a deliberate change.
 func TestDecoder_Golden(t *testing.T) {
-	d := pirpc.NewDecoder(bytes.NewReader(recordedStdout(t)))
 	var got bytes.Buffer
-	for {
-		rec, err := d.Next()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
+	for _, rec := range records(t, pirpc.NewDecoder(bytes.NewReader(recordedStdout(t)))) {
 		if r, ok := rec.(*pirpc.Response); ok {
 			// Data stays raw (decoded by the typed calls); keeping it here
 			// would copy Pi's system prompt text into the repository.

@@ -1,6 +1,7 @@
 package pirpc_test
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"path/filepath"
@@ -139,8 +140,11 @@ func TestRealPi_BashToolCall(t *testing.T) {
 	}
 }
 
-func TestRealPi_AbortMidStream(t *testing.T) {
-	t.Parallel()
+// startHangingStream starts real Pi on a model that streams "partial "
+// and then hangs, prompts it, and returns once the first text_delta has
+// arrived: a run that is mid-stream and never ends on its own.
+func startHangingStream(t *testing.T) (*pirpc.Client, context.Context) {
+	t.Helper()
 	env := pitest.New(t, &pitest.Options{Script: func(*modelserver.Request) modelserver.Script {
 		return modelserver.Script{Text: []string{"partial "}, Hang: true}
 	}})
@@ -153,6 +157,12 @@ func TestRealPi_AbortMidStream(t *testing.T) {
 		u, ok := ev.(*pirpc.MessageUpdate)
 		return ok && u.AssistantMessageEvent.Type == "text_delta"
 	})
+	return c, ctx
+}
+
+func TestRealPi_AbortMidStream(t *testing.T) {
+	t.Parallel()
+	c, ctx := startHangingStream(t)
 	if err := c.Abort(ctx); err != nil {
 		t.Fatalf("Abort: %v", err)
 	}
@@ -263,18 +273,7 @@ func TestRealPi_ExtensionDialogCancelled(t *testing.T) {
 
 func TestRealPi_KilledMidRunIsAnExit(t *testing.T) {
 	t.Parallel()
-	env := pitest.New(t, &pitest.Options{Script: func(*modelserver.Request) modelserver.Script {
-		return modelserver.Script{Text: []string{"partial "}, Hang: true}
-	}})
-	c := start(t, env.Options())
-	ctx := testCtx(t)
-	if _, err := c.Prompt(ctx, pirpc.PromptCommand{Message: "Talk forever."}); err != nil {
-		t.Fatalf("Prompt: %v", err)
-	}
-	until(t, ctx, c, func(ev pirpc.Event) bool {
-		u, ok := ev.(*pirpc.MessageUpdate)
-		return ok && u.AssistantMessageEvent.Type == "text_delta"
-	})
+	c, ctx := startHangingStream(t)
 	if err := syscall.Kill(c.Pid(), syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pikit-dev/pikit/internal/pitest"
 	"github.com/pikit-dev/pikit/taskbar/contract"
 )
 
@@ -34,23 +35,6 @@ func exitCode(err error) int {
 		return ee.code
 	}
 	return 1
-}
-
-// sharedContract is ../shared/taskbar-contract; CI=true makes its absence
-// a failure.
-func sharedContract(t *testing.T) string {
-	t.Helper()
-	dir, err := contract.FindContractDir(".")
-	if err == nil {
-		_, err = os.Stat(filepath.Join(dir, "fixtures", "manifest.json"))
-	}
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("contract directory: %v", err)
-		}
-		t.Skipf("contract directory not found: %v", err)
-	}
-	return dir
 }
 
 const cliContext = `{"contract_version":1,"location":{"origin":"http://localhost:4000","path":"/cards","query_names":["page"]},` +
@@ -136,7 +120,7 @@ func TestTaskbarContractEnvelope(t *testing.T) {
 // TestTaskbarContractEnvelope_Goldens rebuilds both prompt goldens through
 // the CLI.
 func TestTaskbarContractEnvelope_Goldens(t *testing.T) {
-	dir := sharedContract(t)
+	dir := pitest.ContractDir(t)
 	for _, g := range []struct{ golden, fixture, prompt string }{
 		{"minimal-task.json", "minimal-whole-page.json", "Explain the cards page."},
 		{"rich-whole-page.json", "rich-whole-page.json", "Improve the checkout button."},
@@ -164,7 +148,7 @@ func TestTaskbarContractEnvelope_Goldens(t *testing.T) {
 }
 
 func TestTaskbarContractVerify(t *testing.T) {
-	dir := sharedContract(t)
+	dir := pitest.ContractDir(t)
 	out, _, err := runPikit(t, "", "taskbar", "contract", "verify", dir)
 	if err != nil {
 		t.Fatalf("verify failed: %v\n%s", err, out)

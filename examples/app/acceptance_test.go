@@ -186,13 +186,18 @@ func run(t *testing.T, ctx context.Context) {
 	wait(t, ctx, "Working", statusIs("Working"), taskWait)
 }
 
-// runTask types prompt, runs it and waits for Finished with want in the
-// output.
-func runTask(t *testing.T, ctx context.Context, prompt, want string) {
+// submit opens the panel, types prompt and runs it (see [run]).
+func submit(t *testing.T, ctx context.Context, prompt string) {
 	t.Helper()
 	openPanel(t, ctx)
 	setPrompt(t, ctx, prompt)
 	run(t, ctx)
+}
+
+// runTask submits prompt and waits for Finished with want in the output.
+func runTask(t *testing.T, ctx context.Context, prompt, want string) {
+	t.Helper()
+	submit(t, ctx, prompt)
 	wait(t, ctx, "output "+want, browsertest.TextHas("[data-output]", want), taskWait)
 	wait(t, ctx, "Finished", statusIs("Finished"), taskWait)
 }
@@ -280,9 +285,7 @@ func TestAcceptance(t *testing.T) {
 
 	t.Run("progress and output", func(t *testing.T) {
 		openPage(t, ctx, tasks)
-		openPanel(t, ctx)
-		setPrompt(t, ctx, kwBash+": check the tool.")
-		run(t, ctx)
+		submit(t, ctx, kwBash+": check the tool.")
 		wait(t, ctx, "Running bash", browsertest.TextIs("[data-activity]", "Running bash"), taskWait)
 		wait(t, ctx, "output after the tool", browsertest.TextHas("[data-output]", wholePageReply), taskWait)
 		wait(t, ctx, "Finished", statusIs("Finished"), taskWait)
@@ -290,9 +293,7 @@ func TestAcceptance(t *testing.T) {
 
 	t.Run("stop mid-stream", func(t *testing.T) {
 		openPage(t, ctx, tasks)
-		openPanel(t, ctx)
-		setPrompt(t, ctx, kwSlow+": write a lot.")
-		run(t, ctx)
+		submit(t, ctx, kwSlow+": write a lot.")
 		wait(t, ctx, "streamed output", browsertest.TextHas("[data-output]", "word word word"), taskWait)
 		wait(t, ctx, "Stop task", browsertest.TextIs("[data-run]", "Stop task"), uiWait)
 		browsertest.ClickShadow(t, ctx, "[data-run]")
@@ -307,9 +308,7 @@ func TestAcceptance(t *testing.T) {
 
 	t.Run("network loss and recovery", func(t *testing.T) {
 		openPage(t, ctx, tasks)
-		openPanel(t, ctx)
-		setPrompt(t, ctx, kwNet+": keep going.")
-		run(t, ctx)
+		submit(t, ctx, kwNet+": keep going.")
 		wait(t, ctx, "streamed output", browsertest.TextHas("[data-output]", "net net"), taskWait)
 		browsertest.SetOffline(t, ctx, true)
 		wait(t, ctx, "the retry indication", browsertest.Shadow(`!root.querySelector("[data-retry]").hidden && root.querySelector("[data-retry]").textContent === "Connection lost. Retrying without clearing the last known state."`), uiWait)
@@ -329,9 +328,7 @@ func TestAcceptance(t *testing.T) {
 		tabB, cancelB := chromedp.NewContext(ctx)
 		defer cancelB()
 		openPage(t, tabB, s.url)
-		openPanel(t, ctx)
-		setPrompt(t, ctx, kwTabs+": share this.")
-		run(t, ctx)
+		submit(t, ctx, kwTabs+": share this.")
 		visible(t, tabB)
 		wait(t, tabB, "busy in tab B", browsertest.Shadow(`root.querySelector("[data-status-text]").textContent === "Working" && root.querySelector("[data-run]").textContent === "Stop task"`), taskWait)
 		openPanel(t, tabB)
@@ -638,9 +635,7 @@ func proxyFlows(t *testing.T, s *stack) {
 	})
 	t.Run("stop", func(t *testing.T) {
 		openPage(t, ctx, base)
-		openPanel(t, ctx)
-		setPrompt(t, ctx, kwSlow+": through the proxy.")
-		run(t, ctx)
+		submit(t, ctx, kwSlow+": through the proxy.")
 		wait(t, ctx, "streamed output", browsertest.TextHas("[data-output]", "word word"), taskWait)
 		browsertest.ClickShadow(t, ctx, "[data-run]")
 		wait(t, ctx, "Stopped", statusIs("Stopped"), taskWait)

@@ -32,6 +32,8 @@ import (
 	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
+
+	"github.com/pikit-dev/pikit/internal/modroot"
 )
 
 // HostJS is a JavaScript expression for the taskbar's Shadow-DOM host.
@@ -204,18 +206,11 @@ func TestDeps() string {
 	if dir := os.Getenv("PIKIT_TESTDEPS"); dir != "" {
 		return dir
 	}
-	wd, err := os.Getwd()
+	root, err := modroot.Find(".")
 	if err != nil {
 		return ""
 	}
-	for d := wd; ; d = filepath.Dir(d) {
-		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
-			return filepath.Join(d, ".cache", "testdeps")
-		}
-		if filepath.Dir(d) == d {
-			return ""
-		}
-	}
+	return filepath.Join(root, ".cache", "testdeps")
 }
 
 // AxeSource returns axe.min.js from the test peers cache, or ends the test

@@ -31,7 +31,9 @@ import (
 	"github.com/pikit-dev/pikit/internal/fakepi"
 	"github.com/pikit-dev/pikit/internal/leakcheck"
 	"github.com/pikit-dev/pikit/internal/modelserver"
+	"github.com/pikit-dev/pikit/internal/modroot"
 	"github.com/pikit-dev/pikit/pirpc"
+	"github.com/pikit-dev/pikit/taskbar/contract"
 )
 
 // Model names written to models.json.
@@ -56,7 +58,7 @@ var ErrNotInstalled = errors.New("pitest: real pi not installed (run scripts/ins
 func Locate() (*Install, error) {
 	root := os.Getenv("PIKIT_TESTDEPS")
 	if root == "" {
-		mod, err := moduleRoot()
+		mod, err := modroot.Find(".")
 		if err != nil {
 			return nil, fmt.Errorf("%w: %v", ErrNotInstalled, err)
 		}
@@ -76,34 +78,37 @@ func Locate() (*Install, error) {
 	return in, nil
 }
 
-func moduleRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", errors.New("no go.mod above the working directory")
-		}
-		dir = parent
-	}
-}
-
 // SharedDir returns ../shared beside the module root (the reference,
 // recordings and taskbar contract), failing the test when it is missing.
 func SharedDir(t testing.TB) string {
 	t.Helper()
-	mod, err := moduleRoot()
+	mod, err := modroot.Find(".")
 	if err != nil {
 		t.Fatalf("pitest: %v", err)
 	}
 	dir := filepath.Join(filepath.Dir(mod), "shared")
 	if _, err := os.Stat(dir); err != nil {
 		t.Fatalf("pitest: ../shared beside the module root is missing: %v", err)
+	}
+	return dir
+}
+
+// ContractDir returns the shared taskbar contract directory,
+// ../shared/taskbar-contract beside the module root
+// ([contract.FindContractDir] from the working directory), once its
+// fixtures/manifest.json is present. Without it the test is skipped, or
+// fails under CI=true.
+func ContractDir(t testing.TB) string {
+	t.Helper()
+	dir, err := contract.FindContractDir(".")
+	if err == nil {
+		_, err = os.Stat(filepath.Join(dir, "fixtures", "manifest.json"))
+	}
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("contract directory: %v", err)
+		}
+		t.Skipf("contract directory not found (%v); CI lays it at %s", err, contract.DefaultContractDir)
 	}
 	return dir
 }

@@ -92,13 +92,13 @@ func TestNew_IsolatedEnvironment(t *testing.T) {
 	}
 }
 
-// TestRealPi_Wrapper starts real Pi the way the taskbar runtime will: an
-// executable plus env, `<exe> --mode rpc`, and nothing else.
-func TestRealPi_Wrapper(t *testing.T) {
-	env := pitest.New(t, &pitest.Options{Script: modelserver.Reply("wrapped")})
+// startedState starts exe as Pi in env's isolated environment, asks for
+// its state and stops it again.
+func startedState(t *testing.T, env *pitest.Env, exe string) *pirpc.State {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
 	defer cancel()
-	c, err := pirpc.Start(ctx, pirpc.Options{Executable: env.Wrapper(t), Env: env.Env, Dir: env.Dir})
+	c, err := pirpc.Start(ctx, pirpc.Options{Executable: exe, Env: env.Env, Dir: env.Dir})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,6 +107,14 @@ func TestRealPi_Wrapper(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return st
+}
+
+// TestRealPi_Wrapper starts real Pi the way the taskbar runtime will: an
+// executable plus env, `<exe> --mode rpc`, and nothing else.
+func TestRealPi_Wrapper(t *testing.T) {
+	env := pitest.New(t, &pitest.Options{Script: modelserver.Reply("wrapped")})
+	st := startedState(t, env, env.Wrapper(t))
 	if st.Model == nil || st.Model.ID != pitest.ModelID || st.SessionFile != "" {
 		t.Errorf("state %+v", st)
 	}
@@ -116,17 +124,7 @@ func TestRealPi_Wrapper(t *testing.T) {
 // without any flag (the runtime passes no model flags).
 func TestRealPi_ExecutableAndEnvOnly(t *testing.T) {
 	env := pitest.New(t, &pitest.Options{Session: true})
-	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
-	defer cancel()
-	c, err := pirpc.Start(ctx, pirpc.Options{Executable: env.Executable, Env: env.Env, Dir: env.Dir})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close(context.Background())
-	st, err := c.GetState(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	st := startedState(t, env, env.Executable)
 	if st.Model == nil || st.Model.Provider != pitest.Provider || !strings.HasPrefix(st.SessionFile, env.SessionDir) {
 		t.Errorf("state %+v, want the fake model and a session under %s", st, env.SessionDir)
 	}

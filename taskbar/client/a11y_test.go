@@ -8,6 +8,7 @@ import (
 
 	"github.com/chromedp/cdproto/emulation"
 	"github.com/pikit-dev/pikit/internal/browsertest"
+	rt "github.com/pikit-dev/pikit/taskbar/runtime"
 )
 
 func TestBrowserClient_Axe(t *testing.T) {
@@ -38,8 +39,8 @@ func TestBrowserClient_Axe(t *testing.T) {
 			browsertest.ClickShadow(t, ctx, "[data-mark]")
 			check("marking")
 			browsertest.Do(t, ctx, browsertest.Shadow(`root.querySelector("[data-mark]").click()`))
-			for _, snap := range []snapshot{
-				func() snapshot {
+			for _, snap := range []rt.Snapshot{
+				func() rt.Snapshot {
 					s := taskSnap("running", "Running bash", strings.Repeat("output line\n", 40))
 					s.Task.OutputTruncated = true
 					return s
@@ -51,9 +52,9 @@ func TestBrowserClient_Axe(t *testing.T) {
 			} {
 				s.api.set(snap)
 				browsertest.Do(t, ctx, `document.dispatchEvent(new Event("visibilitychange"))`)
-				state := snap.Session.Status
+				state := string(snap.Session.Status)
 				if snap.Task != nil {
-					state = snap.Task.Status
+					state = string(snap.Task.Status)
 				}
 				waitJS(t, ctx, browsertest.Shadow(`root.querySelector("[data-status]").dataset.state === `+browsertest.JSString(state)))
 				check(state)

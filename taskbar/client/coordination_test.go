@@ -17,12 +17,7 @@ import (
 // after a change one tab only observed. The 10 s waits are well under the
 // 30 s stable poll, so polling alone cannot pass this test.
 func TestBrowserClient_TabsNotifyEachOther(t *testing.T) {
-	s := newSite(t, sessionSnap("ready"), map[string]pageOptions{"plain": {}})
-	tabA := newBrowser(t, browserOptions{})
-	open(t, tabA, s.url("plain"))
-	tabB, cancelB := chromedp.NewContext(tabA)
-	t.Cleanup(cancelB)
-	open(t, tabB, s.url("plain"))
+	s, tabA, tabB := twoTabs(t)
 
 	// A mutation in tab A: tab B shows the task without its own poll being due.
 	browsertest.ClickShadow(t, tabA, "[data-launcher]")

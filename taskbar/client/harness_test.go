@@ -23,6 +23,7 @@ import (
 	"github.com/pikit-dev/pikit/internal/browsertest"
 	"github.com/pikit-dev/pikit/internal/leakcheck"
 	"github.com/pikit-dev/pikit/taskbar/client"
+	rt "github.com/pikit-dev/pikit/taskbar/runtime"
 )
 
 func TestMain(m *testing.M) { os.Exit(leakcheck.Run(m)) }
@@ -34,35 +35,10 @@ const (
 
 // --- scripted snapshot API -------------------------------------------------
 
-type session struct {
-	ID     *string `json:"id"`
-	Status string  `json:"status"`
-	Model  *string `json:"model"`
-	Error  *string `json:"error"`
-}
-
-type task struct {
-	ID              string  `json:"id"`
-	Prompt          string  `json:"prompt"`
-	Status          string  `json:"status"`
-	Output          string  `json:"output"`
-	OutputTruncated bool    `json:"output_truncated"`
-	Activity        string  `json:"activity"`
-	Error           *string `json:"error"`
-	StartedAt       string  `json:"started_at"`
-	FinishedAt      *string `json:"finished_at"`
-}
-
-type snapshot struct {
-	ContractVersion int     `json:"contract_version"`
-	Session         session `json:"session"`
-	Task            *task   `json:"task"`
-}
-
 func str(s string) *string { return &s }
 
-func sessionSnap(status string) snapshot {
-	s := snapshot{ContractVersion: 1, Session: session{Status: status}}
+func sessionSnap(status string) rt.Snapshot {
+	s := rt.Snapshot{ContractVersion: 1, Session: rt.SessionState{Status: rt.SessionStatus(status)}}
 	switch status {
 	case "ready", "busy":
 		s.Session.ID, s.Session.Model = str("session-aaaaaaaaaaaaaaaaaaaaaaaa"), str("test/fake-pi")
@@ -72,12 +48,12 @@ func sessionSnap(status string) snapshot {
 	return s
 }
 
-func taskSnap(status, activity, output string) snapshot {
+func taskSnap(status, activity, output string) rt.Snapshot {
 	s := sessionSnap("ready")
 	if status == "running" || status == "cancelling" {
 		s.Session.Status = "busy"
 	}
-	t := &task{ID: "task/1", Prompt: "Fix it", Status: status, Output: output, Activity: activity,
+	t := &rt.TaskState{ID: "task/1", Prompt: "Fix it", Status: rt.TaskStatus(status), Output: output, Activity: activity,
 		StartedAt: "2026-11-29T20:00:00.000000Z"}
 	switch status {
 	case "completed", "failed", "cancelled":
@@ -112,7 +88,7 @@ const (
 type api struct {
 	mu         sync.Mutex
 	token      string // accepted CSRF token; empty means csrfToken
-	snap       snapshot
+	snap       rt.Snapshot
 	requests   []recorded
 	readFaults []readFault
 	onPost     func(a *api, body []byte) (status int, resp any, dropConn bool)
@@ -120,13 +96,13 @@ type api struct {
 	onReset    func(a *api) (status int, resp any, dropConn bool)
 }
 
-func (a *api) set(s snapshot) {
+func (a *api) set(s rt.Snapshot) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.snap = s
 }
 
-func (a *api) setLocked(s snapshot) { a.snap = s }
+func (a *api) setLocked(s rt.Snapshot) { a.snap = s }
 
 func (a *api) failReads(f ...readFault) {
 	a.mu.Lock()
@@ -153,7 +129,7 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	_ = json.NewEncoder(w).Encode(v)
 }
 
-func errorBody(code string, s *snapshot) map[string]any {
+func errorBody(code string, s *rt.Snapshot) map[string]any {
 	body := map[string]any{"error": map[string]string{"code": code, "message": "server text " + code}}
 	if s != nil {
 		body["snapshot"] = *s
@@ -166,6 +142,16 @@ func dropConnection(w http.ResponseWriter) {
 	if err == nil {
 		_ = conn.Close()
 	}
+}
+
+// respond drops the connection when drop is set, else writes resp as JSON
+// with status.
+func respond(w http.ResponseWriter, status int, resp any, drop bool) {
+	if drop {
+		dropConnection(w)
+		return
+	}
+	writeJSON(w, status, resp)
 }
 
 func (a *api) record(r *http.Request) []byte {
@@ -218,11 +204,7 @@ func (a *api) handler() http.Handler {
 			resp = s
 		}
 		a.mu.Unlock()
-		if drop {
-			dropConnection(w)
-			return
-		}
-		writeJSON(w, status, resp)
+		respond(w, status, resp, drop)
 	})
 	mux.HandleFunc("DELETE "+mountBase+"/tasks/{id}", func(w http.ResponseWriter, r *http.Request) {
 		a.record(r)
@@ -241,11 +223,7 @@ func (a *api) handler() http.Handler {
 			resp = s
 		}
 		a.mu.Unlock()
-		if drop {
-			dropConnection(w)
-			return
-		}
-		writeJSON(w, status, resp)
+		respond(w, status, resp, drop)
 	})
 	mux.HandleFunc("POST "+mountBase+"/session/reset", func(w http.ResponseWriter, r *http.Request) {
 		a.record(r)
@@ -260,11 +238,7 @@ func (a *api) handler() http.Handler {
 			resp = s
 		}
 		a.mu.Unlock()
-		if drop {
-			dropConnection(w)
-			return
-		}
-		writeJSON(w, status, resp)
+		respond(w, status, resp, drop)
 	})
 	mux.HandleFunc("GET "+mountBase+"/assets/{name}", func(w http.ResponseWriter, r *http.Request) {
 		data, err := fs.ReadFile(client.FS(), r.PathValue("name"))
@@ -299,7 +273,7 @@ type site struct {
 
 // newSite serves testdata/pages/<name>.html at /<name> with the bootstrap
 // markup replacing {{BOOTSTRAP}}, plus the scripted API and the assets.
-func newSite(t *testing.T, initial snapshot, pages map[string]pageOptions) *site {
+func newSite(t *testing.T, initial rt.Snapshot, pages map[string]pageOptions) *site {
 	t.Helper()
 	s := &site{api: &api{snap: initial}, pages: pages}
 	mux := http.NewServeMux()
@@ -362,6 +336,19 @@ func newBrowser(t *testing.T, o browserOptions) context.Context {
 
 // open navigates to a page and waits until the taskbar shows a state that
 // came from the API.
+// twoTabs serves a ready session and opens the "plain" page in two tabs of
+// one browser.
+func twoTabs(t *testing.T) (s *site, tabA, tabB context.Context) {
+	t.Helper()
+	s = newSite(t, sessionSnap("ready"), map[string]pageOptions{"plain": {}})
+	tabA = newBrowser(t, browserOptions{})
+	open(t, tabA, s.url("plain"))
+	tabB, cancelB := chromedp.NewContext(tabA)
+	t.Cleanup(cancelB)
+	open(t, tabB, s.url("plain"))
+	return s, tabA, tabB
+}
+
 func open(t *testing.T, ctx context.Context, url string) {
 	t.Helper()
 	browsertest.Navigate(t, ctx, url)

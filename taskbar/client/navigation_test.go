@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/chromedp/chromedp"
 	"github.com/pikit-dev/pikit/internal/browsertest"
 )
 
@@ -192,12 +191,7 @@ func TestBrowserClient_KeyboardOnly(t *testing.T) {
 }
 
 func TestBrowserClient_TwoTabsConverge(t *testing.T) {
-	s := newSite(t, sessionSnap("ready"), map[string]pageOptions{"plain": {}})
-	tabA := newBrowser(t, browserOptions{})
-	open(t, tabA, s.url("plain"))
-	tabB, cancelB := chromedp.NewContext(tabA)
-	t.Cleanup(cancelB)
-	open(t, tabB, s.url("plain"))
+	s, tabA, tabB := twoTabs(t)
 
 	browsertest.ClickShadow(t, tabA, "[data-launcher]")
 	browsertest.Key(t, tabA, "Shared work")

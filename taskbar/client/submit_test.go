@@ -13,6 +13,7 @@ import (
 
 	"github.com/pikit-dev/pikit/internal/browsertest"
 	"github.com/pikit-dev/pikit/taskbar/contract"
+	rt "github.com/pikit-dev/pikit/taskbar/runtime"
 )
 
 func TestBrowserClient_States(t *testing.T) {
@@ -27,7 +28,7 @@ func TestBrowserClient_States(t *testing.T) {
 	resetting := sessionSnap("resetting")
 	tests := []struct {
 		name       string
-		snap       snapshot
+		snap       rt.Snapshot
 		text       string
 		state      string
 		activity   string

@@ -10,30 +10,14 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pikit-dev/pikit/internal/pitest"
 	"github.com/pikit-dev/pikit/taskbar/contract"
 )
-
-// contractDir is ../shared/taskbar-contract next to the module root. Under
-// CI=true a missing directory fails the test; elsewhere it skips.
-func contractDir(t testing.TB) string {
-	t.Helper()
-	dir, err := contract.FindContractDir(".")
-	if err == nil {
-		_, err = os.Stat(filepath.Join(dir, "fixtures", "manifest.json"))
-	}
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("contract directory: %v", err)
-		}
-		t.Skipf("contract directory not found (%v); CI lays it at %s", err, contract.DefaultContractDir)
-	}
-	return dir
-}
 
 // TestConformance runs the whole suite over the shared contract directory,
 // read unchanged: schemas, all manifest entries, both prompt goldens.
 func TestConformance(t *testing.T) {
-	dir := contractDir(t)
+	dir := pitest.ContractDir(t)
 	r, err := contract.Verify(dir)
 	if err != nil {
 		t.Fatal(err)
@@ -94,7 +78,7 @@ func TestConformance(t *testing.T) {
 // TestEmbeddedSchemas keeps the embedded copies byte-identical to the
 // contract directory, file set included.
 func TestEmbeddedSchemas(t *testing.T) {
-	dir := filepath.Join(contractDir(t), "schemas")
+	dir := filepath.Join(pitest.ContractDir(t), "schemas")
 	want, err := filepath.Glob(filepath.Join(dir, "*.schema.json"))
 	if err != nil {
 		t.Fatal(err)
@@ -140,7 +124,7 @@ func TestEmbeddedSchemas(t *testing.T) {
 // copyContract copies the contract directory into a writable temp dir.
 func copyContract(t *testing.T) string {
 	t.Helper()
-	src := contractDir(t)
+	src := pitest.ContractDir(t)
 	dst := t.TempDir()
 	if err := os.CopyFS(dst, os.DirFS(src)); err != nil {
 		t.Fatal(err)

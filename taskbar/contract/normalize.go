@@ -207,11 +207,7 @@ func normalizeTask(m map[string]any) {
 
 // normalizeContext normalizes a browser context (reference §3 steps 1–5).
 func normalizeContext(v any) any {
-	m, ok := v.(map[string]any)
-	if !ok {
-		return normalizeAny(v)
-	}
-	for k, x := range m {
+	return normalizeObject(v, func(m map[string]any, k string, x any) {
 		switch k {
 		case "route":
 			m[k] = normalizeRoute(x)
@@ -224,6 +220,19 @@ func normalizeContext(v any) any {
 		default: // contract_version, location and unknown fields
 			normalizeMember(m, k, x)
 		}
+	})
+}
+
+// normalizeObject calls member for every member of v when v is an object
+// (changing it in place) and returns v; any other value gets the
+// structural rule ([normalizeAny]).
+func normalizeObject(v any, member func(m map[string]any, k string, x any)) any {
+	m, ok := v.(map[string]any)
+	if !ok {
+		return normalizeAny(v)
+	}
+	for k, x := range m {
+		member(m, k, x)
 	}
 	return m
 }
@@ -286,11 +295,7 @@ func fold(v any, mapping func(string) string) any {
 func lower(v any) any { return fold(v, strings.ToLower) }
 
 func normalizeRoute(v any) any {
-	m, ok := v.(map[string]any)
-	if !ok {
-		return normalizeAny(v)
-	}
-	for k, x := range m {
+	return normalizeObject(v, func(m map[string]any, k string, x any) {
 		switch k {
 		case "method":
 			foldMember(m, k, x, strings.ToUpper)
@@ -303,8 +308,7 @@ func normalizeRoute(v any) any {
 		default:
 			normalizeMember(m, k, x)
 		}
-	}
-	return m
+	})
 }
 
 // dropEmpty normalizes an optional string member and deletes it when empty.
@@ -320,81 +324,69 @@ func dropEmpty(m map[string]any, k string, x any) {
 }
 
 func normalizeNode(v any) any {
-	m, ok := v.(map[string]any)
-	if !ok {
-		return normalizeAny(v)
-	}
-	for k, x := range m {
-		switch k {
-		case "tag":
-			foldMember(m, k, x, strings.ToLower)
-		case "role", "name", "text", "id":
-			dropEmpty(m, k, x)
-		case "classes":
-			x = normalizeAny(x)
-			if a, ok := x.([]any); ok && len(a) == 0 {
-				delete(m, k)
-				continue
-			}
-			m[k] = x
-		case "attributes", "state":
-			am, ok := x.(map[string]any)
-			if !ok {
-				normalizeMember(m, k, x)
-				continue
-			}
-			for ak, av := range am {
-				if k == "state" {
-					foldMember(am, ak, av, strings.ToLower)
-				} else {
-					dropEmpty(am, ak, av)
-				}
-			}
-			if len(am) == 0 {
-				delete(m, k)
-			}
-		case "source":
-			m[k] = normalizeSourceHint(x)
-		case "children":
-			a, ok := x.([]any)
-			if !ok {
-				normalizeMember(m, k, x)
-				continue
-			}
-			for i, c := range a {
-				a[i] = normalizeNode(c)
-			}
-		default: // href, src (locations) and unknown fields
-			normalizeMember(m, k, x)
-		}
-	}
-	return m
+	return normalizeObject(v, normalizeNodeMember)
 }
 
-func normalizeSummary(v any) any {
-	m, ok := v.(map[string]any)
-	if !ok {
-		return normalizeAny(v)
-	}
-	for k, x := range m {
-		switch k {
-		case "tag":
-			foldMember(m, k, x, strings.ToLower)
-		case "role", "name", "text", "id":
-			dropEmpty(m, k, x)
-		default:
-			normalizeMember(m, k, x)
+func normalizeNodeMember(m map[string]any, k string, x any) {
+	switch k {
+	case "classes":
+		x = normalizeAny(x)
+		if a, ok := x.([]any); ok && len(a) == 0 {
+			delete(m, k)
+			return
 		}
+		m[k] = x
+	case "attributes", "state":
+		am, ok := x.(map[string]any)
+		if !ok {
+			normalizeMember(m, k, x)
+			return
+		}
+		for ak, av := range am {
+			if k == "state" {
+				foldMember(am, ak, av, strings.ToLower)
+			} else {
+				dropEmpty(am, ak, av)
+			}
+		}
+		if len(am) == 0 {
+			delete(m, k)
+		}
+	case "source":
+		m[k] = normalizeSourceHint(x)
+	case "children":
+		a, ok := x.([]any)
+		if !ok {
+			normalizeMember(m, k, x)
+			return
+		}
+		for i, c := range a {
+			a[i] = normalizeNode(c)
+		}
+	default: // tag, role, name, text, id; href, src (locations) and unknown fields
+		normalizeSummaryMember(m, k, x)
 	}
-	return m
+}
+
+// normalizeSummary normalizes an ancestor summary: the members it shares
+// with a node.
+func normalizeSummary(v any) any {
+	return normalizeObject(v, normalizeSummaryMember)
+}
+
+func normalizeSummaryMember(m map[string]any, k string, x any) {
+	switch k {
+	case "tag":
+		foldMember(m, k, x, strings.ToLower)
+	case "role", "name", "text", "id":
+		dropEmpty(m, k, x)
+	default:
+		normalizeMember(m, k, x)
+	}
 }
 
 func normalizeSourceHint(v any) any {
-	m, ok := v.(map[string]any)
-	if !ok {
-		return normalizeAny(v)
-	}
-	for k, x := range m {
+	return normalizeObject(v, func(m map[string]any, k string, x any) {
 		switch k {
 		case "status":
 			foldMember(m, k, x, strings.ToLower)
@@ -402,27 +394,21 @@ func normalizeSourceHint(v any) any {
 			a, ok := x.([]any)
 			if !ok {
 				normalizeMember(m, k, x)
-				continue
+				return
 			}
 			for _, r := range a {
-				rm, ok := r.(map[string]any)
-				if !ok {
-					normalizeAny(r)
-					continue
-				}
-				for rk, rx := range rm {
+				normalizeObject(r, func(rm map[string]any, rk string, rx any) {
 					if rk == "role" || rk == "precision" {
 						foldMember(rm, rk, rx, strings.ToLower)
 					} else {
 						normalizeMember(rm, rk, rx)
 					}
-				}
+				})
 			}
 		default:
 			normalizeMember(m, k, x)
 		}
-	}
-	return m
+	})
 }
 
 func normalizeFocusPoints(v any) any {
@@ -431,12 +417,7 @@ func normalizeFocusPoints(v any) any {
 		return normalizeAny(v)
 	}
 	for _, f := range a {
-		m, ok := f.(map[string]any)
-		if !ok {
-			normalizeAny(f)
-			continue
-		}
-		for k, x := range m {
+		normalizeObject(f, func(m map[string]any, k string, x any) {
 			switch k {
 			case "source":
 				m[k] = normalizeSourceHint(x)
@@ -445,7 +426,7 @@ func normalizeFocusPoints(v any) any {
 					for i, s := range xa {
 						xa[i] = normalizeSummary(s)
 					}
-					continue
+					return
 				}
 				normalizeMember(m, k, x)
 			case "subtree":
@@ -453,7 +434,7 @@ func normalizeFocusPoints(v any) any {
 			default: // selector and unknown fields
 				normalizeMember(m, k, x)
 			}
-		}
+		})
 	}
 	return a
 }
@@ -500,12 +481,7 @@ func normalizeTruncation(v any) any {
 		return normalizeAny(v)
 	}
 	for _, t := range a {
-		m, ok := t.(map[string]any)
-		if !ok {
-			normalizeAny(t)
-			continue
-		}
-		for k, x := range m {
+		normalizeObject(t, func(m map[string]any, k string, x any) {
 			switch k {
 			case "section":
 				foldMember(m, k, x, strings.ToLower)
@@ -513,7 +489,7 @@ func normalizeTruncation(v any) any {
 				ra, ok := x.([]any)
 				if !ok {
 					normalizeMember(m, k, x)
-					continue
+					return
 				}
 				for i, r := range ra {
 					ra[i] = lower(r)
@@ -522,7 +498,7 @@ func normalizeTruncation(v any) any {
 			default:
 				normalizeMember(m, k, x)
 			}
-		}
+		})
 	}
 	slices.SortStableFunc(a, func(x, y any) int { return sectionRank(x) - sectionRank(y) })
 	return a

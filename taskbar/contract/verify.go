@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/pikit-dev/pikit/internal/modroot"
 )
 
 // Check is the outcome of one conformance check.
@@ -362,18 +364,9 @@ const DefaultContractDir = "../shared/taskbar-contract"
 // FindContractDir walks up from start to the directory holding go.mod and
 // returns DefaultContractDir resolved against it.
 func FindContractDir(start string) (string, error) {
-	dir, err := filepath.Abs(start)
+	root, err := modroot.Find(start)
 	if err != nil {
 		return "", err
 	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return filepath.Join(dir, filepath.FromSlash(DefaultContractDir)), nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", errors.New("no go.mod above " + start)
-		}
-		dir = parent
-	}
+	return filepath.Join(root, filepath.FromSlash(DefaultContractDir)), nil
 }

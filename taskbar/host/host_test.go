@@ -105,11 +105,17 @@ func TestFuncMap(t *testing.T) {
 // the pitaskbar tag the API, assets and bootstrap appear; without it the
 // mux gets no route and pages are untouched. Pi is a missing executable, so
 // no Pi process is started in either build.
-func TestMount(t *testing.T) {
+// appPage is the page mountApp's app serves at every path.
+const appPage = "<!doctype html><html><body><p>app</p></body></html>"
+
+// mountApp mounts the taskbar (enabled, in process, with a Pi executable
+// that does not exist) on a mux whose app serves appPage.
+func mountApp(t *testing.T) (*http.ServeMux, *host.Taskbar) {
+	t.Helper()
 	mux := http.NewServeMux()
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
-		io.WriteString(w, "<!doctype html><html><body><p>app</p></body></html>")
+		io.WriteString(w, appPage)
 	})
 	enabled := true
 	tb, err := host.Mount(t.Context(), mux, &host.Options{
@@ -120,6 +126,11 @@ func TestMount(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return mux, tb
+}
+
+func TestMount(t *testing.T) {
+	mux, tb := mountApp(t)
 	defer func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
@@ -274,21 +285,7 @@ func FuzzAnnotate(f *testing.F) {
 // refuse (a remote peer, or a loopback peer naming a foreign host, as in DNS
 // rebinding) gets the app's page untouched: no bootstrap, no CSRF cookie.
 func TestMount_RefusedClientGetsNoBootstrap(t *testing.T) {
-	mux := http.NewServeMux()
-	const page = "<!doctype html><html><body><p>app</p></body></html>"
-	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "text/html; charset=utf-8")
-		io.WriteString(w, page)
-	})
-	enabled := true
-	tb, err := host.Mount(t.Context(), mux, &host.Options{
-		Config:    taskbar.Config{Enabled: &enabled, ProjectRoot: t.TempDir(), Executable: "/nonexistent/pi"},
-		Getenv:    func(string) (string, bool) { return "", false },
-		InProcess: true,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	mux, tb := mountApp(t)
 	defer tb.Close(context.Background())
 	h := tb.Middleware(mux)
 	for _, tc := range []struct {
@@ -312,7 +309,7 @@ func TestMount_RefusedClientGetsNoBootstrap(t *testing.T) {
 			if injected != tc.inject || cookie != tc.inject {
 				t.Errorf("injected %v, cookie %v; want %v", injected, cookie, tc.inject)
 			}
-			if !tc.inject && rec.Body.String() != page {
+			if !tc.inject && rec.Body.String() != appPage {
 				t.Errorf("refused client's page changed: %q", rec.Body.String())
 			}
 		})

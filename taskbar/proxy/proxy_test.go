@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"os"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -57,28 +58,22 @@ func upstream(t *testing.T, release <-chan struct{}) *httptest.Server {
 		w.Header().Set("ETag", `"d1"`)
 		io.WriteString(w, `{"body":"</body>"}`)
 	})
-	mux.HandleFunc("GET /events", func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "text/event-stream")
-		io.WriteString(w, "data: one\n\n")
-		http.NewResponseController(w).Flush()
-		select {
-		case <-release:
-		case <-r.Context().Done():
-			return
+	// twoParts flushes first, then writes second once release closes.
+	twoParts := func(contentType, first, second string) http.HandlerFunc {
+		return func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", contentType)
+			io.WriteString(w, first)
+			http.NewResponseController(w).Flush()
+			select {
+			case <-release:
+			case <-r.Context().Done():
+				return
+			}
+			io.WriteString(w, second)
 		}
-		io.WriteString(w, "data: two\n\n")
-	})
-	mux.HandleFunc("GET /streamed", func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "text/html")
-		io.WriteString(w, "<!doctype html><body><p>first</p>")
-		http.NewResponseController(w).Flush()
-		select {
-		case <-release:
-		case <-r.Context().Done():
-			return
-		}
-		io.WriteString(w, "<p>second</p></body>")
-	})
+	}
+	mux.HandleFunc("GET /events", twoParts("text/event-stream", "data: one\n\n", "data: two\n\n"))
+	mux.HandleFunc("GET /streamed", twoParts("text/html", "<!doctype html><body><p>first</p>", "<p>second</p></body>"))
 	mux.HandleFunc("GET /go", func(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, "http://"+r.Context().Value(http.LocalAddrContextKey).(net.Addr).String()+"/page?x=1", http.StatusFound)
 	})
@@ -121,20 +116,33 @@ func start(t *testing.T, up *httptest.Server) string {
 	if err != nil {
 		t.Fatal(err)
 	}
+	addr, stop := serve(t, p)
+	t.Cleanup(func() {
+		if err := stop(); err != nil {
+			t.Errorf("Serve: %v", err)
+		}
+	})
+	return "http://" + addr
+}
+
+// serve runs proxy.Serve for h on a loopback listener and returns its
+// address. stop cancels Serve and returns its error; it may be called more
+// than once and runs at cleanup too.
+func serve(t *testing.T, h http.Handler) (addr string, stop func() error) {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- proxy.Serve(ctx, ln, p, nil) }()
-	t.Cleanup(func() {
+	go func() { done <- proxy.Serve(ctx, ln, h, nil) }()
+	stop = sync.OnceValue(func() error {
 		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("Serve: %v", err)
-		}
+		return <-done
 	})
-	return "http://" + ln.Addr().String()
+	t.Cleanup(func() { _ = stop() })
+	return ln.Addr().String(), stop
 }
 
 func get(t *testing.T, u string) (*http.Response, string) {
@@ -328,22 +336,15 @@ func TestServe_ShutdownEndsUpgrades(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- proxy.Serve(ctx, ln, p, nil) }()
+	addr, stop := serve(t, p)
 	dctx, dcancel := context.WithTimeout(t.Context(), 10*time.Second)
 	defer dcancel()
-	c, _, err := websocket.Dial(dctx, "ws://"+ln.Addr().String()+"/ws", nil)
+	c, _, err := websocket.Dial(dctx, "ws://"+addr+"/ws", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer c.CloseNow()
-	cancel()
-	if err := <-done; err != nil {
+	if err := stop(); err != nil {
 		t.Fatalf("Serve: %v", err)
 	}
 	if _, _, err := c.Read(dctx); err == nil {

@@ -438,27 +438,26 @@ func (r *Runtime) activeTaskLocked(p *piProc, id string) bool {
 }
 
 func (r *Runtime) onTaskTimeout(id string) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.proc == nil || !r.activeTaskLocked(r.proc, id) || r.task.Status != TaskRunning {
-		return
-	}
-	p := r.proc
-	r.finishTaskLocked(TaskFailed, actFailed, errTaskTimeout)
-	r.replaceLocked(p, sesRestarting)
-	r.log.Warn("taskbar runtime: task timed out; replacing Pi")
+	r.expireTask(id, TaskRunning, TaskFailed, actFailed, errTaskTimeout, "taskbar runtime: task timed out; replacing Pi")
 }
 
 func (r *Runtime) onAbortDeadline(id string) {
+	r.expireTask(id, TaskCancelling, TaskCancelled, actStopped, errAbortDeadline, "taskbar runtime: abort deadline passed; replacing Pi")
+}
+
+// expireTask runs when a task timer fires: if task id is still active and
+// still in state from, it ends as end (activity, errMsg) and Pi is
+// replaced; logMsg is logged at warn level.
+func (r *Runtime) expireTask(id string, from, end TaskStatus, activity, errMsg, logMsg string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.proc == nil || !r.activeTaskLocked(r.proc, id) || r.task.Status != TaskCancelling {
+	if r.proc == nil || !r.activeTaskLocked(r.proc, id) || r.task.Status != from {
 		return
 	}
 	p := r.proc
-	r.finishTaskLocked(TaskCancelled, actStopped, errAbortDeadline)
+	r.finishTaskLocked(end, activity, errMsg)
 	r.replaceLocked(p, sesRestarting)
-	r.log.Warn("taskbar runtime: abort deadline passed; replacing Pi")
+	r.log.Warn(logMsg)
 }
 
 // onPromptResult handles the correlated prompt response: acceptance only
