@@ -54,7 +54,6 @@
 package host
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"html/template"
@@ -160,7 +159,9 @@ func Annotate(src, p string) string {
 // offset of the last </body> end tag, or -1, -1. Template actions inside the
 // start tag ({{…}}, which may contain '>') are skipped.
 func bodyRange(src string) (int, int) {
-	lower := strings.ToLower(src)
+	// ASCII-only folding keeps every offset in lower valid in src:
+	// strings.ToLower changes byte lengths ("İ", invalid UTF-8).
+	lower := asciiLower(src)
 	i := 0
 	for {
 		j := strings.Index(lower[i:], "<body")
@@ -187,9 +188,20 @@ func bodyRange(src string) (int, int) {
 		return -1, -1
 	}
 	open := i + 1
-	close := bytes.LastIndex([]byte(lower), []byte("</body"))
+	close := strings.LastIndex(lower, "</body")
 	if close < open {
 		return -1, -1
 	}
 	return open, close
+}
+
+// asciiLower lower-cases A–Z only, so the result has src's byte offsets.
+func asciiLower(src string) string {
+	b := []byte(src)
+	for i, c := range b {
+		if 'A' <= c && c <= 'Z' {
+			b[i] = c + ('a' - 'A')
+		}
+	}
+	return string(b)
 }

@@ -256,6 +256,9 @@ func FuzzAnnotate(f *testing.F) {
 	f.Add("<!doctype html><body class=\"{{.C}}\">x</body>", "t/a.html")
 	f.Add("<body {{if .X}}>{{end}}</body>", "a.html")
 	f.Add("<p>{{.}}</p>", "../x")
+	// Bytes whose Unicode lower case has another length must not shift offsets.
+	f.Add("İİİİ<body>x</body>", "a.html")
+	f.Add("\xff\xfe<BODY>x</BODY>", "a.html")
 	f.Fuzz(func(t *testing.T, src, p string) {
 		got := host.Annotate(src, p)
 		if got == src {
@@ -313,5 +316,21 @@ func TestMount_RefusedClientGetsNoBootstrap(t *testing.T) {
 				t.Errorf("refused client's page changed: %q", rec.Body.String())
 			}
 		})
+	}
+}
+
+// TestAnnotate_OffsetsSurviveNonASCII pins the fuzz finding: the body range
+// was searched in strings.ToLower(src), whose byte offsets differ from src
+// for "İ" and invalid UTF-8, and Annotate sliced src out of range.
+func TestAnnotate_OffsetsSurviveNonASCII(t *testing.T) {
+	for _, src := range []string{
+		"İİİİİİ<body>x</body>",
+		"\xff\xff\xff<BODY>x</BODY>",
+		"<body>İ</body>\xff",
+	} {
+		got := host.Annotate(src, "t/a.html")
+		if !strings.Contains(got, ">{{"+host.FuncSourceBegin) || strings.Count(got, host.FuncSourceEnd) != 1 {
+			t.Errorf("Annotate(%q) = %q: want the calls inside the body", src, got)
+		}
 	}
 }
