@@ -64,10 +64,13 @@
 //
 // # Layout
 //
-// The composer's block size is capped by the viewport; its body
-// ([data-body]) scrolls while the footer (status line, then Copy prompt and
-// Run/Stop) stays pinned at the panel's bottom edge, with Run/Stop at one
-// width for every label, so Stop keeps its position while output streams.
+// The composer's block size is capped by the viewport; only its body
+// ([data-body]: remote warning, marks list, instruction, feedback) scrolls.
+// The head ([data-head]: title, model, New session, Close, task focus with
+// Mark element and Clear all marks) stays pinned at the panel's top edge and
+// the footer (status line, then Copy prompt and Run/Stop) at its bottom edge,
+// with Run/Stop at one width for every label, so Close and Mark element stay
+// reachable and Stop keeps its position while output streams.
 // A mark lists its selector and a short label of the element
 // ([data-mark-name], local only, never sent); a mark made behind the open
 // composer scrolls the page when it can. The model name is one line with an

@@ -865,7 +865,7 @@
 <div class="pi-root" data-root>
   <div class="pi-outlines" data-outlines aria-hidden="true"></div>
   <section class="pi-panel" id="pi-panel" data-panel aria-labelledby="pi-title" hidden>
-    <div class="pi-body" data-body>
+    <div class="pi-head" data-head>
     <div class="pi-identity-part" data-part="identity">
       <header class="pi-identity">
         <h2 id="pi-title" class="pi-title">Pi</h2>
@@ -883,7 +883,6 @@
         </div>
       </div>
     </div>
-    <p class="pi-warning" data-remote-warning hidden>${REMOTE_WARNING}</p>
     <div class="pi-focus" data-part="focus" role="group" aria-labelledby="pi-focus-label">
       <p class="pi-focus-line"><span id="pi-focus-label">Task focus:</span> <span data-scope>Whole page</span></p>
       <div class="pi-focus-actions">
@@ -891,8 +890,11 @@
         <button type="button" class="pi-button" data-clear hidden>Clear all marks</button>
       </div>
       <p class="pi-help" id="pi-mark-help" data-mark-help hidden>${MARK_HELP}</p>
-      <ol class="pi-marks" data-marks aria-label="Marked elements" hidden></ol>
     </div>
+    </div>
+    <div class="pi-body" data-body>
+    <p class="pi-warning" data-remote-warning hidden>${REMOTE_WARNING}</p>
+    <ol class="pi-marks" data-marks aria-label="Marked elements" hidden></ol>
     <div class="pi-instruction" data-part="instruction">
       <label for="pi-prompt" class="pi-label">Task instruction</label>
       <textarea id="pi-prompt" class="pi-prompt" data-prompt rows="3" aria-describedby="pi-prompt-help"></textarea>

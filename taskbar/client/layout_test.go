@@ -18,8 +18,9 @@ import (
 // at Run's centre reaches Run (nothing covers it, it is not scrolled away).
 type footerGeometry struct {
 	Run, Copy, Footer, Panel, Status []float64 // left, top, right, bottom
+	Close, Mark                      []float64
 	VW, VH                           float64
-	RunHit                           bool
+	RunHit, CloseHit, MarkHit        bool
 	StatusLines                      float64
 }
 
@@ -29,9 +30,12 @@ func readFooter(t *testing.T, ctx context.Context) footerGeometry {
 		const box = (e) => { const r = e.getBoundingClientRect(); return [r.left, r.top, r.right, r.bottom]; };
 		const run = root.querySelector("[data-run]");
 		const r = run.getBoundingClientRect();
+		const hit = (e) => { const b = e.getBoundingClientRect(); return root.elementFromPoint(b.left + b.width / 2, b.top + b.height / 2) === e; };
+		const close = root.querySelector("[data-close]"), mark = root.querySelector("[data-mark]");
 		return {Run: box(run), Footer: box(root.querySelector('[data-part="footer"]')), Panel: box(root.querySelector("[data-panel]")), Copy: box(root.querySelector("[data-copy]")),
 			Status: box(root.querySelector("[data-status-text]")), VW: innerWidth, VH: innerHeight,
 			RunHit: root.elementFromPoint(r.left + r.width / 2, r.top + r.height / 2) === run,
+			Close: box(close), Mark: box(mark), CloseHit: hit(close), MarkHit: hit(mark),
 			StatusLines: root.querySelector("[data-status-text]").getClientRects().length};
 	})()`))
 }
@@ -53,6 +57,9 @@ func sameBox(a, b []float64) bool {
 // remote warning, the footer stays inside the panel and the viewport, Stop is
 // reachable by pointer at one fixed position while output streams, and a
 // failed status does not re-wrap the footer (desktop, 320 px, 200 % zoom).
+// The head is pinned too: Close and Mark element stay inside the panel and
+// the viewport and reachable by pointer however far the body scrolled (the
+// 1280×657 case is the user trial where both scrolled away).
 func TestBrowserClient_FooterPinnedStopStable(t *testing.T) {
 	dir := browsertest.ScreenshotDir(t)
 	for _, tc := range []struct {
@@ -61,6 +68,7 @@ func TestBrowserClient_FooterPinnedStopStable(t *testing.T) {
 		scale         float64
 	}{
 		{"desktop", 1280, 660, 1},
+		{"desktop-657", 1280, 657, 1},
 		{"narrow-320", 320, 640, 1},
 		{"zoom-200", 640, 400, 2},
 	} {
@@ -84,6 +92,15 @@ func TestBrowserClient_FooterPinnedStopStable(t *testing.T) {
 				}
 				if !g.RunHit {
 					t.Fatalf("%s: a pointer at Run's centre %v does not reach Run", step, g.Run)
+				}
+				for _, c := range []struct {
+					name string
+					box  []float64
+					hit  bool
+				}{{"Close", g.Close, g.CloseHit}, {"Mark element", g.Mark, g.MarkHit}} {
+					if !inside(c.box, g.Panel) || !inside(c.box, view) || !c.hit {
+						t.Errorf("%s: %s %v is not reachable inside panel %v and viewport %v (pointer hit %v)", step, c.name, c.box, g.Panel, view, c.hit)
+					}
 				}
 				for _, b := range [][]float64{g.Run, g.Copy} {
 					if g.Status[0] < b[2] && b[0] < g.Status[2] && g.Status[1] < b[3] && b[1] < g.Status[3] {
