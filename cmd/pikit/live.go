@@ -11,7 +11,7 @@ import (
 
 // newLiveCmd is the riffrec live/1 endpoint (issue 6, seed 002).
 func newLiveCmd() *cobra.Command {
-	cmd := &cobra.Command{Use: "live", Short: "riffrec live/1 endpoint between a live page and a coding agent"}
+	cmd := &cobra.Command{Use: "live", Short: "The riffrec live/1 endpoint between a live page and a coding agent"}
 	cmd.AddCommand(newLiveStartCmd(), newLiveServeCmd(), newLiveWaitCmd(), newLiveStatusCmd(), newLiveStopCmd(), newLiveReplayCmd())
 	return cmd
 }

@@ -11,7 +11,7 @@ func newLiveReplayCmd() *cobra.Command {
 	var o live.ReplayOptions
 	cmd := &cobra.Command{
 		Use:   "replay --root DIR --profile P --to ORIGIN --token PAGE_TOKEN [--log NAME|DIR]",
-		Short: "re-emit a session log to another endpoint as a fresh session",
+		Short: "Re-emit a session log to another endpoint as a fresh session",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			rep, err := live.Replay(cmd.Context(), o)

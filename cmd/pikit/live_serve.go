@@ -12,7 +12,7 @@ func newLiveServeCmd() *cobra.Command {
 	var f liveFlags
 	cmd := &cobra.Command{
 		Use:    "serve --root DIR",
-		Short:  "the endpoint process itself (started by start)",
+		Short:  "The endpoint process itself (started by start)",
 		Hidden: true,
 		Args:   cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {

@@ -11,7 +11,7 @@ func newLiveStartCmd() *cobra.Command {
 	var f liveFlags
 	cmd := &cobra.Command{
 		Use:   "start --root DIR [--app-origin ORIGIN]",
-		Short: "start or resume the endpoint; prints {url, port, page_token, status}",
+		Short: "Start or resume the endpoint; prints {url, port, page_token, status}",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			origin, proxies, err := f.parse(cmd)

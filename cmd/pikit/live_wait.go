@@ -11,7 +11,7 @@ func newLiveWaitCmd() *cobra.Command {
 	var root string
 	cmd := &cobra.Command{
 		Use:   "wait --root DIR",
-		Short: "print one wake envelope (exit 0), session-ended (1), error (2) or wait-taken (3)",
+		Short: "Print one wake envelope (exit 0), session-ended (1), error (2) or wait-taken (3)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if root == "" {
