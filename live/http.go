@@ -112,17 +112,7 @@ func (e *Endpoint) page(method string, bind bool, h func(http.ResponseWriter, *h
 			e.reject(w, r, http.StatusForbidden, reasonBody{"origin"}, "origin", nil)
 			return
 		}
-		tok, ok := bearer(r)
-		if !ok {
-			e.reject(w, r, http.StatusUnauthorized, errBody{"unauthorized"}, "unauthorized", nil)
-			return
-		}
-		if eq(tok, e.opts.AgentToken) {
-			e.reject(w, r, http.StatusForbidden, reasonBody{"wrong_credential"}, "wrong_credential", nil)
-			return
-		}
-		if !eq(tok, e.opts.PageToken) {
-			e.reject(w, r, http.StatusUnauthorized, errBody{"unauthorized"}, "unauthorized", nil)
+		if !e.credential(w, r, e.opts.PageToken, e.opts.AgentToken) {
 			return
 		}
 		sid := r.Header.Get("X-Riffrec-Session")
@@ -196,6 +186,24 @@ func (e *Endpoint) bindLocked(hdr string) (int, any, string) {
 	return 0, nil, ""
 }
 
+// credential checks the Bearer token against want and rejects the request
+// when it is missing or wrong (401), or when it is the other side's token
+// (403 wrong_credential). It reports whether the request may go on.
+func (e *Endpoint) credential(w http.ResponseWriter, r *http.Request, want, other string) bool {
+	tok, ok := bearer(r)
+	switch {
+	case !ok:
+		e.reject(w, r, http.StatusUnauthorized, errBody{"unauthorized"}, "unauthorized", nil)
+	case eq(tok, other):
+		e.reject(w, r, http.StatusForbidden, reasonBody{"wrong_credential"}, "wrong_credential", nil)
+	case !eq(tok, want):
+		e.reject(w, r, http.StatusUnauthorized, errBody{"unauthorized"}, "unauthorized", nil)
+	default:
+		return true
+	}
+	return false
+}
+
 // agent wraps an agent route: no Origin at all, agent token, then method.
 func (e *Endpoint) agent(method string, h http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
@@ -203,17 +211,7 @@ func (e *Endpoint) agent(method string, h http.HandlerFunc) http.HandlerFunc {
 			e.reject(w, r, http.StatusForbidden, reasonBody{"browser_origin"}, "browser_origin", nil)
 			return
 		}
-		tok, ok := bearer(r)
-		if !ok {
-			e.reject(w, r, http.StatusUnauthorized, errBody{"unauthorized"}, "unauthorized", nil)
-			return
-		}
-		if eq(tok, e.opts.PageToken) {
-			e.reject(w, r, http.StatusForbidden, reasonBody{"wrong_credential"}, "wrong_credential", nil)
-			return
-		}
-		if !eq(tok, e.opts.AgentToken) {
-			e.reject(w, r, http.StatusUnauthorized, errBody{"unauthorized"}, "unauthorized", nil)
+		if !e.credential(w, r, e.opts.AgentToken, e.opts.PageToken) {
 			return
 		}
 		if r.Method != method {
