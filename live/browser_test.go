@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pikit-dev/pikit/internal/browsertest"
+
 	"github.com/chromedp/chromedp"
 	"github.com/go-json-experiment/json"
 )
@@ -73,23 +75,6 @@ window.has = (name, f) => window.events.some(e => e.name === name && f(e.data));
 })();
 </script></body></html>`
 
-func browserAllocator(t *testing.T) (context.Context, context.CancelFunc) {
-	t.Helper()
-	const chromium = "/usr/bin/chromium"
-	if _, err := os.Stat(chromium); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("chromium missing at %s (required under CI=true)", chromium)
-		}
-		t.Skipf("chromium not installed at %s", chromium)
-	}
-	opts := []chromedp.ExecAllocatorOption{
-		chromedp.ExecPath(chromium), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun,
-		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true), chromedp.UserDataDir(t.TempDir()),
-	}
-	return chromedp.NewExecAllocator(context.Background(), opts...)
-}
-
 // agentWait runs the wait CLI role as its own process and decodes its line.
 func agentWait(t *testing.T, root string) *WakeEnvelope {
 	t.Helper()
@@ -126,8 +111,9 @@ func TestBrowser_LivePage(t *testing.T) {
 	if testing.Short() {
 		t.Skip("browser test")
 	}
-	alloc, cancelAlloc := browserAllocator(t)
-	defer cancelAlloc()
+	// The browser starts first so a missing chromium ends the test (fatal
+	// under CI=true) before any server is started.
+	browser := browsertest.New(t, &browsertest.Options{Timeout: 5 * time.Minute})
 
 	app := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
@@ -144,11 +130,6 @@ func TestBrowser_LivePage(t *testing.T) {
 	agentTok := *sf.AgentToken
 	endpoint := line.URL // http://localhost:<port>: a different origin from the app (127.0.0.1)
 
-	browser, cancelBrowser := chromedp.NewContext(alloc)
-	defer cancelBrowser()
-	if err := chromedp.Do(browser); err != nil {
-		t.Fatal(err)
-	}
 	tab, closeTab := chromedp.NewContext(browser)
 	defer closeTab()
 	if err := chromedp.Do(tab); err != nil { // the tab lives as long as this first call's context
