@@ -1,0 +1,322 @@
+package durable
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sync"
+)
+
+// DefaultMaxRecord is the record cap of a [Journal] when
+// [JournalOptions.MaxRecord] is zero: bytes of one record, without its LF.
+const DefaultMaxRecord = 1_000_000
+
+var (
+	// ErrRecordTooLarge: a record is longer than the journal's cap.
+	ErrRecordTooLarge = errors.New("durable: journal record too large")
+	// ErrInvalidRecord: a record is not valid JSON, or contains an LF.
+	ErrInvalidRecord = errors.New("durable: journal record is not one line of JSON")
+	// ErrCorrupt: an invalid or oversized record is followed by intact ones,
+	// which a crash during an append cannot produce; [OpenJournal] returns
+	// it (as a [*CorruptError]) and changes nothing.
+	ErrCorrupt = errors.New("durable: journal corrupt")
+	// ErrClosed: the journal was closed.
+	ErrClosed = errors.New("durable: journal closed")
+	// ErrJournalFailed: an earlier write or fsync failed and could not be
+	// undone, so the file's state is unknown; every later Append returns
+	// it. Reopen the journal (which cuts a torn tail) to go on.
+	ErrJournalFailed = errors.New("durable: journal failed")
+)
+
+// RecordError is an invalid record passed to [Journal.Append]: Index is
+// its position in the batch (0-based), Err is [ErrRecordTooLarge] or
+// [ErrInvalidRecord]. Nothing of the batch was written.
+type RecordError struct {
+	Index int
+	Err   error
+}
+
+func (e *RecordError) Error() string {
+	return fmt.Sprintf("%v (record %d of the batch)", e.Err, e.Index)
+}
+
+func (e *RecordError) Unwrap() error { return e.Err }
+
+// CorruptError is a journal [OpenJournal] refuses: the record on Line
+// (1-based), starting at byte Offset, is invalid (Err is
+// [ErrInvalidRecord] or [ErrRecordTooLarge]) and intact records follow it.
+// errors.Is(err, [ErrCorrupt]) is true.
+type CorruptError struct {
+	Path   string
+	Line   int
+	Offset int64
+	Err    error
+}
+
+func (e *CorruptError) Error() string {
+	return fmt.Sprintf("durable: journal %s corrupt at line %d (offset %d): %v",
+		filepath.Base(e.Path), e.Line, e.Offset, e.Err)
+}
+
+func (e *CorruptError) Unwrap() []error { return []error{ErrCorrupt, e.Err} }
+
+// JournalOptions adjusts [OpenJournal]; nil means defaults.
+type JournalOptions struct {
+	// MaxRecord caps one record in bytes, without its LF, for Append and
+	// for reading. Zero or negative means [DefaultMaxRecord].
+	MaxRecord int
+}
+
+// journalFile is what a Journal needs of its open file; tests inject one
+// that fails (export_test.go).
+type journalFile interface {
+	io.Reader
+	io.WriterAt
+	Sync() error
+	Truncate(size int64) error
+	Close() error
+}
+
+// Journal is an append-only file of JSON records, one per LF-terminated
+// line, that survives a crash at any instant: a record is durable once the
+// [Journal.Append] that wrote it returned nil. It is safe for concurrent
+// use; one process must hold at most one Journal per file. The file is
+// created with mode 0600. A Journal cannot be reused after Close.
+type Journal struct {
+	path string
+	max  int
+	torn int64
+
+	mu     sync.Mutex // guards the fields below and the file's content
+	f      journalFile
+	size   int64 // bytes of intact, fsynced records
+	buf    []byte
+	closed bool
+	failed error // sticky: set when a write or fsync could not be undone
+}
+
+// OpenJournal opens the journal at path, creating it (and fsyncing its
+// directory) if missing; the directory must exist. It returns the intact
+// records in file order (each a fresh slice, without its LF and without one
+// trailing CR; blank lines are skipped) and the Journal, positioned to
+// append after them. A torn tail a crash during an append leaves (a last
+// line without LF, or an invalid or oversized last record) is cut and the
+// cut fsynced; [Journal.TornBytes] says how many bytes went. An invalid
+// record followed by intact ones is not a torn tail: OpenJournal then
+// returns a [*CorruptError] and changes nothing. Other failures are
+// [*Error]s.
+func OpenJournal(path string, opts *JournalOptions) (*Journal, [][]byte, error) {
+	f, created, err := openJournalFile(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	if created {
+		if err := SyncDir(filepath.Dir(path)); err != nil {
+			_ = f.Close() // the fsync error is the one returned
+			return nil, nil, err
+		}
+	}
+	j, recs, err := openJournal(path, f, opts)
+	if err != nil {
+		_ = f.Close() // the open error is the one returned
+		return nil, nil, err
+	}
+	return j, recs, nil
+}
+
+func openJournalFile(path string) (*os.File, bool, error) {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+	if err == nil {
+		if err := f.Chmod(0o600); err != nil { // exact, whatever the umask
+			_ = f.Close()
+			return nil, false, fail("chmod", path, err)
+		}
+		return f, true, nil
+	}
+	if !errors.Is(err, fs.ErrExist) {
+		return nil, false, fail("open journal", path, err)
+	}
+	f, err = os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		return nil, false, fail("open journal", path, err)
+	}
+	return f, false, nil
+}
+
+// openJournal reads f from its start, cuts a torn tail and returns the
+// Journal over f.
+func openJournal(path string, f journalFile, opts *JournalOptions) (*Journal, [][]byte, error) {
+	max := DefaultMaxRecord
+	if opts != nil && opts.MaxRecord > 0 {
+		max = opts.MaxRecord
+	}
+	sc, err := scanJournal(f, max)
+	if err != nil {
+		var ce *CorruptError
+		if errors.As(err, &ce) {
+			ce.Path = path
+			return nil, nil, ce
+		}
+		return nil, nil, fail("read journal", path, err)
+	}
+	if sc.end > sc.good {
+		if err := f.Truncate(sc.good); err != nil {
+			return nil, nil, fail("truncate torn tail", path, err)
+		}
+		if err := f.Sync(); err != nil {
+			return nil, nil, fail("fsync", path, err)
+		}
+	}
+	return &Journal{path: path, max: max, torn: sc.end - sc.good, f: f, size: sc.good}, sc.records, nil
+}
+
+// scan is what scanJournal found: the intact records, the offset just past
+// the last of them (where a torn tail starts) and the file's length.
+type scan struct {
+	records   [][]byte
+	good, end int64
+}
+
+// scanJournal reads LF-terminated records of at most max bytes from r. An
+// invalid line followed by an intact record is a *CorruptError (Path unset).
+func scanJournal(r io.Reader, max int) (scan, error) {
+	var (
+		sc      scan
+		br      = bufio.NewReaderSize(r, 64<<10)
+		line    []byte
+		over    bool // the current line exceeds max; its bytes are dropped
+		lineNo  int
+		start   int64 // offset of the current line
+		bad     *CorruptError
+		badFrom int64 // where the pending invalid line starts
+	)
+	for {
+		chunk, err := br.ReadSlice('\n')
+		sc.end += int64(len(chunk))
+		if !over {
+			line = append(line, chunk...)
+			if len(line) > max+2 { // record, CR, LF
+				over, line = true, line[:0]
+			}
+		}
+		if errors.Is(err, bufio.ErrBufferFull) {
+			continue
+		}
+		if err == io.EOF {
+			break // a non-empty line here has no LF: a torn tail
+		}
+		if err != nil {
+			return scan{}, err
+		}
+		lineNo++
+		rec := bytes.TrimSuffix(bytes.TrimSuffix(line, []byte{'\n'}), []byte{'\r'})
+		var why error
+		switch {
+		case over || len(rec) > max:
+			why = ErrRecordTooLarge
+		case len(bytes.TrimSpace(rec)) == 0:
+			// blank line: not a record, not an error
+		case !json.Valid(rec):
+			why = ErrInvalidRecord
+		}
+		blank := why == nil && len(bytes.TrimSpace(rec)) == 0
+		switch {
+		case why != nil && bad == nil:
+			bad, badFrom = &CorruptError{Line: lineNo, Offset: start, Err: why}, start
+		case why != nil || (bad != nil && !blank):
+			return scan{}, bad
+		case !blank:
+			sc.records = append(sc.records, bytes.Clone(rec))
+			sc.good = sc.end
+		default:
+			if bad == nil {
+				sc.good = sc.end
+			}
+		}
+		line, over, start = line[:0], false, sc.end
+	}
+	if bad != nil {
+		sc.good = badFrom
+	}
+	return sc, nil
+}
+
+// Append writes records as one batch, each followed by LF, in one write,
+// fsyncs the file, and only then returns nil: the whole batch is then
+// durable. After a crash before it returned, a reopened journal holds
+// either no record of the batch or a prefix of it. Each record must be
+// valid JSON without LF and at most the cap long, else a [*RecordError]
+// returns and nothing is written. A failed write is undone (the file is
+// truncated back) and its [*Error] returned, matching [ErrDiskFull] on a
+// full disk; a failed fsync, or a write that cannot be undone, also makes
+// every later Append return [ErrJournalFailed]. After Close it returns
+// [ErrClosed]. An empty batch writes nothing and returns nil.
+func (j *Journal) Append(records ...[]byte) error {
+	for i, r := range records {
+		switch {
+		case len(r) > j.max:
+			return &RecordError{Index: i, Err: ErrRecordTooLarge}
+		case bytes.IndexByte(r, '\n') >= 0 || !json.Valid(r):
+			return &RecordError{Index: i, Err: ErrInvalidRecord}
+		}
+	}
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	switch {
+	case j.closed:
+		return ErrClosed
+	case j.failed != nil:
+		return j.failed
+	case len(records) == 0:
+		return nil
+	}
+	buf := j.buf[:0]
+	for _, r := range records {
+		buf = append(append(buf, r...), '\n')
+	}
+	if cap(buf) <= 1<<20 {
+		j.buf = buf // keep a small buffer for the next batch
+	}
+	if _, err := j.f.WriteAt(buf, j.size); err != nil {
+		werr := fail("write", j.path, err)
+		if terr := j.f.Truncate(j.size); terr != nil {
+			j.failed = fmt.Errorf("%w: %w", ErrJournalFailed, werr)
+		}
+		return werr
+	}
+	if err := j.f.Sync(); err != nil {
+		serr := fail("fsync", j.path, err)
+		j.failed = fmt.Errorf("%w: %w", ErrJournalFailed, serr)
+		return serr
+	}
+	j.size += int64(len(buf))
+	return nil
+}
+
+// TornBytes returns how many bytes of torn tail [OpenJournal] cut (0 when
+// the file ended cleanly).
+func (j *Journal) TornBytes() int64 { return j.torn }
+
+// Size returns the journal's length in bytes: the intact, fsynced records.
+func (j *Journal) Size() int64 {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.size
+}
+
+// Close closes the file. Later calls return nil; later Appends [ErrClosed].
+func (j *Journal) Close() error {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.closed {
+		return nil
+	}
+	j.closed = true
+	return fail("close", j.path, j.f.Close())
+}
