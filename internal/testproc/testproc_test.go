@@ -1,0 +1,73 @@
+package testproc
+
+import (
+	"errors"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+var procs = New(map[string]Role{
+	"echo": func(args []string) int {
+		if _, ok := os.LookupEnv(EnvRole); ok {
+			return 3 // the role's own children must not inherit it
+		}
+		os.Stdout.WriteString(strings.Join(args, " "))
+		return 7
+	},
+})
+
+func TestMain(m *testing.M) { os.Exit(procs.Run(m)) }
+
+// TestCommand: the child runs the role with its arguments and exits with
+// the role's result, without EnvRole in its environment.
+func TestCommand(t *testing.T) {
+	out, err := procs.Command(t, "echo", "a", "b c").Output()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 7 {
+		t.Fatalf("err = %v, want exit status 7", err)
+	}
+	if got, want := string(out), "a b c"; got != want {
+		t.Errorf("output = %q, want %q", got, want)
+	}
+}
+
+// TestRun_unknownRole: a child asked for a role nobody registered exits 2.
+func TestRun_unknownRole(t *testing.T) {
+	cmd := exec.Command(procs.Executable(t))
+	cmd.Env = append(os.Environ(), EnvRole+"=nope")
+	out, err := cmd.CombinedOutput()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 2 || !strings.Contains(string(out), `unknown role "nope"`) {
+		t.Fatalf("err = %v, output %q; want exit 2 naming the role", err, out)
+	}
+}
+
+// TestUnused: roles not started are reported, sorted; started ones not.
+func TestUnused(t *testing.T) {
+	p := New(map[string]Role{"b": func([]string) int { return 0 }, "a": func([]string) int { return 0 }, "c": func([]string) int { return 0 }})
+	p.Env(t, "c")
+	if got, want := p.unused(), []string{"a", "b"}; !cmp.Equal(got, want) {
+		t.Errorf("unused = %q, want %q", got, want)
+	}
+}
+
+// TestNew_badRole: an empty name or nil body is a programmer error.
+func TestNew_badRole(t *testing.T) {
+	for name, roles := range map[string]map[string]Role{
+		"empty name": {"": func([]string) int { return 0 }},
+		"nil body":   {"x": nil},
+	} {
+		t.Run(name, func(t *testing.T) {
+			defer func() {
+				if recover() == nil {
+					t.Error("New did not panic")
+				}
+			}()
+			New(roles)
+		})
+	}
+}
