@@ -445,11 +445,11 @@ func (e *Endpoint) admitLocked(envs []*Envelope) admitResult {
 	applyOne := func(env *Envelope) {
 		b.apply(env, fx)
 		b.AckedSeq = env.Seq
-		payload := env.Payload
+		ll := logLine{Seq: env.Seq, T: env.T, Type: env.Type, SessionID: env.SessionID, Payload: env.Payload}
 		if env.Type == "frame" {
-			payload, frames = e.framePayload(env, frames)
+			ll.Payload, ll.FrameFile, frames = e.framePayload(env, frames)
 		}
-		line, err := json.Marshal(logLine{Seq: env.Seq, T: env.T, Type: env.Type, SessionID: env.SessionID, Payload: payload}, jsonOut)
+		line, err := json.Marshal(ll, jsonOut)
 		if err != nil {
 			panic(fmt.Sprintf("live: encode log line: %v", err))
 		}
@@ -498,23 +498,23 @@ type frameWrite struct {
 	data []byte
 }
 
-// framePayload replaces jpeg_base64 by frame_file (null for a dropped frame).
-func (e *Endpoint) framePayload(env *Envelope, frames []frameWrite) (jsontext.Value, []frameWrite) {
+// framePayload replaces jpeg_base64 by frame_file (null for a dropped
+// frame) and returns the new payload and the frame_file value.
+func (e *Endpoint) framePayload(env *Envelope, frames []frameWrite) (payload, frameFile jsontext.Value, _ []frameWrite) {
 	p, _ := parseObj(env.Payload)
 	id, _ := p.str("id")
 	b64, _ := p.str("jpeg_base64")
 	delete(p, "jpeg_base64")
-	if _, dropped := p["dropped"]; dropped {
-		p["frame_file"] = jsontext.Value("null")
-	} else {
+	frameFile = jsontext.Value("null")
+	if _, dropped := p["dropped"]; !dropped {
 		data, _ := base64.StdEncoding.DecodeString(b64)
 		rel := framesDirName + "/" + e.st.framePath(env.Seq, id)
-		q, _ := json.Marshal(rel)
-		p["frame_file"] = q
+		frameFile, _ = json.Marshal(rel)
 		frames = append(frames, frameWrite{rel: rel, data: data})
 	}
+	p["frame_file"] = frameFile
 	out, _ := json.Marshal(p, jsonOut)
-	return out, frames
+	return out, frameFile, frames
 }
 
 func (e *Endpoint) commitEvents(frames []frameWrite, lines []byte) error {

@@ -123,8 +123,10 @@ func ValidateEnvelope(raw jsontext.Value, sessionHeader string) (*Envelope, *Rej
 	if !ok {
 		return nil, &Rejection{Reason: ReasonNotObject}
 	}
+	// The answer echoes any integer seq, valid or not (seq 0 is answered
+	// {"reason":"invalid_seq","seq":0}); only non-integers echo null.
 	var seqp *int64
-	if s, ok := intSeq(o["seq"]); ok {
+	if s, ok := anyIntSeq(o["seq"]); ok {
 		seqp = &s
 	}
 	rej := func(reason, detail string) (*Envelope, *Rejection) {
@@ -143,7 +145,7 @@ func ValidateEnvelope(raw jsontext.Value, sessionHeader string) (*Envelope, *Rej
 	if v, ok := o["seq"]; !ok || v.Kind() == 'n' {
 		return rej(ReasonMissingSeq, "")
 	}
-	if seqp == nil {
+	if seqp == nil || *seqp < 1 || *seqp > maxSafeSeq {
 		return rej(ReasonInvalidSeq, "")
 	}
 	t, ok := o.num("t")
@@ -209,9 +211,11 @@ func numVal(v jsontext.Value) (float64, bool) {
 	return f, true
 }
 
-func intSeq(v jsontext.Value) (int64, bool) {
+// anyIntSeq reads an integral number that fits an int64 exactly (JSON
+// numbers like 0, -3 or 2.0); valid seqs are 1..maxSafeSeq on top of that.
+func anyIntSeq(v jsontext.Value) (int64, bool) {
 	f, ok := numVal(v)
-	if !ok || f != math.Trunc(f) || f < 1 || f > maxSafeSeq {
+	if !ok || f != math.Trunc(f) || f < -maxSafeSeq || f > maxSafeSeq {
 		return 0, false
 	}
 	return int64(f), true

@@ -62,7 +62,9 @@ func TestValidateEnvelope_Order(t *testing.T) {
 		{"session mismatch before seq", `{"schema_version":"live/1","session_id":"s2"}`, "s1", ReasonSessionMismatch, "null"},
 		{"missing seq", `{"schema_version":"live/1","session_id":"s1","t":1}`, "s1", ReasonMissingSeq, "null"},
 		{"null seq", `{"schema_version":"live/1","session_id":"s1","seq":null}`, "s1", ReasonMissingSeq, "null"},
-		{"seq zero", envJSON(0, "unit", unit), "s1", ReasonInvalidSeq, "null"},
+		{"seq zero", envJSON(0, "unit", unit), "s1", ReasonInvalidSeq, "0"}, // the contract echoes any integer seq
+		{"seq negative", envJSON(-2, "unit", unit), "s1", ReasonInvalidSeq, "-2"},
+		{"seq integral float", envJSON("0.0", "unit", unit), "s1", ReasonInvalidSeq, "0"},
 		{"seq fraction", envJSON(1.5, "unit", unit), "s1", ReasonInvalidSeq, "null"},
 		{"seq string", envJSON(`"3"`, "unit", unit), "s1", ReasonInvalidSeq, "null"},
 		{"seq 1.0 ok then bad t", `{"schema_version":"live/1","session_id":"s1","seq":1.0,"t":"x"}`, "s1", ReasonInvalidT, "1"},

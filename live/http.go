@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
@@ -35,7 +36,27 @@ func (e *Endpoint) Handler() http.Handler {
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		e.reject(w, r, http.StatusNotFound, errBody{Error: "not found"}, "not found", nil)
 	})
-	return mux
+	return e.decodablePath(mux)
+}
+
+// decodablePath answers 400 {"error":"bad request"} (and logs the
+// rejection) for a path whose percent-decoding is not valid UTF-8, where
+// upstream's decodeURIComponent fails (reference §2). A request line whose
+// escapes are malformed (GET /%E0%A4%A) never reaches a handler: net/http
+// answers its own plain-text 400 and closes the connection before routing.
+func (e *Endpoint) decodablePath(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !utf8.ValidString(r.URL.Path) {
+			writeJSON(w, http.StatusBadRequest, errBody{"bad request"})
+			e.mu.Lock()
+			if !e.closed {
+				e.logRejectionLocked(r.Method, r.URL.EscapedPath(), http.StatusBadRequest, "bad request", nil)
+			}
+			e.mu.Unlock()
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
 }
 
 type errBody struct {

@@ -85,12 +85,13 @@ func Replay(ctx context.Context, o ReplayOptions) (ReplayReport, error) {
 			continue
 		}
 		id, _ := p.str("id")
-		if p["frame_file"].Kind() == 'n' || !p.has("frame_file") {
-			frameBytes[i] = nil
+		ff := ll.frameFile(p)
+		if ff.Kind() != '"' {
+			frameBytes[i] = nil // dropped: re-sent with empty bytes
 			emitted[id] = true
 			continue
 		}
-		rel, _ := p.str("frame_file")
+		rel, _ := strVal(ff)
 		data, ok := safeFrame(framesDir, rel)
 		if !ok {
 			continue
@@ -171,6 +172,16 @@ func Replay(ctx context.Context, o ReplayOptions) (ReplayReport, error) {
 		}
 	}
 	return rep, flush()
+}
+
+// frameFile is a frame line's frame_file: the top-level one (upstream's
+// lines and pikit's since both carry it), else the payload's (pikit's
+// earlier lines). A missing or null value means a dropped frame.
+func (ll *logLine) frameFile(payload obj) jsontext.Value {
+	if len(ll.FrameFile) > 0 {
+		return ll.FrameFile
+	}
+	return payload["frame_file"]
 }
 
 func readLogLines(path string) ([]logLine, error) {

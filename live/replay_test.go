@@ -1,6 +1,7 @@
 package live
 
 import (
+	"bytes"
 	"context"
 	"os"
 	"path/filepath"
@@ -68,6 +69,44 @@ func TestReplay_Profiles(t *testing.T) {
 			}
 			if _, w := dst.wait(); w == nil || w.CheckpointID != "cp1" {
 				t.Fatalf("replayed checkpoint did not wake: %+v", w)
+			}
+		})
+	}
+}
+
+// TestReplay_LogForms replays a log in each form replay must read: upstream's
+// (no session_id, frame_file inside payload and at the top level) and the
+// one pikit wrote before lines carried a top-level frame_file (payload
+// only). Frames arrive with their bytes; a dropped frame is re-sent empty.
+func TestReplay_LogForms(t *testing.T) {
+	want, err := os.ReadFile("testdata/replay/upstream/frames/2-f1.jpg")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, form := range []string{"upstream", "pikit-2026"} {
+		t.Run(form, func(t *testing.T) {
+			dir, _ := filepath.Abs(filepath.Join("testdata/replay", form))
+			dst := newRig(t, nil)
+			rep, err := Replay(context.Background(), ReplayOptions{Root: t.TempDir(), Log: dir, Profile: ProfileEverything, To: dst.srv.URL, Token: "page-tok"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rep.EnvelopesSent != 5 || rep.EnvelopesSkipped != 0 {
+				t.Fatalf("report %+v", rep)
+			}
+			lines := readLog(t, dst.e.opts.Root)
+			if len(lines) != 5 {
+				t.Fatalf("%d lines", len(lines))
+			}
+			if got := string(lines[1].FrameFile); got != `"frames/2-f1.jpg"` {
+				t.Fatalf("frame line frame_file %s", got)
+			}
+			got, err := os.ReadFile(filepath.Join(dst.e.opts.Root, "state/log/frames/2-f1.jpg"))
+			if err != nil || !bytes.Equal(got, want) {
+				t.Fatalf("replayed frame bytes %x (%v), want %x", got, err, want)
+			}
+			if ff := string(lines[2].FrameFile); ff != "null" {
+				t.Fatalf("dropped frame_file %s", ff)
 			}
 		})
 	}

@@ -54,13 +54,18 @@ type SessionFile struct {
 }
 
 // logLine is one line of log/events.ndjson: an accepted envelope in seq
-// order. Frames drop jpeg_base64 and carry payload.frame_file instead.
+// order (reference §4.5). Frames drop jpeg_base64 and carry frame_file
+// ("frames/<seq>-<id>.jpg", or null for a dropped frame) both inside the
+// payload and at the top level of the line, as upstream writes it; other
+// types have no top-level frame_file. SessionID is a pikit addition
+// (upstream lines have none; replay and recovery read both forms).
 type logLine struct {
 	Seq       int64          `json:"seq"`
 	T         float64        `json:"t"`
 	Type      string         `json:"type"`
-	SessionID string         `json:"session_id"`
+	SessionID string         `json:"session_id,omitempty"`
 	Payload   jsontext.Value `json:"payload"`
+	FrameFile jsontext.Value `json:"frame_file,omitzero"`
 }
 
 // batchFileData is state/batches/<id>.json (reference §4.4).
