@@ -1,0 +1,504 @@
+package jsonrpc
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/pikit-dev/pikit/internal/jsonl"
+)
+
+// MethodCancelRequest is the notification that cancels a call in flight,
+// sent both ways with params {"id": <id>}.
+const MethodCancelRequest = "$/cancelRequest"
+
+// Defaults for [Options].
+const (
+	DefaultMaxRecord     = 256 << 20 // bytes per line: a Pi context payload is one line
+	DefaultCancelTimeout = 5 * time.Second
+	DefaultDrainTimeout  = 2 * time.Second
+)
+
+// Handler answers incoming requests. Handle runs on its own goroutine (or on
+// the connection's ordered worker, see [Options.Ordered]), never on the read
+// loop, so it may call back through the same [Conn]. ctx is cancelled when
+// the peer sends $/cancelRequest for the call, when the connection closes,
+// or DrainTimeout after the peer's end of input. The result is marshalled
+// with encoding/json; a notification's result and error are dropped.
+type Handler interface {
+	Handle(ctx context.Context, req *Request) (result any, err error)
+}
+
+// HandlerFunc adapts a function to [Handler].
+type HandlerFunc func(ctx context.Context, req *Request) (any, error)
+
+// Handle calls f.
+func (f HandlerFunc) Handle(ctx context.Context, req *Request) (any, error) { return f(ctx, req) }
+
+// Options configure [NewConn]; nil means defaults.
+type Options struct {
+	// Handler answers incoming requests; nil answers every call with
+	// CodeMethodNotFound.
+	Handler Handler
+	// MaxRecord caps one incoming line in bytes; zero or negative means
+	// DefaultMaxRecord. A longer line is answered with a parse error and
+	// skipped.
+	MaxRecord int
+	// Ordered, when set, names the methods handled one at a time in arrival
+	// order on one worker goroutine (Pi's hooks of one session); all other
+	// requests run concurrently, one goroutine each.
+	Ordered func(method string) bool
+	// CancelTimeout bounds the background write of a $/cancelRequest notice;
+	// zero means DefaultCancelTimeout.
+	CancelTimeout time.Duration
+	// DrainTimeout is how long answers in flight may still be written after
+	// the peer's input ended; zero means DefaultDrainTimeout. Then their
+	// contexts are cancelled and later answers are dropped.
+	DrainTimeout time.Duration
+	// Logger receives protocol problems (bad records, unknown response ids),
+	// never message contents; nil discards.
+	Logger *slog.Logger
+}
+
+// Conn is one JSON-RPC 2.0 connection over a JSON-lines stream. It is safe
+// for concurrent use. NewConn starts its read loop; [Conn.Close] stops it
+// and waits for every goroutine it started. A Conn cannot be reused.
+type Conn struct {
+	opts   Options
+	rw     io.ReadWriteCloser
+	w      *jsonl.Writer
+	ctx    context.Context // handler base; cancelled by Close or after the drain
+	cancel context.CancelFunc
+	wg     sync.WaitGroup // read loop, handlers, ordered worker, cancel notices
+	done   chan struct{}  // closed when the read loop ended and handlers finished
+
+	mu       sync.Mutex
+	nextID   int64
+	pending  map[ID]chan *Response
+	inflight map[ID]context.CancelFunc
+	queue    []*queued // ordered requests not yet started
+	qwake    chan struct{}
+	closed   bool  // Close was called or the input ended
+	readErr  error // why the read loop ended
+	dropAns  bool  // answers are no longer written (drain over or closed)
+	closeErr error
+	once     sync.Once
+}
+
+type queued struct {
+	ctx    context.Context
+	cancel context.CancelFunc
+	req    *Request
+}
+
+// NewConn starts a connection on rw: reads come from rw, writes go to it,
+// Close closes it. Closing must unblock a pending Read (pipes and sockets do;
+// a blocking os.Stdin does not, and then the read loop ends only with the
+// input).
+func NewConn(rw io.ReadWriteCloser, opts *Options) *Conn {
+	c := &Conn{rw: rw, w: jsonl.NewWriter(rw), done: make(chan struct{}),
+		pending: map[ID]chan *Response{}, inflight: map[ID]context.CancelFunc{}, qwake: make(chan struct{}, 1)}
+	if opts != nil {
+		c.opts = *opts
+	}
+	if c.opts.MaxRecord <= 0 {
+		c.opts.MaxRecord = DefaultMaxRecord
+	}
+	if c.opts.CancelTimeout <= 0 {
+		c.opts.CancelTimeout = DefaultCancelTimeout
+	}
+	if c.opts.DrainTimeout <= 0 {
+		c.opts.DrainTimeout = DefaultDrainTimeout
+	}
+	if c.opts.Logger == nil {
+		c.opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	c.ctx, c.cancel = context.WithCancel(context.Background())
+	var handlers sync.WaitGroup
+	c.wg.Add(2)
+	go func() {
+		defer c.wg.Done()
+		c.orderedWorker(&handlers)
+	}()
+	go func() {
+		defer c.wg.Done()
+		c.readLoop(&handlers)
+		c.drain(&handlers)
+		close(c.done)
+	}()
+	return c
+}
+
+// Done is closed once the peer's input ended (or Close was called) and every
+// handler returned.
+func (c *Conn) Done() <-chan struct{} { return c.done }
+
+// Err returns why the read loop ended: nil for a clean end of input, else the
+// read error; ErrClosed after Close.
+func (c *Conn) Err() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.readErr
+}
+
+// Close closes the stream, cancels every handler, fails every pending call
+// with ErrClosed and waits for the connection's goroutines. It is idempotent
+// and returns the stream's close error.
+func (c *Conn) Close() error {
+	c.once.Do(func() {
+		c.mu.Lock()
+		c.closed, c.dropAns = true, true
+		if c.readErr == nil {
+			c.readErr = ErrClosed
+		}
+		c.mu.Unlock()
+		c.cancel()
+		c.closeErr = c.rw.Close()
+		c.failPending()
+		c.wg.Wait()
+	})
+	return c.closeErr
+}
+
+// Call sends method with params (marshalled with encoding/json; nil sends
+// none) and decodes the result into result (nil discards it). When ctx ends
+// first it returns ctx.Err() at once and sends $/cancelRequest in the
+// background. An error answer is returned as *Error; a closed connection as
+// ErrClosed.
+func (c *Conn) Call(ctx context.Context, method string, params, result any) error {
+	raw, err := marshalParams(params)
+	if err != nil {
+		return err
+	}
+	ch := make(chan *Response, 1)
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return ErrClosed
+	}
+	c.nextID++
+	id := Int64ID(c.nextID)
+	c.pending[id] = ch
+	c.mu.Unlock()
+	if err := c.write(&Request{ID: id, Method: method, Params: raw}); err != nil {
+		c.forget(id)
+		return fmt.Errorf("jsonrpc: send %s: %w", method, err)
+	}
+	select {
+	case resp, ok := <-ch:
+		if !ok {
+			return ErrClosed
+		}
+		if resp.Error != nil {
+			return resp.Error
+		}
+		if result == nil {
+			return nil
+		}
+		if err := json.Unmarshal(resp.Result, result); err != nil {
+			return fmt.Errorf("jsonrpc: decode %s result: %w", method, err)
+		}
+		return nil
+	case <-ctx.Done():
+		if c.forget(id) {
+			c.sendCancel(id)
+		}
+		return ctx.Err()
+	}
+}
+
+// Notify sends a notification.
+func (c *Conn) Notify(ctx context.Context, method string, params any) error {
+	raw, err := marshalParams(params)
+	if err != nil {
+		return err
+	}
+	c.mu.Lock()
+	closed := c.closed
+	c.mu.Unlock()
+	if closed {
+		return ErrClosed
+	}
+	return c.write(&Request{Method: method, Params: raw})
+}
+
+func marshalParams(params any) (json.RawMessage, error) {
+	if params == nil {
+		return nil, nil
+	}
+	if raw, ok := params.(json.RawMessage); ok {
+		return raw, nil
+	}
+	b, err := json.Marshal(params)
+	if err != nil {
+		return nil, fmt.Errorf("jsonrpc: marshal params: %w", err)
+	}
+	return b, nil
+}
+
+// forget drops a pending call; it reports whether the call was still pending.
+func (c *Conn) forget(id ID) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	_, ok := c.pending[id]
+	delete(c.pending, id)
+	return ok
+}
+
+// sendCancel writes $/cancelRequest in the background, bounded by
+// CancelTimeout, so a slow peer never delays the caller.
+func (c *Conn) sendCancel(id ID) {
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return
+	}
+	c.wg.Add(1)
+	c.mu.Unlock()
+	go func() {
+		defer c.wg.Done()
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(c.ctx), c.opts.CancelTimeout)
+		defer cancel()
+		done := make(chan struct{})
+		c.wg.Add(1)
+		go func() {
+			defer c.wg.Done()
+			defer close(done)
+			_ = c.write(&Request{Method: MethodCancelRequest, Params: mustJSON(map[string]ID{"id": id})})
+		}()
+		select {
+		case <-done:
+		case <-ctx.Done():
+			// The write goroutine stays blocked until the stream closes;
+			// Close closes it, so it ends then.
+		}
+	}()
+}
+
+func mustJSON(v any) json.RawMessage {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err) // only our own fixed shapes reach here
+	}
+	return b
+}
+
+func (c *Conn) write(m Message) error {
+	b, err := EncodeMessage(m)
+	if err != nil {
+		return err
+	}
+	return c.w.WriteRecord(b)
+}
+
+func (c *Conn) failPending() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for id, ch := range c.pending {
+		close(ch)
+		delete(c.pending, id)
+	}
+}
+
+func (c *Conn) readLoop(handlers *sync.WaitGroup) {
+	r := jsonl.NewReader(c.rw, c.opts.MaxRecord)
+	for {
+		rec, err := r.Next()
+		if err != nil {
+			var re *jsonl.RecordError
+			if errors.As(err, &re) {
+				c.opts.Logger.Warn("jsonrpc: bad record", "err", err)
+				c.reply(ID{}, nil, &Error{Code: CodeParseError, Message: "parse error: " + re.Kind.Error()})
+				continue
+			}
+			c.mu.Lock()
+			if c.readErr == nil && err != io.EOF {
+				c.readErr = err
+			}
+			c.closed = true
+			c.mu.Unlock()
+			c.failPending()
+			return
+		}
+		msg, id, derr := DecodeMessage(rec)
+		if derr != nil {
+			c.opts.Logger.Warn("jsonrpc: bad message", "err", derr)
+			c.reply(id, nil, toWire(derr))
+			continue
+		}
+		switch m := msg.(type) {
+		case *Response:
+			c.mu.Lock()
+			ch, ok := c.pending[m.ID]
+			delete(c.pending, m.ID)
+			c.mu.Unlock()
+			if ok {
+				ch <- m
+			} else {
+				c.opts.Logger.Debug("jsonrpc: response to no pending call", "id", m.ID.String())
+			}
+		case *Request:
+			c.dispatch(m, handlers)
+		}
+	}
+}
+
+func (c *Conn) dispatch(req *Request, handlers *sync.WaitGroup) {
+	if req.Method == MethodCancelRequest {
+		var p struct {
+			ID ID `json:"id"`
+		}
+		if json.Unmarshal(req.Params, &p) == nil {
+			c.mu.Lock()
+			if cancel, ok := c.inflight[p.ID]; ok {
+				cancel()
+			}
+			c.mu.Unlock()
+		}
+		return
+	}
+	ctx, cancel := context.WithCancel(c.ctx)
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		cancel()
+		return
+	}
+	if req.IsCall() {
+		if _, dup := c.inflight[req.ID]; dup {
+			c.mu.Unlock()
+			cancel()
+			c.reply(req.ID, nil, invalid("id %s is already in flight", req.ID))
+			return
+		}
+		c.inflight[req.ID] = cancel
+	}
+	handlers.Add(1)
+	if c.opts.Ordered != nil && c.opts.Ordered(req.Method) {
+		c.queue = append(c.queue, &queued{ctx, cancel, req})
+		c.mu.Unlock()
+		select {
+		case c.qwake <- struct{}{}:
+		default:
+		}
+		return
+	}
+	c.mu.Unlock()
+	go func() {
+		defer handlers.Done()
+		c.handle(ctx, cancel, req)
+	}()
+}
+
+func (c *Conn) orderedWorker(handlers *sync.WaitGroup) {
+	for {
+		c.mu.Lock()
+		if len(c.queue) == 0 {
+			c.mu.Unlock()
+			select {
+			case <-c.qwake:
+				continue
+			case <-c.done:
+				return
+			case <-c.ctx.Done():
+				// Cancelled: run what is queued (with cancelled contexts) so
+				// every handler count is released, then leave.
+				c.mu.Lock()
+				n := len(c.queue)
+				c.mu.Unlock()
+				if n == 0 {
+					return
+				}
+				continue
+			}
+		}
+		q := c.queue[0]
+		c.queue = c.queue[1:]
+		c.mu.Unlock()
+		c.handle(q.ctx, q.cancel, q.req)
+		handlers.Done()
+	}
+}
+
+func (c *Conn) handle(ctx context.Context, cancel context.CancelFunc, req *Request) {
+	defer cancel()
+	var (
+		result any
+		err    error
+	)
+	if c.opts.Handler == nil {
+		err = &Error{Code: CodeMethodNotFound, Message: "method not found: " + req.Method}
+	} else {
+		result, err = c.safeHandle(ctx, req)
+	}
+	if !req.IsCall() {
+		return
+	}
+	c.mu.Lock()
+	delete(c.inflight, req.ID)
+	c.mu.Unlock()
+	if err != nil {
+		c.reply(req.ID, nil, toWire(err))
+		return
+	}
+	raw, merr := marshalParams(result)
+	if merr != nil {
+		c.reply(req.ID, nil, &Error{Code: CodeInternalError, Message: merr.Error()})
+		return
+	}
+	c.reply(req.ID, raw, nil)
+}
+
+// safeHandle turns a handler panic into an internal error: a bug in one
+// handler must not take the connection down.
+func (c *Conn) safeHandle(ctx context.Context, req *Request) (result any, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			c.opts.Logger.Error("jsonrpc: handler panicked", "method", req.Method, "panic", fmt.Sprint(p))
+			err = &Error{Code: CodeInternalError, Message: "internal error: handler panicked"}
+		}
+	}()
+	return c.opts.Handler.Handle(ctx, req)
+}
+
+// reply writes a response unless answers are dropped (after Close or the
+// drain window).
+func (c *Conn) reply(id ID, result json.RawMessage, e *Error) {
+	c.mu.Lock()
+	drop := c.dropAns
+	c.mu.Unlock()
+	if drop {
+		return
+	}
+	if err := c.write(&Response{ID: id, Result: result, Error: e}); err != nil {
+		c.opts.Logger.Warn("jsonrpc: write response", "err", err)
+	}
+}
+
+// drain lets handlers in flight answer for at most DrainTimeout after the
+// input ended, then cancels them, drops later answers and waits for them.
+func (c *Conn) drain(handlers *sync.WaitGroup) {
+	all := make(chan struct{})
+	go func() {
+		handlers.Wait()
+		close(all)
+	}()
+	t := time.NewTimer(c.opts.DrainTimeout)
+	defer t.Stop()
+	select {
+	case <-all:
+		return
+	case <-t.C:
+	case <-c.ctx.Done():
+	}
+	c.mu.Lock()
+	c.dropAns = true
+	c.mu.Unlock()
+	c.cancel()
+	<-all
+}

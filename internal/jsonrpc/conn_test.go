@@ -1,0 +1,338 @@
+package jsonrpc_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/pikit-dev/pikit/internal/jsonrpc"
+	"github.com/pikit-dev/pikit/internal/leakcheck"
+)
+
+func TestMain(m *testing.M) { os.Exit(leakcheck.Run(m)) }
+
+func pair(t *testing.T, a, b *jsonrpc.Options) (*jsonrpc.Conn, *jsonrpc.Conn) {
+	t.Helper()
+	x, y := net.Pipe()
+	ca, cb := jsonrpc.NewConn(x, a), jsonrpc.NewConn(y, b)
+	t.Cleanup(func() {
+		ca.Close()
+		cb.Close()
+	})
+	return ca, cb
+}
+
+func handler(f func(ctx context.Context, req *jsonrpc.Request) (any, error)) *jsonrpc.Options {
+	return &jsonrpc.Options{Handler: jsonrpc.HandlerFunc(f)}
+}
+
+func TestConn_CallBothWaysAndCallBackFromHandler(t *testing.T) {
+	var b *jsonrpc.Conn
+	a, b := pair(t,
+		handler(func(ctx context.Context, req *jsonrpc.Request) (any, error) {
+			return map[string]string{"from": "a", "method": req.Method}, nil
+		}),
+		handler(func(ctx context.Context, req *jsonrpc.Request) (any, error) {
+			// A handler that calls back into the peer while its own call is
+			// pending: must not deadlock either read loop.
+			var inner map[string]string
+			if err := b.Call(ctx, "inner", nil, &inner); err != nil {
+				return nil, err
+			}
+			return map[string]string{"inner": inner["method"]}, nil
+		}))
+	ctx := t.Context()
+	var got map[string]string
+	if err := a.Call(ctx, "outer", map[string]int{"n": 1}, &got); err != nil {
+		t.Fatal(err)
+	}
+	if got["inner"] != "inner" {
+		t.Errorf("got %v, want inner=inner", got)
+	}
+	if err := b.Call(ctx, "direct", nil, &got); err != nil || got["from"] != "a" {
+		t.Errorf("b→a call = %v, %v", got, err)
+	}
+}
+
+func TestConn_ErrorsCompareCodes(t *testing.T) {
+	a, _ := pair(t, nil, handler(func(ctx context.Context, req *jsonrpc.Request) (any, error) {
+		switch req.Method {
+		case "bad":
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "word is required"}
+		case "plain":
+			return nil, errors.New("boom")
+		case "panic":
+			panic("handler bug")
+		}
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "no " + req.Method}
+	}))
+	ctx := t.Context()
+	for _, tc := range []struct {
+		method string
+		want   error
+		text   string
+	}{
+		{"bad", jsonrpc.ErrInvalidParams, "word is required"},
+		{"plain", jsonrpc.ErrInternal, "boom"},
+		{"panic", jsonrpc.ErrInternal, "panicked"},
+		{"nope", jsonrpc.ErrMethodNotFound, "no nope"},
+	} {
+		err := a.Call(ctx, tc.method, nil, nil)
+		if !errors.Is(err, tc.want) || !strings.Contains(err.Error(), tc.text) {
+			t.Errorf("%s: err = %v, want code of %v with %q", tc.method, err, tc.want, tc.text)
+		}
+		if errors.Is(err, jsonrpc.ErrParse) {
+			t.Errorf("%s: %v matches ErrParse", tc.method, err)
+		}
+	}
+	var nilHandler *jsonrpc.Conn
+	nilHandler, _ = pair(t, nil, nil)
+	if err := nilHandler.Call(ctx, "x", nil, nil); !errors.Is(err, jsonrpc.ErrMethodNotFound) {
+		t.Errorf("nil handler: %v", err)
+	}
+}
+
+func TestConn_CancelReachesPeerHandler(t *testing.T) {
+	cancelled := make(chan error, 1)
+	started := make(chan struct{})
+	a, _ := pair(t, nil, handler(func(ctx context.Context, req *jsonrpc.Request) (any, error) {
+		close(started)
+		<-ctx.Done()
+		cancelled <- ctx.Err()
+		return nil, ctx.Err()
+	}))
+	ctx, cancel := context.WithCancel(t.Context())
+	errc := make(chan error, 1)
+	go func() { errc <- a.Call(ctx, "slow", nil, nil) }()
+	<-started
+	cancel()
+	if err := <-errc; !errors.Is(err, context.Canceled) {
+		t.Fatalf("Call = %v, want context.Canceled", err)
+	}
+	select {
+	case err := <-cancelled:
+		if !errors.Is(err, context.Canceled) {
+			t.Errorf("peer ctx err = %v", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("peer handler never saw the cancellation")
+	}
+}
+
+func TestConn_OrderedMethodsRunOneAtATimeInOrder(t *testing.T) {
+	var mu sync.Mutex
+	var order []int
+	running := 0
+	opts := handler(func(ctx context.Context, req *jsonrpc.Request) (any, error) {
+		mu.Lock()
+		running++
+		if running > 1 {
+			mu.Unlock()
+			return nil, errors.New("two ordered handlers at once")
+		}
+		mu.Unlock()
+		var p struct{ N int }
+		_ = json.Unmarshal(req.Params, &p)
+		time.Sleep(time.Millisecond) // widen the window for overlap
+		mu.Lock()
+		order = append(order, p.N)
+		running--
+		mu.Unlock()
+		return nil, nil
+	})
+	opts.Ordered = func(m string) bool { return m == "hook" }
+	a, _ := pair(t, nil, opts)
+	// Notifications go out in order on one stream; the peer must run them in
+	// that order.
+	for i := range 20 {
+		if err := a.Notify(t.Context(), "hook", map[string]int{"N": i}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := a.Call(t.Context(), "hook", map[string]int{"N": 20}, nil); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	for i, n := range order {
+		if i != n {
+			t.Fatalf("order = %v", order)
+		}
+	}
+	if len(order) != 21 {
+		t.Fatalf("ran %d, want 21", len(order))
+	}
+}
+
+func TestConn_CloseUnblocksPendingCalls(t *testing.T) {
+	block := make(chan struct{})
+	defer close(block)
+	a, _ := pair(t, nil, handler(func(ctx context.Context, req *jsonrpc.Request) (any, error) {
+		select {
+		case <-block:
+		case <-ctx.Done():
+		}
+		return nil, nil
+	}))
+	errc := make(chan error, 1)
+	go func() { errc <- a.Call(context.Background(), "wait", nil, nil) }()
+	time.Sleep(20 * time.Millisecond)
+	if err := a.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-errc; !errors.Is(err, jsonrpc.ErrClosed) {
+		t.Fatalf("Call = %v, want ErrClosed", err)
+	}
+	if err := a.Call(context.Background(), "again", nil, nil); !errors.Is(err, jsonrpc.ErrClosed) {
+		t.Fatalf("Call after Close = %v", err)
+	}
+	<-a.Done()
+}
+
+// rawPeer drives a Conn with raw lines: in is what the Conn reads, out what
+// it writes.
+type rawPeer struct {
+	inW  *io.PipeWriter
+	outR *io.PipeReader
+	lr   *lineReader
+}
+
+type lineReader struct {
+	buf []byte
+	r   io.Reader
+}
+
+func (l *lineReader) next() (string, error) {
+	for {
+		if i := strings.IndexByte(string(l.buf), '\n'); i >= 0 {
+			s := string(l.buf[:i])
+			l.buf = l.buf[i+1:]
+			return s, nil
+		}
+		b := make([]byte, 64<<10)
+		n, err := l.r.Read(b)
+		l.buf = append(l.buf, b[:n]...)
+		if err != nil && n == 0 {
+			return "", err
+		}
+	}
+}
+
+type stream struct {
+	io.Reader
+	io.Writer
+	closers []io.Closer
+}
+
+func (s *stream) Close() error {
+	for _, c := range s.closers {
+		c.Close()
+	}
+	return nil
+}
+
+func newRaw(t *testing.T, opts *jsonrpc.Options) (*jsonrpc.Conn, *rawPeer) {
+	t.Helper()
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	c := jsonrpc.NewConn(&stream{inR, outW, []io.Closer{inR, outW}}, opts)
+	p := &rawPeer{inW: inW, outR: outR, lr: &lineReader{r: outR}}
+	t.Cleanup(func() {
+		inW.Close()
+		outR.Close()
+		c.Close()
+	})
+	return c, p
+}
+
+func (p *rawPeer) send(t *testing.T, line string) {
+	t.Helper()
+	if _, err := p.inW.Write([]byte(line + "\n")); err != nil {
+		t.Fatalf("send: %v", err)
+	}
+}
+
+func (p *rawPeer) recv(t *testing.T) string {
+	t.Helper()
+	s, err := p.lr.next()
+	if err != nil {
+		t.Fatalf("recv: %v", err)
+	}
+	return s
+}
+
+func TestConn_EOFDrainsAnswersInFlight(t *testing.T) {
+	release := make(chan struct{})
+	opts := handler(func(ctx context.Context, req *jsonrpc.Request) (any, error) {
+		if req.Method == "forever" {
+			<-ctx.Done()
+			return nil, ctx.Err()
+		}
+		<-release
+		return "late", nil
+	})
+	opts.DrainTimeout = 300 * time.Millisecond
+	c, p := newRaw(t, opts)
+	p.send(t, `{"jsonrpc":"2.0","id":1,"method":"soon"}`)
+	p.send(t, `{"jsonrpc":"2.0","id":2,"method":"forever"}`)
+	p.inW.Close() // EOF while both are in flight
+	go func() {
+		time.Sleep(50 * time.Millisecond)
+		close(release)
+	}()
+	if got, want := p.recv(t), `{"jsonrpc":"2.0","id":1,"result":"late"}`; got != want {
+		t.Errorf("answer in flight = %s, want %s", got, want)
+	}
+	start := time.Now()
+	select {
+	case <-c.Done():
+	case <-time.After(5 * time.Second):
+		t.Fatal("Done not closed after the drain window")
+	}
+	if d := time.Since(start); d > 2*time.Second {
+		t.Errorf("drain took %v", d)
+	}
+	if err := c.Err(); err != nil {
+		t.Errorf("Err after clean EOF = %v", err)
+	}
+}
+
+func TestConn_BadInputKeepsServing(t *testing.T) {
+	opts := handler(func(ctx context.Context, req *jsonrpc.Request) (any, error) { return "ok", nil })
+	opts.MaxRecord = 64
+	_, p := newRaw(t, opts)
+	for _, tc := range []struct{ in, want string }{
+		{`not json`, `{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"parse error: not a JSON object"}}`},
+		{`{"jsonrpc":"1.0","id":7,"method":"x"}`, `{"jsonrpc":"2.0","id":7,"error":{"code":-32600,"message":"invalid request: \"jsonrpc\" must be \"2.0\""}}`},
+		{`{"jsonrpc":"2.0","id":"` + strings.Repeat("x", 100) + `","method":"x"}`, `{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"parse error: jsonl: record too large"}}`},
+		{`{"jsonrpc":"2.0","id":8,"method":"x"}`, `{"jsonrpc":"2.0","id":8,"result":"ok"}`},
+	} {
+		p.send(t, tc.in)
+		if got := p.recv(t); got != tc.want {
+			t.Errorf("in %.40s:\n got %s\nwant %s", tc.in, got, tc.want)
+		}
+	}
+}
+
+func TestConn_LargeLine(t *testing.T) {
+	// Above jsonl's 1 MB default: the engine's default cap is 256 MiB.
+	big := strings.Repeat("a", 2<<20)
+	a, _ := pair(t, nil, handler(func(ctx context.Context, req *jsonrpc.Request) (any, error) {
+		var s string
+		if err := json.Unmarshal(req.Params, &[]any{&s}); err != nil {
+			return nil, err
+		}
+		return len(s), nil
+	}))
+	var n int
+	if err := a.Call(t.Context(), "len", []string{big}, &n); err != nil || n != len(big) {
+		t.Fatalf("len = %d, %v", n, err)
+	}
+}
