@@ -1,0 +1,96 @@
+package stateflow
+
+// Scope names, in overlay order (reference §1.6).
+const (
+	ScopeGlobal  = "global"
+	ScopeCWD     = "cwd"
+	ScopeSession = "session"
+)
+
+// Scopes lists the scopes in overlay order global → cwd → session.
+var Scopes = [3]string{ScopeGlobal, ScopeCWD, ScopeSession}
+
+// Overlay computes the effective view (reference §1.6): each scope's
+// present roots merged in order, later scopes winning, objects merging,
+// arrays and scalars replacing. response takes the highest-priority
+// non-empty value. The inputs are not modified.
+func Overlay(layers ...map[string]any) map[string]any {
+	out := map[string]any{}
+	for _, l := range layers {
+		for k, v := range l {
+			if k == PlaneResponse {
+				if s, _ := v.(string); s != "" {
+					out[k] = s
+				}
+				continue
+			}
+			out[k] = merge(out[k], v)
+		}
+	}
+	return out
+}
+
+// merge overlays b onto a: objects merge recursively, anything else in b
+// replaces a.
+func merge(a, b any) any {
+	bo, ok := b.(map[string]any)
+	if !ok {
+		return Clone(b)
+	}
+	ao, ok := a.(map[string]any)
+	if !ok {
+		return Clone(bo)
+	}
+	out := make(map[string]any, len(ao)+len(bo))
+	for k, v := range ao {
+		out[k] = v
+	}
+	for k, v := range bo {
+		out[k] = merge(out[k], v)
+	}
+	return out
+}
+
+// ModelProjection is what the model sees of a state (reference §6.1 item 2):
+// only projected roots (lazy and unregistered external roots dropped), an
+// empty response dropped, empty objects pruned.
+func ModelProjection(roots *Roots, state map[string]any) map[string]any {
+	out := map[string]any{}
+	for k, v := range state {
+		r, ok := roots.Lookup(k)
+		if !ok || !r.Projected {
+			continue
+		}
+		if s, isStr := v.(string); isStr && s == "" && k == PlaneResponse {
+			continue
+		}
+		out[k] = v
+	}
+	return Prune(out)
+}
+
+// PassiveProjection is the model projection without response (reference
+// §1.2, 0.26.3).
+func PassiveProjection(roots *Roots, state map[string]any) map[string]any {
+	out := ModelProjection(roots, state)
+	delete(out, PlaneResponse)
+	return out
+}
+
+// ReadProjection is the state a read_state value path selects from
+// (reference §1.8): lazy dropped unless keepLazy (the path starts at lazy),
+// an empty response dropped, empty objects pruned. External roots are kept
+// (exact reads of opaque data, seed 003 "Unavailable").
+func ReadProjection(state map[string]any, keepLazy bool) map[string]any {
+	out := map[string]any{}
+	for k, v := range state {
+		if k == PlaneLazy && !keepLazy {
+			continue
+		}
+		if s, isStr := v.(string); isStr && s == "" && k == PlaneResponse {
+			continue
+		}
+		out[k] = v
+	}
+	return Prune(out)
+}

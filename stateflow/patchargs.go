@@ -1,0 +1,80 @@
+package stateflow
+
+import (
+	"fmt"
+)
+
+// ToolError is a tool call answered with an exact upstream error text
+// (reference §1.7, §1.8). The Pi extension reports Msg, after a leading
+// newline, as the tool's error result.
+type ToolError struct{ Msg string }
+
+func (e *ToolError) Error() string { return e.Msg }
+
+func toolErr(format string, a ...any) error { return &ToolError{Msg: fmt.Sprintf(format, a...)} }
+
+// PatchArgs is a decoded, validated patch_state argument: per scope, per
+// root, one merge patch object. Absent scopes are not in the map.
+type PatchArgs map[string]map[string]any
+
+// DecodePatchArgs decodes and validates a patch_state argument (reference
+// §1.7 "Parameters", "Validation errors"), checking in this order: a JSON
+// object; no unknown top-level field; at least one scope; each scope a
+// non-empty object of patchable roots whose values are objects; no runtime
+// provenance field in an artifact card. Errors are *ToolError with the exact
+// message.
+func DecodePatchArgs(roots *Roots, raw []byte) (PatchArgs, error) {
+	v, err := DecodeValue(raw)
+	if err != nil {
+		return nil, toolErr("patch_state requires at least one scope patch")
+	}
+	obj, ok := v.(map[string]any)
+	if !ok {
+		return nil, toolErr("patch_state requires at least one scope patch")
+	}
+	return ValidatePatchArgs(roots, obj)
+}
+
+// ValidatePatchArgs validates an already decoded argument object; see
+// [DecodePatchArgs].
+func ValidatePatchArgs(roots *Roots, obj map[string]any) (PatchArgs, error) {
+	for _, k := range sortedKeys(obj) {
+		if scopeIndex(k) < 0 {
+			return nil, toolErr("patch_state does not accept field %s", k)
+		}
+	}
+	args := PatchArgs{}
+	for _, scope := range Scopes {
+		raw, present := obj[scope]
+		if !present {
+			continue
+		}
+		sp, ok := raw.(map[string]any)
+		if !ok {
+			return nil, toolErr("patch_state %s must be a semantic patch object", scope)
+		}
+		if len(sp) == 0 {
+			return nil, toolErr("patch_state %s cannot be empty; omit it when unchanged", scope)
+		}
+		for _, k := range sortedKeys(sp) {
+			root, known := roots.Lookup(k)
+			if !known || !root.Patchable {
+				return nil, toolErr("Unknown State Flow patch key %q; expected one of: %s", k, roots.expectedKeys())
+			}
+			pm, ok := sp[k].(map[string]any)
+			if !ok {
+				return nil, toolErr("Scoped State Flow patch field %s must be a JSON object", k)
+			}
+			if k == PlaneArtifacts {
+				if err := CheckProvenancePatch(scope, pm); err != nil {
+					return nil, &ToolError{Msg: err.Error()}
+				}
+			}
+		}
+		args[scope] = sp
+	}
+	if len(args) == 0 {
+		return nil, toolErr("patch_state requires at least one scope patch")
+	}
+	return args, nil
+}

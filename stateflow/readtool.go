@@ -1,0 +1,340 @@
+package stateflow
+
+import (
+	"fmt"
+	"unicode/utf16"
+
+	"github.com/pikit-dev/pikit/internal/jsjson"
+)
+
+// ReadArgs is a decoded read_state argument (reference §1.8).
+type ReadArgs struct {
+	Paths      []string
+	Batch      bool   // paths was given (positional array results)
+	Projection string // "value", "keys" or "patch"
+}
+
+// DecodeReadArgs decodes and validates a read_state argument. Errors are
+// *ToolError; the upstream texts are "read_state requires path or paths" and
+// "read_state accepts path or paths, not both".
+func DecodeReadArgs(raw []byte) (*ReadArgs, error) {
+	v, err := DecodeValue(raw)
+	obj, ok := v.(map[string]any)
+	if err != nil || !ok {
+		return nil, toolErr("read_state requires path or paths")
+	}
+	for _, k := range sortedKeys(obj) {
+		if k != "path" && k != "paths" && k != "projection" {
+			return nil, toolErr("read_state does not accept field %s", k)
+		}
+	}
+	a := &ReadArgs{Projection: "value"}
+	p, hasPath := obj["path"]
+	ps, hasPaths := obj["paths"]
+	switch {
+	case hasPath && hasPaths:
+		return nil, toolErr("read_state accepts path or paths, not both")
+	case hasPath:
+		s, ok := p.(string)
+		if !ok {
+			return nil, toolErr("read_state path must be a string")
+		}
+		a.Paths = []string{s}
+	case hasPaths:
+		arr, ok := ps.([]any)
+		if !ok || len(arr) == 0 {
+			return nil, toolErr("read_state paths must be a non-empty array of strings")
+		}
+		for _, e := range arr {
+			s, ok := e.(string)
+			if !ok {
+				return nil, toolErr("read_state paths must be a non-empty array of strings")
+			}
+			a.Paths = append(a.Paths, s)
+		}
+		a.Batch = true
+	default:
+		return nil, toolErr("read_state requires path or paths")
+	}
+	if pr, ok := obj["projection"]; ok {
+		s, _ := pr.(string)
+		if s != "value" && s != "keys" && s != "patch" {
+			return nil, toolErr("read_state projection must be one of: value, keys, patch")
+		}
+		a.Projection = s
+	}
+	return a, nil
+}
+
+// Reader answers read_state over one temporal view. Reads never publish or
+// advance history.
+type Reader struct {
+	Roots *Roots
+	View  *View
+	Limit int // historyLimit, 0..100
+}
+
+// Read returns the read_state result text for args: {"value": …},
+// {"meta":…, "keys":…} or {"patch": …}, batch results as positional arrays
+// under the same field; a single missing value path with referencing owners
+// gives the dangling-reference sentinel. Errors are *ToolError or
+// *TemporalError (all-or-error for batches).
+func (r *Reader) Read(args *ReadArgs) (string, error) {
+	var results []any
+	for _, text := range args.Paths {
+		p, err := ParseReadPath(r.Roots, text, r.Limit)
+		if err != nil {
+			return "", err
+		}
+		res, err := r.one(p, args.Projection)
+		if err != nil {
+			var nf *notFound
+			if !args.Batch && args.Projection == "value" && asNotFound(err, &nf) {
+				if owners := r.danglingOwners(text); len(owners) > 0 {
+					return encodeResult(map[string]any{"value": nil, "hint": []any{danglingHint(owners)}})
+				}
+			}
+			return "", err
+		}
+		results = append(results, res)
+	}
+	if !args.Batch {
+		return encodeResult(results[0])
+	}
+	field := map[string]string{"value": "value", "patch": "patch", "keys": "keys"}[args.Projection]
+	if args.Projection == "keys" {
+		return encodeResult(map[string]any{field: results})
+	}
+	vals := make([]any, len(results))
+	for i, x := range results {
+		vals[i] = x.(map[string]any)[field]
+	}
+	return encodeResult(map[string]any{field: vals})
+}
+
+func encodeResult(v any) (string, error) {
+	b, err := jsjson.Marshal(v, nil)
+	return string(b), err
+}
+
+func (r *Reader) one(p *ReadPath, projection string) (map[string]any, error) {
+	if p.Patches {
+		rec, err := r.View.RecordBack(p.Root, p.Offset)
+		if err != nil {
+			return nil, err
+		}
+		return map[string]any{"patch": rec.Patch}, nil
+	}
+	if projection == "patch" {
+		var patch map[string]any
+		var err error
+		if p.Root == "effective" {
+			patch, err = r.View.EffectivePatchAt(p.Offset)
+		} else {
+			patch, err = r.View.ScopePatchAt(p.Root, p.Offset)
+		}
+		if err != nil {
+			return nil, err
+		}
+		return map[string]any{"patch": intersect(patch, p.Selectors)}, nil
+	}
+	var state map[string]any
+	var err error
+	if p.Root == "effective" {
+		state, err = r.View.EffectiveAt(p.Offset)
+	} else {
+		state, err = r.View.ScopeAt(p.Root, p.Offset)
+	}
+	if err != nil {
+		return nil, err
+	}
+	sel, err := r.selectValue(p, ReadProjection(state, p.StartsAtLazy()))
+	if err != nil {
+		return nil, err
+	}
+	if projection == "keys" {
+		return keysOf(sel), nil
+	}
+	return map[string]any{"value": sel}, nil
+}
+
+// notFound is a value path that selects nothing.
+type notFound struct{ path string }
+
+func (e *notFound) Error() string { return "State Flow read path does not exist: " + e.path }
+
+func asNotFound(err error, nf **notFound) bool {
+	x, ok := err.(*notFound)
+	*nf = x
+	return ok
+}
+
+func (r *Reader) selectValue(p *ReadPath, state map[string]any) (any, error) {
+	var cur any = state
+	for i, s := range p.Selectors {
+		switch s.Kind {
+		case SelKey:
+			o, ok := cur.(map[string]any)
+			v, has := o[s.Key]
+			if !ok || !has {
+				if i == 0 && ok && r.isDocumentedRoot(s.Key) {
+					if len(p.Selectors) == 1 {
+						return nil, nil // absent documented top-level field reads null
+					}
+				}
+				return nil, &notFound{path: p.Text}
+			}
+			cur = v
+		case SelIndex:
+			arr, ok := cur.([]any)
+			if !ok {
+				return nil, &notFound{path: p.Text}
+			}
+			if s.Index >= len(arr) {
+				return nil, toolErr("Index %d is outside %s with length %d", s.Index, p.prefixText(i), len(arr))
+			}
+			cur = arr[s.Index]
+		case SelRange:
+			arr, ok := cur.([]any)
+			if !ok {
+				return nil, &notFound{path: p.Text}
+			}
+			if s.End > len(arr) {
+				return nil, toolErr("Range [%d:%d] is outside %s with length %d", s.Index, s.End, p.prefixText(i), len(arr))
+			}
+			cur = append([]any{}, arr[s.Index:s.End]...)
+		}
+	}
+	return cur, nil
+}
+
+func (r *Reader) isDocumentedRoot(name string) bool {
+	_, ok := r.Roots.Lookup(name)
+	return ok
+}
+
+// keysOf is the keys projection of one value.
+func keysOf(v any) map[string]any {
+	switch x := v.(type) {
+	case map[string]any:
+		keys := map[string]any{}
+		for k, e := range x {
+			keys[k] = Kind(e)
+		}
+		return map[string]any{"meta": map[string]any{"type": "object", "size": float64(len(x))}, "keys": keys}
+	case []any:
+		return map[string]any{"meta": map[string]any{"type": "array", "length": float64(len(x))}, "keys": []any{}}
+	case string:
+		n := len(utf16.Encode([]rune(x)))
+		return map[string]any{"meta": map[string]any{"type": "string", "length": float64(n)}, "keys": []any{}}
+	}
+	return map[string]any{"meta": map[string]any{"type": Kind(v)}, "keys": []any{}}
+}
+
+// intersect narrows a semantic patch to a path: the sub-patch under the
+// selected keys, a replaced or deleted ancestor's value (null for a
+// deletion), or {} when the path is untouched.
+func intersect(patch map[string]any, sels []Selector) any {
+	var cur any = patch
+	for _, s := range sels {
+		switch x := cur.(type) {
+		case map[string]any:
+			if s.Kind != SelKey {
+				return map[string]any{}
+			}
+			v, ok := x[s.Key]
+			if !ok {
+				return map[string]any{}
+			}
+			cur = v
+		case []any:
+			if s.Kind == SelIndex && s.Index < len(x) {
+				cur = x[s.Index]
+				continue
+			}
+			if s.Kind == SelRange && s.End <= len(x) {
+				cur = append([]any{}, x[s.Index:s.End]...)
+				continue
+			}
+			return cur
+		default:
+			return cur
+		}
+	}
+	return cur
+}
+
+// MsgDangling is the dangling-reference hint message (reference §1.8).
+const MsgDangling = "The requested value is unavailable in the selected state. These current values reference that path, not a verified new location. Use this evidence if relevant to the task."
+
+func danglingHint(owners []string) map[string]any {
+	paths := make([]any, len(owners))
+	for i, o := range owners {
+		paths[i] = o
+	}
+	return map[string]any{"type": "dangling-reference", "message": MsgDangling, "paths": paths}
+}
+
+// danglingOwners scans the current patchable planes of every scope (at most
+// 10,000 nodes) for structured {"$ref": path} and textual "$path" mentions;
+// at most 3 owner paths, structured first.
+func (r *Reader) danglingOwners(path string) []string {
+	var structured, textual []string
+	budget := 10000
+	var walk func(v any, at string)
+	walk = func(v any, at string) {
+		if budget <= 0 {
+			return
+		}
+		budget--
+		switch x := v.(type) {
+		case map[string]any:
+			if s, ok := x["$ref"].(string); ok && s == path {
+				structured = append(structured, at)
+			}
+			for _, k := range sortedKeys(x) {
+				walk(x[k], at+"."+k)
+			}
+		case []any:
+			for i, e := range x {
+				walk(e, fmt.Sprintf("%s[%d]", at, i))
+			}
+		case string:
+			if containsMention(x, path) {
+				textual = append(textual, at)
+			}
+		}
+	}
+	for _, scope := range Scopes {
+		st, err := r.View.ScopeAt(scope, 0)
+		if err != nil {
+			continue
+		}
+		for _, plane := range r.Roots.PatchKeys() {
+			if v, ok := st[plane]; ok {
+				walk(v, scope+"."+plane)
+			}
+		}
+	}
+	out := append(structured, textual...)
+	if len(out) > 3 {
+		out = out[:3]
+	}
+	return out
+}
+
+// containsMention reports a textual "$path" mention not continued by a key
+// character.
+func containsMention(s, path string) bool {
+	needle := "$" + path
+	for i := 0; i+len(needle) <= len(s); i++ {
+		if s[i:i+len(needle)] != needle {
+			continue
+		}
+		end := i + len(needle)
+		if end == len(s) || identEnd(s[end:], 0) == 0 && s[end] != '-' && (s[end] < '0' || s[end] > '9') {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,223 @@
+package stateflow
+
+import (
+	"fmt"
+)
+
+// TemporalError is a broken temporal invariant or an unavailable history
+// read; Msg is upstream's exact text (reference §2.4).
+type TemporalError struct{ Msg string }
+
+func (e *TemporalError) Error() string { return e.Msg }
+
+func temporalErr(format string, a ...any) error { return &TemporalError{Msg: fmt.Sprintf(format, a...)} }
+
+// MsgPredatesOrigin is a history offset before the proven origin.
+const MsgPredatesOrigin = "Requested history predates the proven temporal origin"
+
+// Validate checks every invariant of reference §2.4 on a view under limit
+// (0..100), with roots for state validation. The error is a *TemporalError
+// or a *StateError wrapped in the "Invalid temporal materialized semantic
+// state" message.
+func (v *View) Validate(roots *Roots, limit int) error {
+	for i, scope := range Scopes {
+		s := v.Streams[i]
+		if s == nil {
+			continue
+		}
+		if err := s.validate(roots, scope, limit); err != nil {
+			return err
+		}
+	}
+	return v.validateLineage(limit)
+}
+
+func (s *Stream) validate(roots *Roots, scope string, limit int) error {
+	if len(s.Patches) > limit {
+		return temporalErr("Temporal scope tail exceeds configured history limit %d", limit)
+	}
+	if s.Revision < len(s.Patches) {
+		return temporalErr("Temporal scope revision predates its retained patch tail")
+	}
+	if err := validBoundary(s.Checkpoint.Through); err != nil {
+		return err
+	}
+	prev := s.Checkpoint.Through
+	seen := map[string]bool{prev.ID: true}
+	for _, r := range s.Patches {
+		b := r.Transition
+		if err := validBoundary(b); err != nil {
+			return err
+		}
+		if b.Position <= prev.Position || seen[b.ID] {
+			return temporalErr("Temporal scope tail is not ordered after its checkpoint")
+		}
+		if b.Position == prev.Position+1 && b.Parent != prev.ID {
+			return temporalErr("Disconnected State Flow temporal ancestry")
+		}
+		seen[b.ID] = true
+		prev = b
+	}
+	if err := ValidateState(roots, scope, s.Checkpoint.State); err != nil {
+		return temporalErr("Invalid temporal materialized semantic state in %s checkpoint: %s", scope, err.Error())
+	}
+	st := CloneObject(s.Checkpoint.State)
+	for _, r := range s.Patches {
+		next, _, err := ApplyPatch(st, r.Patch)
+		if err == nil {
+			err = ValidateState(roots, scope, next)
+		}
+		if err != nil {
+			return temporalErr("Invalid temporal materialized semantic state in %s tail: %s", scope, err.Error())
+		}
+		st = next
+	}
+	return nil
+}
+
+func validBoundary(b Boundary) error {
+	if b.ID == "" || b.Position < 0 || b.Parent == b.ID || (b.Position == 0 && b.Parent != "") {
+		return temporalErr("Disconnected State Flow temporal ancestry")
+	}
+	return nil
+}
+
+func (v *View) validateLineage(limit int) error {
+	n := len(v.Lineage)
+	if n < 1 || n > limit+1 {
+		return temporalErr("Temporal lineage must contain between one and %d boundaries", limit+1)
+	}
+	for i, b := range v.Lineage {
+		if b.ID == "" || b.Parent == b.ID {
+			return temporalErr("Disconnected State Flow temporal lineage")
+		}
+		if i > 0 {
+			p := v.Lineage[i-1]
+			if b.Position != p.Position+1 || b.Parent != p.ID {
+				return temporalErr("Disconnected State Flow temporal lineage")
+			}
+		}
+	}
+	all := map[string]Boundary{}
+	add := func(b Boundary) error {
+		if o, ok := all[b.ID]; ok && o != b {
+			return temporalErr("Conflicting State Flow temporal lineage")
+		}
+		all[b.ID] = b
+		return nil
+	}
+	for _, b := range v.Lineage {
+		if err := add(b); err != nil {
+			return err
+		}
+	}
+	oldest, head := v.Lineage[0], v.Head()
+	covered := map[string]bool{}
+	for _, s := range v.Streams {
+		if s == nil {
+			continue
+		}
+		if err := add(s.Checkpoint.Through); err != nil {
+			return err
+		}
+		if s.Checkpoint.Through.Position > oldest.Position {
+			return temporalErr("Scope checkpoint is newer than the guaranteed hot boundary")
+		}
+		covered[s.Checkpoint.Through.ID] = true
+		for _, r := range s.Patches {
+			if err := add(r.Transition); err != nil {
+				return err
+			}
+			if r.Transition.Position > head.Position {
+				return temporalErr("Temporal scope patch is beyond the active head")
+			}
+			covered[r.Transition.ID] = true
+		}
+	}
+	for _, b := range v.Lineage[1:] {
+		if !covered[b.ID] {
+			return temporalErr("Temporal boundary has no semantic patch")
+		}
+	}
+	return nil
+}
+
+// boundaryAt returns the lineage boundary offset back from the head.
+func (v *View) boundaryAt(offset int) (Boundary, error) {
+	if offset < 0 || offset >= len(v.Lineage) {
+		return Boundary{}, temporalErr(MsgPredatesOrigin)
+	}
+	return v.Lineage[len(v.Lineage)-1-offset], nil
+}
+
+// ScopeAt is the state of scope at the offset-th previous composed boundary
+// (reference §2.4 "Reading offset n"); a scope out of reach reads empty.
+func (v *View) ScopeAt(scope string, offset int) (map[string]any, error) {
+	b, err := v.boundaryAt(offset)
+	if err != nil {
+		return nil, err
+	}
+	s := v.Stream(scope)
+	if s == nil {
+		return map[string]any{}, nil
+	}
+	if s.Checkpoint.Through.Position > b.Position {
+		return nil, temporalErr(MsgPredatesOrigin)
+	}
+	return s.stateAt(b.Position), nil
+}
+
+// EffectiveAt overlays the three scopes at offset.
+func (v *View) EffectiveAt(offset int) (map[string]any, error) {
+	var layers []map[string]any
+	for _, scope := range Scopes {
+		st, err := v.ScopeAt(scope, offset)
+		if err != nil {
+			return nil, err
+		}
+		layers = append(layers, st)
+	}
+	return Overlay(layers...), nil
+}
+
+// ScopePatchAt is the semantic patch scope recorded at the offset-th
+// boundary ({} when the scope was untouched there).
+func (v *View) ScopePatchAt(scope string, offset int) (map[string]any, error) {
+	b, err := v.boundaryAt(offset)
+	if err != nil {
+		return nil, err
+	}
+	if s := v.Stream(scope); s != nil {
+		if r, ok := s.recordAt(b.ID); ok {
+			return CloneObject(r.Patch), nil
+		}
+		if s.Checkpoint.Through.Position > b.Position {
+			return nil, temporalErr(MsgPredatesOrigin)
+		}
+	}
+	return map[string]any{}, nil
+}
+
+// EffectivePatchAt is the diff of the effective view from the boundary
+// before offset to offset.
+func (v *View) EffectivePatchAt(offset int) (map[string]any, error) {
+	cur, err := v.EffectiveAt(offset)
+	if err != nil {
+		return nil, err
+	}
+	prev, err := v.EffectiveAt(offset + 1)
+	if err != nil {
+		return nil, err
+	}
+	return Replay(prev, cur), nil
+}
+
+// RecordBack returns the n-th latest retained record of scope (reference §1.8
+// "<scope>.patches[N]").
+func (v *View) RecordBack(scope string, n int) (Record, error) {
+	s := v.Stream(scope)
+	if s == nil || n < 0 || n >= len(s.Patches) {
+		return Record{}, temporalErr("Requested %s patch predates retained hot history", scope)
+	}
+	return s.Patches[len(s.Patches)-1-n], nil
+}

@@ -1,0 +1,181 @@
+package stateflow
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"strings"
+
+	"github.com/pikit-dev/pikit/internal/jsjson"
+)
+
+// A value is JSON as JavaScript's JSON.parse sees it: nil, bool, float64,
+// string, []any or map[string]any. Numbers are float64 because upstream's
+// values are JavaScript numbers (reference §6.3 "Numbers").
+
+// ErrInvalidJSON reports JSON text that does not parse.
+var ErrInvalidJSON = errors.New("stateflow: invalid JSON")
+
+// DecodeValue parses one JSON text into a value. Trailing non-space data,
+// non-finite numbers and invalid text are ErrInvalidJSON.
+func DecodeValue(data []byte) (any, error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrInvalidJSON, err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, fmt.Errorf("%w: trailing data", ErrInvalidJSON)
+	}
+	return v, nil
+}
+
+// Canonical returns the canonical JSON of v: JSON.stringify with every object's
+// keys sorted by UTF-16 code units and no whitespace (reference §2.2), without
+// the trailing newline.
+func Canonical(v any) ([]byte, error) {
+	return jsjson.Marshal(v, &jsjson.Options{SortKeys: true})
+}
+
+// CanonicalLine is [Canonical] plus one "\n", the form of every State
+// Flow-owned file (reference §2.2).
+func CanonicalLine(v any) ([]byte, error) {
+	b, err := Canonical(v)
+	if err != nil {
+		return nil, err
+	}
+	return append(b, '\n'), nil
+}
+
+// mustCanonical is Canonical for values built by this package (never
+// unencodable); a failure is a bug.
+func mustCanonical(v any) string {
+	b, err := Canonical(v)
+	if err != nil {
+		panic(fmt.Sprintf("stateflow: canonical encoding of an internal value: %v", err))
+	}
+	return string(b)
+}
+
+// Equal reports structural equality of two values (numbers by value, objects
+// regardless of key order).
+func Equal(a, b any) bool {
+	switch x := a.(type) {
+	case nil:
+		return b == nil
+	case bool:
+		y, ok := b.(bool)
+		return ok && x == y
+	case float64:
+		y, ok := b.(float64)
+		return ok && x == y
+	case string:
+		y, ok := b.(string)
+		return ok && x == y
+	case []any:
+		y, ok := b.([]any)
+		if !ok || len(x) != len(y) {
+			return false
+		}
+		for i := range x {
+			if !Equal(x[i], y[i]) {
+				return false
+			}
+		}
+		return true
+	case map[string]any:
+		y, ok := b.(map[string]any)
+		if !ok || len(x) != len(y) {
+			return false
+		}
+		for k, xv := range x {
+			yv, ok := y[k]
+			if !ok || !Equal(xv, yv) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
+}
+
+// Clone deep-copies a value.
+func Clone(v any) any {
+	switch x := v.(type) {
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = Clone(e)
+		}
+		return out
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			out[k] = Clone(e)
+		}
+		return out
+	}
+	return v
+}
+
+// CloneObject deep-copies an object; nil gives an empty object.
+func CloneObject(m map[string]any) map[string]any {
+	if m == nil {
+		return map[string]any{}
+	}
+	return Clone(m).(map[string]any)
+}
+
+// Kind names a value's JSON type as the keys projection does: "object",
+// "array", "string", "number", "boolean" or "null".
+func Kind(v any) string {
+	switch v.(type) {
+	case map[string]any:
+		return "object"
+	case []any:
+		return "array"
+	case string:
+		return "string"
+	case float64:
+		return "number"
+	case bool:
+		return "boolean"
+	}
+	return "null"
+}
+
+// ContainsNull reports whether v holds a null anywhere (objects and arrays).
+func ContainsNull(v any) bool {
+	switch x := v.(type) {
+	case nil:
+		return true
+	case []any:
+		for _, e := range x {
+			if ContainsNull(e) {
+				return true
+			}
+		}
+	case map[string]any:
+		for _, e := range x {
+			if ContainsNull(e) {
+				return true
+			}
+		}
+	case float64:
+		return math.IsNaN(x) || math.IsInf(x, 0)
+	}
+	return false
+}
+
+// jsonPointer escapes path components as an RFC 6901 JSON Pointer.
+func jsonPointer(path []string) string {
+	var b strings.Builder
+	for _, p := range path {
+		b.WriteByte('/')
+		b.WriteString(strings.NewReplacer("~", "~0", "/", "~1").Replace(p))
+	}
+	return b.String()
+}
