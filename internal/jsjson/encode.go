@@ -1,0 +1,369 @@
+package jsjson
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"slices"
+)
+
+// Options configure [Marshal] and [Reencode]; nil means the zero value:
+// compact output, keys in JS object order.
+type Options struct {
+	// SortKeys sorts every object's keys by UTF-16 code units, as JS's
+	// default Array.prototype.sort on Object.keys does, at every level
+	// (arrays keep their order). The output is then that of a stringifier
+	// that writes the sorted keys itself (midcompact's stableStringify,
+	// StateFlow's canonical files); array-index keys get no special place.
+	SortKeys bool
+	// Indent is JSON.stringify's third argument as a string: empty means
+	// compact output; otherwise each nested line is indented by Indent
+	// repeated per level and members are written as "key": value. Like JS,
+	// only the first 10 UTF-16 code units are used (a character split by the
+	// cut is dropped). A numeric space n is Indent strings.Repeat(" ", n).
+	Indent string
+}
+
+// Marshal returns v as JSON.stringify would write the equivalent JS value.
+//
+// v may be nil, bool, float64, the Go integer types (converted to float64,
+// as JS numbers), json.Number (read as float64, as JSON.parse would), string,
+// []any, map[string]any, json.RawMessage (re-encoded as [Reencode] does,
+// keeping its member order unless SortKeys), or nested combinations of
+// these. A map[string]any has no order of its own: its keys are written in
+// the order a JS object would list them had they been inserted in UTF-16
+// order (array-index keys first, numerically), or fully sorted with
+// SortKeys. Any other value goes through encoding/json first and is then
+// re-encoded, so struct fields keep their declared order and maps inside
+// them encoding/json's byte order unless SortKeys.
+//
+// NaN and ±Inf are written as null. Errors: *[SyntaxError] for an invalid
+// json.Number or json.RawMessage, [ErrDepth], or an encoding/json error
+// (wrapped).
+func Marshal(v any, opts *Options) ([]byte, error) {
+	e := newEncoder(opts)
+	if err := e.value(v, 0); err != nil {
+		return nil, err
+	}
+	return e.buf, nil
+}
+
+// Reencode returns what JSON.stringify(JSON.parse(src), null, opts.Indent)
+// gives in JS, keys sorted when opts.SortKeys. src must be one JSON text
+// (surrounding JSON whitespace allowed); anything JSON.parse rejects is a
+// *[SyntaxError]. Invalid UTF-8 in src is read as U+FFFD, as TextDecoder
+// would before JSON.parse.
+func Reencode(src []byte, opts *Options) ([]byte, error) {
+	n, err := parseText(src)
+	if err != nil {
+		return nil, err
+	}
+	e := newEncoder(opts)
+	e.buf = make([]byte, 0, len(src))
+	e.node(&n, 0)
+	return e.buf, nil
+}
+
+type encoder struct {
+	buf      []byte
+	indent   string
+	sortKeys bool
+}
+
+func newEncoder(opts *Options) *encoder {
+	e := &encoder{}
+	if opts != nil {
+		e.sortKeys = opts.SortKeys
+		e.indent = gap(opts.Indent)
+	}
+	return e
+}
+
+// gap cuts s to 10 UTF-16 code units.
+func gap(s string) string {
+	n := 0
+	for i, r := range s {
+		w := 1
+		if r >= 0x10000 {
+			w = 2
+		}
+		if n+w > 10 {
+			return s[:i]
+		}
+		n += w
+	}
+	return s
+}
+
+func (e *encoder) newline(level int) {
+	if e.indent == "" {
+		return
+	}
+	e.buf = append(e.buf, '\n')
+	for range level {
+		e.buf = append(e.buf, e.indent...)
+	}
+}
+
+func (e *encoder) colon() {
+	e.buf = append(e.buf, ':')
+	if e.indent != "" {
+		e.buf = append(e.buf, ' ')
+	}
+}
+
+func (e *encoder) float(f float64) {
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		e.buf = append(e.buf, "null"...)
+		return
+	}
+	e.buf = appendNumber(e.buf, f)
+}
+
+func (e *encoder) value(v any, level int) error {
+	if level > MaxDepth {
+		return ErrDepth
+	}
+	switch x := v.(type) {
+	case nil:
+		e.buf = append(e.buf, "null"...)
+	case bool:
+		if x {
+			e.buf = append(e.buf, "true"...)
+		} else {
+			e.buf = append(e.buf, "false"...)
+		}
+	case float64:
+		e.float(x)
+	case int:
+		e.float(float64(x))
+	case int64:
+		e.float(float64(x))
+	case int32:
+		e.float(float64(x))
+	case uint64:
+		e.float(float64(x))
+	case uint32:
+		e.float(float64(x))
+	case uint:
+		e.float(float64(x))
+	case json.Number:
+		p := parser{src: []byte(x)}
+		if len(x) == 0 || (x[0] != '-' && (x[0] < '0' || x[0] > '9')) {
+			return &SyntaxError{Msg: fmt.Sprintf("invalid json.Number %q", string(x))}
+		}
+		f, err := p.number()
+		if err == nil && p.pos != len(p.src) {
+			err = p.fail("unexpected data after number")
+		}
+		if err != nil {
+			return fmt.Errorf("json.Number %q: %w", string(x), err)
+		}
+		e.float(f)
+	case string:
+		e.buf = appendString(e.buf, x, false)
+	case []any:
+		if len(x) == 0 {
+			e.buf = append(e.buf, '[', ']')
+			return nil
+		}
+		e.buf = append(e.buf, '[')
+		for i, el := range x {
+			if i > 0 {
+				e.buf = append(e.buf, ',')
+			}
+			e.newline(level + 1)
+			if err := e.value(el, level+1); err != nil {
+				return err
+			}
+		}
+		e.newline(level)
+		e.buf = append(e.buf, ']')
+	case map[string]any:
+		return e.goMap(x, level)
+	case json.RawMessage:
+		if len(x) == 0 {
+			e.buf = append(e.buf, "null"...) // as encoding/json
+			return nil
+		}
+		n, err := parseText(x)
+		if err != nil {
+			return err
+		}
+		if level+depthOf(&n) > MaxDepth {
+			return ErrDepth
+		}
+		e.node(&n, level)
+	default:
+		b, err := json.Marshal(v)
+		if err != nil {
+			return fmt.Errorf("jsjson: marshal %T: %w", v, err)
+		}
+		n, err := parseText(b)
+		if err != nil {
+			return fmt.Errorf("jsjson: re-read %T: %w", v, err)
+		}
+		e.node(&n, level)
+	}
+	return nil
+}
+
+func depthOf(n *node) int {
+	d := 0
+	for i := range n.vals {
+		d = max(d, depthOf(&n.vals[i]))
+	}
+	if n.kind == kindArray || n.kind == kindObject {
+		d++
+	}
+	return d
+}
+
+// goMap writes a Go map. Keys are made well-formed first (as a JS string
+// built from them would be); two keys that become equal keep the value of
+// the one that sorts last by raw bytes, so the output is deterministic.
+func (e *encoder) goMap(m map[string]any, level int) error {
+	if len(m) == 0 {
+		e.buf = append(e.buf, '{', '}')
+		return nil
+	}
+	type member struct {
+		key, raw string
+		val      any
+	}
+	members := make([]member, 0, len(m))
+	for k, v := range m {
+		members = append(members, member{wellFormed(k), k, v})
+	}
+	slices.SortFunc(members, func(a, b member) int {
+		if c := e.compareKeys(a.key, b.key); c != 0 {
+			return c
+		}
+		switch {
+		case a.raw < b.raw:
+			return -1
+		case a.raw > b.raw:
+			return 1
+		}
+		return 0
+	})
+	e.buf = append(e.buf, '{')
+	first := true
+	for i, mb := range members {
+		if i+1 < len(members) && members[i+1].key == mb.key {
+			continue // a later duplicate wins
+		}
+		if !first {
+			e.buf = append(e.buf, ',')
+		}
+		first = false
+		e.newline(level + 1)
+		e.buf = appendString(e.buf, mb.key, false)
+		e.colon()
+		if err := e.value(mb.val, level+1); err != nil {
+			return err
+		}
+	}
+	e.newline(level)
+	e.buf = append(e.buf, '}')
+	return nil
+}
+
+// compareKeys orders keys: by UTF-16 code units with SortKeys, else in JS
+// object order of keys inserted in that order (array indices first).
+func (e *encoder) compareKeys(a, b string) int {
+	if !e.sortKeys {
+		ia, aok := arrayIndex(a)
+		ib, bok := arrayIndex(b)
+		switch {
+		case aok && bok:
+			return cmpUint32(ia, ib)
+		case aok:
+			return -1
+		case bok:
+			return 1
+		}
+	}
+	return compareUTF16(a, b)
+}
+
+func cmpUint32(a, b uint32) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+func (e *encoder) node(n *node, level int) {
+	switch n.kind {
+	case kindNull:
+		e.buf = append(e.buf, "null"...)
+	case kindFalse:
+		e.buf = append(e.buf, "false"...)
+	case kindTrue:
+		e.buf = append(e.buf, "true"...)
+	case kindNumber:
+		e.float(n.num)
+	case kindString:
+		e.buf = appendString(e.buf, n.str, true)
+	case kindArray:
+		if len(n.vals) == 0 {
+			e.buf = append(e.buf, '[', ']')
+			return
+		}
+		e.buf = append(e.buf, '[')
+		for i := range n.vals {
+			if i > 0 {
+				e.buf = append(e.buf, ',')
+			}
+			e.newline(level + 1)
+			e.node(&n.vals[i], level+1)
+		}
+		e.newline(level)
+		e.buf = append(e.buf, ']')
+	case kindObject:
+		if len(n.keys) == 0 {
+			e.buf = append(e.buf, '{', '}')
+			return
+		}
+		e.buf = append(e.buf, '{')
+		if e.sortKeys && !sortedUTF16(n.keys) {
+			order := make([]int, len(n.keys))
+			for i := range order {
+				order[i] = i
+			}
+			slices.SortFunc(order, func(a, b int) int { return compareUTF16(n.keys[a], n.keys[b]) })
+			for i, j := range order {
+				e.member(n.keys[j], &n.vals[j], i, level)
+			}
+		} else {
+			for i := range n.keys {
+				e.member(n.keys[i], &n.vals[i], i, level)
+			}
+		}
+		e.newline(level)
+		e.buf = append(e.buf, '}')
+	}
+}
+
+func (e *encoder) member(key string, val *node, i, level int) {
+	if i > 0 {
+		e.buf = append(e.buf, ',')
+	}
+	e.newline(level + 1)
+	e.buf = appendString(e.buf, key, true)
+	e.colon()
+	e.node(val, level+1)
+}
+
+func sortedUTF16(keys []string) bool {
+	for i := 1; i < len(keys); i++ {
+		if compareUTF16(keys[i-1], keys[i]) > 0 {
+			return false
+		}
+	}
+	return true
+}
