@@ -1,0 +1,98 @@
+package loopback
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+)
+
+// IsStream is the default [Options.Stream]: an upgrade request (WebSocket,
+// as Vite's hot reload and Phoenix LiveView use) or one that accepts
+// text/event-stream (EventSource sends that Accept header).
+func IsStream(r *http.Request) bool {
+	if r.Header.Get("Upgrade") != "" {
+		return true
+	}
+	for _, a := range r.Header.Values("Accept") {
+		if strings.Contains(a, "text/event-stream") {
+			return true
+		}
+	}
+	return false
+}
+
+// hasBody reports whether r carries a request body.
+func hasBody(r *http.Request) bool {
+	return r.ContentLength != 0 || len(r.TransferEncoding) > 0
+}
+
+// classify is the handler around the user's: it sets each request's
+// deadlines by class before calling next.
+type classify struct {
+	next    http.Handler
+	stream  func(*http.Request) bool
+	read    time.Duration
+	write   time.Duration
+	closing context.Context // done when the server starts closing
+}
+
+func (c *classify) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	rc := http.NewResponseController(w)
+	if !hasBody(r) && c.stream(r) {
+		// A keep-alive connection keeps the previous request's write
+		// deadline unless it is cleared; the read deadline is already none
+		// (net/http clears it after the headers when Server.ReadTimeout
+		// is zero), and hijacking keeps it so.
+		_ = rc.SetWriteDeadline(time.Time{})
+		ctx, cancel := context.WithCancel(r.Context())
+		stop := context.AfterFunc(c.closing, cancel)
+		defer func() {
+			stop()
+			cancel()
+		}()
+		c.next.ServeHTTP(w, r.WithContext(ctx))
+		return
+	}
+	now := time.Now()
+	_ = rc.SetWriteDeadline(now.Add(c.write))
+	if hasBody(r) {
+		// The deadline bounds the body only: once it is read to the end,
+		// net/http starts a background read whose timeout would cancel the
+		// request's context, so the deadline is lifted at EOF.
+		_ = rc.SetReadDeadline(now.Add(c.read))
+		r.Body = &deadlineBody{ReadCloser: r.Body, rc: rc}
+	}
+	c.next.ServeHTTP(w, r)
+}
+
+// deadlineBody lifts the read deadline when the body has been read to EOF.
+type deadlineBody struct {
+	io.ReadCloser
+	rc   *http.ResponseController
+	done bool
+}
+
+func (b *deadlineBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if err == io.EOF && !b.done {
+		b.done = true
+		_ = b.rc.SetReadDeadline(time.Time{})
+	}
+	return n, err
+}
+
+// KeepOpen turns the current request into a stream after it has started:
+// it lifts the request's read and write deadlines. Call it from a handler
+// that learns late that it streams (a proxied response that turns out to
+// be text/event-stream, a long poll). Unlike a request classified by
+// [Options.Stream], its context does not end when the server starts
+// closing, only when [Server.Close]'s ctx runs out.
+func KeepOpen(w http.ResponseWriter) error {
+	rc := http.NewResponseController(w)
+	if err := rc.SetReadDeadline(time.Time{}); err != nil {
+		return err
+	}
+	return rc.SetWriteDeadline(time.Time{})
+}

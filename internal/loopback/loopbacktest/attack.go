@@ -1,0 +1,220 @@
+// Package loopbacktest attacks a local HTTP server the way a slowloris
+// client does, for the tests of every server built on
+// [github.com/pikit-dev/pikit/internal/loopback]: idle keep-alive
+// connections, request bodies sent one byte at a time, headers sent one
+// byte at a time, while a normal request is made over and over to prove
+// the server keeps answering.
+package loopbacktest
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+)
+
+// Attack describes one slowloris run. The zero counts open no connection
+// of that kind.
+type Attack struct {
+	// Addr is the server's host:port.
+	Addr string
+	// Host is the Host header sent; "" means "localhost".
+	Host string
+	// Path is requested by every kind; "" means "/".
+	Path string
+	// Idle connections make one GET, read the answer, then stay silent.
+	Idle int
+	// SlowBodies POST a 1 MB Content-Length and send one body byte every
+	// Interval.
+	SlowBodies int
+	// SlowHeaders send a request line and then one header byte every
+	// Interval, never ending the headers.
+	SlowHeaders int
+	// Interval is the time between dripped bytes; 0 means 2 s.
+	Interval time.Duration
+	// GiveUp bounds the run: a connection still open after GiveUp counts
+	// in [Result.StillOpen]. Required.
+	GiveUp time.Duration
+	// Probe makes one normal request; Run calls it every ProbeEvery (0
+	// means 100 ms) until every attacking connection is closed. Nil makes
+	// none.
+	Probe      func(ctx context.Context) error
+	ProbeEvery time.Duration
+}
+
+// Result is what a run measured. Durations count from the start of the
+// run.
+type Result struct {
+	IdleClosed, BodyClosed, HeaderClosed time.Duration // when the last connection of each kind was closed
+	StillOpen                            int           // connections open at GiveUp
+	Probes, ProbeFailures                int
+	ProbeMax                             time.Duration // slowest successful probe
+	FirstProbeErr                        error
+}
+
+func (r Result) String() string {
+	return fmt.Sprintf("idle closed by %v, slow bodies by %v, slow headers by %v, still open %d; probes %d ok of %d (slowest %v)",
+		r.IdleClosed.Round(time.Millisecond), r.BodyClosed.Round(time.Millisecond), r.HeaderClosed.Round(time.Millisecond),
+		r.StillOpen, r.Probes-r.ProbeFailures, r.Probes, r.ProbeMax.Round(time.Millisecond))
+}
+
+// Run opens the connections, waits until the server has closed all of them
+// (or GiveUp passes), and probes meanwhile. It returns an error only when
+// the attack itself could not be set up (a dial failing, say).
+func (a *Attack) Run(ctx context.Context) (Result, error) {
+	if a.GiveUp <= 0 {
+		return Result{}, errors.New("loopbacktest: GiveUp is required")
+	}
+	host, path := a.Host, a.Path
+	if host == "" {
+		host = "localhost"
+	}
+	if path == "" {
+		path = "/"
+	}
+	every := a.Interval
+	if every <= 0 {
+		every = 2 * time.Second
+	}
+	ctx, cancel := context.WithTimeout(ctx, a.GiveUp)
+	defer cancel()
+	start := time.Now()
+
+	var (
+		mu  sync.Mutex
+		res Result
+		wg  sync.WaitGroup
+	)
+	closedAt := func(kind *time.Duration, open bool) {
+		mu.Lock()
+		defer mu.Unlock()
+		if open {
+			res.StillOpen++
+			return
+		}
+		if d := time.Since(start); d > *kind {
+			*kind = d
+		}
+	}
+	var d net.Dialer
+	dial := func() (net.Conn, error) {
+		c, err := d.DialContext(ctx, "tcp", a.Addr)
+		if err != nil {
+			return nil, fmt.Errorf("loopbacktest: dial: %w", err)
+		}
+		// Close unblocks this connection's reads and writes at GiveUp.
+		context.AfterFunc(ctx, func() { c.Close() })
+		return c, nil
+	}
+
+	var conns []net.Conn
+	defer func() {
+		for _, c := range conns {
+			c.Close()
+		}
+	}()
+	for range a.Idle {
+		c, err := dial()
+		if err != nil {
+			return res, err
+		}
+		conns = append(conns, c)
+		br := bufio.NewReader(c)
+		fmt.Fprintf(c, "GET %s HTTP/1.1\r\nHost: %s\r\n\r\n", path, host)
+		resp, err := http.ReadResponse(br, nil)
+		if err != nil {
+			return res, fmt.Errorf("loopbacktest: idle connection's request: %w", err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		wg.Go(func() {
+			_, _ = br.ReadByte() // returns when the server closes, or at GiveUp
+			closedAt(&res.IdleClosed, ctx.Err() != nil)
+		})
+	}
+	drip := func(c net.Conn, first string, kind *time.Duration) {
+		wg.Go(func() { // writer: one byte every Interval until the write fails
+			if _, err := io.WriteString(c, first); err != nil {
+				return
+			}
+			t := time.NewTicker(every)
+			defer t.Stop()
+			for {
+				select {
+				case <-ctx.Done():
+					return
+				case <-t.C:
+				}
+				if _, err := c.Write([]byte{'x'}); err != nil {
+					return
+				}
+			}
+		})
+		wg.Go(func() { // reader: whatever the server answers, then its close
+			_, _ = io.Copy(io.Discard, c) // ends when the server closes, or at GiveUp
+			closedAt(kind, ctx.Err() != nil)
+		})
+	}
+	for range a.SlowBodies {
+		c, err := dial()
+		if err != nil {
+			return res, err
+		}
+		conns = append(conns, c)
+		drip(c, fmt.Sprintf("POST %s HTTP/1.1\r\nHost: %s\r\nContent-Type: text/plain\r\nContent-Length: 1000000\r\n\r\nx", path, host), &res.BodyClosed)
+	}
+	for range a.SlowHeaders {
+		c, err := dial()
+		if err != nil {
+			return res, err
+		}
+		conns = append(conns, c)
+		drip(c, fmt.Sprintf("GET %s HTTP/1.1\r\nHost: %s\r\nX-Slow: x", path, host), &res.HeaderClosed)
+	}
+
+	attacked := make(chan struct{})
+	probeDone := make(chan struct{})
+	go func() {
+		defer close(probeDone)
+		if a.Probe == nil {
+			return
+		}
+		pe := a.ProbeEvery
+		if pe <= 0 {
+			pe = 100 * time.Millisecond
+		}
+		t := time.NewTicker(pe)
+		defer t.Stop()
+		for {
+			t0 := time.Now()
+			err := a.Probe(ctx)
+			mu.Lock()
+			res.Probes++
+			if err != nil {
+				res.ProbeFailures++
+				if res.FirstProbeErr == nil {
+					res.FirstProbeErr = err
+				}
+			} else if d := time.Since(t0); d > res.ProbeMax {
+				res.ProbeMax = d
+			}
+			mu.Unlock()
+			select {
+			case <-attacked:
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	wg.Wait()
+	close(attacked)
+	<-probeDone
+	mu.Lock()
+	defer mu.Unlock()
+	return res, nil
+}

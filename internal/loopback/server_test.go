@@ -1,0 +1,328 @@
+package loopback_test
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/pikit-dev/pikit/internal/loopback"
+	"github.com/pikit-dev/pikit/internal/loopback/loopbacktest"
+)
+
+// start serves h with opts and closes the server when the test ends.
+func start(t *testing.T, h http.Handler, opts *loopback.Options) *loopback.Server {
+	t.Helper()
+	s := loopback.New(h, opts)
+	if err := s.Start(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := s.Close(ctx); err != nil {
+			t.Errorf("Close: %v", err)
+		}
+	})
+	return s
+}
+
+// get makes one request on a fresh connection and returns the body.
+func get(ctx context.Context, addr string) (string, error) {
+	tr := &http.Transport{DisableKeepAlives: true}
+	defer tr.CloseIdleConnections()
+	c := &http.Client{Transport: tr, Timeout: 5 * time.Second}
+	req, err := http.NewRequestWithContext(ctx, "GET", "http://"+addr+"/", nil)
+	if err != nil {
+		return "", err
+	}
+	resp, err := c.Do(req)
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err == nil && resp.StatusCode != http.StatusOK {
+		err = fmt.Errorf("status %d", resp.StatusCode)
+	}
+	return string(b), err
+}
+
+var okHandler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	if _, err := io.Copy(io.Discard, r.Body); err != nil {
+		http.Error(w, "slow body", http.StatusRequestTimeout)
+		return
+	}
+	io.WriteString(w, "ok")
+})
+
+func TestServer_StartClose(t *testing.T) {
+	s := loopback.New(okHandler, nil)
+	if err := s.Start(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	addr := s.Addr().(*net.TCPAddr)
+	if !addr.IP.IsLoopback() || addr.Port == 0 {
+		t.Errorf("default address %v, want a loopback port", addr)
+	}
+	if got, err := get(t.Context(), addr.String()); err != nil || got != "ok" {
+		t.Fatalf("get = %q, %v", got, err)
+	}
+	if err := s.Start(t.Context()); err == nil {
+		t.Error("second Start succeeded")
+	}
+	if err := s.Close(t.Context()); err != nil {
+		t.Errorf("Close = %v", err)
+	}
+	if err := s.Close(t.Context()); err != nil {
+		t.Errorf("second Close = %v", err)
+	}
+	select {
+	case <-s.Done():
+	default:
+		t.Error("Done not closed after Close")
+	}
+	if _, err := get(t.Context(), addr.String()); err == nil {
+		t.Error("request after Close succeeded")
+	}
+}
+
+func TestServer_CloseBeforeStart(t *testing.T) {
+	s := loopback.New(okHandler, nil)
+	if err := s.Close(t.Context()); err != nil {
+		t.Errorf("Close = %v", err)
+	}
+	if err := s.Start(t.Context()); err == nil {
+		t.Error("Start after Close succeeded")
+	}
+}
+
+func TestNew_PanicsOnNegative(t *testing.T) {
+	for _, o := range []loopback.Options{{ReadTimeout: -1}, {IdleTimeout: -1}, {MaxConns: -1}} {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("New(%+v) did not panic", o)
+				}
+			}()
+			loopback.New(okHandler, &o)
+		}()
+	}
+}
+
+func TestServe_StopsWithContext(t *testing.T) {
+	ctx, cancel := context.WithCancel(t.Context())
+	errc := make(chan error, 1)
+	ready := make(chan net.Addr, 1)
+	go func() { errc <- loopback.Serve(ctx, okHandler, nil, func(a net.Addr) { ready <- a }) }()
+	addr := <-ready
+	if got, err := get(t.Context(), addr.String()); err != nil || got != "ok" {
+		t.Fatalf("get = %q, %v", got, err)
+	}
+	cancel()
+	if err := <-errc; err != nil {
+		t.Errorf("Serve = %v, want nil", err)
+	}
+}
+
+// TestServer_Slowloris is the attack of the package doc: idle keep-alive
+// connections, bodies and headers sent a byte every 2 s, more connections
+// than the cap, while a normal request is made every 100 ms.
+func TestServer_Slowloris(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slowloris takes about 5 s")
+	}
+	opts := &loopback.Options{
+		ReadHeaderTimeout: 2 * time.Second,
+		ReadTimeout:       3 * time.Second,
+		WriteTimeout:      3 * time.Second,
+		IdleTimeout:       2 * time.Second,
+		MaxConns:          150,
+	}
+	s := start(t, okHandler, opts)
+	res := slowloris(t, s.Addr().String(), "localhost", func(ctx context.Context) error {
+		_, err := get(ctx, s.Addr().String())
+		return err
+	})
+	checkSlowloris(t, res, opts)
+	if n := s.Conns(); n > 1 {
+		t.Errorf("%d connections open after the attack", n)
+	}
+}
+
+// slowloris runs 100 idle, 100 slow-body and 60 slow-header connections
+// (260, over a cap of 150) against addr.
+func slowloris(t *testing.T, addr, host string, probe func(context.Context) error) loopbacktest.Result {
+	t.Helper()
+	a := &loopbacktest.Attack{
+		Addr: addr, Host: host, Idle: 100, SlowBodies: 100, SlowHeaders: 60,
+		Interval: 2 * time.Second, GiveUp: 20 * time.Second, Probe: probe,
+	}
+	res, err := a.Run(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("slowloris: %v", res)
+	return res
+}
+
+func checkSlowloris(t *testing.T, res loopbacktest.Result, o *loopback.Options) {
+	t.Helper()
+	if res.StillOpen != 0 {
+		t.Errorf("%d attacking connections still open after 20 s", res.StillOpen)
+	}
+	// Each kind must be closed by its timeout, with slack for a loaded
+	// machine: well before the 20 s give-up.
+	const slack = 3 * time.Second
+	for _, c := range []struct {
+		name      string
+		got, want time.Duration
+	}{
+		{"idle keep-alive", res.IdleClosed, o.IdleTimeout},
+		{"slow body", res.BodyClosed, o.ReadTimeout},
+		{"slow header", res.HeaderClosed, o.ReadHeaderTimeout},
+	} {
+		if c.got > c.want+slack {
+			t.Errorf("%s connections closed after %v, want within %v + %v", c.name, c.got, c.want, slack)
+		}
+	}
+	if res.Probes == 0 || res.ProbeFailures != 0 {
+		t.Errorf("normal requests: %d of %d failed (first: %v)", res.ProbeFailures, res.Probes, res.FirstProbeErr)
+	}
+}
+
+func TestServer_CapDisplacesIdle(t *testing.T) {
+	s := start(t, okHandler, &loopback.Options{MaxConns: 3, IdleTimeout: time.Minute})
+	var idle []*bufio.Reader
+	for range 3 {
+		c, err := net.Dial("tcp", s.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		br := bufio.NewReader(c)
+		io.WriteString(c, "GET / HTTP/1.1\r\nHost: localhost\r\n\r\n")
+		resp, err := http.ReadResponse(br, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		idle = append(idle, br)
+	}
+	if n := s.Conns(); n != 3 {
+		t.Fatalf("Conns = %d, want 3", n)
+	}
+	if got, err := get(t.Context(), s.Addr().String()); err != nil || got != "ok" {
+		t.Fatalf("request at the cap = %q, %v", got, err)
+	}
+	// The oldest idle connection made room.
+	if _, err := idle[0].ReadByte(); err == nil {
+		t.Error("oldest idle connection still open")
+	}
+}
+
+func TestServer_CapWaitsWhenAllBusy(t *testing.T) {
+	release := make(chan struct{})
+	var entered atomic.Int32
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		entered.Add(1)
+		<-release
+		io.WriteString(w, "ok")
+	})
+	s := start(t, h, &loopback.Options{MaxConns: 2})
+	errc := make(chan error, 3)
+	for range 3 {
+		go func() {
+			_, err := get(t.Context(), s.Addr().String())
+			errc <- err
+		}()
+	}
+	for entered.Load() < 2 {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if n := s.Conns(); n != 2 {
+		t.Errorf("Conns with two busy requests and one waiting = %d, want 2", n)
+	}
+	close(release)
+	for range 3 {
+		if err := <-errc; err != nil {
+			t.Errorf("request: %v", err)
+		}
+	}
+	if n := entered.Load(); n != 3 {
+		t.Errorf("handler entered %d times, want 3", n)
+	}
+}
+
+// TestServer_StreamOutlivesTimeouts holds an event stream, on a keep-alive
+// connection whose previous request set a write deadline, for three times
+// every timeout; the stream ends only when the server closes.
+func TestServer_StreamOutlivesTimeouts(t *testing.T) {
+	const tick = 100 * time.Millisecond
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !loopback.IsStream(r) {
+			io.WriteString(w, "ok")
+			return
+		}
+		w.Header().Set("Content-Type", "text/event-stream")
+		t := time.NewTicker(tick)
+		defer t.Stop()
+		for i := 0; ; i++ {
+			if _, err := fmt.Fprintf(w, "data: %d\n\n", i); err != nil {
+				return
+			}
+			http.NewResponseController(w).Flush()
+			select {
+			case <-r.Context().Done():
+				return
+			case <-t.C:
+			}
+		}
+	})
+	const timeout = 300 * time.Millisecond
+	s := loopback.New(h, &loopback.Options{ReadHeaderTimeout: timeout, ReadTimeout: timeout, WriteTimeout: timeout, IdleTimeout: timeout})
+	if err := s.Start(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	c, err := net.Dial("tcp", s.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	br := bufio.NewReader(c)
+	io.WriteString(c, "GET / HTTP/1.1\r\nHost: localhost\r\n\r\n")
+	resp, err := http.ReadResponse(br, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.Copy(io.Discard, resp.Body)
+	io.WriteString(c, "GET /events HTTP/1.1\r\nHost: localhost\r\nAccept: text/event-stream\r\n\r\n")
+	resp, err = http.ReadResponse(br, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc := bufio.NewScanner(resp.Body)
+	began := time.Now()
+	events := 0
+	for time.Since(began) < 3*timeout && sc.Scan() {
+		if strings.HasPrefix(sc.Text(), "data: ") {
+			events++
+		}
+	}
+	if time.Since(began) < 3*timeout {
+		t.Fatalf("stream ended after %v and %d events: %v", time.Since(began), events, sc.Err())
+	}
+	closed := make(chan error, 1)
+	go func() { closed <- s.Close(context.Background()) }()
+	for sc.Scan() {
+	}
+	if err := <-closed; err != nil {
+		t.Errorf("Close with an open stream = %v", err)
+	}
+}
