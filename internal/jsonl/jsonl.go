@@ -66,6 +66,9 @@ var (
 	// ErrNewline is returned by [Writer.WriteRecord] for a record that
 	// contains an LF, which would split it in two.
 	ErrNewline = errors.New("jsonl: record contains a line feed")
+	// ErrBroken is wrapped by every [Writer] error after a Write that wrote
+	// part of a record: the stream can no longer be framed.
+	ErrBroken = errors.New("jsonl: stream broken by a partial write")
 )
 
 // RecordError is one bad record. Kind is [ErrOversized], [ErrUnterminated]

@@ -167,3 +167,8 @@ func (r *Reader) Record() int64 { return r.record }
 // Offset returns the byte offset in the stream of the first byte of that
 // record.
 func (r *Reader) Offset() int64 { return r.start }
+
+// Buffered returns how many bytes were read from the source but not yet
+// returned: a non-zero value means the peer sent more than the records
+// returned so far.
+func (r *Reader) Buffered() int { return r.w - r.r }

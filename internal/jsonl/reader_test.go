@@ -113,8 +113,8 @@ func TestReader_DefaultCap(t *testing.T) {
 func TestReader_ReadError(t *testing.T) {
 	boom := errors.New("boom")
 	r := jsonl.NewReader(io.MultiReader(strings.NewReader("a\nb"), iotest.ErrReader(boom)), 0)
-	if rec, err := r.Next(); err != nil || string(rec) != "a" {
-		t.Fatalf("first = %q, %v", rec, err)
+	if rec, err := r.Next(); err != nil || string(rec) != "a" || r.Buffered() != 1 {
+		t.Fatalf("first = %q, %v, %d bytes buffered; want a, nil, 1", rec, err, r.Buffered())
 	}
 	if _, err := r.Next(); !errors.Is(err, boom) {
 		t.Fatalf("second error = %v, want the read error", err)

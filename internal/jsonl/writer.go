@@ -13,7 +13,7 @@ import (
 // A Writer is safe for concurrent use.
 //
 // A Write that fails after writing part of a record breaks the framing: from
-// then on every call returns that error. A Write that fails having written
+// then on every call returns that error, which wraps [ErrBroken]. A Write that fails having written
 // nothing leaves the stream intact and later calls try again.
 type Writer struct {
 	mu     sync.Mutex
@@ -65,7 +65,7 @@ func (w *Writer) writeLocked(line []byte) error {
 		return nil
 	}
 	if n > 0 {
-		w.broken = fmt.Errorf("jsonl: partial write, stream broken: %w", err)
+		w.broken = fmt.Errorf("%w: %w", ErrBroken, err)
 		return w.broken
 	}
 	return err

@@ -128,7 +128,7 @@ func TestWriter_Errors(t *testing.T) {
 		w := jsonl.NewWriter(fw)
 		err1 := w.WriteRecord([]byte("abc"))
 		err2 := w.Encode(1)
-		if !errors.Is(err1, errPipe) || !errors.Is(err2, errPipe) {
+		if !errors.Is(err1, errPipe) || !errors.Is(err2, errPipe) || !errors.Is(err2, jsonl.ErrBroken) {
 			t.Fatalf("errors %v, %v; want both to wrap the write error", err1, err2)
 		}
 		if diff := cmp.Diff("a", fw.out.String()); diff != "" || fw.calls != 1 {
