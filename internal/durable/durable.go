@@ -61,6 +61,8 @@ package durable
 
 import (
 	"errors"
+	"io/fs"
+	"os"
 	"path/filepath"
 	"syscall"
 )
@@ -97,10 +99,19 @@ func isDiskFull(err error) bool {
 	return errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT)
 }
 
-// fail returns nil for a nil err, else an *Error.
+// fail returns nil for a nil err, else an *Error. The os package's path
+// errors are replaced by their cause: the *Error names the step and the
+// file already, and their messages hold absolute paths.
 func fail(op, path string, err error) error {
-	if err == nil {
+	switch e := err.(type) {
+	case nil:
 		return nil
+	case *fs.PathError:
+		err = e.Err
+	case *os.LinkError:
+		err = e.Err
+	case *os.SyscallError:
+		err = e.Err
 	}
 	return &Error{Op: op, Path: path, Err: err}
 }

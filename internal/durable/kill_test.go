@@ -1,0 +1,214 @@
+package durable_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/pikit-dev/pikit/internal/durable"
+)
+
+// The writer child replaces stateFile (generation g: "gen=g\n" and a body
+// of one letter, its length derived from g) and appends batches of 1–3
+// records {"n":k,"pad":"..."} (k = 1, 2, ... in file order) to journalFile,
+// in a loop, printing "w g" after each WriteFile and "j k" after each
+// Append returned: those are acknowledged. It resumes where the files
+// stand, so one directory sees many crashes.
+const (
+	stateFile   = "state"
+	journalFile = "journal.ndjson"
+)
+
+func stateContent(g int) []byte {
+	n := 1000 + g*7919%200_000
+	return append([]byte(fmt.Sprintf("gen=%d\n", g)), bytes.Repeat([]byte{byte('a' + g%26)}, n)...)
+}
+
+func journalRecord(k int) []byte {
+	pad := k * 7919 % 8000
+	if k%10 == 0 {
+		pad = 200_000 // a large batch, so a kill can land inside its write
+	}
+	b, _ := json.Marshal(map[string]any{"n": k, "pad": strings.Repeat("p", pad)})
+	return b
+}
+
+func writerRole(args []string) int {
+	dir := args[0]
+	fail := func(err error) int { fmt.Fprintln(os.Stderr, err); return 1 }
+	if err := durable.RemoveTemps(dir); err != nil {
+		return fail(err)
+	}
+	gen := 0
+	if b, err := os.ReadFile(filepath.Join(dir, stateFile)); err == nil {
+		if gen, err = parseGen(b); err != nil {
+			return fail(err)
+		}
+	}
+	j, recs, err := durable.OpenJournal(filepath.Join(dir, journalFile), nil)
+	if err != nil {
+		return fail(err)
+	}
+	k := len(recs)
+	os.Stdout.WriteString("ready\n")
+	for i := 0; ; i++ {
+		gen++
+		if err := durable.WriteFile(filepath.Join(dir, stateFile), stateContent(gen), 0o600); err != nil {
+			return fail(err)
+		}
+		fmt.Fprintf(os.Stdout, "w %d\n", gen)
+		var batch [][]byte
+		for range 1 + i%3 {
+			k++
+			batch = append(batch, journalRecord(k))
+		}
+		if err := j.Append(batch...); err != nil {
+			return fail(err)
+		}
+		fmt.Fprintf(os.Stdout, "j %d\n", k)
+	}
+}
+
+func parseGen(b []byte) (int, error) {
+	head, body, ok := bytes.Cut(b, []byte{'\n'})
+	g, err := strconv.Atoi(strings.TrimPrefix(string(head), "gen="))
+	if !ok || err != nil || !bytes.Equal(b, stateContent(g)) {
+		return 0, fmt.Errorf("state file torn or mixed: %d bytes, head %.20q, body %d bytes", len(b), head, len(body))
+	}
+	return g, nil
+}
+
+// acks collects the child's output and reports when it printed "ready".
+type acks struct {
+	mu    sync.Mutex
+	buf   bytes.Buffer
+	ready chan struct{}
+	once  sync.Once
+}
+
+func (a *acks) Write(p []byte) (int, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.buf.Write(p)
+	if bytes.HasPrefix(a.buf.Bytes(), []byte("ready\n")) {
+		a.once.Do(func() { close(a.ready) })
+	}
+	return len(p), nil
+}
+
+// last returns the last acknowledged generation and record number.
+func (a *acks) last() (w, j int) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for _, line := range strings.Split(a.buf.String(), "\n") {
+		kind, num, _ := strings.Cut(line, " ")
+		n, err := strconv.Atoi(num)
+		switch {
+		case err != nil: // "ready", or a line cut by the kill
+		case kind == "w":
+			w = n
+		case kind == "j":
+			j = n
+		}
+	}
+	return w, j
+}
+
+// TestKill: a writer killed with SIGKILL at random instants loses no
+// acknowledged write or append, and leaves no torn or mixed file.
+func TestKill(t *testing.T) {
+	trials, budget := 50, 30*time.Second
+	if testing.Short() {
+		trials, budget = 8, 5*time.Second
+	}
+	dir := t.TempDir()
+	start := time.Now()
+	var done, torn, inflightW, inflightJ int
+	lastW, lastJ := 0, 0
+	for done < trials && time.Since(start) < budget {
+		a := &acks{ready: make(chan struct{})}
+		cmd := procs.Command(t, "writer", dir)
+		cmd.Stdout = a
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case <-a.ready:
+		case <-time.After(10 * time.Second):
+			cmd.Process.Kill()
+			cmd.Wait()
+			t.Fatalf("trial %d: writer not ready: %s", done, stderr.String())
+		}
+		time.Sleep(time.Duration(rand.IntN(40_000)) * time.Microsecond) // the kill instant
+		if err := cmd.Process.Kill(); err != nil {
+			t.Fatal(err)
+		}
+		if err := cmd.Wait(); err == nil || stderr.Len() > 0 {
+			t.Fatalf("trial %d: writer ended by itself (%v): %s", done, err, stderr.String())
+		}
+		w, j := a.last()
+		w, j = max(w, lastW), max(j, lastJ)
+
+		b, err := os.ReadFile(filepath.Join(dir, stateFile))
+		if err != nil && w > 0 {
+			t.Fatalf("trial %d: state missing after ack of gen %d: %v", done, w, err)
+		}
+		if err == nil {
+			g, err := parseGen(b)
+			if err != nil {
+				t.Fatalf("trial %d: %v", done, err)
+			}
+			if g < w || g > w+1 {
+				t.Fatalf("trial %d: state holds gen %d, acknowledged %d", done, g, w)
+			}
+			inflightW += g - w
+			w = g
+		}
+
+		jn, recs, err := durable.OpenJournal(filepath.Join(dir, journalFile), nil)
+		if err != nil {
+			t.Fatalf("trial %d: %v", done, err)
+		}
+		if jn.TornBytes() > 0 {
+			torn++
+		}
+		jn.Close()
+		for i, r := range recs {
+			if want := journalRecord(i + 1); !bytes.Equal(r, want) {
+				t.Fatalf("trial %d: record %d is %.40q…, want %.40q…", done, i+1, r, want)
+			}
+		}
+		if len(recs) < j {
+			t.Fatalf("trial %d: journal holds %d records, acknowledged %d", done, len(recs), j)
+		}
+		inflightJ += len(recs) - j
+		if stray := len(dirNames(t, dir)) - 2; stray > 1 {
+			t.Fatalf("trial %d: %d stray files: %q", done, stray, dirNames(t, dir))
+		}
+		lastW, lastJ = w, len(recs)
+		done++
+	}
+	if done < trials && !testing.Short() {
+		t.Errorf("only %d of %d trials in %v", done, trials, budget)
+	}
+	t.Logf("%d SIGKILL trials in %v: 0 lost acknowledged writes; final gen %d, %d records; kills after an unacknowledged write: %d state, %d records; torn journal tails cut: %d",
+		done, time.Since(start).Round(time.Millisecond), lastW, lastJ, inflightW, inflightJ, torn)
+	// A kill leaves at most one temporary file, which RemoveTemps clears.
+	if err := durable.RemoveTemps(dir); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := dirNames(t, dir), []string{journalFile, stateFile}; !slices.Equal(got, want) {
+		t.Errorf("dir holds %q, want %q", got, want)
+	}
+}
