@@ -56,6 +56,8 @@ import (
 	"time"
 
 	"github.com/gofrs/flock"
+
+	"github.com/pikit-dev/pikit/internal/durable"
 )
 
 const (
@@ -300,48 +302,20 @@ func writeLauncher(path, node, cli string) error {
 	if b, err := os.ReadFile(path); err == nil && string(b) == script {
 		return nil
 	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+	if err := durable.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return fmt.Errorf("create launcher dir: %w", err)
 	}
-	return WriteFileAtomic(path, []byte(script), 0o700)
-}
-
-// WriteFileAtomic writes data to path through a temporary file in the same
-// directory, fsyncs it and renames it into place.
-func WriteFileAtomic(path string, data []byte, perm os.FileMode) error {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
-	if err != nil {
-		return fmt.Errorf("write %s: %w", filepath.Base(path), err)
-	}
-	tmp := f.Name()
-	ok := false
-	defer func() {
-		if !ok {
-			f.Close()
-			os.Remove(tmp)
-		}
-	}()
-	if _, err := f.Write(data); err != nil {
-		return fmt.Errorf("write %s: %w", filepath.Base(path), err)
-	}
-	if err := f.Chmod(perm); err != nil {
-		return fmt.Errorf("chmod %s: %w", filepath.Base(path), err)
-	}
-	if err := f.Sync(); err != nil {
-		return fmt.Errorf("sync %s: %w", filepath.Base(path), err)
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("close %s: %w", filepath.Base(path), err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		return fmt.Errorf("rename %s: %w", filepath.Base(path), err)
-	}
-	ok = true
-	if d, err := os.Open(filepath.Dir(path)); err == nil {
-		d.Sync()
-		d.Close()
+	if err := durable.WriteFile(path, []byte(script), 0o700); err != nil {
+		return fmt.Errorf("write launcher: %w", err)
 	}
 	return nil
+}
+
+// WriteFileAtomic is [durable.WriteFile].
+//
+// Deprecated: call durable.WriteFile; this forwarder goes once demo does.
+func WriteFileAtomic(path string, data []byte, perm os.FileMode) error {
+	return durable.WriteFile(path, data, perm)
 }
 
 // ShellQuote quotes s for POSIX sh.
@@ -408,7 +382,7 @@ func install(ctx context.Context, opts *Options, root string) error {
 	if err != nil {
 		return fmt.Errorf("npm is needed to install Pi and was not found: %w", err)
 	}
-	if err := os.MkdirAll(root, 0o700); err != nil {
+	if err := durable.MkdirAll(root, 0o700); err != nil {
 		return fmt.Errorf("create cache: %w", err)
 	}
 	lock := flock.New(filepath.Join(root, "install.lock"))
@@ -453,7 +427,7 @@ func install(ctx context.Context, opts *Options, root string) error {
 	if err := os.RemoveAll(final); err != nil {
 		return fmt.Errorf("replace old install: %w", err)
 	}
-	if err := os.Rename(tmp, final); err != nil {
+	if err := durable.Rename(tmp, final); err != nil {
 		return fmt.Errorf("move install into place: %w", err)
 	}
 	if err := os.Chmod(final, 0o700); err != nil {

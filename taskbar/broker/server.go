@@ -17,8 +17,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/gofrs/flock"
-	"github.com/google/renameio/v2"
 
+	"github.com/pikit-dev/pikit/internal/durable"
 	"github.com/pikit-dev/pikit/taskbar/runtime"
 )
 
@@ -103,7 +103,7 @@ func Serve(ctx context.Context, opts *ServerOptions) (err error) {
 	ep := Endpoint{Protocol: ProtocolVersion, Identity: Identity(o.ProjectRoot),
 		Token: newToken(24), Socket: sock, PID: os.Getpid()}
 	epPath := filepath.Join(dir, endpointName)
-	if err := renameio.WriteFile(epPath, marshalLine(ep), 0o600, renameio.WithStaticPermissions(0o600)); err != nil {
+	if err := durable.WriteFile(epPath, marshalLine(ep), 0o600); err != nil {
 		ln.Close()
 		os.Remove(sock)
 		return fmt.Errorf("broker: write endpoint: %w", err)
