@@ -309,6 +309,25 @@ func (v *View) Drifted() bool {
 // AdoptOrigin replaces the lineage by a fresh origin after every boundary in
 // every stream (reference §2.4): no revision changes, and earlier offsets
 // become unavailable. id must be new.
+// A view with no boundary at all (a brand-new store) starts at position 0,
+// as createTemporalState does.
 func (v *View) AdoptOrigin(id string) {
-	v.Lineage = []Boundary{{ID: id, Position: v.MaxPosition() + 1}}
+	pos := v.MaxPosition() + 1
+	if v.empty() {
+		pos = 0
+	}
+	v.Lineage = []Boundary{{ID: id, Position: pos}}
+}
+
+// empty reports a view with no lineage and no stream.
+func (v *View) empty() bool {
+	if len(v.Lineage) > 0 {
+		return false
+	}
+	for _, s := range v.Streams {
+		if s != nil {
+			return false
+		}
+	}
+	return true
 }

@@ -10,7 +10,9 @@ type TemporalError struct{ Msg string }
 
 func (e *TemporalError) Error() string { return e.Msg }
 
-func temporalErr(format string, a ...any) error { return &TemporalError{Msg: fmt.Sprintf(format, a...)} }
+func temporalErr(format string, a ...any) error {
+	return &TemporalError{Msg: fmt.Sprintf(format, a...)}
+}
 
 // MsgPredatesOrigin is a history offset before the proven origin.
 const MsgPredatesOrigin = "Requested history predates the proven temporal origin"

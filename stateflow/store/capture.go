@@ -1,0 +1,89 @@
+package store
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+
+	sf "github.com/pikit-dev/pikit/stateflow"
+)
+
+// file is one captured cohort file (reference §2.6 step 1).
+type file struct {
+	Data   []byte
+	Exists bool
+}
+
+// identity is "sha256:<hex>" of the bytes, or "missing".
+func (f file) identity() string { return identityOf(f.Data, f.Exists) }
+
+func identityOf(data []byte, exists bool) string {
+	if !exists {
+		return "missing"
+	}
+	sum := sha256.Sum256(data)
+	return "sha256:" + hex.EncodeToString(sum[:])
+}
+
+// capture maps a relative path to its captured file.
+type capture map[string]file
+
+// captureCohort reads every owned file of the layout.
+func captureCohort(l Layout) (capture, error) {
+	c := capture{}
+	for _, p := range l.Cohort() {
+		data, ok, err := readFile(l.Root, p)
+		if err != nil {
+			return nil, err
+		}
+		c[p] = file{Data: data, Exists: ok}
+	}
+	return c, nil
+}
+
+// revision is the cohort's file revision id: "file:" + sha256 of the
+// canonical JSON {root, files: [[relpath, identity]…]} (reference §2.6).
+func (c capture) revision(root string) string {
+	keys := make([]string, 0, len(c))
+	for k := range c {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	files := make([]any, len(keys))
+	for i, k := range keys {
+		files[i] = []any{k, c[k].identity()}
+	}
+	b, err := sf.Canonical(map[string]any{"root": root, "files": files})
+	if err != nil {
+		return ""
+	}
+	sum := sha256.Sum256(b)
+	return "file:" + hex.EncodeToString(sum[:])
+}
+
+// with returns a copy of c with the planned writes applied.
+func (c capture) with(writes []write) capture {
+	out := capture{}
+	for k, v := range c {
+		out[k] = v
+	}
+	for _, w := range writes {
+		out[w.Rel] = file{Data: w.Data, Exists: !w.Remove}
+	}
+	return out
+}
+
+// checkLegacy refuses pre-0.13 layouts (a state.json next to a scope's
+// files) in every scope directory in reach (reference §2.3).
+func checkLegacy(l Layout) error {
+	for _, scope := range l.Scopes() {
+		d := filepath.Join(l.Root, filepath.FromSlash(l.ScopeDir(scope)))
+		if _, err := os.Lstat(filepath.Join(d, "state.json")); err == nil {
+			return &Error{Msg: fmt.Sprintf("Unsupported State Flow storage format: %q", d)}
+		}
+	}
+	return nil
+}

@@ -1,0 +1,249 @@
+package store
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// Lock timing (reference §2.7).
+const (
+	lockPoll         = 25 * time.Millisecond
+	lockPendingGrace = 2 * time.Second
+)
+
+// ErrLockBusy is a lock held by a live process when the caller asked not to
+// wait (upstream's PublicationBusyError).
+var ErrLockBusy = errors.New("State Flow publication lock is busy")
+
+func errLockUnavailable(path string) error {
+	return &Error{Msg: fmt.Sprintf("State Flow publication lock is unavailable at %q", path)}
+}
+
+// lockKey marks a context that holds the lock of one store root.
+type lockKey struct{ root string }
+
+// heldLock is an acquired store lock.
+type heldLock struct {
+	path string
+	info fs.FileInfo
+	// recovered: a stale lock (dead or reused PID, or an abandoned pending
+	// file) was removed before this acquisition.
+	recovered bool
+}
+
+// lockWaiter acquires the store-wide PID-file lock (reference §2.7): create
+// with O_EXCL, write "<pid>\n"; a live holder (kill(pid, 0) succeeds or
+// EPERM) is waited for with no deadline, polling every 25 ms, until ctx
+// ends; an empty file is tolerated for 2 s; malformed content or a
+// non-regular file is "unavailable". Divergence from upstream (documented in
+// the package doc): a lock whose PID is dead, whose process started after the
+// lock was written, or that stayed empty past the grace, is removed.
+type lockWaiter struct {
+	pid    int
+	onWait func(pid int) // called once with the holder's PID when waiting
+	noWait bool
+}
+
+func (w *lockWaiter) acquire(ctx context.Context, root string) (*heldLock, error) {
+	path := filepath.Join(root, fileLock)
+	if ctx.Value(lockKey{root}) != nil {
+		return nil, &Error{Msg: fmt.Sprintf("Recursive State Flow publication lock at %q", path)}
+	}
+	content := []byte(strconv.Itoa(w.pid) + "\n")
+	recovered := false
+	var pendingSince time.Time
+	announced := false
+	for {
+		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, 0o600)
+		if err == nil {
+			_, werr := f.Write(content)
+			fi, serr := f.Stat()
+			cerr := f.Close()
+			if err := errors.Join(werr, serr, cerr); err != nil {
+				os.Remove(path)
+				return nil, fmt.Errorf("stateflow: write lock: %w", err)
+			}
+			return &heldLock{path: path, info: fi, recovered: recovered}, nil
+		}
+		if !errors.Is(err, fs.ErrExist) {
+			return nil, fmt.Errorf("stateflow: create lock: %w", err)
+		}
+		st, holder, fi := inspectLock(path)
+		switch st {
+		case lockAbsent:
+			continue
+		case lockUnavailable:
+			return nil, errLockUnavailable(path)
+		case lockPending:
+			if pendingSince.IsZero() {
+				pendingSince = time.Now()
+			}
+			if time.Since(pendingSince) > lockPendingGrace && time.Since(fi.ModTime()) > lockPendingGrace {
+				if breakLock(path, fi) {
+					recovered = true
+				}
+				continue
+			}
+		case lockStale:
+			if breakLock(path, fi) {
+				recovered = true
+			}
+			continue
+		case lockLive:
+			pendingSince = time.Time{}
+			if w.noWait {
+				return nil, ErrLockBusy
+			}
+			if !announced && w.onWait != nil {
+				w.onWait(holder)
+				announced = true
+			}
+		}
+		t := time.NewTimer(lockPoll)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil, ctx.Err()
+		case <-t.C:
+		}
+	}
+}
+
+type lockState int
+
+const (
+	lockAbsent lockState = iota
+	lockPending
+	lockLive
+	lockStale
+	lockUnavailable
+)
+
+// inspectLock classifies the current lock file.
+func inspectLock(path string) (lockState, int, fs.FileInfo) {
+	fi, err := os.Lstat(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return lockAbsent, 0, nil
+	}
+	if err != nil || !fi.Mode().IsRegular() {
+		return lockUnavailable, 0, fi
+	}
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return lockAbsent, 0, nil
+		}
+		return lockUnavailable, 0, fi
+	}
+	buf := make([]byte, 64)
+	n, _ := f.Read(buf)
+	f.Close()
+	data := buf[:n]
+	if len(data) == 0 {
+		return lockPending, 0, fi
+	}
+	s, ok := bytes.CutSuffix(data, []byte("\n"))
+	pid, err := strconv.Atoi(string(s))
+	if !ok || err != nil || pid <= 0 || strconv.Itoa(pid) != string(s) {
+		return lockUnavailable, 0, fi
+	}
+	err = syscall.Kill(pid, 0)
+	if errors.Is(err, syscall.ESRCH) {
+		return lockStale, pid, fi
+	}
+	if err != nil && !errors.Is(err, syscall.EPERM) {
+		return lockUnavailable, pid, fi
+	}
+	if started, ok := processStart(pid); ok && started.After(fi.ModTime().Add(time.Second)) {
+		return lockStale, pid, fi // PID reused by a process younger than the lock
+	}
+	return lockLive, pid, fi
+}
+
+// breakLock removes the stale lock seen as fi, unless another waiter already
+// replaced it: it renames the lock aside, and puts it back when the renamed
+// file is not the one inspected.
+func breakLock(path string, fi fs.FileInfo) bool {
+	var rnd [8]byte
+	rand.Read(rnd[:])
+	aside := path + ".stale-" + hex.EncodeToString(rnd[:])
+	if err := os.Rename(path, aside); err != nil {
+		return false
+	}
+	got, err := os.Lstat(aside)
+	if err == nil && !os.SameFile(got, fi) {
+		os.Link(aside, path) // not ours to break: restore it (fails if replaced again)
+		os.Remove(aside)
+		return false
+	}
+	os.Remove(aside)
+	return true
+}
+
+// release removes the lock if it is still ours (same inode, our content).
+func (w *lockWaiter) release(h *heldLock) error {
+	fi, err := os.Lstat(h.path)
+	data, rerr := os.ReadFile(h.path)
+	if err != nil || rerr != nil || !os.SameFile(fi, h.info) || string(data) != strconv.Itoa(w.pid)+"\n" {
+		return &Error{Msg: fmt.Sprintf("State Flow publication lock changed during transaction at %q; current owner preserved", h.path)}
+	}
+	if err := os.Remove(h.path); err != nil {
+		return fmt.Errorf("stateflow: release lock: %w", err)
+	}
+	return nil
+}
+
+// processStart reads a process's start time from /proc (Linux); ok is false
+// elsewhere or on any doubt.
+func processStart(pid int) (time.Time, bool) {
+	stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return time.Time{}, false
+	}
+	i := bytes.LastIndexByte(stat, ')')
+	if i < 0 {
+		return time.Time{}, false
+	}
+	fields := strings.Fields(string(stat[i+1:]))
+	if len(fields) < 20 {
+		return time.Time{}, false
+	}
+	ticks, err := strconv.ParseInt(fields[19], 10, 64)
+	if err != nil {
+		return time.Time{}, false
+	}
+	boot, ok := bootTime()
+	if !ok {
+		return time.Time{}, false
+	}
+	const clkTck = 100 // USER_HZ on every Linux ABI Go supports
+	return boot.Add(time.Duration(ticks) * time.Second / clkTck), true
+}
+
+func bootTime() (time.Time, bool) {
+	data, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return time.Time{}, false
+	}
+	for _, l := range strings.Split(string(data), "\n") {
+		if v, ok := strings.CutPrefix(l, "btime "); ok {
+			n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+			if err != nil {
+				return time.Time{}, false
+			}
+			return time.Unix(n, 0), true
+		}
+	}
+	return time.Time{}, false
+}

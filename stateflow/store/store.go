@@ -1,0 +1,197 @@
+package store
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+
+	"github.com/pikit-dev/pikit/internal/durable"
+	sf "github.com/pikit-dev/pikit/stateflow"
+)
+
+// Options configures a [Store]. The zero value works: built-in roots,
+// history limit 0 — use [DefaultOptions] for upstream's defaults.
+type Options struct {
+	// Roots is the known-root set (nil: [sf.BuiltinRoots]).
+	Roots *sf.Roots
+	// HistoryLimit is 0..100; values outside are clamped.
+	HistoryLimit int
+	// NewSessionMode is written to a new session's config.json ("" → "off").
+	NewSessionMode string
+	// OnLockWait is called once, with the holder's PID, when a call starts
+	// waiting for the store lock (nil: nothing).
+	OnLockWait func(pid int)
+	// Logger receives recovery reports (nil: discarded).
+	Logger *slog.Logger
+}
+
+// DefaultOptions returns upstream's defaults (historyLimit 7, mode off).
+func DefaultOptions() *Options {
+	return &Options{HistoryLimit: sf.DefaultHistoryLimit, NewSessionMode: ModeOff}
+}
+
+// Store is one session's (or a sessionless caller's) handle on a State Flow
+// store: Global, CWD and, when a session key is set, Session. It holds no
+// open files; every call captures the cohort afresh. Safe for concurrent use.
+type Store struct {
+	layout Layout
+	opts   Options
+	lock   lockWaiter
+}
+
+// Open returns a Store for layout. It touches nothing on disk.
+func Open(layout Layout, opts *Options) *Store {
+	o := Options{}
+	if opts != nil {
+		o = *opts
+	}
+	if o.Roots == nil {
+		o.Roots = sf.BuiltinRoots()
+	}
+	o.HistoryLimit = min(max(o.HistoryLimit, 0), sf.MaxHistoryLimit)
+	if o.NewSessionMode == "" {
+		o.NewSessionMode = ModeOff
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	return &Store{layout: layout, opts: o, lock: lockWaiter{pid: os.Getpid(), onWait: o.OnLockWait}}
+}
+
+// Layout returns the store's layout.
+func (s *Store) Layout() Layout { return s.layout }
+
+// Snapshot is one consistent, validated read of the cohort.
+type Snapshot struct {
+	View *sf.View
+	// Step is the session step (0 without a session).
+	Step int
+	// Mode is the session mode ("" when no session exists).
+	Mode    string
+	decoded *decoded
+	basis   capture
+	// adopted: the lineage was replaced by a fresh origin (not persisted
+	// until the next publication).
+	adopted bool
+}
+
+// Reader returns a read_state answerer over the snapshot.
+func (s *Store) Reader(snap *Snapshot) *sf.Reader {
+	return &sf.Reader{Roots: s.opts.Roots, View: snap.View, Limit: s.opts.HistoryLimit}
+}
+
+// Read captures and validates the cohort under the store lock. A store root
+// that does not exist reads as empty and is not created.
+func (s *Store) Read(ctx context.Context) (*Snapshot, error) {
+	if _, err := os.Lstat(s.layout.Root); errors.Is(err, os.ErrNotExist) {
+		return s.snapshot(capture{})
+	}
+	var snap *Snapshot
+	err := s.withLock(ctx, func(ctx context.Context) error {
+		var err error
+		snap, err = s.load()
+		return err
+	})
+	return snap, err
+}
+
+// withLock runs fn holding the store lock, after completing any interrupted
+// publication.
+func (s *Store) withLock(ctx context.Context, fn func(ctx context.Context) error) error {
+	if err := durable.MkdirAll(s.layout.Root, 0o700); err != nil {
+		return fmt.Errorf("stateflow: create store root: %w", err)
+	}
+	if _, err := checkDirs(s.layout.Root, fileLock); err != nil {
+		return err
+	}
+	h, err := s.lock.acquire(ctx, s.layout.Root)
+	if err != nil {
+		return err
+	}
+	ctx = context.WithValue(ctx, lockKey{s.layout.Root}, true)
+	err = s.recover(h)
+	if err == nil {
+		err = fn(ctx)
+	}
+	return errors.Join(err, s.lock.release(h))
+}
+
+// recover completes an interrupted publication and, after a stale lock,
+// clears the temp files a crash left behind.
+func (s *Store) recover(h *heldLock) error {
+	p := &publisher{layout: s.layout, roots: s.opts.Roots}
+	if err := p.recoverJournal(); err != nil {
+		var re *RecoveryError
+		if !errors.As(err, &re) {
+			return err
+		}
+		s.opts.Logger.Warn("stateflow: cohort journal discarded", "file", re.Path)
+	}
+	if h.recovered {
+		s.opts.Logger.Info("stateflow: stale publication lock removed")
+		for _, scope := range s.layout.Scopes() {
+			d := s.layout.Root
+			if sd := s.layout.ScopeDir(scope); sd != "" {
+				d += "/" + sd
+			}
+			if err := durable.RemoveTemps(d); err != nil && !errors.Is(err, os.ErrNotExist) {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// load captures and decodes the cohort; the caller holds the lock.
+func (s *Store) load() (*Snapshot, error) {
+	if err := checkLegacy(s.layout); err != nil {
+		return nil, err
+	}
+	c, err := captureCohort(s.layout)
+	if err != nil {
+		return nil, err
+	}
+	return s.snapshot(c)
+}
+
+func (s *Store) snapshot(c capture) (*Snapshot, error) {
+	d, err := decodeCohort(s.layout, s.opts.Roots, c)
+	if err != nil {
+		return nil, err
+	}
+	v := &sf.View{}
+	snap := &Snapshot{View: v, decoded: d, basis: c}
+	if d.runtime != nil {
+		v.Lineage = append([]sf.Boundary(nil), d.runtime.Lineage...)
+		snap.Step, snap.Mode = d.runtime.Step, d.mode
+	}
+	for i, st := range d.streams {
+		v.Streams[i] = st
+	}
+	if v.Drifted() {
+		v.AdoptOrigin(newUUID())
+		snap.adopted = true
+	}
+	for i, scope := range sf.Scopes {
+		if v.Streams[i] == nil && (scope != "session" || s.layout.SessionKey != "") {
+			v.Streams[i] = sf.NewStream(v.Lineage[0])
+		}
+	}
+	v.Constrain(s.opts.HistoryLimit)
+	if err := v.Validate(s.opts.Roots, s.opts.HistoryLimit); err != nil {
+		return nil, err
+	}
+	return snap, nil
+}
+
+// newUUID returns a random RFC 4122 version 4 UUID.
+func newUUID() string {
+	var b [16]byte
+	rand.Read(b[:])
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:])
+}
