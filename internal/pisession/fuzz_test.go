@@ -1,0 +1,55 @@
+package pisession_test
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"testing"
+
+	"github.com/pikit-dev/pikit/internal/pisession"
+)
+
+// FuzzRead checks that Read never panics, that it either returns a typed
+// error or a File whose entries are lines of the input, and that Branch and
+// the accessors hold up on whatever was read.
+func FuzzRead(f *testing.F) {
+	f.Add([]byte(tree))
+	f.Add([]byte(header + "{bad\n[1]\n" + `{"type":"x","id":"a","parentId":"a"}`))
+	f.Add([]byte("\xff\n" + header + "{\"type\":\"message\",\"id\":\"\\ud800\",\"message\":7}\r\n"))
+	if b, err := os.ReadFile(recordingPath(f)); err == nil {
+		f.Add(b)
+	}
+	f.Fuzz(func(t *testing.T, src []byte) {
+		file, err := pisession.Read(bytes.NewReader(src), &pisession.Options{MaxRecord: 4096})
+		if err != nil {
+			var ve *pisession.VersionError
+			var le *pisession.LineError
+			if !errors.Is(err, pisession.ErrNotSession) && !errors.As(err, &ve) && !errors.As(err, &le) {
+				t.Fatalf("untyped error %v", err)
+			}
+			return
+		}
+		if !bytes.Contains(src, file.Header.Raw) {
+			t.Fatal("header is not a line of the input")
+		}
+		for _, e := range file.Entries {
+			if !bytes.Contains(src, e.Raw) {
+				t.Fatalf("entry %q is not a line of the input", e.Raw)
+			}
+			if e.ID != "" {
+				path, err := file.Branch(e.ID)
+				if err == nil && (len(path) == 0 || path[len(path)-1].ID != e.ID || path[0].ParentID != "") {
+					t.Fatalf("Branch(%q) = %v", e.ID, path)
+				}
+				var be *pisession.BranchError
+				if err != nil && !errors.As(err, &be) {
+					t.Fatalf("Branch: untyped error %v", err)
+				}
+			}
+			_, _ = e.Message()
+			_, _ = e.Custom()
+			_, _ = e.Label()
+			_, _ = e.Field("x")
+		}
+	})
+}

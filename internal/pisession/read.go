@@ -1,0 +1,268 @@
+package pisession
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	jsonv2 "github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/pikit-dev/pikit/internal/jsonl"
+)
+
+// CurrentVersion is the session format version Pi 1.6.0 writes.
+const CurrentVersion = 3
+
+// Options configure [Read]; nil means defaults.
+type Options struct {
+	// MaxRecord caps one line in bytes, without LF and CR; zero or negative
+	// means jsonl.DefaultMaxRecord (1,000,000). Extension entries can carry
+	// lines of many MB: set it to what the caller is ready to hold.
+	MaxRecord int
+}
+
+// Header is the first line of a session file.
+type Header struct {
+	Raw           json.RawMessage // the whole line as written
+	Version       int             // 3 for Pi 1.6.0; newer versions are read as v3
+	ID            string          // the session id
+	Timestamp     string          // ISO 8601, as written
+	Cwd           string          // the session's working directory
+	ParentSession string          // path of the session this one was forked from, "" when none
+}
+
+// Entry is one entry line, kept as written. ID, ParentID, Type and
+// Timestamp are copied from the top-level members of the same names when
+// they are strings ("" otherwise; ParentID is "" for a root, whose parentId
+// is null). A duplicated member counts with its last value, as JSON.parse.
+type Entry struct {
+	Raw       json.RawMessage
+	ID        string
+	ParentID  string
+	Type      string
+	Timestamp string
+	Line      int64 // 1-based line number in the file
+}
+
+// Skipped is a non-blank line [Read] passed over, as Pi does.
+type Skipped struct {
+	Line   int64 // 1-based line number
+	Offset int64 // byte offset of the line's first byte
+	Size   int   // bytes, without LF and CR
+	Err    error // ErrMalformed, ErrNotObject or a *jsonl.RecordError (invalid UTF-8)
+}
+
+// File is a read session file. Entries are in file order. A File is not
+// changed by its methods and is safe for concurrent reads.
+type File struct {
+	Header  Header
+	Entries []Entry
+	Skipped []Skipped
+
+	index map[string]int // id → index in Entries, the later entry for a duplicated id
+}
+
+// Read reads a whole session file from r.
+//
+// Errors: [ErrNotSession] (no header, or the first parsed line is another
+// kind of record), [*VersionError], a [*LineError] for a line over the cap
+// or a read error. Malformed lines do not fail Read (see [File.Skipped]).
+func Read(r io.Reader, opts *Options) (*File, error) {
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	// Pi parses a last line that has no LF; one more LF makes jsonl see it
+	// as a record (and an already terminated file only gains a blank line).
+	lr := jsonl.NewReader(io.MultiReader(r, strings.NewReader("\n")), o.MaxRecord)
+	f := &File{index: map[string]int{}}
+	var sc scanner
+	haveHeader := false
+	var slab []byte // Raw copies are cut from shared blocks
+	for {
+		line, err := lr.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			var re *jsonl.RecordError
+			if errors.As(err, &re) && errors.Is(err, jsonl.ErrInvalidUTF8) {
+				f.Skipped = append(f.Skipped, Skipped{Line: re.Record, Offset: re.Offset, Size: re.Size, Err: err})
+				continue
+			}
+			return nil, &LineError{Line: lr.Record(), Offset: lr.Offset(), Err: err}
+		}
+		if isBlank(line) {
+			continue
+		}
+		fields, err := sc.scan(line)
+		if err != nil {
+			f.Skipped = append(f.Skipped, Skipped{Line: lr.Record(), Offset: lr.Offset(), Size: len(line), Err: err})
+			continue
+		}
+		if len(slab) < len(line) {
+			slab = make([]byte, max(len(line), 256<<10))
+		}
+		raw := slab[:len(line):len(line)]
+		copy(raw, line)
+		slab = slab[len(line):]
+		if !haveHeader {
+			if fields.typ != "session" || !fields.idString {
+				return nil, fmt.Errorf("%w: line %d is not a session header", ErrNotSession, lr.Record())
+			}
+			h, err := readHeader(raw)
+			if err != nil {
+				return nil, err
+			}
+			f.Header = h
+			haveHeader = true
+			continue
+		}
+		if fields.typ == "session" {
+			continue // not an entry (Pi's getEntries leaves these out)
+		}
+		e := Entry{Raw: raw, ID: fields.id, ParentID: fields.parentID, Type: fields.typ, Timestamp: fields.timestamp, Line: lr.Record()}
+		if e.ID != "" {
+			f.index[e.ID] = len(f.Entries)
+		}
+		f.Entries = append(f.Entries, e)
+	}
+	if !haveHeader {
+		return nil, fmt.Errorf("%w: no header line", ErrNotSession)
+	}
+	return f, nil
+}
+
+// isBlank reports a line of JSON whitespace only.
+func isBlank(b []byte) bool {
+	for _, c := range b {
+		if c != ' ' && c != '\t' && c != '\r' && c != '\n' {
+			return false
+		}
+	}
+	return true
+}
+
+func readHeader(raw []byte) (Header, error) {
+	var w struct {
+		ID            string         `json:"id"`
+		Timestamp     any            `json:"timestamp"`
+		Cwd           any            `json:"cwd"`
+		ParentSession any            `json:"parentSession"`
+		Version       jsontext.Value `json:"version"`
+	}
+	if err := jsonv2.Unmarshal(raw, &w, jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true)); err != nil {
+		return Header{}, fmt.Errorf("%w: header: %v", ErrNotSession, err)
+	}
+	h := Header{Raw: raw, ID: w.ID, Timestamp: str(w.Timestamp), Cwd: str(w.Cwd), ParentSession: str(w.ParentSession)}
+	switch {
+	case len(w.Version) == 0 || string(w.Version) == "null":
+		return Header{}, &VersionError{} // Pi reads a missing version as 1
+	case w.Version.Kind() != '0':
+		return Header{}, &VersionError{Version: string(w.Version)}
+	}
+	v, err := strconv.ParseFloat(string(w.Version), 64)
+	if err != nil || v < CurrentVersion {
+		return Header{}, &VersionError{Version: string(w.Version)}
+	}
+	h.Version = int(min(v, 1<<30))
+	return h, nil
+}
+
+func str(v any) string {
+	s, _ := v.(string)
+	return s
+}
+
+// lineFields are the top-level members every entry has.
+type lineFields struct {
+	typ, id, parentID, timestamp string
+	idString                     bool
+}
+
+// scanner validates one line as JSON.parse would and picks out the
+// top-level fields, in one pass and without decoding the rest.
+type scanner struct {
+	dec jsontext.Decoder
+	rd  bytes.Reader
+}
+
+var scanOpts = []jsontext.Options{jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true)}
+
+func (s *scanner) scan(line []byte) (lineFields, error) {
+	var lf lineFields
+	s.rd.Reset(line)
+	s.dec.Reset(&s.rd, scanOpts...)
+	if s.dec.PeekKind() != '{' {
+		if _, err := s.dec.ReadValue(); err != nil {
+			return lf, ErrMalformed
+		}
+		if _, err := s.dec.ReadToken(); err != io.EOF {
+			return lf, ErrMalformed
+		}
+		return lf, ErrNotObject
+	}
+	if _, err := s.dec.ReadToken(); err != nil {
+		return lf, ErrMalformed
+	}
+	for s.dec.PeekKind() != '}' {
+		name, err := s.dec.ReadToken()
+		if err != nil {
+			return lf, ErrMalformed
+		}
+		var dst *string
+		switch name.String() {
+		case "type":
+			dst = &lf.typ
+		case "id":
+			dst = &lf.id
+		case "parentId":
+			dst = &lf.parentID
+		case "timestamp":
+			dst = &lf.timestamp
+		}
+		if dst == nil {
+			if err := s.dec.SkipValue(); err != nil {
+				return lf, ErrMalformed
+			}
+			continue
+		}
+		isString := s.dec.PeekKind() == '"'
+		if isString {
+			tok, err := s.dec.ReadToken()
+			if err != nil {
+				return lf, ErrMalformed
+			}
+			*dst = tok.String()
+		} else {
+			if err := s.dec.SkipValue(); err != nil {
+				return lf, ErrMalformed
+			}
+			*dst = "" // null or not a string; a later duplicate may set it
+		}
+		if dst == &lf.id {
+			lf.idString = isString
+		}
+	}
+	if _, err := s.dec.ReadToken(); err != nil { // }
+		return lf, ErrMalformed
+	}
+	if _, err := s.dec.ReadToken(); err != io.EOF {
+		return lf, ErrMalformed
+	}
+	return lf, nil
+}
+
+// Entry returns the entry with id (the later one when an id is duplicated).
+func (f *File) Entry(id string) (Entry, bool) {
+	i, ok := f.index[id]
+	if !ok {
+		return Entry{}, false
+	}
+	return f.Entries[i], true
+}
