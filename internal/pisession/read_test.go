@@ -10,8 +10,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/pikit-dev/pikit/internal/jsonl"
-	"github.com/pikit-dev/pikit/internal/pisession"
 	"github.com/pikit-dev/pikit/internal/modroot"
+	"github.com/pikit-dev/pikit/internal/pisession"
 )
 
 // recordingPath is the session file real Pi 1.6.0 wrote, in ../shared
