@@ -1,0 +1,208 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/pikit-dev/pikit/stateflow"
+	"github.com/pikit-dev/pikit/stateflow/store"
+	"github.com/spf13/cobra"
+)
+
+// stateflowFlags are the flags every `pikit stateflow` subcommand shares.
+type stateflowFlags struct {
+	agentDir string
+	cwd      string
+	session  string
+}
+
+func newStateflowCmd() *cobra.Command {
+	f := &stateflowFlags{}
+	cmd := &cobra.Command{
+		Use:   "stateflow",
+		Short: "Read, patch, check and list a StateFlow memory store offline",
+	}
+	cmd.PersistentFlags().StringVar(&f.agentDir, "agent-dir", "", "Pi agent directory (default $PI_CODING_AGENT_DIR, else ~/.pi/agent)")
+	cmd.PersistentFlags().StringVar(&f.cwd, "cwd", "", "working directory whose CWD scope is in reach (default the current directory; need not exist)")
+	cmd.PersistentFlags().StringVar(&f.session, "session", "", "session key (the session file's basename without .jsonl)")
+	cmd.AddCommand(newStateflowReadCmd(f), newStateflowPatchCmd(f), newStateflowCheckCmd(f), newStateflowLogCmd(f))
+	return cmd
+}
+
+// open resolves the flags (reading the environment here only) and opens the
+// store with the operator's config.json.
+func (f *stateflowFlags) open(cmd *cobra.Command, session string) (*store.Store, error) {
+	agentDir := f.agentDir
+	if agentDir == "" {
+		agentDir = os.Getenv("PI_CODING_AGENT_DIR")
+	}
+	if agentDir == "" {
+		home, err := os.UserHomeDir()
+		if err != nil {
+			return nil, fmt.Errorf("stateflow: no --agent-dir and no home directory: %w", err)
+		}
+		agentDir = filepath.Join(home, ".pi", "agent")
+	}
+	cwd := f.cwd
+	if cwd == "" {
+		wd, err := os.Getwd()
+		if err != nil {
+			return nil, err
+		}
+		cwd = wd
+	}
+	root := filepath.Join(agentDir, "state-flow")
+	cfg := stateflow.DefaultConfig()
+	cfgPath := filepath.Join(root, "config.json")
+	if data, err := os.ReadFile(cfgPath); err == nil {
+		if cfg, err = stateflow.ParseConfig(data, cfgPath); err != nil {
+			return nil, err
+		}
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return nil, err
+	}
+	l, err := store.NewLayout(root, cwd, session)
+	if err != nil {
+		return nil, err
+	}
+	stderr := cmd.ErrOrStderr()
+	return store.Open(l, &store.Options{
+		HistoryLimit:   cfg.HistoryLimit,
+		NewSessionMode: cfg.Mode,
+		OnLockWait: func(pid int) {
+			fmt.Fprintf(stderr, "waiting for the StateFlow store lock held by PID %d\n", pid)
+		},
+	}), nil
+}
+
+// fail prints err's exact text as one line and exits 1.
+func fail(cmd *cobra.Command, err error) error {
+	fmt.Fprintln(cmd.ErrOrStderr(), strings.TrimPrefix(err.Error(), "\n"))
+	return &exitError{code: 1}
+}
+
+func newStateflowReadCmd(f *stateflowFlags) *cobra.Command {
+	return &cobra.Command{
+		Use:   "read [PATH]",
+		Short: "Print what read_state returns for PATH (default effective)",
+		Args:  cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			path := "effective"
+			if len(args) == 1 {
+				path = args[0]
+			}
+			s, err := f.open(cmd, f.session)
+			if err != nil {
+				return fail(cmd, err)
+			}
+			out, err := s.ReadState(cmd.Context(), store.ReadPathArgs(path))
+			if err != nil {
+				return fail(cmd, err)
+			}
+			_, err = fmt.Fprintln(cmd.OutOrStdout(), out)
+			return err
+		},
+	}
+}
+
+func newStateflowPatchCmd(f *stateflowFlags) *cobra.Command {
+	return &cobra.Command{
+		Use:   "patch JSON|-",
+		Short: "Apply a patch_state argument (- reads stdin) and print the acknowledgement",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			raw := []byte(args[0])
+			if args[0] == "-" {
+				b, err := io.ReadAll(io.LimitReader(cmd.InOrStdin(), 16<<20))
+				if err != nil {
+					return fail(cmd, err)
+				}
+				raw = b
+			}
+			s, err := f.open(cmd, f.session)
+			if err != nil {
+				return fail(cmd, err)
+			}
+			res, err := s.PatchState(cmd.Context(), raw, &store.PatchOptions{CreateSession: true})
+			if err != nil {
+				return fail(cmd, err)
+			}
+			_, err = fmt.Fprintln(cmd.OutOrStdout(), strings.TrimPrefix(res.Text(), "\n"))
+			return err
+		},
+	}
+}
+
+func newStateflowCheckCmd(f *stateflowFlags) *cobra.Command {
+	return &cobra.Command{
+		Use:   "check",
+		Short: "Classify every scope in reach and print ok or the exact error",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			s, err := f.open(cmd, f.session)
+			if err != nil {
+				return fail(cmd, err)
+			}
+			sessions := []string{f.session}
+			if f.session == "" {
+				keys, err := store.Sessions(s.Layout())
+				if err != nil {
+					return fail(cmd, err)
+				}
+				sessions = append(sessions, keys...)
+			}
+			for _, key := range sessions {
+				si, err := f.open(cmd, key)
+				if err == nil {
+					_, err = si.Read(cmd.Context())
+				}
+				if err != nil {
+					return fail(cmd, err)
+				}
+			}
+			_, err = fmt.Fprintln(cmd.OutOrStdout(), "ok")
+			return err
+		},
+	}
+}
+
+func newStateflowLogCmd(f *stateflowFlags) *cobra.Command {
+	return &cobra.Command{
+		Use:   "log [SCOPE]",
+		Short: "Print the retained history (checkpoint and tail) as JSON lines",
+		Args:  cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			scope := ""
+			if len(args) == 1 {
+				scope = args[0]
+				if scope != "global" && scope != "cwd" && scope != "session" {
+					return fail(cmd, fmt.Errorf("stateflow: unknown scope %q (global, cwd or session)", scope))
+				}
+			}
+			s, err := f.open(cmd, f.session)
+			if err != nil {
+				return fail(cmd, err)
+			}
+			snap, err := s.Read(cmd.Context())
+			if err != nil {
+				return fail(cmd, err)
+			}
+			lines, err := store.LogLines(snap, scope)
+			if err != nil {
+				return fail(cmd, err)
+			}
+			w := cmd.OutOrStdout()
+			for _, l := range lines {
+				if _, err := fmt.Fprintf(w, "%s\n", l); err != nil {
+					return err
+				}
+			}
+			return nil
+		},
+	}
+}
