@@ -120,7 +120,7 @@ func TestTaskbarContractEnvelope(t *testing.T) {
 // TestTaskbarContractEnvelope_Goldens rebuilds both prompt goldens through
 // the CLI.
 func TestTaskbarContractEnvelope_Goldens(t *testing.T) {
-	dir := pitest.ContractDir(t)
+	dir := pitest.RequireShared(t, "taskbar-contract", "fixtures/manifest.json")
 	for _, g := range []struct{ golden, fixture, prompt string }{
 		{"minimal-task.json", "minimal-whole-page.json", "Explain the cards page."},
 		{"rich-whole-page.json", "rich-whole-page.json", "Improve the checkout button."},
@@ -148,7 +148,7 @@ func TestTaskbarContractEnvelope_Goldens(t *testing.T) {
 }
 
 func TestTaskbarContractVerify(t *testing.T) {
-	dir := pitest.ContractDir(t)
+	dir := pitest.RequireShared(t, "taskbar-contract", "fixtures/manifest.json")
 	out, _, err := runPikit(t, "", "taskbar", "contract", "verify", dir)
 	if err != nil {
 		t.Fatalf("verify failed: %v\n%s", err, out)

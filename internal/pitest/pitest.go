@@ -33,7 +33,6 @@ import (
 	"github.com/pikit-dev/pikit/internal/modelserver"
 	"github.com/pikit-dev/pikit/internal/modroot"
 	"github.com/pikit-dev/pikit/pirpc"
-	"github.com/pikit-dev/pikit/taskbar/contract"
 )
 
 // Model names written to models.json.
@@ -79,7 +78,7 @@ func Locate() (*Install, error) {
 }
 
 // SharedDir returns ../shared beside the module root (the reference,
-// recordings and taskbar contract), failing the test when it is missing.
+// recordings, the taskbar contract), failing the test when it is missing.
 func SharedDir(t testing.TB) string {
 	t.Helper()
 	mod, err := modroot.Find(".")
@@ -93,24 +92,26 @@ func SharedDir(t testing.TB) string {
 	return dir
 }
 
-// ContractDir returns the shared taskbar contract directory,
-// ../shared/taskbar-contract beside the module root
-// ([contract.FindContractDir] from the working directory), once its
-// fixtures/manifest.json is present. Without it the test is skipped, or
-// fails under CI=true.
-func ContractDir(t testing.TB) string {
+// RequireShared returns ../shared/dir beside the module root (dir in slash
+// form, e.g. "taskbar-contract") once dir/marker is present there (a file
+// whose presence says the directory is complete, e.g.
+// "fixtures/manifest.json"; "" checks dir itself). Without it the test is
+// skipped, or fails under CI=true.
+func RequireShared(t testing.TB, dir, marker string) string {
 	t.Helper()
-	dir, err := contract.FindContractDir(".")
+	mod, err := modroot.Find(".")
+	full := ""
 	if err == nil {
-		_, err = os.Stat(filepath.Join(dir, "fixtures", "manifest.json"))
+		full = filepath.Join(filepath.Dir(mod), "shared", filepath.FromSlash(dir))
+		_, err = os.Stat(filepath.Join(full, filepath.FromSlash(marker)))
 	}
 	if err != nil {
 		if os.Getenv("CI") == "true" {
-			t.Fatalf("contract directory: %v", err)
+			t.Fatalf("pitest: ../shared/%s: %v", dir, err)
 		}
-		t.Skipf("contract directory not found (%v); CI lays it at %s", err, contract.DefaultContractDir)
+		t.Skipf("pitest: ../shared/%s not found (%v); CI lays it beside the checkout", dir, err)
 	}
-	return dir
+	return full
 }
 
 // Require returns the Pi installation or ends the test: t.Fatal under

@@ -17,7 +17,7 @@ import (
 // TestConformance runs the whole suite over the shared contract directory,
 // read unchanged: schemas, all manifest entries, both prompt goldens.
 func TestConformance(t *testing.T) {
-	dir := pitest.ContractDir(t)
+	dir := pitest.RequireShared(t, "taskbar-contract", "fixtures/manifest.json")
 	r, err := contract.Verify(dir)
 	if err != nil {
 		t.Fatal(err)
@@ -78,7 +78,7 @@ func TestConformance(t *testing.T) {
 // TestEmbeddedSchemas keeps the embedded copies byte-identical to the
 // contract directory, file set included.
 func TestEmbeddedSchemas(t *testing.T) {
-	dir := filepath.Join(pitest.ContractDir(t), "schemas")
+	dir := filepath.Join(pitest.RequireShared(t, "taskbar-contract", "fixtures/manifest.json"), "schemas")
 	want, err := filepath.Glob(filepath.Join(dir, "*.schema.json"))
 	if err != nil {
 		t.Fatal(err)
@@ -124,7 +124,7 @@ func TestEmbeddedSchemas(t *testing.T) {
 // copyContract copies the contract directory into a writable temp dir.
 func copyContract(t *testing.T) string {
 	t.Helper()
-	src := pitest.ContractDir(t)
+	src := pitest.RequireShared(t, "taskbar-contract", "fixtures/manifest.json")
 	dst := t.TempDir()
 	if err := os.CopyFS(dst, os.DirFS(src)); err != nil {
 		t.Fatal(err)
