@@ -1,0 +1,192 @@
+package midcompact
+
+import (
+	"bytes"
+	"encoding/json"
+	"math"
+)
+
+// Message is one AgentMessage as Pi holds it in memory and sends it through
+// the `context` hook: the JSON object (Raw) plus the fields midcompact reads.
+// Fields absent or of another JSON type read as their zero value, the way the
+// upstream checks `typeof x === "string"` (seed 001 §Atoms and ranges).
+// A Message is immutable once built; share it freely.
+type Message struct {
+	// Raw is the message object as JSON text. It is what [MessageKey]
+	// hashes and what a projection hands back to Pi unchanged.
+	Raw json.RawMessage
+
+	Role string
+	// keyRole is JS String(role), the role part of [MessageKey].
+	keyRole string
+	// Timestamp is the message's `timestamp` when it is a JSON number
+	// (Unix ms; NaN when a Pi Date conversion failed). HasTimestamp is false
+	// when the member is absent or not a number.
+	Timestamp    float64
+	HasTimestamp bool
+
+	// ContentString is set when `content` is a JSON string; Parts when it
+	// is an array (each element kept even when it is not an object).
+	ContentString   string
+	ContentIsString bool
+	Parts           []Part
+
+	ToolCallID string // toolResult
+	ToolName   string // toolResult
+	Command    string // bashExecution
+	Output     string // bashExecution
+	// Summary is a string `summary` (custom, branchSummary,
+	// compactionSummary); HasSummary says whether it was a string.
+	Summary    string
+	HasSummary bool
+	CustomType string // custom
+	// BlockID is `details.blockId` when it is a string (the midcompact
+	// summary wrapper, seed 001 §Projection).
+	BlockID string
+}
+
+// Part is one element of an array `content`. Type is "" for a non-object
+// element or one without a string `type`.
+type Part struct {
+	Type     string
+	Text     string // text
+	Thinking string // thinking
+	// ID and Name are the toolCall's strings; HasID/HasName say whether
+	// they were strings (a tool call needs both, seed 001 §Atoms and ranges).
+	ID, Name       string
+	HasID, HasName bool
+	// Arguments is the toolCall's `arguments` JSON (nil when absent).
+	Arguments json.RawMessage
+	Data      string // image: base64 payload
+	HasData   bool
+	MimeType  string // image
+}
+
+// ParseMessage reads one AgentMessage object. It fails only when raw is not
+// a JSON object; every member is optional.
+func ParseMessage(raw []byte) (Message, error) {
+	obj, err := decodeObject(raw)
+	if err != nil {
+		return Message{}, err
+	}
+	m := Message{Raw: json.RawMessage(bytes.Clone(raw))}
+	m.Role, _ = stringField(obj, "role")
+	m.keyRole = jsString(obj["role"])
+	if n, ok := numberField(obj, "timestamp"); ok {
+		m.Timestamp, m.HasTimestamp = n, true
+	}
+	if c, ok := obj["content"]; ok {
+		switch firstByte(c) {
+		case '"':
+			_ = json.Unmarshal(c, &m.ContentString)
+			m.ContentIsString = true
+		case '[':
+			var elems []json.RawMessage
+			if json.Unmarshal(c, &elems) == nil {
+				m.Parts = make([]Part, len(elems))
+				for i, e := range elems {
+					m.Parts[i] = parsePart(e)
+				}
+			}
+		}
+	}
+	m.ToolCallID, _ = stringField(obj, "toolCallId")
+	m.ToolName, _ = stringField(obj, "toolName")
+	m.Command, _ = stringField(obj, "command")
+	m.Output, _ = stringField(obj, "output")
+	m.Summary, m.HasSummary = stringField(obj, "summary")
+	m.CustomType, _ = stringField(obj, "customType")
+	if d, ok := obj["details"]; ok && firstByte(d) == '{' {
+		if details, err := decodeObject(d); err == nil {
+			m.BlockID, _ = stringField(details, "blockId")
+		}
+	}
+	return m, nil
+}
+
+func parsePart(raw json.RawMessage) Part {
+	obj, err := decodeObject(raw)
+	if err != nil {
+		return Part{}
+	}
+	var p Part
+	p.Type, _ = stringField(obj, "type")
+	p.Text, _ = stringField(obj, "text")
+	p.Thinking, _ = stringField(obj, "thinking")
+	p.ID, p.HasID = stringField(obj, "id")
+	p.Name, p.HasName = stringField(obj, "name")
+	if a, ok := obj["arguments"]; ok {
+		p.Arguments = a
+	}
+	p.Data, p.HasData = stringField(obj, "data")
+	p.MimeType, _ = stringField(obj, "mimeType")
+	return p
+}
+
+// ToolCalls returns the message's toolCall parts that carry string id and
+// name, in content order.
+func (m *Message) ToolCalls() []Part {
+	var calls []Part
+	for _, p := range m.Parts {
+		if p.Type == "toolCall" && p.HasID && p.HasName {
+			calls = append(calls, p)
+		}
+	}
+	return calls
+}
+
+// decodeObject decodes a JSON object into its members; a repeated member
+// keeps the last value, as JSON.parse does.
+func decodeObject(raw []byte) (map[string]json.RawMessage, error) {
+	var obj map[string]json.RawMessage
+	if firstByte(raw) != '{' {
+		return nil, errNotObject
+	}
+	if err := json.Unmarshal(raw, &obj); err != nil {
+		return nil, err
+	}
+	return obj, nil
+}
+
+func stringField(obj map[string]json.RawMessage, name string) (string, bool) {
+	v, ok := obj[name]
+	if !ok || firstByte(v) != '"' {
+		return "", false
+	}
+	var s string
+	if json.Unmarshal(v, &s) != nil {
+		return "", false
+	}
+	return s, true
+}
+
+func numberField(obj map[string]json.RawMessage, name string) (float64, bool) {
+	v, ok := obj[name]
+	if !ok {
+		return 0, false
+	}
+	b := firstByte(v)
+	if b != '-' && (b < '0' || b > '9') {
+		return 0, false
+	}
+	var f float64
+	if err := json.Unmarshal(v, &f); err != nil {
+		// Out of float64 range: JSON.parse gives ±Infinity.
+		if b == '-' {
+			return math.Inf(-1), true
+		}
+		return math.Inf(1), true
+	}
+	return f, true
+}
+
+func firstByte(b []byte) byte {
+	for _, c := range b {
+		switch c {
+		case ' ', '\t', '\n', '\r':
+			continue
+		}
+		return c
+	}
+	return 0
+}

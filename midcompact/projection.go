@@ -1,0 +1,128 @@
+package midcompact
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+	"unicode/utf8"
+)
+
+// recallHint is the v0.7 last line of a summary wrapper (package doc,
+// "v0.6 / v0.7 choices").
+const recallHintFormat = `Use midcompact(request={action:"recall_read", block:"%s"}) if exact details are needed.`
+
+// SummaryContent is the text of a block's summary wrapper (reference §4.3):
+//
+//	[Midcompact summary <id>: <topic>]   (or "[Midcompact summary <id>]")
+//	<summary>
+//
+//	Original block: <id>
+//	Use midcompact(request={action:"recall_read", block:"<id>"}) if exact details are needed.
+func SummaryContent(blockID, topic, summary string) string {
+	head := "[Midcompact summary " + blockID + "]"
+	if topic != "" {
+		head = "[Midcompact summary " + blockID + ": " + topic + "]"
+	}
+	return head + "\n" + summary + "\n\nOriginal block: " + blockID + "\n" +
+		fmt.Sprintf(recallHintFormat, blockID)
+}
+
+// replacementChars is the code-point length of the wrapper built with block
+// id "draft" (as long as "c0001"), the factual replacement size recorded on
+// a range (reference §3.2).
+func replacementChars(topic, summary string) int {
+	return utf8.RuneCountInString(SummaryContent("draft", topic, summary))
+}
+
+// summaryMessage builds the wrapper message that replaces a block:
+// {role:"custom", customType:"midcompact-summary", display:true, content,
+// details:{blockId, originalApproxTokens, topic?}, timestamp}.
+func summaryMessage(b *Block, timestamp float64) Message {
+	var details objectBuilder
+	details.add("blockId", jsonString(b.ID))
+	details.add("originalApproxTokens", jsNumber(float64(b.OriginalApproxTokens)))
+	if b.Topic != "" {
+		details.add("topic", jsonString(b.Topic))
+	}
+	var o objectBuilder
+	o.add("role", []byte(`"custom"`))
+	o.add("customType", []byte(`"`+summaryCustomType+`"`))
+	o.add("display", []byte("true"))
+	o.add("content", jsonString(SummaryContent(b.ID, b.Topic, b.Summary)))
+	o.add("details", details.bytes())
+	o.add("timestamp", jsNumber(timestamp))
+	m, _ := ParseMessage(o.bytes()) // an object we just built
+	return m
+}
+
+func jsonString(s string) []byte {
+	b, _ := json.Marshal(s) // strings always marshal
+	return b
+}
+
+// Projection is the result of [Project]: the messages to send, and which
+// blocks replaced something.
+type Projection struct {
+	Messages []Message
+	// Applied lists the ids of the blocks that replaced messages; a block
+	// whose keys match nowhere is skipped (fail-open per block).
+	Applied []string
+	// Overlap is true when two blocks' matches overlapped, in which case
+	// Messages is the input unchanged (fail-open for all).
+	Overlap bool
+}
+
+// Project replaces each block's first contiguous exact run of message keys
+// with one summary wrapper whose timestamp is the first replaced message's
+// (nowMs when it has none), so the projected prefix stays byte-stable
+// (seed 001 §Projection; reference §4.2). keys are msgs' [MessageKey]s. A
+// block with no messageKeys matches nothing. The result shares no slice
+// with msgs.
+func Project(msgs []Message, keys []string, blocks []Block, nowMs float64) Projection {
+	type match struct{ start, end, block int }
+	var matches []match
+	for bi := range blocks {
+		if at := findRun(keys, blocks[bi].MessageKeys); at >= 0 {
+			matches = append(matches, match{at, at + len(blocks[bi].MessageKeys), bi})
+		}
+	}
+	out := Projection{Messages: append([]Message(nil), msgs...)}
+	sort.SliceStable(matches, func(i, j int) bool { return matches[i].start < matches[j].start })
+	for i := 1; i < len(matches); i++ {
+		if matches[i].start < matches[i-1].end {
+			out.Overlap = true
+			return out
+		}
+	}
+	for i := len(matches) - 1; i >= 0; i-- {
+		m := matches[i]
+		ts := nowMs
+		if first := &msgs[m.start]; first.HasTimestamp {
+			ts = first.Timestamp
+		}
+		wrapper := summaryMessage(&blocks[m.block], ts)
+		tail := append([]Message{wrapper}, out.Messages[m.end:]...)
+		out.Messages = append(out.Messages[:m.start], tail...)
+	}
+	for _, m := range matches {
+		out.Applied = append(out.Applied, blocks[m.block].ID)
+	}
+	return out
+}
+
+// findRun is the first index where run occurs contiguously in keys, or -1.
+func findRun(keys, run []string) int {
+	if len(run) == 0 {
+		return -1
+	}
+outer:
+	for i := 0; i+len(run) <= len(keys); i++ {
+		for k, key := range run {
+			if keys[i+k] != key {
+				continue outer
+			}
+		}
+		return i
+	}
+	return -1
+}

@@ -1,0 +1,189 @@
+package midcompact
+
+import (
+	"encoding/json"
+
+	"github.com/pikit-dev/pikit/internal/pisession"
+)
+
+// Restored is what a branch says about midcompact (seed 001 §Persistence):
+// the latest valid state, and the latest valid transaction with the latest
+// valid draft that follows it with the same transaction id. Any of them may
+// be nil. A transaction without a draft restores with an empty plan.
+type Restored struct {
+	State       *State
+	Transaction *Transaction
+	Draft       *Draft
+	// StateEntryID is the id of the entry that holds State.
+	StateEntryID string
+}
+
+// Restore scans a branch (root → leaf) in order, latest entry wins: a valid
+// `midcompact-transaction` sets the transaction and clears the draft; a
+// `midcompact-draft` counts only when valid and its transactionId matches the
+// current transaction; a valid `midcompact-state` sets the state on its own.
+// Invalid payloads are skipped (reference §3.4). It never fails.
+func Restore(branch []pisession.Entry) Restored {
+	var r Restored
+	for _, e := range branch {
+		if e.Type != "custom" {
+			continue
+		}
+		obj := members(e.Raw)
+		ct, _ := stringField(obj, "customType")
+		switch ct {
+		case StateEntryType:
+			if s, ok := DecodeState(obj["data"]); ok {
+				r.State, r.StateEntryID = s, e.ID
+			}
+		case TransactionEntryType:
+			if t, ok := DecodeTransaction(obj["data"]); ok {
+				r.Transaction, r.Draft = t, nil
+			}
+		case DraftEntryType:
+			if d, ok := DecodeDraft(obj["data"]); ok && r.Transaction != nil && d.TransactionID == r.Transaction.ID {
+				r.Draft = d
+			}
+		}
+	}
+	return r
+}
+
+// DecodeTransaction shape-checks a transaction payload (version 1, string
+// id, anchorEntryId, startedAt) and coerces a missing or unknown startMode
+// to agent.
+func DecodeTransaction(raw json.RawMessage) (*Transaction, bool) {
+	obj := members(raw)
+	if obj == nil || !isVersion1(obj) {
+		return nil, false
+	}
+	t := &Transaction{Version: entryVersion}
+	var ok1, ok2, ok3 bool
+	t.ID, ok1 = stringField(obj, "id")
+	t.AnchorEntryID, ok2 = stringField(obj, "anchorEntryId")
+	t.StartedAt, ok3 = stringField(obj, "startedAt")
+	if !ok1 || !ok2 || !ok3 {
+		return nil, false
+	}
+	t.StartMode = StartAgent
+	if m, _ := stringField(obj, "startMode"); m == string(StartUser) {
+		t.StartMode = StartUser
+	}
+	t.AnchorUsage = decodeAnchorUsage(obj["anchorUsage"])
+	return t, true
+}
+
+// DecodeDraft shape-checks a draft payload (version 1, string
+// transactionId, number revision, array ranges) and coerces every range.
+func DecodeDraft(raw json.RawMessage) (*Draft, bool) {
+	obj := members(raw)
+	if obj == nil || !isVersion1(obj) {
+		return nil, false
+	}
+	d := &Draft{Version: entryVersion}
+	var ok bool
+	if d.TransactionID, ok = stringField(obj, "transactionId"); !ok {
+		return nil, false
+	}
+	if _, ok = numberField(obj, "revision"); !ok || !isArray(obj["ranges"]) {
+		return nil, false
+	}
+	d.Revision = coerceInt(obj, "revision")
+	var elems []json.RawMessage
+	_ = json.Unmarshal(obj["ranges"], &elems)
+	d.Ranges = make([]Range, 0, len(elems))
+	for _, e := range elems {
+		if r, ok := coerceRange(e); ok {
+			d.Ranges = append(d.Ranges, r)
+		}
+	}
+	return d, true
+}
+
+// coerceRange reads a persisted range; factual char/image and legacy token
+// fields that are not numbers become 0 (reference §3.4 `coerceDraftRange`).
+// A non-object element is dropped.
+func coerceRange(raw json.RawMessage) (Range, bool) {
+	obj := members(raw)
+	if obj == nil {
+		return Range{}, false
+	}
+	r := Range{
+		StartIndex:                coerceInt(obj, "startIndex"),
+		EndIndex:                  coerceInt(obj, "endIndex"),
+		EntryIDs:                  stringList(obj["entryIds"]),
+		MessageKeys:               stringList(obj["messageKeys"]),
+		OriginalContentChars:      coerceInt(obj, "originalContentChars"),
+		OriginalImageCount:        coerceInt(obj, "originalImageCount"),
+		OriginalImagePayloadBytes: coerceInt(obj, "originalImagePayloadBytes"),
+		ReplacementContentChars:   coerceInt(obj, "replacementContentChars"),
+		OriginalApproxTokens:      coerceInt(obj, "originalApproxTokens"),
+		CompressedApproxTokens:    coerceInt(obj, "compressedApproxTokens"),
+	}
+	r.ID, _ = stringField(obj, "id")
+	r.StartRef, _ = stringField(obj, "startRef")
+	r.EndRef, _ = stringField(obj, "endRef")
+	r.Topic, _ = stringField(obj, "topic")
+	r.Summary, _ = stringField(obj, "summary")
+	r.StartPreview, _ = stringField(obj, "startPreview")
+	r.EndPreview, _ = stringField(obj, "endPreview")
+	return r, true
+}
+
+// DecodeState shape-checks a state payload (version 1, string createdAt,
+// array blocks, every block with string id and summary and array entryIds
+// and messageKeys); block char/image fields read as 0 when absent.
+func DecodeState(raw json.RawMessage) (*State, bool) {
+	obj := members(raw)
+	if obj == nil || !isVersion1(obj) || !isArray(obj["blocks"]) {
+		return nil, false
+	}
+	s := &State{Version: entryVersion}
+	var ok bool
+	if s.CreatedAt, ok = stringField(obj, "createdAt"); !ok {
+		return nil, false
+	}
+	var elems []json.RawMessage
+	_ = json.Unmarshal(obj["blocks"], &elems)
+	s.Blocks = make([]Block, 0, len(elems))
+	for _, e := range elems {
+		b, ok := decodeBlock(e)
+		if !ok {
+			return nil, false
+		}
+		s.Blocks = append(s.Blocks, b)
+	}
+	if lc := obj["lastCommit"]; firstByte(lc) == '{' {
+		var c LastCommit
+		if json.Unmarshal(lc, &c) == nil {
+			s.LastCommit = &c
+		}
+	}
+	return s, true
+}
+
+func decodeBlock(raw json.RawMessage) (Block, bool) {
+	obj := members(raw)
+	if obj == nil || !isArray(obj["entryIds"]) || !isArray(obj["messageKeys"]) {
+		return Block{}, false
+	}
+	b := Block{
+		EntryIDs:                  stringList(obj["entryIds"]),
+		MessageKeys:               stringList(obj["messageKeys"]),
+		OriginalContentChars:      coerceInt(obj, "originalContentChars"),
+		OriginalImageCount:        coerceInt(obj, "originalImageCount"),
+		OriginalImagePayloadBytes: coerceInt(obj, "originalImagePayloadBytes"),
+		ReplacementContentChars:   coerceInt(obj, "replacementContentChars"),
+		OriginalApproxTokens:      coerceInt(obj, "originalApproxTokens"),
+		CompressedApproxTokens:    coerceInt(obj, "compressedApproxTokens"),
+	}
+	var ok1, ok2 bool
+	b.ID, ok1 = stringField(obj, "id")
+	b.Summary, ok2 = stringField(obj, "summary")
+	if !ok1 || !ok2 {
+		return Block{}, false
+	}
+	b.Topic, _ = stringField(obj, "topic")
+	b.CreatedAt, _ = stringField(obj, "createdAt")
+	return b, true
+}

@@ -1,0 +1,345 @@
+package midcompact
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math"
+	"strconv"
+
+	"github.com/pikit-dev/pikit/internal/pisession"
+)
+
+// SessionContext is what Pi 1.6.0's `buildSessionContext` returns for a
+// leaf: the compaction-aware messages the model sees, and the thinking level
+// and model in effect on the path.
+type SessionContext struct {
+	Messages      []Message
+	ThinkingLevel string // "off" unless a thinking_level_change sets a string
+	Model         *ModelRef
+}
+
+// ModelRef is the provider/model pair of the last model_change entry or
+// assistant message on the path.
+type ModelRef struct{ Provider, ModelID string }
+
+// BuildSessionContext ports Pi 1.6.0's `buildSessionContext` (seed 001
+// §Atoms and ranges; reference §2.1) over a branch: path, the root→leaf
+// entries as [pisession.File.Branch] returns them. Facts it reproduces:
+//   - message entries give their message; a system message without content
+//     gets `content: ""`, a user/assistant/toolResult message without
+//     content gets `content: []`;
+//   - custom_message entries give {role:"custom", customType, content (or
+//     []), display, details, timestamp: Date ms of the entry timestamp};
+//   - branch_summary entries with a truthy summary give {role:
+//     "branchSummary", summary, fromId, timestamp};
+//   - the latest compaction on the path gives its `systemMessage` (when
+//     truthy) and {role:"compactionSummary", summary, tokensBefore,
+//     timestamp}, followed by the path entries from `firstKeptEntryId`
+//     (system messages skipped) and every entry after the compaction;
+//     older compactions give nothing;
+//   - context_edit entries replace (or, with `replacement: null`, hide) the
+//     content of their target's user/assistant/toolResult/custom messages,
+//     the last edit of a target winning;
+//   - every other entry type (custom, label, session_info, model_change,
+//     thinking_level_change, usage, ...) gives nothing.
+//
+// Where Pi would throw (a message entry without a message object, a
+// context_edit without replacement) the entry gives nothing / is ignored.
+func BuildSessionContext(path []pisession.Entry) (SessionContext, error) {
+	sc := SessionContext{ThinkingLevel: "off"}
+	fields := make([]map[string]json.RawMessage, len(path))
+	latestCompaction := -1
+	for i, e := range path {
+		obj, err := decodeObject(e.Raw)
+		if err != nil {
+			return SessionContext{}, fmt.Errorf("entry %d: %w", i, errNotObject)
+		}
+		fields[i] = obj
+		switch e.Type {
+		case "thinking_level_change":
+			if s, ok := stringField(obj, "thinkingLevel"); ok {
+				sc.ThinkingLevel = s
+			}
+		case "model_change":
+			p, _ := stringField(obj, "provider")
+			m, _ := stringField(obj, "modelId")
+			sc.Model = &ModelRef{Provider: p, ModelID: m}
+		case "message":
+			if msg, err := decodeObject(obj["message"]); err == nil {
+				if r, _ := stringField(msg, "role"); r == "assistant" {
+					p, _ := stringField(msg, "provider")
+					m, _ := stringField(msg, "model")
+					sc.Model = &ModelRef{Provider: p, ModelID: m}
+				}
+			}
+		case "compaction":
+			latestCompaction = i
+		}
+	}
+	context := contextIndexes(path, fields, latestCompaction)
+	edits := map[string]int{}
+	for _, i := range context {
+		if path[i].Type == "context_edit" {
+			if t, ok := stringField(fields[i], "targetId"); ok {
+				edits[t] = i
+			}
+		}
+	}
+	for k, i := range context {
+		if path[i].Type == "compaction" && k > 0 {
+			continue
+		}
+		raws := entryMessages(path[i], fields[i])
+		if ei, ok := edits[path[i].ID]; ok {
+			raws = applyContextEdit(raws, fields[ei])
+		}
+		for _, r := range raws {
+			m, err := ParseMessage(r)
+			if err != nil {
+				continue
+			}
+			sc.Messages = append(sc.Messages, m)
+		}
+	}
+	return sc, nil
+}
+
+// contextIndexes is Pi's `buildContextEntries` as indexes into path.
+func contextIndexes(path []pisession.Entry, fields []map[string]json.RawMessage, compaction int) []int {
+	out := make([]int, 0, len(path))
+	if compaction < 0 {
+		for i := range path {
+			out = append(out, i)
+		}
+		return out
+	}
+	out = append(out, compaction)
+	firstKept, _ := stringField(fields[compaction], "firstKeptEntryId")
+	found := false
+	for i := 0; i < compaction; i++ {
+		if path[i].ID == firstKept {
+			found = true
+		}
+		if found && !isSystemMessageEntry(path[i], fields[i]) {
+			out = append(out, i)
+		}
+	}
+	for i := compaction + 1; i < len(path); i++ {
+		out = append(out, i)
+	}
+	return out
+}
+
+func isSystemMessageEntry(e pisession.Entry, obj map[string]json.RawMessage) bool {
+	if e.Type != "message" {
+		return false
+	}
+	msg, err := decodeObject(obj["message"])
+	if err != nil {
+		return false
+	}
+	r, _ := stringField(msg, "role")
+	return r == "system"
+}
+
+// entryMessages is Pi's `sessionEntryToContextMessages`, in JSON.
+func entryMessages(e pisession.Entry, obj map[string]json.RawMessage) []json.RawMessage {
+	switch e.Type {
+	case "message":
+		raw := obj["message"]
+		msg, err := decodeObject(raw)
+		if err != nil {
+			return nil
+		}
+		role, _ := stringField(msg, "role")
+		if jsNullish(msg["content"]) {
+			switch role {
+			case "system":
+				return []json.RawMessage{setMember(raw, msg, "content", []byte(`""`))}
+			case "user", "assistant", "toolResult":
+				return []json.RawMessage{setMember(raw, msg, "content", []byte(`[]`))}
+			}
+		}
+		return []json.RawMessage{raw}
+	case "custom_message":
+		content := obj["content"]
+		if jsNullish(content) {
+			content = []byte(`[]`)
+		}
+		var b objectBuilder
+		b.add("role", []byte(`"custom"`))
+		b.add("customType", obj["customType"])
+		b.add("content", content)
+		b.add("display", obj["display"])
+		b.add("details", obj["details"])
+		b.add("timestamp", jsNumber(jsDateMs(obj["timestamp"])))
+		return []json.RawMessage{b.bytes()}
+	case "branch_summary":
+		if !jsTruthy(obj["summary"]) {
+			return nil
+		}
+		var b objectBuilder
+		b.add("role", []byte(`"branchSummary"`))
+		b.add("summary", obj["summary"])
+		b.add("fromId", obj["fromId"])
+		b.add("timestamp", jsNumber(jsDateMs(obj["timestamp"])))
+		return []json.RawMessage{b.bytes()}
+	case "compaction":
+		var b objectBuilder
+		b.add("role", []byte(`"compactionSummary"`))
+		b.add("summary", obj["summary"])
+		b.add("tokensBefore", obj["tokensBefore"])
+		b.add("timestamp", jsNumber(jsDateMs(obj["timestamp"])))
+		if sys := obj["systemMessage"]; jsTruthy(sys) {
+			return []json.RawMessage{sys, b.bytes()}
+		}
+		return []json.RawMessage{b.bytes()}
+	}
+	return nil
+}
+
+// applyContextEdit is Pi's `projectContextEntry` for an entry with an edit.
+func applyContextEdit(raws []json.RawMessage, edit map[string]json.RawMessage) []json.RawMessage {
+	rep, ok := edit["replacement"]
+	if !ok {
+		return raws
+	}
+	if firstByte(rep) == 'n' {
+		return nil
+	}
+	repObj, err := decodeObject(rep)
+	if err != nil {
+		return raws
+	}
+	content := repObj["content"]
+	out := make([]json.RawMessage, 0, len(raws))
+	for _, r := range raws {
+		msg, err := decodeObject(r)
+		if err != nil {
+			out = append(out, r)
+			continue
+		}
+		role, _ := stringField(msg, "role")
+		switch role {
+		case "user", "assistant", "toolResult", "custom":
+		default:
+			out = append(out, r)
+			continue
+		}
+		c := content
+		if (role == "assistant" || role == "toolResult") && firstByte(content) == '"' {
+			var b objectBuilder
+			b.add("type", []byte(`"text"`))
+			b.add("text", content)
+			c = append(append([]byte{'['}, b.bytes()...), ']')
+		}
+		out = append(out, setMember(r, msg, "content", c))
+	}
+	return out
+}
+
+// setMember returns obj with member name set to v (nil deletes it), keeping
+// the member order of raw as a JS object spread does.
+func setMember(raw json.RawMessage, obj map[string]json.RawMessage, name string, v []byte) json.RawMessage {
+	var b objectBuilder
+	seen := false
+	for _, k := range memberOrder(raw) {
+		if k == name {
+			if !seen {
+				b.add(k, v)
+				seen = true
+			}
+			continue
+		}
+		b.add(k, obj[k])
+	}
+	if !seen {
+		b.add(name, v)
+	}
+	return b.bytes()
+}
+
+// memberOrder lists raw's member names in first-occurrence order.
+func memberOrder(raw []byte) []string {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	if _, err := dec.Token(); err != nil {
+		return nil
+	}
+	var names []string
+	seen := map[string]bool{}
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return names
+		}
+		k, _ := t.(string)
+		if !seen[k] {
+			seen[k] = true
+			names = append(names, k)
+		}
+		var skip json.RawMessage
+		if dec.Decode(&skip) != nil {
+			return names
+		}
+	}
+	return names
+}
+
+// objectBuilder writes a JSON object member by member; a nil value is an
+// absent (undefined) member, dropped as JSON.stringify drops it.
+type objectBuilder struct{ buf []byte }
+
+func (b *objectBuilder) add(name string, v []byte) {
+	if v == nil {
+		return
+	}
+	if len(b.buf) == 0 {
+		b.buf = append(b.buf, '{')
+	} else {
+		b.buf = append(b.buf, ',')
+	}
+	q, _ := json.Marshal(name) // a string always marshals
+	b.buf = append(b.buf, q...)
+	b.buf = append(b.buf, ':')
+	b.buf = append(b.buf, bytes.TrimSpace(v)...)
+}
+
+func (b *objectBuilder) bytes() json.RawMessage {
+	if len(b.buf) == 0 {
+		return json.RawMessage(`{}`)
+	}
+	return json.RawMessage(append(b.buf, '}'))
+}
+
+// jsNumber is a Date value as JSON: NaN becomes null, as JSON.stringify
+// writes it.
+func jsNumber(f float64) []byte {
+	if math.IsNaN(f) {
+		return []byte("null")
+	}
+	return strconv.AppendFloat(nil, f, 'f', -1, 64)
+}
+
+// jsNullish reports whether a member is absent or null (`== null`).
+func jsNullish(v json.RawMessage) bool {
+	b := firstByte(v)
+	return b == 0 || b == 'n'
+}
+
+// jsTruthy is JavaScript truthiness of a JSON value (absent is undefined).
+func jsTruthy(v json.RawMessage) bool {
+	switch firstByte(v) {
+	case 0, 'n', 'f':
+		return false
+	case '"':
+		return len(bytes.TrimSpace(v)) > 2
+	case '[', '{', 't':
+		return true
+	}
+	var f float64
+	if json.Unmarshal(v, &f) != nil {
+		return true // beyond float64: ±Infinity
+	}
+	return f != 0 && !math.IsNaN(f)
+}
