@@ -8,6 +8,6 @@ import (
 )
 
 // procs are the roles this test binary plays as a child (kill_test.go).
-var procs = testproc.New(map[string]testproc.Role{"writer": writerRole})
+var procs = testproc.New(map[string]testproc.Role{"writer": writerRole}, nil)
 
 func TestMain(m *testing.M) { os.Exit(procs.Run(m)) }

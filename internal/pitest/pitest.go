@@ -26,7 +26,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/pikit-dev/pikit/internal/fakepi"
 	"github.com/pikit-dev/pikit/internal/leakcheck"
@@ -323,6 +322,3 @@ func Main(m *testing.M) {
 	}
 	os.Exit(leakcheck.Run(m))
 }
-
-// CheckGoroutines is [leakcheck.Check], kept for callers of this package.
-func CheckGoroutines(wait time.Duration) error { return leakcheck.Check(wait) }

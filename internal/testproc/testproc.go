@@ -9,7 +9,7 @@
 //
 //	var procs = testproc.New(map[string]testproc.Role{
 //		"writer": func(args []string) int { ...; return 0 },
-//	})
+//	}, nil)
 //
 //	func TestMain(m *testing.M) { os.Exit(procs.Run(m)) }
 //
@@ -48,22 +48,40 @@ const EnvRole = "PIKIT_TESTPROC_ROLE"
 // (os.Args[1:]), the result its exit code.
 type Role func(args []string) int
 
+// Options adjusts [New]; nil means defaults.
+type Options struct {
+	// Optional names registered roles that may go unused: a role a shared
+	// TestMain helper registers for every package (a fake peer) although
+	// only some packages start it. Nil means every role must be started.
+	Optional []string
+}
+
 // Procs is a test binary's set of roles. Create it with [New] in a
 // package-level var of the test package. It is safe for concurrent use.
 type Procs struct {
-	roles map[string]Role
-	used  sync.Map // role name → struct{}
+	roles    map[string]Role
+	optional []string
+	used     sync.Map // role name → struct{}
 }
 
-// New returns the roles; it panics on an empty role name or a nil body
-// (a programmer error).
-func New(roles map[string]Role) *Procs {
+// New returns the roles; it panics on an empty role name, a nil body or an
+// optional role that is not registered (programmer errors).
+func New(roles map[string]Role, opts *Options) *Procs {
 	for name, r := range roles {
 		if name == "" || r == nil {
 			panic(fmt.Sprintf("testproc: bad role %q", name))
 		}
 	}
-	return &Procs{roles: roles}
+	p := &Procs{roles: roles}
+	if opts != nil {
+		for _, name := range opts.Optional {
+			if roles[name] == nil {
+				panic(fmt.Sprintf("testproc: optional role %q is not registered", name))
+			}
+		}
+		p.optional = slices.Clone(opts.Optional)
+	}
+	return p
 }
 
 // Run is a TestMain body; pass its result to os.Exit. In a child it runs
@@ -106,7 +124,7 @@ func filtered() bool {
 func (p *Procs) unused() []string {
 	var out []string
 	for name := range p.roles {
-		if _, ok := p.used.Load(name); !ok {
+		if _, ok := p.used.Load(name); !ok && !slices.Contains(p.optional, name) {
 			out = append(out, name)
 		}
 	}

@@ -18,7 +18,7 @@ var procs = New(map[string]Role{
 		os.Stdout.WriteString(strings.Join(args, " "))
 		return 7
 	},
-})
+}, nil)
 
 func TestMain(m *testing.M) { os.Exit(procs.Run(m)) }
 
@@ -46,9 +46,11 @@ func TestRun_unknownRole(t *testing.T) {
 	}
 }
 
-// TestUnused: roles not started are reported, sorted; started ones not.
+// TestUnused: roles not started are reported, sorted; started and optional
+// ones not.
 func TestUnused(t *testing.T) {
-	p := New(map[string]Role{"b": func([]string) int { return 0 }, "a": func([]string) int { return 0 }, "c": func([]string) int { return 0 }})
+	nop := func([]string) int { return 0 }
+	p := New(map[string]Role{"b": nop, "a": nop, "c": nop, "d": nop}, &Options{Optional: []string{"d"}})
 	p.Env(t, "c")
 	if got, want := p.unused(), []string{"a", "b"}; !cmp.Equal(got, want) {
 		t.Errorf("unused = %q, want %q", got, want)
@@ -67,7 +69,15 @@ func TestNew_badRole(t *testing.T) {
 					t.Error("New did not panic")
 				}
 			}()
-			New(roles)
+			New(roles, nil)
 		})
 	}
+	t.Run("unregistered optional role", func(t *testing.T) {
+		defer func() {
+			if recover() == nil {
+				t.Error("New did not panic")
+			}
+		}()
+		New(map[string]Role{"a": func([]string) int { return 0 }}, &Options{Optional: []string{"b"}})
+	})
 }
