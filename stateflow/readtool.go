@@ -91,7 +91,7 @@ func (r *Reader) Read(args *ReadArgs) (string, error) {
 			var nf *notFound
 			if !args.Batch && args.Projection == "value" && asNotFound(err, &nf) {
 				if owners := r.danglingOwners(text); len(owners) > 0 {
-					return encodeResult(map[string]any{"value": nil, "hint": []any{danglingHint(owners)}})
+					return encodeResult(danglingResult{Hint: []danglingHint{{Type: "dangling-reference", Message: MsgDangling, Paths: owners}}})
 				}
 			}
 			return "", err
@@ -117,7 +117,7 @@ func encodeResult(v any) (string, error) {
 	return string(b), err
 }
 
-func (r *Reader) one(p *ReadPath, projection string) (map[string]any, error) {
+func (r *Reader) one(p *ReadPath, projection string) (any, error) {
 	if p.Patches {
 		rec, err := r.View.RecordBack(p.Root, p.Offset)
 		if err != nil {
@@ -213,22 +213,37 @@ func (r *Reader) isDocumentedRoot(name string) bool {
 	return ok
 }
 
-// keysOf is the keys projection of one value.
-func keysOf(v any) map[string]any {
+// keysResult is the keys projection of one value, in upstream member order.
+type keysResult struct {
+	Meta keysMeta `json:"meta"`
+	Keys any      `json:"keys"`
+}
+
+type keysMeta struct {
+	Type   string `json:"type"`
+	Size   *int   `json:"size,omitempty"`
+	Length *int   `json:"length,omitempty"`
+}
+
+// keysOf is the keys projection of one value; a string's length counts
+// UTF-16 code units, as JavaScript's.
+func keysOf(v any) keysResult {
 	switch x := v.(type) {
 	case map[string]any:
 		keys := map[string]any{}
 		for k, e := range x {
 			keys[k] = Kind(e)
 		}
-		return map[string]any{"meta": map[string]any{"type": "object", "size": float64(len(x))}, "keys": keys}
+		n := len(x)
+		return keysResult{Meta: keysMeta{Type: "object", Size: &n}, Keys: keys}
 	case []any:
-		return map[string]any{"meta": map[string]any{"type": "array", "length": float64(len(x))}, "keys": []any{}}
+		n := len(x)
+		return keysResult{Meta: keysMeta{Type: "array", Length: &n}, Keys: []any{}}
 	case string:
 		n := len(utf16.Encode([]rune(x)))
-		return map[string]any{"meta": map[string]any{"type": "string", "length": float64(n)}, "keys": []any{}}
+		return keysResult{Meta: keysMeta{Type: "string", Length: &n}, Keys: []any{}}
 	}
-	return map[string]any{"meta": map[string]any{"type": Kind(v)}, "keys": []any{}}
+	return keysResult{Meta: keysMeta{Type: Kind(v)}, Keys: []any{}}
 }
 
 // intersect narrows a semantic patch to a path: the sub-patch under the
@@ -267,12 +282,16 @@ func intersect(patch map[string]any, sels []Selector) any {
 // MsgDangling is the dangling-reference hint message (reference §1.8).
 const MsgDangling = "The requested value is unavailable in the selected state. These current values reference that path, not a verified new location. Use this evidence if relevant to the task."
 
-func danglingHint(owners []string) map[string]any {
-	paths := make([]any, len(owners))
-	for i, o := range owners {
-		paths[i] = o
-	}
-	return map[string]any{"type": "dangling-reference", "message": MsgDangling, "paths": paths}
+// danglingResult is the sentinel result, in upstream member order.
+type danglingResult struct {
+	Value any            `json:"value"`
+	Hint  []danglingHint `json:"hint"`
+}
+
+type danglingHint struct {
+	Type    string   `json:"type"`
+	Message string   `json:"message"`
+	Paths   []string `json:"paths"`
 }
 
 // danglingOwners scans the current patchable planes of every scope (at most
