@@ -8,4 +8,4 @@ import "net/http"
 // call it before injecting the page bootstrap, so a refused client gets
 // neither the bootstrap nor a CSRF cookie: it could not use either. Safe
 // for concurrent use.
-func (h *Handler) Allowed(r *http.Request) bool { return h.access.allow(r) }
+func (h *Handler) Allowed(r *http.Request) bool { return h.access.Check(r) == nil }

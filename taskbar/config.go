@@ -3,13 +3,14 @@ package taskbar
 import (
 	"errors"
 	"fmt"
-	"net/netip"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/pikit-dev/pikit/internal/loopback"
 )
 
 // Environment fallbacks of the five settings (seed 000 "Server-owned
@@ -211,8 +212,6 @@ func CanonicalRoot(root string) (string, error) {
 	return abs, nil
 }
 
-var dnsLabel = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$`)
-
 // ParseAllowedHost validates one allowed_hosts entry and returns its
 // canonical spelling: trimmed, lower-case, final dots removed, IP literals
 // in canonical form. Ports, schemes, paths, wildcards, CIDR, bracketed or
@@ -220,45 +219,11 @@ var dnsLabel = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$`)
 // number (2130706433, 0x7f.1: browsers read those as IPv4 addresses) are a
 // *ConfigError naming allowed_hosts (reference §12).
 func ParseAllowedHost(entry string) (string, error) {
-	bad := &ConfigError{Setting: "allowed_hosts", Rule: ruleAllowedHosts}
-	h := strings.TrimRight(strings.ToLower(strings.TrimSpace(entry)), ".")
-	if h == "" || strings.ContainsAny(h, "%/[]") {
-		return "", bad
-	}
-	if ip, err := netip.ParseAddr(h); err == nil {
-		return ip.String(), nil
-	}
-	if !validDNSName(h) {
-		return "", bad
+	h, err := loopback.ParseAllowedHost(entry)
+	if err != nil {
+		return "", &ConfigError{Setting: "allowed_hosts", Rule: ruleAllowedHosts}
 	}
 	return h, nil
-}
-
-// validDNSName reports whether h (lower-case, no final dot) is a DNS name
-// of LDH labels whose last label does not "end in a number": browsers parse
-// such a host (2130706433, 0x7f.1, 127.000.000.001, 127.1) as an IPv4
-// address (WHATWG URL host parser) and send its dotted-decimal form, so as
-// a name it could never match, and as an address it is not canonical.
-func validDNSName(h string) bool {
-	if h == "" || len(h) > 253 {
-		return false
-	}
-	labels := strings.Split(h, ".")
-	for _, l := range labels {
-		if !dnsLabel.MatchString(l) {
-			return false
-		}
-	}
-	return !endsInNumber(labels[len(labels)-1])
-}
-
-// endsInNumber is the WHATWG URL "ends in a number" test on the last label:
-// all decimal digits, or 0x/0X followed by hex digits.
-func endsInNumber(l string) bool {
-	if rest, ok := strings.CutPrefix(l, "0x"); ok {
-		return strings.Trim(rest, "0123456789abcdef") == ""
-	}
-	return strings.Trim(l, "0123456789") == ""
 }
 
 // String shows the settings without values that could leak paths.

@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/pikit-dev/pikit/internal/loopback"
 	"github.com/pikit-dev/pikit/taskbar/contract"
 	"github.com/pikit-dev/pikit/taskbar/runtime"
 )
@@ -84,8 +85,8 @@ type Options struct {
 type Handler struct {
 	owner  Owner
 	base   string
-	access accessPolicy
-	cop    *http.CrossOriginProtection
+	access *loopback.HostGuard
+	csrf   *loopback.CSRF
 	assets fs.FS
 	log    *slog.Logger
 	parse  func([]byte) (*contract.Task, error)
@@ -112,8 +113,8 @@ func NewHandler(owner Owner, opts *Options) *Handler {
 	h := &Handler{
 		owner:  owner,
 		base:   o.MountBase,
-		access: newAccessPolicy(o.AllowedHosts),
-		cop:    http.NewCrossOriginProtection(),
+		access: newHostGuard(o.AllowedHosts),
+		csrf:   loopback.NewCSRF(CSRFCookieName, CSRFHeader),
 		assets: o.Assets,
 		log:    o.Logger,
 		parse:  o.ParseTask,
@@ -127,7 +128,7 @@ func NewHandler(owner Owner, opts *Options) *Handler {
 	}
 	b := h.base
 	h.mux.HandleFunc("GET "+b+"/state", h.getState)
-	h.mux.HandleFunc("POST "+b+"/tasks", h.mutation(h.postTask))
+	h.mux.Handle("POST "+b+"/tasks", loopback.LimitBody(contract.MaxRequestBytes, h.mutation(h.postTask)))
 	h.mux.HandleFunc("DELETE "+b+"/tasks/{id}", h.mutation(h.deleteTask))
 	h.mux.HandleFunc("POST "+b+"/session/reset", h.mutation(h.postReset))
 	h.mux.HandleFunc("GET "+b+"/assets/{file}", h.getAsset)
@@ -143,15 +144,16 @@ func (h *Handler) MountBase() string { return h.base }
 // bootstrap shows it as data-remote-access="true" so the Browser Client
 // warns about unencrypted remote HTTP. The host list itself is never
 // exposed (seed 000 "Remote development access and diagnostics").
-func (h *Handler) RemoteAccess() bool { return len(h.access.allowed) > 0 }
+func (h *Handler) RemoteAccess() bool { return h.access.Remote() }
 
 // ServeHTTP checks access, then routes. Requests outside the mount base
 // get 404 not_found.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Cache-Control", "no-store")
 	w.Header().Set("X-Content-Type-Options", "nosniff")
-	if !h.access.allow(r) {
-		h.writeError(w, r, http.StatusForbidden, CodeForbidden, nil)
+	if err := h.access.Check(r); err != nil {
+		status, code := guardStatus(err)
+		h.writeError(w, r, status, code, nil)
 		return
 	}
 	if r.URL.Path != h.base && !strings.HasPrefix(r.URL.Path, h.base+"/") {
@@ -163,8 +165,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 func (h *Handler) mutation(next http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		if !h.checkCSRF(r) {
-			h.writeError(w, r, http.StatusUnprocessableEntity, CodeInvalidCSRF, nil)
+		if err := h.csrf.Check(r); err != nil {
+			status, code := guardStatus(err)
+			h.writeError(w, r, status, code, nil)
 			return
 		}
 		next(w, r)
@@ -181,7 +184,8 @@ func (h *Handler) getState(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *Handler) postTask(w http.ResponseWriter, r *http.Request) {
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, contract.MaxRequestBytes))
+	body, err := io.ReadAll(r.Body) // capped at registration
+
 	if err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {

@@ -119,7 +119,7 @@ func TestEqual(t *testing.T) {
 	}{
 		{secret, secret, true},
 		{"", "", true},
-		{secret, "x" + secret[1:], false}, // differs at the first byte
+		{secret, "x" + secret[1:], false},  // differs at the first byte
 		{secret, secret[:42] + "x", false}, // differs at the last byte
 		{secret, secret[:42], false},       // a prefix
 		{secret, secret + "s", false},
