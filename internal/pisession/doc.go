@@ -13,20 +13,24 @@
 // Pi 1.6.0 loads a session file line by line (LF) and skips blank lines and
 // lines JSON.parse rejects; the first parsed line must be an object of type
 // "session" with a string id, or the file is not a session (Pi then starts
-// afresh; [Read] returns [ErrNotSession]). A last line without LF is parsed
+// afresh; [Read] returns [ErrNotSession]); JSON null, false, 0 and "" lines
+// are passed over there, being falsy in JS. A last line without LF is parsed
 // too. Read does the same and lists every skipped non-blank line in
 // [File.Skipped] with its line number and reason; it never fails on one.
 // Lines that are JSON but not objects are skipped too (Pi keeps them as
 // entries without an id; nothing can reach them). Lines of type "session"
 // after the header are not entries, as in Pi's getEntries.
 //
+// Bytes that are not UTF-8 are read as U+FFFD, one per maximal invalid
+// subsequence, as Pi's UTF-8 decoding does (Raw then holds the U+FFFD, not
+// the bad bytes).
+//
 // Where Read differs: a line longer than [Options.MaxRecord] is an error
 // ([*LineError] wrapping jsonl.ErrOversized) rather than a silent loss;
-// raise the cap for files that carry large extension data. A line that is
-// not valid UTF-8 is skipped and listed (Pi would read it with U+FFFD in
-// place of the bad bytes; Pi itself never writes one). Files older than v3
-// are a [*VersionError]: Pi migrates them (v1 gets fresh random ids) and
-// rewrites them when it opens them.
+// raise the cap for files that carry large extension data. Files older than
+// v3 are a [*VersionError]: Pi migrates them (v1 gets fresh random ids) and
+// rewrites them when it opens them. Pi's own comparison is
+// TestRead_RealPiLoader, which runs Pi 1.6.0's loader on the same files.
 //
 // # Branches
 //

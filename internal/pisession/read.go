@@ -11,6 +11,7 @@ import (
 
 	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
+	"golang.org/x/text/encoding/unicode"
 
 	"github.com/pikit-dev/pikit/internal/jsonl"
 )
@@ -52,9 +53,9 @@ type Entry struct {
 // Skipped is a non-blank line [Read] passed over, as Pi does.
 type Skipped struct {
 	Line   int64 // 1-based line number
-	Offset int64 // byte offset of the line's first byte
+	Offset int64 // byte offset of the line's first byte (after U+FFFD repair)
 	Size   int   // bytes, without LF and CR
-	Err    error // ErrMalformed, ErrNotObject or a *jsonl.RecordError (invalid UTF-8)
+	Err    error // ErrMalformed or ErrNotObject
 }
 
 // File is a read session file. Entries are in file order. A File is not
@@ -79,7 +80,10 @@ func Read(r io.Reader, opts *Options) (*File, error) {
 	}
 	// Pi parses a last line that has no LF; one more LF makes jsonl see it
 	// as a record (and an already terminated file only gains a blank line).
-	lr := jsonl.NewReader(io.MultiReader(r, strings.NewReader("\n")), o.MaxRecord)
+	// Pi decodes the bytes as UTF-8 with U+FFFD for each maximal invalid
+	// subsequence (WHATWG), which x/text's UTF-8 decoder does too.
+	in := unicode.UTF8.NewDecoder().Reader(io.MultiReader(r, strings.NewReader("\n")))
+	lr := jsonl.NewReader(in, o.MaxRecord)
 	f := &File{index: map[string]int{}}
 	var sc scanner
 	haveHeader := false
@@ -90,17 +94,19 @@ func Read(r io.Reader, opts *Options) (*File, error) {
 			break
 		}
 		if err != nil {
-			var re *jsonl.RecordError
-			if errors.As(err, &re) && errors.Is(err, jsonl.ErrInvalidUTF8) {
-				f.Skipped = append(f.Skipped, Skipped{Line: re.Record, Offset: re.Offset, Size: re.Size, Err: err})
-				continue
-			}
 			return nil, &LineError{Line: lr.Record(), Offset: lr.Offset(), Err: err}
 		}
 		if isBlank(line) {
 			continue
 		}
 		fields, err := sc.scan(line)
+		if err == errNotObjectTruthy {
+			if !haveHeader {
+				// Pi takes the first truthy JSON value as the header.
+				return nil, fmt.Errorf("%w: line %d is not a session header", ErrNotSession, lr.Record())
+			}
+			err = ErrNotObject
+		}
 		if err != nil {
 			f.Skipped = append(f.Skipped, Skipped{Line: lr.Record(), Offset: lr.Offset(), Size: len(line), Err: err})
 			continue
@@ -199,11 +205,16 @@ func (s *scanner) scan(line []byte) (lineFields, error) {
 	s.rd.Reset(line)
 	s.dec.Reset(&s.rd, scanOpts...)
 	if s.dec.PeekKind() != '{' {
-		if _, err := s.dec.ReadValue(); err != nil {
+		v, err := s.dec.ReadValue()
+		if err != nil {
 			return lf, ErrMalformed
 		}
+		isTruthy := truthy(v) // v is valid only until the next read
 		if _, err := s.dec.ReadToken(); err != io.EOF {
 			return lf, ErrMalformed
+		}
+		if isTruthy {
+			return lf, errNotObjectTruthy
 		}
 		return lf, ErrNotObject
 	}
@@ -256,6 +267,25 @@ func (s *scanner) scan(line []byte) (lineFields, error) {
 		return lf, ErrMalformed
 	}
 	return lf, nil
+}
+
+// errNotObjectTruthy is a line that is JSON, not an object, and truthy in
+// JS: before the header Pi takes it for the (foreign) first record.
+var errNotObjectTruthy = errors.New("pisession: truthy JSON line that is not an object")
+
+// truthy reports whether JSON value v is truthy in JS: everything but null,
+// false, a zero number and "".
+func truthy(v jsontext.Value) bool {
+	switch v.Kind() {
+	case 'n', 'f':
+		return false
+	case '0':
+		f, err := strconv.ParseFloat(string(v), 64)
+		return err != nil || f != 0 // a number too small for float64 parses as 0, as in JS
+	case '"':
+		return string(v) != `""`
+	}
+	return true
 }
 
 // Entry returns the entry with id (the later one when an id is duplicated).

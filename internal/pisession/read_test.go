@@ -131,6 +131,7 @@ func TestRead_Crafted(t *testing.T) {
 		wantSkipped []int64 // line numbers
 	}{
 		{"header only", header, []string{}, nil},
+		{"falsy JSON before the header", "null\nfalse\n0\n-0.0e5\n\"\"\n" + header + `{"type":"x","id":"a"}` + "\n", []string{"a"}, []int64{1, 2, 3, 4, 5}},
 		{"blank lines", "\n \t\n" + header + "\r\n\n" + `{"type":"x","id":"a","parentId":null}` + "\n\n", []string{"a"}, nil},
 		{"CRLF", strings.ReplaceAll(header+`{"type":"x","id":"a","parentId":null}`+"\n", "\n", "\r\n"), []string{"a"}, nil},
 		{"malformed lines skipped as Pi does", "{oops\n" + header + `{"type":"x","id":"a","parentId":null}` + "\n" +
@@ -139,7 +140,7 @@ func TestRead_Crafted(t *testing.T) {
 		{"last line without LF is read", header + `{"type":"x","id":"a","parentId":null}`, []string{"a"}, nil},
 		{"torn last line is skipped", header + `{"type":"x","id":"a","parentId":null}` + "\n" + `{"type":"x","id":"b","par`, []string{"a"}, []int64{3}},
 		{"later session lines are not entries", header + `{"type":"session","id":"s2"}` + "\n" + `{"type":"x","id":"a"}` + "\n", []string{"a"}, nil},
-		{"invalid UTF-8 line skipped", header + "{\"type\":\"x\",\"id\":\"\xff\"}\n" + `{"type":"x","id":"a"}` + "\n", []string{"a"}, []int64{2}},
+		{"invalid UTF-8 read as U+FFFD", header + "{\"type\":\"x\",\"id\":\"\xff\xe2\x82A\"}\n" + `{"type":"x","id":"a"}` + "\n", []string{"\uFFFD\uFFFDA", "a"}, nil},
 		{"lone surrogate escape is JSON", header + `{"type":"x","id":"a","note":"\ud800"}` + "\n", []string{"a"}, nil},
 		{"duplicate members: last wins", header + `{"type":"x","id":"z","id":"a","parentId":"q","parentId":null}` + "\n", []string{"a"}, nil},
 		{"entry without id is kept", header + `{"type":"x","parentId":null}` + "\n", []string{""}, nil},
@@ -170,8 +171,8 @@ func TestRead_Crafted(t *testing.T) {
 }
 
 func TestRead_SkipReasons(t *testing.T) {
-	f := readString(t, header+"{bad\n[1]\n{\"type\":\"x\",\"id\":\"\xc3\"}\n", nil)
-	want := []error{pisession.ErrMalformed, pisession.ErrNotObject, jsonl.ErrInvalidUTF8}
+	f := readString(t, header+"{bad\n[1]\n\"\xc3\n", nil)
+	want := []error{pisession.ErrMalformed, pisession.ErrNotObject, pisession.ErrMalformed}
 	if len(f.Skipped) != len(want) {
 		t.Fatalf("skipped %v", f.Skipped)
 	}
@@ -192,6 +193,7 @@ func TestRead_Errors(t *testing.T) {
 		{"only blank and malformed", "\n{x\n", pisession.ErrNotSession},
 		{"foreign JSON lines", `{"dir":"stdin","t_ms":1,"rec":{}}` + "\n", pisession.ErrNotSession},
 		{"entry before header", `{"type":"message","id":"a"}` + "\n" + header, pisession.ErrNotSession},
+		{"truthy JSON before the header", "[]\n" + header, pisession.ErrNotSession},
 		{"header id not a string", `{"type":"session","version":3,"id":7}` + "\n", pisession.ErrNotSession},
 	}
 	for _, tt := range tests {
