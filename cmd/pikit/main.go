@@ -61,6 +61,7 @@ func newRootCmd() *cobra.Command {
 		newLiveCmd(),
 		newDemoCmd(),
 		newStateflowCmd(),
+		newExtCmd(),
 	)
 	return root
 }

@@ -1,0 +1,268 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/pikit-dev/pikit/piext"
+	"github.com/spf13/cobra"
+)
+
+func newExtCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "ext",
+		Short: "Install and run Pi extensions written in Go",
+		Long: "Pi loads extensions written in TypeScript; a Go extension is installed as a small bridge\n" +
+			"(pikit-NAME/ in Pi's extensions folder) that starts the Go program as a sidecar.",
+	}
+	cmd.AddCommand(newExtInstallCmd(), newExtUninstallCmd(), newExtListCmd(), newExtPackCmd(), newExtRunCmd())
+	return cmd
+}
+
+// extDirFlags are the flags that choose the extensions folder.
+type extDirFlags struct {
+	agentDir string
+	project  bool
+}
+
+func (f *extDirFlags) add(cmd *cobra.Command) {
+	cmd.Flags().StringVar(&f.agentDir, "agent-dir", "", "Pi's agent dir (default $PI_CODING_AGENT_DIR, else ~/.pi/agent)")
+	cmd.Flags().BoolVar(&f.project, "project", false, "use the project's .pi/extensions in the current directory")
+}
+
+// dir resolves the extensions folder: --project → ./.pi/extensions, else
+// <agentDir>/extensions with the agent dir from --agent-dir, then
+// PI_CODING_AGENT_DIR, then ~/.pi/agent.
+func (f *extDirFlags) dir() (string, error) {
+	if f.project {
+		wd, err := os.Getwd()
+		if err != nil {
+			return "", err
+		}
+		return filepath.Join(wd, ".pi", "extensions"), nil
+	}
+	agent := f.agentDir
+	if agent == "" {
+		agent = os.Getenv("PI_CODING_AGENT_DIR")
+	}
+	if agent == "" {
+		home, err := os.UserHomeDir()
+		if err != nil {
+			return "", fmt.Errorf("find the agent dir: %w", err)
+		}
+		agent = filepath.Join(home, ".pi", "agent")
+	}
+	return filepath.Abs(filepath.Join(agent, "extensions"))
+}
+
+func builtin(name string) (*piext.Extension, error) {
+	mk, ok := builtinExtensions()[name]
+	if !ok {
+		var names []string
+		for n := range builtinExtensions() {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		return nil, fmt.Errorf("no built-in extension %q (built in: %s; use --exec PATH for your own)", name, strings.Join(names, ", "))
+	}
+	return mk(), nil
+}
+
+// selfExecutable is os.Executable with symlinks resolved, refusing go run /
+// go test builds.
+func selfExecutable() (string, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return "", err
+	}
+	if exe, err = filepath.EvalSymlinks(exe); err != nil {
+		return "", err
+	}
+	return exe, piext.CheckExecutable(exe)
+}
+
+func newExtInstallCmd() *cobra.Command {
+	var f extDirFlags
+	var execPath string
+	cmd := &cobra.Command{
+		Use:   "install NAME [--exec PATH] [--project] [--agent-dir DIR]",
+		Short: "Install a Go extension where Pi discovers it (idempotent)",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			name := args[0]
+			dir, err := f.dir()
+			if err != nil {
+				return err
+			}
+			o := piext.InstallOptions{Dir: dir}
+			if execPath != "" {
+				exe, err := filepath.Abs(execPath)
+				if err == nil {
+					exe, err = filepath.EvalSymlinks(exe)
+				}
+				if err != nil {
+					return err
+				}
+				if err := piext.CheckExecutable(exe); err != nil {
+					return err
+				}
+				m, err := readManifest(cmd.Context(), exe)
+				if err != nil {
+					return err
+				}
+				if m.Name != name {
+					return fmt.Errorf("%s declares the extension %q, not %q", filepath.Base(exe), m.Name, name)
+				}
+				o.Command, o.Manifest = []string{exe}, m
+			} else {
+				ext, err := builtin(name)
+				if err != nil {
+					return err
+				}
+				exe, err := selfExecutable()
+				if err != nil {
+					return err
+				}
+				o.Command, o.Manifest, o.Skills = []string{exe, "ext", "run", name}, ext.Manifest(), ext.Skills
+			}
+			folder, err := piext.WriteInstall(o)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "installed %s in %s\n", name, folder)
+			if f.project {
+				fmt.Fprintln(cmd.ErrOrStderr(), "note: Pi loads project extensions only for trusted projects (in RPC mode pass --approve)")
+			}
+			return nil
+		},
+	}
+	f.add(cmd)
+	cmd.Flags().StringVar(&execPath, "exec", "", "your own extension program (built with piext.Main) instead of a built-in one")
+	return cmd
+}
+
+// readManifest runs exe with piext.ManifestFlag.
+func readManifest(ctx context.Context, exe string) (piext.Manifest, error) {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, exe, piext.ManifestFlag).Output()
+	var m piext.Manifest
+	if err != nil {
+		return m, fmt.Errorf("read the manifest of %s: %w", filepath.Base(exe), err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n") // the manifest is the last line
+	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &m); err != nil {
+		return m, fmt.Errorf("read the manifest of %s: %w", filepath.Base(exe), err)
+	}
+	return m, nil
+}
+
+func newExtUninstallCmd() *cobra.Command {
+	var f extDirFlags
+	cmd := &cobra.Command{
+		Use:   "uninstall NAME [--project] [--agent-dir DIR]",
+		Short: "Remove an installed Go extension",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			dir, err := f.dir()
+			if err != nil {
+				return err
+			}
+			if err := piext.Uninstall(dir, args[0]); err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "uninstalled %s\n", args[0])
+			return nil
+		},
+	}
+	f.add(cmd)
+	return cmd
+}
+
+func newExtListCmd() *cobra.Command {
+	var f extDirFlags
+	cmd := &cobra.Command{
+		Use:   "list [--project] [--agent-dir DIR]",
+		Short: "List installed Go extensions and whether their program still exists",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			dir, err := f.dir()
+			if err != nil {
+				return err
+			}
+			list, err := piext.List(dir)
+			if err != nil {
+				return err
+			}
+			for _, in := range list {
+				state := "ok"
+				if !in.CommandOK {
+					state = "missing program (install again)"
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "%s\t%s\t%s\n", in.Name, state, strings.Join(in.Command, " "))
+			}
+			return nil
+		},
+	}
+	f.add(cmd)
+	return cmd
+}
+
+func newExtPackCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "pack NAME DIR",
+		Short: "Write a self-contained package of a built-in extension that `pi -e DIR` loads",
+		Args:  cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ext, err := builtin(args[0])
+			if err != nil {
+				return err
+			}
+			exe, err := selfExecutable()
+			if err != nil {
+				return err
+			}
+			dir, err := filepath.Abs(args[1])
+			if err != nil {
+				return err
+			}
+			if err := piext.Pack(dir, exe, []string{"ext", "run", args[0]}, ext.Manifest(), ext.Skills); err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "packed %s in %s\n", args[0], dir)
+			return nil
+		},
+	}
+}
+
+func newExtRunCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:    "run NAME",
+		Short:  "Serve a built-in extension on stdin/stdout (the sidecar the bridge starts)",
+		Args:   cobra.ExactArgs(1),
+		Hidden: true,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ext, err := builtin(args[0])
+			if err != nil {
+				return err
+			}
+			out, err := piext.TakeStdout()
+			if err != nil {
+				return err
+			}
+			err = piext.Serve(cmd.Context(), ext, os.Stdin, out)
+			if errors.Is(err, context.Canceled) {
+				return nil
+			}
+			return err
+		},
+	}
+}

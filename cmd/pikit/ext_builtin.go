@@ -1,0 +1,15 @@
+package main
+
+import (
+	hello "github.com/pikit-dev/pikit/examples/piext-hello"
+	"github.com/pikit-dev/pikit/piext"
+)
+
+// builtinExtensions is the one table of Go extensions pikit carries:
+// `pikit ext install NAME` installs one, `pikit ext run NAME` is its sidecar.
+// A new extension is one row.
+func builtinExtensions() map[string]func() *piext.Extension {
+	return map[string]func() *piext.Extension{
+		"hello": hello.New,
+	}
+}

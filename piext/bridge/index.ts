@@ -1,0 +1,521 @@
+// pikit piext bridge: loads a Go extension into Pi (protocol 1).
+//
+// Pi loads this file through jiti from an installed folder pikit-NAME/ that
+// also holds piext.json = {protocol, command, manifest}. The factory
+// registers the manifest's tools, commands and hooks without starting
+// anything; the Go sidecar starts in session_start or on first use, speaks
+// JSON-RPC 2.0 over its stdin/stdout (one JSON object per line), and is kept
+// for the whole Pi process on globalThis (a /reload re-runs this module).
+// Written by pikit; do not edit: `pikit ext install NAME` rewrites it.
+import { spawn } from "node:child_process";
+import { createHash } from "node:crypto";
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
+import { fileURLToPath } from "node:url";
+
+const PROTOCOL = 1;
+const HOOK_TIMEOUT_MS = 5000;
+const EXIT_REJECT_MS = 1000;
+const CODE = {
+  staleSession: -32011,
+  staleContext: -32012,
+  notAllowed: -32013,
+  unavailable: -32014,
+  unknownMessage: -32015,
+  methodNotFound: -32601,
+  internal: -32603,
+};
+
+const here = typeof __dirname === "string" ? __dirname : path.dirname(fileURLToPath(import.meta.url));
+
+type Install = {
+  protocol: number;
+  command: string[];
+  manifest: {
+    name: string;
+    tools: any[];
+    commands: { name: string; description?: string; completions?: boolean }[];
+    hooks: { event: string; failClosed: boolean }[];
+    skills?: boolean;
+  };
+};
+
+// The allowlist: which methods of pi, ctx, ctx.ui and ctx.sessionManager the
+// sidecar may call. A new need is one row. A row names a method (called with
+// the JSON args) or a property (read). "dialog" rows report how they ended;
+// custom rows compute their answer.
+const ALLOW: Record<string, Record<string, "call" | "prop" | "dialog" | ((env: CallEnv, args: any[]) => any)>> = {
+  pi: {
+    appendEntry: "call", sendMessage: "call", sendUserMessage: "call", setLabel: "call", setSessionName: "call",
+    getSessionName: "call", getActiveTools: "call", getAllTools: "call", setActiveTools: "call", getCommands: "call",
+    getThinkingLevel: "call", setThinkingLevel: "call", getFlag: "call",
+  },
+  ctx: {
+    mode: "prop", hasUI: "prop", cwd: "prop", model: "prop", thinkingLevel: "prop",
+    isIdle: "call", abort: "call", hasPendingMessages: "call", getContextUsage: "call", compact: "call",
+    getSystemPrompt: "call", isProjectTrusted: "call", shutdown: "call",
+    waitForIdle: "call", navigateTree: "call", newSession: "call", fork: "call", switchSession: "call", reload: "call",
+  },
+  ui: {
+    select: "dialog", confirm: "dialog", input: "dialog", editor: "dialog",
+    notify: "call", setStatus: "call", setWidget: "call", setTitle: "call", setEditorText: "call", getEditorText: "call",
+  },
+  session: {
+    getCwd: "call", getSessionDir: "call", getSessionId: "call", getSessionFile: "call", getSessionName: "call",
+    getHeader: "call", getEntries: "call", getEntry: "call", getBranch: "call", getTree: "call", getLeafId: "call",
+    getLeafEntry: "call", getLabel: "call", buildContextEntries: "call",
+    getEntriesAfter: (env, args) => {
+      const all = env.ctx.sessionManager.getEntries();
+      if (!args[0]) return all;
+      const i = all.findIndex((e: any) => e.id === args[0]);
+      if (i < 0) throw rpcError(CODE.unavailable, "no entry " + String(args[0]).slice(0, 64));
+      return all.slice(i + 1);
+    },
+  },
+};
+
+type CallEnv = { pi: any; ctx: any; signal: AbortSignal };
+
+function rpcError(code: number, message: string) {
+  const e: any = new Error(message);
+  e.code = code;
+  return e;
+}
+
+function errText(e: any): string {
+  return e && e.message ? String(e.message) : String(e);
+}
+
+// One sidecar per installed extension per Pi process.
+class Sidecar {
+  name: string;
+  install: Install;
+  pi: any = null;
+  child: any = null;
+  alive = false;
+  ready: Promise<void> | null = null;
+  nextId = 0;
+  pending = new Map<number, { resolve: (v: any) => void; reject: (e: any) => void }>();
+  incoming = new Map<string, AbortController>();
+  updates = new Map<string, (u: any) => void>();
+  ctxs = new Map<string, { ctx: any; gen: number }>();
+  nextCtx = 0;
+  generation = 0;
+  sessionCtx: any = null;
+  bind: any = null;
+  known = new Set<string>(); // context hashes the sidecar holds
+  reportedOpen = false;
+  spawns = 0;
+  stopping = false;
+
+  constructor(install: Install) {
+    this.install = install;
+    this.name = install.manifest.name;
+  }
+
+  // ensure starts the sidecar when it is not running and resolves once it
+  // answered initialize (and the rebind, when a session is known).
+  ensure(): Promise<void> {
+    if (this.alive && this.ready) return this.ready;
+    this.ready = this.start();
+    return this.ready;
+  }
+
+  private async start(): Promise<void> {
+    const cmd = this.install.command.map((a, i) => (i === 0 && !path.isAbsolute(a) ? path.join(here, a) : a));
+    let logFd: number | "ignore" = "ignore";
+    try {
+      logFd = fs.openSync(logPath(this.name), "a", 0o600);
+    } catch {
+      // no log file: stderr is dropped, never sent to Pi's stdout
+    }
+    const child = spawn(cmd[0], cmd.slice(1), { stdio: ["pipe", "pipe", logFd], env: process.env });
+    if (typeof logFd === "number") fs.closeSync(logFd);
+    this.child = child;
+    this.alive = true;
+    this.spawns++;
+    const chunks: Buffer[] = [];
+    const gone = (why: string) => {
+      if (this.child !== child) return;
+      this.alive = false;
+      this.child = null;
+      this.known.clear();
+      const err = rpcError(CODE.internal, `piext ${this.name}: sidecar ${why}`);
+      for (const p of this.pending.values()) p.reject(err);
+      this.pending.clear();
+      for (const a of this.incoming.values()) a.abort();
+      this.incoming.clear();
+    };
+    // Without these listeners an EPIPE while Pi writes a large payload to a
+    // dead child is an uncaught 'error' and kills Pi itself.
+    child.on("error", (e: any) => gone("failed: " + (e && e.code ? e.code : "spawn error")));
+    child.stdin.on("error", () => gone("pipe closed"));
+    child.stdout.on("error", () => gone("pipe closed"));
+    child.on("exit", (code: any, sig: any) => gone(`exited (${sig ?? code})`));
+    child.stdout.on("data", (buf: Buffer) => {
+      // Split on byte 10 over Buffers; decode a whole line at once so a
+      // multi-byte character split across chunks stays intact.
+      let start = 0;
+      for (let i = buf.indexOf(10); i >= 0; i = buf.indexOf(10, start)) {
+        chunks.push(buf.subarray(start, i));
+        const line = Buffer.concat(chunks).toString("utf8");
+        chunks.length = 0;
+        start = i + 1;
+        if (line.trim() !== "") this.onLine(line);
+      }
+      if (start < buf.length) chunks.push(buf.subarray(start));
+    });
+    // Pi may exit (pi -p) while the sidecar lives: do not hold the loop.
+    child.unref();
+    child.stdin.unref?.();
+    child.stdout.unref?.();
+    const init = await this.request("initialize", { protocol: PROTOCOL, name: this.name }, { timeoutMs: HOOK_TIMEOUT_MS });
+    if (!init || init.protocol !== PROTOCOL) throw new Error(`piext ${this.name}: bad initialize answer`);
+    this.reportedOpen = false;
+    if (this.bind) await this.request("session/bind", { ...this.bind, reason: this.spawns > 1 ? "respawn" : this.bind.reason }, { timeoutMs: HOOK_TIMEOUT_MS });
+  }
+
+  stop() {
+    this.stopping = true;
+    const child = this.child;
+    if (!child) return;
+    try {
+      child.stdin.end();
+    } catch {}
+    setTimeout(() => {
+      try {
+        if (child.exitCode === null) child.kill("SIGTERM");
+      } catch {}
+    }, 2000).unref();
+  }
+
+  write(msg: any) {
+    if (!this.alive || !this.child) throw rpcError(CODE.internal, `piext ${this.name}: sidecar not running`);
+    try {
+      this.child.stdin.write(JSON.stringify(msg) + "\n");
+    } catch (e) {
+      throw rpcError(CODE.internal, `piext ${this.name}: write to sidecar: ${errText(e)}`);
+    }
+  }
+
+  // request sends a call; the promise settles with the answer, the sidecar's
+  // exit (rejected within a second), the timeout or the signal.
+  request(method: string, params: any, opts: { timeoutMs?: number; signal?: AbortSignal } = {}): Promise<any> {
+    const id = ++this.nextId;
+    return new Promise((resolve, reject) => {
+      let timer: any = null;
+      const onAbort = () => finish(rpcError(-32800, "aborted"), undefined, true);
+      const finish = (err: any, val: any, cancel = false) => {
+        if (!this.pending.has(id)) return;
+        this.pending.delete(id);
+        if (timer) clearTimeout(timer);
+        opts.signal?.removeEventListener("abort", onAbort);
+        if (cancel) {
+          try {
+            this.write({ jsonrpc: "2.0", method: "$/cancelRequest", params: { id } });
+          } catch {}
+        }
+        err ? reject(err) : resolve(val);
+      };
+      this.pending.set(id, { resolve: (v) => finish(null, v), reject: (e) => finish(e, undefined) });
+      if (opts.timeoutMs) {
+        timer = setTimeout(() => finish(rpcError(CODE.internal, `piext ${this.name}: ${method} timed out after ${opts.timeoutMs} ms`), undefined, true), opts.timeoutMs);
+        timer.unref?.();
+      }
+      if (opts.signal) {
+        if (opts.signal.aborted) return onAbort();
+        opts.signal.addEventListener("abort", onAbort);
+      }
+      try {
+        this.write({ jsonrpc: "2.0", id, method, params });
+      } catch (e) {
+        finish(e, undefined);
+      }
+    });
+  }
+
+  // call makes sure the sidecar runs, then requests.
+  async call(method: string, params: any, opts: { timeoutMs?: number; signal?: AbortSignal } = {}) {
+    await this.ensure();
+    return this.request(method, params, opts);
+  }
+
+  onLine(line: string) {
+    let msg: any;
+    try {
+      msg = JSON.parse(line);
+    } catch {
+      return; // not ours to print: Pi's stdout is its RPC channel
+    }
+    if (msg.method === undefined) {
+      const p = this.pending.get(msg.id);
+      if (!p) return;
+      if (msg.error) p.reject(rpcError(msg.error.code, msg.error.message));
+      else p.resolve(msg.result);
+      return;
+    }
+    if (msg.method === "$/cancelRequest") {
+      this.incoming.get(String(msg.params?.id))?.abort();
+      return;
+    }
+    if (msg.method === "tool/update") {
+      const u = this.updates.get(msg.params?.toolCallId);
+      if (u) u({ content: msg.params.content ?? [], details: msg.params.details });
+      return;
+    }
+    if (msg.id === undefined) return;
+    const ac = new AbortController();
+    this.incoming.set(String(msg.id), ac);
+    this.serve(msg.method, msg.params, ac.signal).then(
+      (result) => this.answer({ jsonrpc: "2.0", id: msg.id, result: result === undefined ? null : result }),
+      (e) => this.answer({ jsonrpc: "2.0", id: msg.id, error: { code: typeof e?.code === "number" ? e.code : CODE.internal, message: errText(e) } }),
+    ).finally(() => this.incoming.delete(String(msg.id)));
+  }
+
+  answer(msg: any) {
+    try {
+      this.write(msg);
+    } catch {}
+  }
+
+  async serve(method: string, params: any, signal: AbortSignal): Promise<any> {
+    if (method !== "pi/call") throw rpcError(CODE.methodNotFound, "method not found: " + method);
+    const { ctxId, generation, target, method: m } = params ?? {};
+    const args: any[] = Array.isArray(params?.args) ? params.args : [];
+    const row = ALLOW[target]?.[m];
+    if (!row) throw rpcError(CODE.notAllowed, `not allowed: ${target}.${m}`);
+    let ctx: any;
+    if (ctxId) {
+      const b = this.ctxs.get(ctxId);
+      if (!b) throw rpcError(CODE.staleContext, `stale context: the handler of ${target}.${m}'s context has returned`);
+      ctx = b.ctx;
+    } else {
+      if (generation !== this.generation || !this.sessionCtx)
+        throw rpcError(CODE.staleSession, `stale session: generation ${generation} was replaced by ${this.generation}`);
+      ctx = this.sessionCtx;
+    }
+    const env: CallEnv = { pi: this.pi, ctx, signal };
+    if (typeof row === "function") return row(env, args);
+    const obj = target === "pi" ? this.pi : target === "ctx" ? ctx : target === "ui" ? ctx.ui : ctx.sessionManager;
+    if (row === "prop") return obj[m];
+    if (typeof obj?.[m] !== "function") throw rpcError(CODE.unavailable, `unavailable here: ${target}.${m}`);
+    if (row === "dialog") return dialog(ctx, m, args, signal);
+    return await obj[m](...args);
+  }
+
+  bindCtx(ctx: any): string {
+    const id = `${this.generation}.${++this.nextCtx}`;
+    this.ctxs.set(id, { ctx, gen: this.generation });
+    return id;
+  }
+
+  // hookFailed applies the hook's declared failure mode.
+  hookFailed(event: string, failClosed: boolean, e: any) {
+    const why = `piext ${this.name}: ${event} hook: ${errText(e)}`;
+    if (failClosed) {
+      if (event === "tool_call") return { block: true, reason: why };
+      throw new Error(why);
+    }
+    if (!this.reportedOpen) {
+      this.reportedOpen = true;
+      throw new Error(why + " (failing open: the event goes on unmodified)");
+    }
+    return undefined;
+  }
+}
+
+async function dialog(ctx: any, m: string, args: any[], signal: AbortSignal) {
+  if (!ctx.hasUI) return { status: "no_ui" };
+  const optIndex = m === "editor" ? -1 : 2;
+  const opts = optIndex >= 0 ? { ...(args[optIndex] ?? {}), signal } : undefined;
+  const call = optIndex >= 0 ? [...args.slice(0, optIndex), opts] : args;
+  const t0 = Date.now();
+  const v = await ctx.ui[m](...call);
+  const timedOut = opts?.timeout !== undefined && Date.now() - t0 >= opts.timeout - 20;
+  if (m === "confirm") return v ? { status: "answered", confirmed: true } : { status: timedOut ? "timed_out" : "answered", confirmed: false };
+  if (v === undefined || v === null) return { status: timedOut ? "timed_out" : "cancelled" };
+  return { status: "answered", value: String(v) };
+}
+
+function logPath(name: string): string {
+  const dir = path.join(os.tmpdir(), `pikit-piext-${process.getuid?.() ?? "u"}`);
+  fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
+  return path.join(dir, `${name}.log`);
+}
+
+// hashMessage fingerprints a message without building its JSON text: every
+// string and number is fed to the hash with its path structure.
+function hashMessage(m: any): string {
+  const h = createHash("sha1");
+  const walk = (v: any) => {
+    if (v === null || v === undefined) h.update("n");
+    else if (typeof v === "string") {
+      h.update("s" + v.length + ":");
+      h.update(v);
+    } else if (typeof v === "number" || typeof v === "boolean") h.update("v" + String(v) + ";");
+    else if (Array.isArray(v)) {
+      h.update("[" + v.length);
+      for (const x of v) walk(x);
+    } else if (typeof v === "object") {
+      const keys = Object.keys(v);
+      h.update("{" + keys.length);
+      for (const k of keys) {
+        if (v[k] === undefined || typeof v[k] === "function") continue;
+        h.update("k" + k.length + ":" + k);
+        walk(v[k]);
+      }
+    }
+  };
+  walk(m);
+  return h.digest("base64");
+}
+
+function applyEdits(input: any[], res: any): any[] {
+  const out: any[] = [];
+  for (const e of res.edits ?? []) {
+    if (e.message !== undefined) out.push(e.message);
+    else for (let i = 0; i < (e.count ?? 0); i++) out.push(input[(e.from ?? 0) + i]);
+  }
+  return out;
+}
+
+export default function (pi: any) {
+  const install: Install = JSON.parse(fs.readFileSync(path.join(here, "piext.json"), "utf8"));
+  if (install.protocol !== PROTOCOL) {
+    throw new Error(`piext ${install.manifest?.name}: protocol mismatch: the bridge speaks ${PROTOCOL}, piext.json ${install.protocol}; run \`pikit ext install ${install.manifest?.name}\` again`);
+  }
+  const key = Symbol.for("pikit.piext." + install.manifest.name);
+  const g: any = globalThis;
+  const sc: Sidecar = g[key] ?? (g[key] = new Sidecar(install));
+  sc.pi = pi;
+  sc.install = install;
+  const name = install.manifest.name;
+
+  // withCtx runs f with a ctxId bound to ctx for the handler's duration.
+  const withCtx = async <T>(ctx: any, f: (ctxId: string) => Promise<T>): Promise<T> => {
+    const id = sc.bindCtx(ctx);
+    try {
+      return await f(id);
+    } finally {
+      sc.ctxs.delete(id);
+    }
+  };
+
+  for (const t of install.manifest.tools) {
+    pi.registerTool({
+      name: t.name,
+      label: t.label,
+      description: t.description,
+      parameters: t.parameters,
+      ...(t.promptSnippet ? { promptSnippet: t.promptSnippet } : {}),
+      ...(t.promptGuidelines ? { promptGuidelines: t.promptGuidelines } : {}),
+      ...(t.executionMode ? { executionMode: t.executionMode } : {}),
+      async execute(toolCallId: string, params: any, signal: AbortSignal | undefined, onUpdate: any, ctx: any) {
+        if (onUpdate) sc.updates.set(toolCallId, onUpdate);
+        try {
+          const res = await withCtx(ctx, (ctxId) =>
+            sc.call("tool/execute", { tool: t.name, toolCallId, params, ctxId, generation: sc.generation }, { signal }),
+          );
+          return { content: res?.content ?? [], details: res?.details ?? {}, ...(res?.isError ? { isError: true } : {}) };
+        } finally {
+          sc.updates.delete(toolCallId);
+        }
+      },
+    });
+  }
+
+  for (const c of install.manifest.commands) {
+    pi.registerCommand(c.name, {
+      description: c.description,
+      ...(c.completions
+        ? {
+            getArgumentCompletions: async (prefix: string) => {
+              try {
+                const r = await sc.call("command/complete", { command: c.name, prefix }, { timeoutMs: HOOK_TIMEOUT_MS });
+                return r?.items ?? null;
+              } catch {
+                return null;
+              }
+            },
+          }
+        : {}),
+      handler: (args: string, ctx: any) =>
+        withCtx(ctx, (ctxId) => sc.call("command/run", { command: c.name, args, ctxId, generation: sc.generation })),
+    });
+  }
+
+  const hooks = new Map(install.manifest.hooks.map((h) => [h.event, h]));
+
+  const forward = async (event: string, ev: any, ctx: any) => {
+    const spec = hooks.get(event)!;
+    try {
+      return await withCtx(ctx, async (ctxId) => {
+        const base = { event, ctxId, generation: sc.generation };
+        if (event !== "context" && event !== "context_with_system") {
+          return await sc.call("hook", { ...base, payload: ev }, { timeoutMs: HOOK_TIMEOUT_MS });
+        }
+        const input: any[] = ev.messages ?? [];
+        const hashes = input.map(hashMessage);
+        const send = async (full: boolean) => {
+          const messages = input.map((m, i) => (full || !sc.known.has(hashes[i]) ? { h: hashes[i], m } : { h: hashes[i] }));
+          const res = await sc.call("hook", { ...base, messages }, { timeoutMs: HOOK_TIMEOUT_MS });
+          sc.known = new Set(hashes);
+          return res;
+        };
+        let res: any;
+        try {
+          res = await send(false);
+        } catch (e: any) {
+          if (e?.code !== CODE.unknownMessage) throw e;
+          res = await send(true);
+        }
+        return res ? { messages: applyEdits(input, res) } : undefined;
+      });
+    } catch (e) {
+      return sc.hookFailed(event, spec.failClosed, e);
+    }
+  };
+
+  for (const h of install.manifest.hooks) {
+    if (h.event === "session_start" || h.event === "session_shutdown" || h.event === "resources_discover") continue;
+    pi.on(h.event, (ev: any, ctx: any) => forward(h.event, ev, ctx));
+  }
+
+  pi.on("session_start", async (ev: any, ctx: any) => {
+    sc.generation++;
+    sc.sessionCtx = ctx;
+    sc.stopping = false;
+    for (const [id, b] of sc.ctxs) if (b.gen !== sc.generation) sc.ctxs.delete(id);
+    const sm = ctx.sessionManager;
+    sc.bind = { generation: sc.generation, reason: ev.reason, sessionId: sm.getSessionId(), sessionFile: sm.getSessionFile() ?? "", cwd: ctx.cwd };
+    try {
+      if (sc.alive && sc.ready) {
+        await sc.ready;
+        await sc.request("session/bind", sc.bind, { timeoutMs: HOOK_TIMEOUT_MS });
+      } else {
+        await sc.ensure(); // binds after initialize
+      }
+    } catch (e) {
+      if (hooks.has("session_start")) return sc.hookFailed("session_start", hooks.get("session_start")!.failClosed, e);
+      return; // a tool call will try again
+    }
+    if (hooks.has("session_start")) return forward("session_start", ev, ctx);
+  });
+
+  pi.on("session_shutdown", async (ev: any, ctx: any) => {
+    let res: any;
+    if (hooks.has("session_shutdown") && sc.alive) res = await forward("session_shutdown", ev, ctx);
+    if (ev.reason === "quit") sc.stop();
+    return res;
+  });
+
+  if (install.manifest.skills || hooks.has("resources_discover")) {
+    pi.on("resources_discover", async (ev: any, ctx: any) => {
+      let res: any = {};
+      if (hooks.has("resources_discover")) res = (await forward("resources_discover", ev, ctx)) ?? {};
+      if (install.manifest.skills) res = { ...res, skillPaths: [...(res.skillPaths ?? []), path.join(here, "skills")] };
+      return res;
+    });
+  }
+}

@@ -1,0 +1,185 @@
+package piext
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"regexp"
+	"time"
+)
+
+// Extension is a Pi extension written in Go: tools, commands and hooks. Set
+// the fields, then pass it to [Main] (a program of its own) or [Serve]. The
+// fields must not change once served. Handlers may run concurrently: tools
+// and commands each on their own goroutine, hooks one at a time in Pi's
+// order.
+type Extension struct {
+	// Name is the extension's name: [a-z0-9-]+, the folder pikit-NAME.
+	Name     string
+	Tools    []Tool
+	Commands []Command
+	Hooks    []Hook
+	// Skills holds skill folders (each with a SKILL.md) that install copies
+	// next to the bridge; Pi finds them through resources_discover. Nil
+	// means none.
+	Skills fs.FS
+	// Logger receives protocol problems, never payloads; nil discards. It
+	// must not write to stdout.
+	Logger *slog.Logger
+}
+
+// Tool is a tool the model can call (reference §3.3 ToolDefinition).
+type Tool struct {
+	Name, Label, Description string
+	// Parameters is the JSON Schema of the arguments, sent to Pi as given.
+	// Nil means an object with no properties.
+	Parameters       json.RawMessage
+	PromptSnippet    string
+	PromptGuidelines []string
+	// ExecutionMode is "", "sequential" or "parallel" ("" is Pi's default).
+	ExecutionMode string
+	// Execute runs the tool. ctx is cancelled when Pi aborts the call; there
+	// is no timeout. An error becomes an error result with its text.
+	Execute func(ctx context.Context, call *ToolCall) (*ToolResult, error)
+}
+
+// Command is a slash command (/Name args). Name may be "name:sub".
+type Command struct {
+	Name, Description string
+	// Complete, when set, offers argument completions for a prefix.
+	Complete func(ctx context.Context, prefix string) ([]Completion, error)
+	// Run handles the command. Output in RPC mode is what it sends through
+	// ui notify. No timeout.
+	Run func(ctx context.Context, call *CommandCall) error
+}
+
+// Completion is one argument completion (pi-tui AutocompleteItem).
+type Completion struct {
+	Value       string `json:"value"`
+	Label       string `json:"label"`
+	Description string `json:"description,omitempty"`
+}
+
+// Failure says what Pi sees when a hook cannot be answered (sidecar dead,
+// timeout, handler error).
+type Failure int
+
+const (
+	// FailDefault is FailClosed for tool_call and FailOpen for every other
+	// event.
+	FailDefault Failure = iota
+	// FailOpen leaves Pi's event unmodified and reports the first failure
+	// of a sidecar's life as an extension_error.
+	FailOpen
+	// FailClosed blocks: tool_call answers {block: true, reason}; other
+	// events throw (an extension_error each time).
+	FailClosed
+)
+
+// Timeouts (declared, not improvised): a hook gets HookTimeout, measured in
+// the bridge and in Go; a call back into Pi gets ReverseCallTimeout unless
+// it is a dialog. Tools, commands and dialogs have none: Pi's abort cancels
+// them.
+const (
+	HookTimeout        = 5 * time.Second
+	ReverseCallTimeout = 30 * time.Second
+)
+
+// Hook handles one Pi event (reference §3.2). Handle returns the event's
+// result (marshalled as JSON; nil leaves the event unchanged). For context
+// and context_with_system it returns a *ContextResult or nil.
+type Hook struct {
+	Event   string
+	Failure Failure
+	Handle  func(ctx context.Context, ev *Event) (any, error)
+}
+
+var namePattern = regexp.MustCompile(`^[a-z0-9][a-z0-9-]*$`)
+var toolPattern = regexp.MustCompile(`^[a-zA-Z0-9_-]+$`)
+var commandPattern = regexp.MustCompile(`^[a-z0-9][a-z0-9-]*(:[a-z0-9][a-z0-9-]*)?$`)
+
+// Manifest is what install records in piext.json and the bridge registers
+// from without starting the sidecar.
+type Manifest struct {
+	Name     string        `json:"name"`
+	Tools    []ToolSpec    `json:"tools"`
+	Commands []CommandSpec `json:"commands"`
+	Hooks    []HookSpec    `json:"hooks"`
+	Skills   bool          `json:"skills,omitempty"`
+}
+
+// ToolSpec is a [Tool] without its handler.
+type ToolSpec struct {
+	Name             string          `json:"name"`
+	Label            string          `json:"label"`
+	Description      string          `json:"description"`
+	Parameters       json.RawMessage `json:"parameters"`
+	PromptSnippet    string          `json:"promptSnippet,omitempty"`
+	PromptGuidelines []string        `json:"promptGuidelines,omitempty"`
+	ExecutionMode    string          `json:"executionMode,omitempty"`
+}
+
+// CommandSpec is a [Command] without its handlers.
+type CommandSpec struct {
+	Name        string `json:"name"`
+	Description string `json:"description,omitempty"`
+	Completions bool   `json:"completions,omitempty"`
+}
+
+// HookSpec is a [Hook] without its handler, its failure mode resolved.
+type HookSpec struct {
+	Event      string `json:"event"`
+	FailClosed bool   `json:"failClosed"`
+}
+
+// Manifest checks the extension and returns its manifest. It panics on a
+// programming error (bad or duplicate names, missing handlers), as
+// registration mistakes do in net/http.
+func (e *Extension) Manifest() Manifest {
+	if !namePattern.MatchString(e.Name) {
+		panic(fmt.Sprintf("piext: extension name %q must match %s", e.Name, namePattern))
+	}
+	m := Manifest{Name: e.Name, Tools: []ToolSpec{}, Commands: []CommandSpec{}, Hooks: []HookSpec{}, Skills: e.Skills != nil}
+	seen := map[string]bool{}
+	for _, t := range e.Tools {
+		if !toolPattern.MatchString(t.Name) || seen["t:"+t.Name] || t.Execute == nil {
+			panic(fmt.Sprintf("piext: tool %q: bad or duplicate name, or no Execute", t.Name))
+		}
+		seen["t:"+t.Name] = true
+		switch t.ExecutionMode {
+		case "", "sequential", "parallel":
+		default:
+			panic(fmt.Sprintf("piext: tool %q: execution mode %q", t.Name, t.ExecutionMode))
+		}
+		params := t.Parameters
+		if params == nil {
+			params = json.RawMessage(`{"type":"object","properties":{}}`)
+		}
+		if !json.Valid(params) {
+			panic(fmt.Sprintf("piext: tool %q: parameters are not JSON", t.Name))
+		}
+		label := t.Label
+		if label == "" {
+			label = t.Name
+		}
+		m.Tools = append(m.Tools, ToolSpec{t.Name, label, t.Description, params, t.PromptSnippet, t.PromptGuidelines, t.ExecutionMode})
+	}
+	for _, c := range e.Commands {
+		if !commandPattern.MatchString(c.Name) || seen["c:"+c.Name] || c.Run == nil {
+			panic(fmt.Sprintf("piext: command %q: bad or duplicate name, or no Run", c.Name))
+		}
+		seen["c:"+c.Name] = true
+		m.Commands = append(m.Commands, CommandSpec{c.Name, c.Description, c.Complete != nil})
+	}
+	for _, h := range e.Hooks {
+		if h.Event == "" || seen["h:"+h.Event] || h.Handle == nil {
+			panic(fmt.Sprintf("piext: hook %q: empty or duplicate event, or no Handle", h.Event))
+		}
+		seen["h:"+h.Event] = true
+		closed := h.Failure == FailClosed || (h.Failure == FailDefault && h.Event == "tool_call")
+		m.Hooks = append(m.Hooks, HookSpec{h.Event, closed})
+	}
+	return m
+}

@@ -1,0 +1,254 @@
+package piext
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/pikit-dev/pikit/internal/durable"
+	"github.com/pikit-dev/pikit/piext/bridge"
+)
+
+// InstallFile is the file that marks a folder as ours: {protocol, command,
+// manifest}. Install, uninstall and list never touch a folder without it.
+const InstallFile = "piext.json"
+
+// FolderPrefix prefixes an installed extension's folder: pikit-NAME.
+const FolderPrefix = "pikit-"
+
+// Install is the content of piext.json.
+type Install struct {
+	Protocol int      `json:"protocol"`
+	Command  []string `json:"command"` // absolute, or relative to the folder (a pack)
+	Manifest Manifest `json:"manifest"`
+}
+
+// Errors of install, uninstall and pack.
+var (
+	ErrNotOurs        = errors.New("piext: folder exists without our piext.json; not touching it")
+	ErrNotInstalled   = errors.New("piext: not installed")
+	ErrTempExecutable = errors.New("piext: the executable is a temporary build of go run or go test; build it (go build / go install) and install again")
+)
+
+// InstallOptions describe one installation.
+type InstallOptions struct {
+	// Dir is the extensions directory (<agentDir>/extensions or
+	// <project>/.pi/extensions); the folder pikit-NAME is made in it.
+	Dir string
+	// Command runs the sidecar; Command[0] must be absolute.
+	Command  []string
+	Manifest Manifest
+	// Skills, when set, is copied into the folder's skills/.
+	Skills fs.FS
+}
+
+// CheckExecutable refuses the temporary binaries of go run and go test,
+// which vanish when they exit.
+func CheckExecutable(path string) error {
+	base := filepath.Base(path)
+	if strings.HasSuffix(base, ".test") || strings.Contains(filepath.ToSlash(path), "/go-build") {
+		return fmt.Errorf("%w (%s)", ErrTempExecutable, base)
+	}
+	return nil
+}
+
+// Folder returns the folder an extension NAME installs to in dir.
+func Folder(dir, name string) string { return filepath.Join(dir, FolderPrefix+name) }
+
+// WriteInstall writes (or rewrites) the folder: package.json (pi.extensions),
+// the bridge index.ts, skills/ and last piext.json. It is idempotent and
+// refuses a folder that exists without our piext.json. Files are 0600, the
+// folder 0700; every file is written atomically.
+func WriteInstall(o InstallOptions) (string, error) {
+	if len(o.Command) == 0 || !filepath.IsAbs(o.Command[0]) {
+		return "", errors.New("piext: install: the command must start with an absolute path")
+	}
+	return writeFolder(Folder(o.Dir, o.Manifest.Name), o.Command, o.Manifest, o.Skills, true)
+}
+
+func writeFolder(dir string, command []string, m Manifest, skills fs.FS, check bool) (string, error) {
+	if check {
+		if err := checkOurs(dir, true); err != nil {
+			return "", err
+		}
+	}
+	if err := durable.MkdirAll(dir, 0o700); err != nil {
+		return "", err
+	}
+	pkg, _ := json.MarshalIndent(map[string]any{
+		"name": FolderPrefix + m.Name, "private": true, "description": "pikit Go extension " + m.Name + " (written by pikit ext install)",
+		"pi": map[string]any{"extensions": []string{"./index.ts"}},
+	}, "", "  ")
+	inst, err := json.MarshalIndent(Install{Protocol: ProtocolVersion, Command: command, Manifest: m}, "", "  ")
+	if err != nil {
+		return "", err
+	}
+	files := []durable.File{
+		{Path: filepath.Join(dir, "package.json"), Data: append(pkg, '\n'), Perm: 0o600},
+		{Path: filepath.Join(dir, "index.ts"), Data: bridge.Source, Perm: 0o600},
+	}
+	if err := durable.WriteFiles(files); err != nil {
+		return "", err
+	}
+	if err := os.RemoveAll(filepath.Join(dir, "skills")); err != nil {
+		return "", err
+	}
+	if skills != nil {
+		if err := copyFS(filepath.Join(dir, "skills"), skills); err != nil {
+			return "", err
+		}
+	}
+	// piext.json last: a folder is complete once it is there.
+	if err := durable.WriteFile(filepath.Join(dir, InstallFile), append(inst, '\n'), 0o600); err != nil {
+		return "", err
+	}
+	return dir, nil
+}
+
+func copyFS(dst string, src fs.FS) error {
+	return fs.WalkDir(src, ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		target := filepath.Join(dst, filepath.FromSlash(p))
+		if d.IsDir() {
+			return durable.MkdirAll(target, 0o700)
+		}
+		b, err := fs.ReadFile(src, p)
+		if err != nil {
+			return err
+		}
+		return durable.WriteFile(target, b, 0o600)
+	})
+}
+
+// checkOurs: a folder that does not exist is fine when missingOK; one that
+// exists must hold our piext.json.
+func checkOurs(dir string, missingOK bool) error {
+	if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
+		if missingOK {
+			return nil
+		}
+		return fmt.Errorf("%w: %s", ErrNotInstalled, filepath.Base(dir))
+	}
+	if _, err := ReadInstall(dir); err != nil {
+		return fmt.Errorf("%w: %s", ErrNotOurs, filepath.Base(dir))
+	}
+	return nil
+}
+
+// ReadInstall reads a folder's piext.json.
+func ReadInstall(dir string) (*Install, error) {
+	b, err := os.ReadFile(filepath.Join(dir, InstallFile))
+	if err != nil {
+		return nil, err
+	}
+	var in Install
+	if err := json.Unmarshal(b, &in); err != nil {
+		return nil, fmt.Errorf("piext: %s: %w", InstallFile, err)
+	}
+	if in.Manifest.Name == "" || len(in.Command) == 0 {
+		return nil, fmt.Errorf("piext: %s: no name or command", InstallFile)
+	}
+	return &in, nil
+}
+
+// Uninstall removes what install wrote in dir's pikit-NAME and then the
+// folder when nothing else is left in it. It refuses a folder without our
+// piext.json.
+func Uninstall(dir, name string) error {
+	f := Folder(dir, name)
+	if err := checkOurs(f, false); err != nil {
+		return err
+	}
+	// piext.json first: a half-removed folder is no longer an installation.
+	for _, p := range []string{InstallFile, "index.ts", "package.json", "skills", "bin"} {
+		if err := os.RemoveAll(filepath.Join(f, p)); err != nil {
+			return err
+		}
+	}
+	if err := os.Remove(f); err != nil {
+		return fmt.Errorf("piext: uninstall: other files are left in %s: %w", filepath.Base(f), err)
+	}
+	return durable.SyncDir(dir)
+}
+
+// Installed is one row of [List].
+type Installed struct {
+	Name    string
+	Dir     string
+	Command []string
+	// CommandOK is false when Command[0] no longer exists or is not
+	// executable.
+	CommandOK bool
+}
+
+// List returns the pikit-* folders with our piext.json in dir, by name.
+func List(dir string) ([]Installed, error) {
+	ents, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var out []Installed
+	for _, e := range ents {
+		if !e.IsDir() || !strings.HasPrefix(e.Name(), FolderPrefix) {
+			continue
+		}
+		f := filepath.Join(dir, e.Name())
+		in, err := ReadInstall(f)
+		if err != nil {
+			continue
+		}
+		exe := in.Command[0]
+		if !filepath.IsAbs(exe) {
+			exe = filepath.Join(f, exe)
+		}
+		st, err := os.Stat(exe)
+		out = append(out, Installed{Name: in.Manifest.Name, Dir: f, Command: in.Command, CommandOK: err == nil && st.Mode().IsRegular() && st.Mode()&0o111 != 0})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out, nil
+}
+
+// Pack writes a self-contained package into dir: the executable copied to
+// dir/bin/, a command relative to dir, the bridge and package.json, so that
+// `pi -e dir` loads it. args follow the executable in the command.
+func Pack(dir, executable string, args []string, m Manifest, skills fs.FS) error {
+	if err := CheckExecutable(executable); err != nil {
+		return err
+	}
+	if err := checkOurs(dir, true); err != nil {
+		// An empty existing directory is fine too.
+		if ents, rerr := os.ReadDir(dir); rerr != nil || len(ents) > 0 {
+			return err
+		}
+	}
+	bin := filepath.Join(dir, "bin")
+	if err := durable.MkdirAll(bin, 0o700); err != nil {
+		return err
+	}
+	src, err := os.Open(executable)
+	if err != nil {
+		return err
+	}
+	defer src.Close()
+	data, err := io.ReadAll(src)
+	if err != nil {
+		return err
+	}
+	rel := "bin/" + filepath.Base(executable)
+	if err := durable.WriteFile(filepath.Join(dir, filepath.FromSlash(rel)), data, 0o700); err != nil {
+		return err
+	}
+	_, err = writeFolder(dir, append([]string{rel}, args...), m, skills, false)
+	return err
+}

@@ -1,0 +1,68 @@
+package piext
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+// ManifestFlag makes [Main] print the extension's manifest as JSON and exit;
+// `pikit ext install NAME --exec PATH` runs PATH with it.
+const ManifestFlag = "--piext-manifest"
+
+// Main is the whole main of a Go program that is a Pi extension:
+//
+//	func main() { piext.Main(&piext.Extension{Name: "hello", Tools: ...}) }
+//
+// With [ManifestFlag] it prints the manifest. Otherwise it takes stdin and
+// stdout as the bridge's pipe, points fd 1 and os.Stdout at stderr so a stray
+// print cannot corrupt the channel, serves until stdin ends (answers in
+// flight get 2 s) or SIGTERM, and exits.
+func Main(ext *Extension) {
+	if len(os.Args) > 1 && os.Args[1] == ManifestFlag {
+		b, err := json.Marshal(ext.Manifest())
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		os.Stdout.Write(append(b, '\n'))
+		os.Exit(0)
+	}
+	if err := Run(ext); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	os.Exit(0)
+}
+
+// Run is [Main] without the manifest flag and exit: it serves ext on the
+// process's stdin and stdout (see Main), returning when stdin ends or on
+// SIGTERM/SIGINT.
+func Run(ext *Extension) error {
+	out, err := TakeStdout()
+	if err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+	defer stop()
+	return Serve(ctx, ext, os.Stdin, out)
+}
+
+// TakeStdout returns the process's stdout as the channel to the bridge and
+// from then on makes fd 1 and os.Stdout refer to stderr.
+func TakeStdout() (*os.File, error) {
+	fd, err := syscall.Dup(1)
+	if err != nil {
+		return nil, fmt.Errorf("piext: take stdout: %w", err)
+	}
+	if err := syscall.Dup3(2, 1, 0); err != nil {
+		syscall.Close(fd)
+		return nil, fmt.Errorf("piext: point stdout at stderr: %w", err)
+	}
+	syscall.CloseOnExec(fd)
+	os.Stdout = os.Stderr
+	return os.NewFile(uintptr(fd), "piext-channel"), nil
+}

@@ -1,0 +1,165 @@
+package piext_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/pikit-dev/pikit/internal/modelserver"
+	"github.com/pikit-dev/pikit/internal/pitest"
+	"github.com/pikit-dev/pikit/pirpc"
+)
+
+func TestMain(m *testing.M) { pitest.Main(m) }
+
+func testCtx(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(t.Context(), 90*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// probe is a real Pi with the probe extension (internal/testext) installed
+// through `pikit ext install probe --exec`, a persisted session, and the
+// extension's record file.
+type probe struct {
+	env *pitest.Env
+	out string // PIKIT_PROBE_OUT
+	exe string // the sidecar program
+}
+
+func newProbe(t *testing.T, script modelserver.ScriptFunc) *probe {
+	t.Helper()
+	env := pitest.New(t, &pitest.Options{Script: script, Session: true})
+	p := &probe{env: env, out: filepath.Join(t.TempDir(), "probe.jsonl")}
+	env.Env = append(env.Env, "PIKIT_PROBE_OUT="+p.out)
+	p.exe = pitest.BuildCommand(t, "./piext/internal/testext")
+	env.InstallExtension(t, "probe", p.exe)
+	return p
+}
+
+func (p *probe) start(t *testing.T) *pirpc.Client {
+	t.Helper()
+	c, err := pirpc.Start(testCtx(t), p.env.Options())
+	if err != nil {
+		t.Fatalf("Start: %v", err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		c.Close(ctx)
+	})
+	return c
+}
+
+type record struct {
+	Ev      string `json:"ev"`
+	Pid     int    `json:"pid"`
+	T       int64  `json:"t"`
+	Event   string `json:"event"`
+	Gen     uint64 `json:"gen"`
+	Session string `json:"session"`
+	Word    string `json:"word"`
+	N       int    `json:"n"`
+	Changed bool   `json:"changed"`
+}
+
+func (p *probe) records(t *testing.T) []record {
+	t.Helper()
+	f, err := os.Open(p.out)
+	if os.IsNotExist(err) {
+		return nil
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var out []record
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		var r record
+		if json.Unmarshal(sc.Bytes(), &r) == nil {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// waitRecord polls the record file until match holds for one record.
+func (p *probe) waitRecord(t *testing.T, ctx context.Context, match func(record) bool) record {
+	t.Helper()
+	for {
+		for _, r := range p.records(t) {
+			if match(r) {
+				return r
+			}
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("no matching probe record in %+v", p.records(t))
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+}
+
+func pids(rs []record) map[int]bool {
+	m := map[int]bool{}
+	for _, r := range rs {
+		if r.Ev == "start" {
+			m[r.Pid] = true
+		}
+	}
+	return m
+}
+
+func until(t *testing.T, ctx context.Context, c *pirpc.Client, stop func(pirpc.Event) bool) []pirpc.Event {
+	t.Helper()
+	var got []pirpc.Event
+	for {
+		select {
+		case ev, ok := <-c.Events():
+			if !ok {
+				t.Fatalf("events closed (pi: %v) after %d events", c.Err(), len(got))
+			}
+			got = append(got, ev)
+			if stop(ev) {
+				return got
+			}
+		case <-ctx.Done():
+			var types []string
+			for _, e := range got {
+				types = append(types, e.EventType())
+			}
+			t.Fatalf("timed out after events %v", types)
+		}
+	}
+}
+
+func settled(ev pirpc.Event) bool { _, ok := ev.(*pirpc.AgentSettled); return ok }
+
+func find[T pirpc.Event](evs []pirpc.Event) []T {
+	var out []T
+	for _, ev := range evs {
+		if e, ok := ev.(T); ok {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+func toolCall(id, name, args string) modelserver.ToolCall {
+	return modelserver.ToolCall{ID: id, Name: name, Arguments: []string{args}}
+}
+
+// script answers a prompt containing a key with its tool calls, and
+// everything else (including tool results) with "done".
+func script(cases map[string][]modelserver.ToolCall) modelserver.ScriptFunc {
+	var cs []modelserver.Case
+	for k, calls := range cases {
+		cs = append(cs, modelserver.Case{Contains: k, Script: modelserver.Script{ToolCalls: calls}})
+	}
+	return modelserver.Switch(modelserver.Script{Text: []string{"done"}}, cs...)
+}
