@@ -26,6 +26,9 @@ type Options struct {
 	OnLockWait func(pid int)
 	// Logger receives recovery reports (nil: discarded).
 	Logger *slog.Logger
+	// NewID returns a fresh transition or origin id (nil: random UUID v4).
+	// Tests set it to get deterministic files.
+	NewID func() string
 }
 
 // DefaultOptions returns upstream's defaults (historyLimit 7, mode off).
@@ -54,6 +57,9 @@ func Open(layout Layout, opts *Options) *Store {
 	o.HistoryLimit = min(max(o.HistoryLimit, 0), sf.MaxHistoryLimit)
 	if o.NewSessionMode == "" {
 		o.NewSessionMode = ModeOff
+	}
+	if o.NewID == nil {
+		o.NewID = newUUID
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
@@ -172,7 +178,7 @@ func (s *Store) snapshot(c capture) (*Snapshot, error) {
 		v.Streams[i] = st
 	}
 	if v.Drifted() {
-		v.AdoptOrigin(newUUID())
+		v.AdoptOrigin(s.opts.NewID())
 		snap.adopted = true
 	}
 	for i, scope := range sf.Scopes {

@@ -56,7 +56,7 @@ func (s *Store) patchLocked(snap *Snapshot, args sf.PatchArgs, po *PatchOptions)
 	if len(staged.Changed) == 0 {
 		return sf.NewPatchResult(nil, snap.Step, nil, staged.Hints)
 	}
-	changed, err := v.Advance(newUUID(), staged.Replays, s.opts.HistoryLimit)
+	changed, err := v.Advance(s.opts.NewID(), staged.Replays, s.opts.HistoryLimit)
 	if err != nil {
 		return nil, err
 	}

@@ -1,0 +1,97 @@
+package store
+
+import (
+	"context"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// copyTree copies a fixture directory into dst.
+func copyTree(t testing.TB, src, dst string) {
+	t.Helper()
+	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		r, _ := filepath.Rel(src, p)
+		if d.IsDir() {
+			return os.MkdirAll(filepath.Join(dst, r), 0o700)
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(filepath.Join(dst, r), b, 0o600)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// treeFiles maps relative paths to contents.
+func treeFiles(t testing.TB, root string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			b, _ := os.ReadFile(p)
+			r, _ := filepath.Rel(root, p)
+			out[r] = string(b)
+		}
+		return nil
+	})
+	return out
+}
+
+// TestInterop reads stores authored byte for byte to reference §2.2 (as the
+// TypeScript writer lays them out) and checks that the same transition
+// writes byte-identical files.
+func TestInterop(t *testing.T) {
+	cases, _ := os.ReadDir("testdata/interop")
+	if len(cases) == 0 {
+		t.Fatal("no interop fixtures")
+	}
+	for _, c := range cases {
+		t.Run(c.Name(), func(t *testing.T) {
+			dir := filepath.Join("testdata/interop", c.Name())
+			tmp := t.TempDir()
+			copyTree(t, filepath.Join(dir, "before"), tmp)
+			limitText, _ := os.ReadFile(filepath.Join(dir, "limit"))
+			limit, _ := strconv.Atoi(strings.TrimSpace(string(limitText)))
+			l, err := NewLayout(filepath.Join(tmp, "state-flow"), "/home/u/proj", testSession)
+			if err != nil {
+				t.Fatal(err)
+			}
+			s := Open(l, &Options{HistoryLimit: limit, NewID: func() string { return "00000000-0000-4000-8000-00000000000c" }})
+			ctx := context.Background()
+			got, err := s.ReadState(ctx, ReadPathArgs("effective"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, _ := os.ReadFile(filepath.Join(dir, "effective.json"))
+			if got != strings.TrimSpace(string(want)) {
+				t.Fatalf("effective = %s, want %s", got, want)
+			}
+			patch, _ := os.ReadFile(filepath.Join(dir, "patch.json"))
+			if _, err := s.PatchState(ctx, patch, nil); err != nil {
+				t.Fatal(err)
+			}
+			gotFiles := treeFiles(t, tmp)
+			wantFiles := treeFiles(t, filepath.Join(dir, "after"))
+			for p, w := range wantFiles {
+				if gotFiles[p] != w {
+					t.Errorf("%s:\n got  %q\n want %q", p, gotFiles[p], w)
+				}
+			}
+			for p := range gotFiles {
+				if _, ok := wantFiles[p]; !ok {
+					t.Errorf("unexpected file %s", p)
+				}
+			}
+		})
+	}
+}
