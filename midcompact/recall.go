@@ -10,11 +10,11 @@ import (
 
 // Recall budgets in UTF-16 code units (reference §1.2).
 const (
-	recallBriefCap   = 12_000
-	recallFullCap    = 40_000
-	recallListMax    = 20
+	recallBriefCap    = 12_000
+	recallFullCap     = 40_000
+	recallListMax     = 20
 	recallListDefault = 8
-	recallTruncated  = "\n\n[truncated; refine the recall request or inspect the source session for more]"
+	recallTruncated   = "\n\n[truncated; refine the recall request or inspect the source session for more]"
 )
 
 // EntryLookup finds an entry anywhere in the session tree (not only on the
