@@ -26,7 +26,7 @@ func genValue(depth int) *rapid.Generator[any] {
 		case 3:
 			return []any{float64(rapid.IntRange(0, 2).Draw(t, "e"))}
 		default:
-			return genObject(depth - 1).Draw(t, "o")
+			return genObject(depth-1).Draw(t, "o")
 		}
 	})
 }

@@ -86,10 +86,10 @@ func TestReader_Read(t *testing.T) {
 func TestView_Validate_messages(t *testing.T) {
 	roots := BuiltinRoots()
 	tests := []struct {
-		name  string
+		name   string
 		break_ func(v *View)
-		limit int
-		want  string
+		limit  int
+		want   string
 	}{
 		{"tail over limit", func(v *View) {}, 1, "Temporal scope tail exceeds configured history limit 1"},
 		{"revision", func(v *View) { v.Streams[2].Revision = 0 }, 7, "Temporal scope revision predates its retained patch tail"},
