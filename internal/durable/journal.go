@@ -1,7 +1,6 @@
 package durable
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
@@ -11,16 +10,21 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"unicode/utf8"
+
+	"github.com/pikit-dev/pikit/internal/jsonl"
 )
 
 // DefaultMaxRecord is the record cap of a [Journal] when
-// [JournalOptions.MaxRecord] is zero: bytes of one record, without its LF.
-const DefaultMaxRecord = 1_000_000
+// [JournalOptions.MaxRecord] is zero: bytes of one record, without its LF
+// (internal/jsonl's cap).
+const DefaultMaxRecord = jsonl.DefaultMaxRecord
 
 var (
 	// ErrRecordTooLarge: a record is longer than the journal's cap.
 	ErrRecordTooLarge = errors.New("durable: journal record too large")
-	// ErrInvalidRecord: a record is not valid JSON, or contains an LF.
+	// ErrInvalidRecord: a record is not valid JSON, not valid UTF-8, or
+	// contains an LF.
 	ErrInvalidRecord = errors.New("durable: journal record is not one line of JSON")
 	// ErrCorrupt: an invalid or oversized record is followed by intact ones,
 	// which a crash during an append cannot produce; [OpenJournal] returns
@@ -183,68 +187,84 @@ type scan struct {
 	good, end int64
 }
 
-// scanJournal reads LF-terminated records of at most max bytes from r. An
-// invalid line followed by an intact record is a *CorruptError (Path unset).
+// scanJournal reads LF-terminated records of at most max bytes from r
+// (framed by internal/jsonl). An invalid line followed by an intact record
+// is a *CorruptError (Path unset).
 func scanJournal(r io.Reader, max int) (scan, error) {
 	var (
-		sc      scan
-		br      = bufio.NewReaderSize(r, 64<<10)
-		line    []byte
-		over    bool // the current line exceeds max; its bytes are dropped
-		lineNo  int
-		start   int64 // offset of the current line
-		bad     *CorruptError
-		badFrom int64 // where the pending invalid line starts
+		sc  scan
+		cr  = &countingReader{r: r}
+		jr  = jsonl.NewReader(cr, max)
+		bad *CorruptError // the first invalid line, pending: a torn tail unless a record follows
 	)
 	for {
-		chunk, err := br.ReadSlice('\n')
-		sc.end += int64(len(chunk))
-		if !over {
-			line = append(line, chunk...)
-			if len(line) > max+2 { // record, CR, LF
-				over, line = true, line[:0]
-			}
-		}
-		if errors.Is(err, bufio.ErrBufferFull) {
-			continue
-		}
+		rec, err := jr.Next()
 		if err == io.EOF {
-			break // a non-empty line here has no LF: a torn tail
+			if bad == nil {
+				sc.good = cr.n
+			}
+			break
 		}
-		if err != nil {
+		off := jr.Offset()
+		var re *jsonl.RecordError
+		if errors.As(err, &re) {
+			off = re.Offset
+		} else if err != nil {
 			return scan{}, err
 		}
-		lineNo++
-		rec := bytes.TrimSuffix(bytes.TrimSuffix(line, []byte{'\n'}), []byte{'\r'})
+		if bad == nil {
+			sc.good = off // every line before this one is intact
+		}
 		var why error
 		switch {
-		case over || len(rec) > max:
+		case errors.Is(err, jsonl.ErrUnterminated):
+			if bad == nil {
+				return sc.withEnd(cr.n), nil // the last line has no LF: a torn tail
+			}
+			why = ErrInvalidRecord
+		case errors.Is(err, jsonl.ErrOversized):
 			why = ErrRecordTooLarge
+		case err != nil:
+			why = ErrInvalidRecord
 		case len(bytes.TrimSpace(rec)) == 0:
-			// blank line: not a record, not an error
+			continue // a blank line: not a record, not an error
 		case !json.Valid(rec):
 			why = ErrInvalidRecord
 		}
-		blank := why == nil && len(bytes.TrimSpace(rec)) == 0
-		switch {
-		case why != nil && bad == nil:
-			bad, badFrom = &CorruptError{Line: lineNo, Offset: start, Err: why}, start
-		case why != nil || (bad != nil && !blank):
-			return scan{}, bad
-		case !blank:
-			sc.records = append(sc.records, bytes.Clone(rec))
-			sc.good = sc.end
-		default:
-			if bad == nil {
-				sc.good = sc.end
+		if bad != nil {
+			if why != nil && errors.Is(err, jsonl.ErrUnterminated) {
+				break // an invalid last line, then a torn one: cut both
 			}
+			return scan{}, bad // a line follows an invalid one: not a torn tail
 		}
-		line, over, start = line[:0], false, sc.end
+		if why != nil {
+			bad = &CorruptError{Line: int(jr.Record()), Offset: off, Err: why}
+			continue
+		}
+		sc.records = append(sc.records, bytes.Clone(rec))
 	}
 	if bad != nil {
-		sc.good = badFrom
+		sc.good = bad.Offset
 	}
+	sc.end = cr.n
 	return sc, nil
+}
+
+func (sc scan) withEnd(end int64) scan {
+	sc.end = end
+	return sc
+}
+
+// countingReader counts the bytes read through it.
+type countingReader struct {
+	r io.Reader
+	n int64
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
 }
 
 // Append writes records as one batch, each followed by LF, in one write,
@@ -262,7 +282,7 @@ func (j *Journal) Append(records ...[]byte) error {
 		switch {
 		case len(r) > j.max:
 			return &RecordError{Index: i, Err: ErrRecordTooLarge}
-		case bytes.IndexByte(r, '\n') >= 0 || !json.Valid(r):
+		case bytes.IndexByte(r, '\n') >= 0 || !utf8.Valid(r) || !json.Valid(r):
 			return &RecordError{Index: i, Err: ErrInvalidRecord}
 		}
 	}

@@ -33,6 +33,7 @@ func TestOpenJournal(t *testing.T) {
 		{name: "only a partial line", content: "{\"a", torn: 3, after: ""},
 		{name: "invalid last record", content: "1\n{\"a\"\n", records: []string{"1"}, torn: 5, after: "1\n"},
 		{name: "invalid last record then blank and partial", content: "1\nx\n\n{", records: []string{"1"}, torn: 4, after: "1\n"},
+		{name: "invalid utf-8 last record", content: "1\n\"\xff\"\n", records: []string{"1"}, torn: 4, after: "1\n"},
 		{name: "zeros at the tail", content: "1\n\x00\x00\x00", records: []string{"1"}, torn: 3, after: "1\n"},
 		{name: "oversized last record", content: "1\n" + long + "\n", records: []string{"1"}, torn: 23, after: "1\n"},
 		{name: "oversized partial tail", content: "1\n" + long, records: []string{"1"}, torn: 22, after: "1\n"},
@@ -95,6 +96,7 @@ func TestJournal_Append(t *testing.T) {
 		{"LF inside", []string{"{\n}"}, 0, durable.ErrInvalidRecord},
 		{"not JSON", []string{"1", "2", "{"}, 2, durable.ErrInvalidRecord},
 		{"empty record", []string{""}, 0, durable.ErrInvalidRecord},
+		{"invalid utf-8", []string{"\"\xff\""}, 0, durable.ErrInvalidRecord},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			j, p := openJournal(t, 16)
