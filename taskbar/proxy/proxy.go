@@ -39,6 +39,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/pikit-dev/pikit/internal/loopback"
 	"github.com/pikit-dev/pikit/taskbar/inject"
 )
 
@@ -154,8 +155,37 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		p.taskbar.ServeHTTP(w, r)
 		return
 	}
-	p.pages.ServeHTTP(w, r)
+	p.pages.ServeHTTP(&streamWriter{ResponseWriter: w}, r)
 }
+
+// streamWriter lifts the deadlines of a response that turns out to be an
+// event stream although the request did not say so (a fetch() reading
+// text/event-stream), so the server's write deadline does not cut it.
+type streamWriter struct {
+	http.ResponseWriter
+	wrote bool
+}
+
+func (s *streamWriter) WriteHeader(code int) {
+	if !s.wrote && code >= 200 {
+		s.wrote = true
+		if strings.HasPrefix(s.Header().Get("Content-Type"), "text/event-stream") {
+			_ = loopback.KeepOpen(s.ResponseWriter)
+		}
+	}
+	s.ResponseWriter.WriteHeader(code)
+}
+
+func (s *streamWriter) Write(b []byte) (int, error) {
+	if !s.wrote {
+		s.WriteHeader(http.StatusOK)
+	}
+	return s.ResponseWriter.Write(b)
+}
+
+// Unwrap lets http.ResponseController reach Flush, Hijack and the
+// deadlines of the server's writer.
+func (s *streamWriter) Unwrap() http.ResponseWriter { return s.ResponseWriter }
 
 // modifyResponse decodes gzip HTML from an upstream that compresses
 // regardless of Accept-Encoding (so the page can still get the bootstrap),
@@ -212,14 +242,30 @@ func (p *Proxy) errorHandler(w http.ResponseWriter, r *http.Request, err error) 
 	fmt.Fprintf(w, "pikit taskbar proxy: the development server at %s did not answer. Is it running?\n", p.upstream.Redacted())
 }
 
-// ShutdownTimeout bounds how long [ListenAndServe] waits for open requests
-// after its context ends.
-const ShutdownTimeout = 5 * time.Second
+// Limits of the proxy's own server (package loopback has the rest of its
+// defaults: 10 s for headers, 30 s for a request body, 30 s idle, 256
+// connections). A page may take a development server minutes to build, so
+// a response may take WriteTimeout; streams (WebSocket upgrades, event
+// streams) have no read or write deadline at all.
+const (
+	// ShutdownTimeout bounds how long [ListenAndServe] waits for open
+	// requests after its context ends.
+	ShutdownTimeout = 5 * time.Second
+	// WriteTimeout bounds writing one proxied response (not a stream).
+	WriteTimeout = 5 * time.Minute
+)
+
+// ServerOptions returns the configuration [Serve] runs the proxy's server
+// with on ln (tests shorten its timeouts).
+func ServerOptions(ln net.Listener) *loopback.Options {
+	return &loopback.Options{Listener: ln, WriteTimeout: WriteTimeout, ShutdownTimeout: ShutdownTimeout}
+}
 
 // ListenAndServe serves h on addr until ctx ends, then shuts down: open
-// requests, streams and upgraded connections are cancelled, and it returns
-// nil. ready, if not nil, is called with the bound address once listening
-// (useful with port 0). It returns the listen error or a serve error.
+// streams and upgraded connections are ended at once, other requests get
+// up to ShutdownTimeout, and it returns nil. ready, if not nil, is called
+// with the bound address once listening (useful with port 0). It returns
+// the listen error or a serve error.
 func ListenAndServe(ctx context.Context, addr string, h http.Handler, ready func(net.Addr)) error {
 	var lc net.ListenConfig
 	ln, err := lc.Listen(ctx, "tcp", addr)
@@ -231,35 +277,5 @@ func ListenAndServe(ctx context.Context, addr string, h http.Handler, ready func
 
 // Serve is [ListenAndServe] on an existing listener, which it closes.
 func Serve(ctx context.Context, ln net.Listener, h http.Handler, ready func(net.Addr)) error {
-	// Requests derive from base, so cancelling it ends upgraded
-	// connections, which Shutdown does not track.
-	base, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	defer cancel()
-	srv := &http.Server{
-		Handler:           h,
-		ReadHeaderTimeout: 10 * time.Second,
-		BaseContext:       func(net.Listener) context.Context { return base },
-		ErrorLog:          slog.NewLogLogger(slog.DiscardHandler, slog.LevelDebug),
-	}
-	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
-	if ready != nil {
-		ready(ln.Addr())
-	}
-	select {
-	case err := <-errc:
-		return fmt.Errorf("serve: %w", err)
-	case <-ctx.Done():
-	}
-	cancel()
-	sctx, scancel := context.WithTimeout(context.Background(), ShutdownTimeout)
-	defer scancel()
-	err := srv.Shutdown(sctx)
-	if serr := <-errc; !errors.Is(serr, http.ErrServerClosed) && err == nil {
-		err = serr
-	}
-	if err != nil {
-		return fmt.Errorf("shutdown: %w", err)
-	}
-	return nil
+	return loopback.Serve(ctx, h, ServerOptions(ln), ready)
 }
