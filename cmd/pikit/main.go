@@ -60,6 +60,7 @@ func newRootCmd() *cobra.Command {
 		newTaskbarCmd(),
 		newLiveCmd(),
 		newDemoCmd(),
+		newMidcompactCmd(),
 		newStateflowCmd(),
 		newExtCmd(),
 	)
