@@ -13,12 +13,13 @@ import (
 func benchValue(b *testing.B) any {
 	b.Helper()
 	var v any
-	src := []byte(`{"role":"assistant","content":[{"type":"text","text":"Tool said: hi-from-tool <ok> & \u2028 done"},{"type":"toolCall","id":"call_fake1","name":"bash","arguments":{"command":"echo hi-from-tool","timeout":120}}],"api":"openai-completions","provider":"fake","model":"fake-model","usage":{"input":1034,"output":357,"cacheRead":0,"cacheWrite":0,"totalTokens":1391,"cost":{"input":0.003102,"output":0.005355,"cacheRead":0,"cacheWrite":0,"total":0.008457}},"stopReason":"stop","timestamp":1795980379562}`)
-	if err := json.Unmarshal(src, &v); err != nil {
+	if err := json.Unmarshal(benchMessage, &v); err != nil {
 		b.Fatal(err)
 	}
 	return v
 }
+
+var benchMessage = []byte(`{"role":"assistant","content":[{"type":"text","text":"Tool said: hi-from-tool <ok> & \u2028 done"},{"type":"toolCall","id":"call_fake1","name":"bash","arguments":{"command":"echo hi-from-tool","timeout":120}}],"api":"openai-completions","provider":"fake","model":"fake-model","usage":{"input":1034,"output":357,"cacheRead":0,"cacheWrite":0,"totalTokens":1391,"cost":{"input":0.003102,"output":0.005355,"cacheRead":0,"cacheWrite":0,"total":0.008457}},"stopReason":"stop","timestamp":1795980379562}`)
 
 // BenchmarkMarshal compares with encoding/json.Marshal on the same value
 // (the baseline): go test -bench Marshal -benchmem ./internal/jsjson/
@@ -50,8 +51,36 @@ func BenchmarkMarshal(b *testing.B) {
 	})
 }
 
+// BenchmarkReencodeMessage re-encodes one Pi assistant message with sorted
+// keys (midcompact's messageKey input); the baseline is the encoding/json
+// round trip (Unmarshal into any, then Marshal, which sorts map keys).
+func BenchmarkReencodeMessage(b *testing.B) {
+	b.Run("encoding-json", func(b *testing.B) {
+		b.SetBytes(int64(len(benchMessage)))
+		b.ReportAllocs()
+		for b.Loop() {
+			var v any
+			if err := json.Unmarshal(benchMessage, &v); err != nil {
+				b.Fatal(err)
+			}
+			if _, err := json.Marshal(v); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("jsjson-sorted", func(b *testing.B) {
+		b.SetBytes(int64(len(benchMessage)))
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := jsjson.Reencode(benchMessage, &jsjson.Options{SortKeys: true}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
+
 // BenchmarkReencode compares with the encoding/json round trip (Unmarshal
-// into any, then Marshal) over the golden texts and a large random text.
+// into any, then Marshal) over a 1 MiB random text rich in escapes.
 func BenchmarkReencode(b *testing.B) {
 	g := textGen{rand.New(rand.NewPCG(7, 7))}
 	var big []byte

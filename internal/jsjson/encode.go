@@ -54,12 +54,14 @@ func Marshal(v any, opts *Options) ([]byte, error) {
 // *[SyntaxError]. Invalid UTF-8 in src is read as U+FFFD, as TextDecoder
 // would before JSON.parse.
 func Reencode(src []byte, opts *Options) ([]byte, error) {
-	n, err := parseText(src)
+	var p parser
+	n, err := p.parseText(src)
 	if err != nil {
 		return nil, err
 	}
 	e := newEncoder(opts)
 	e.buf = make([]byte, 0, len(src))
+	e.arena = p.arena
 	e.node(&n, 0)
 	return e.buf, nil
 }
@@ -68,6 +70,8 @@ type encoder struct {
 	buf      []byte
 	indent   string
 	sortKeys bool
+	arena    []node  // the children of the parse being written
+	order    []int32 // scratch for sorting an object's members
 }
 
 func newEncoder(opts *Options) *encoder {
@@ -186,37 +190,34 @@ func (e *encoder) value(v any, level int) error {
 			e.buf = append(e.buf, "null"...) // as encoding/json
 			return nil
 		}
-		n, err := parseText(x)
-		if err != nil {
-			return err
-		}
-		if level+depthOf(&n) > MaxDepth {
-			return ErrDepth
-		}
-		e.node(&n, level)
+		return e.parsed(x, level)
 	default:
 		b, err := json.Marshal(v)
 		if err != nil {
 			return fmt.Errorf("jsjson: marshal %T: %w", v, err)
 		}
-		n, err := parseText(b)
-		if err != nil {
+		if err := e.parsed(b, level); err != nil {
 			return fmt.Errorf("jsjson: re-read %T: %w", v, err)
 		}
-		e.node(&n, level)
 	}
 	return nil
 }
 
-func depthOf(n *node) int {
-	d := 0
-	for i := range n.vals {
-		d = max(d, depthOf(&n.vals[i]))
+// parsed parses JSON text src and writes it at level.
+func (e *encoder) parsed(src []byte, level int) error {
+	var p parser
+	n, err := p.parseText(src)
+	if err != nil {
+		return err
 	}
-	if n.kind == kindArray || n.kind == kindObject {
-		d++
+	if level+p.maxDepth > MaxDepth {
+		return ErrDepth
 	}
-	return d
+	saved := e.arena
+	e.arena = p.arena
+	e.node(&n, level)
+	e.arena = saved
+	return nil
 }
 
 // goMap writes a Go map. Keys are made well-formed first (as a JS string
@@ -310,38 +311,42 @@ func (e *encoder) node(n *node, level int) {
 	case kindString:
 		e.buf = appendString(e.buf, n.str, true)
 	case kindArray:
-		if len(n.vals) == 0 {
+		kids := e.arena[n.first : n.first+n.n]
+		if len(kids) == 0 {
 			e.buf = append(e.buf, '[', ']')
 			return
 		}
 		e.buf = append(e.buf, '[')
-		for i := range n.vals {
+		for i := range kids {
 			if i > 0 {
 				e.buf = append(e.buf, ',')
 			}
 			e.newline(level + 1)
-			e.node(&n.vals[i], level+1)
+			e.node(&kids[i], level+1)
 		}
 		e.newline(level)
 		e.buf = append(e.buf, ']')
 	case kindObject:
-		if len(n.keys) == 0 {
+		kids := e.arena[n.first : n.first+n.n]
+		if len(kids) == 0 {
 			e.buf = append(e.buf, '{', '}')
 			return
 		}
 		e.buf = append(e.buf, '{')
-		if e.sortKeys && !sortedUTF16(n.keys) {
-			order := make([]int, len(n.keys))
-			for i := range order {
-				order[i] = i
+		if e.sortKeys && !sortedUTF16(kids) {
+			mark := len(e.order)
+			for i := range kids {
+				e.order = append(e.order, int32(i))
 			}
-			slices.SortFunc(order, func(a, b int) int { return compareUTF16(n.keys[a], n.keys[b]) })
+			order := e.order[mark:]
+			slices.SortFunc(order, func(a, b int32) int { return compareUTF16(kids[a].key, kids[b].key) })
 			for i, j := range order {
-				e.member(n.keys[j], &n.vals[j], i, level)
+				e.member(&kids[j], i, level)
 			}
+			e.order = e.order[:mark]
 		} else {
-			for i := range n.keys {
-				e.member(n.keys[i], &n.vals[i], i, level)
+			for i := range kids {
+				e.member(&kids[i], i, level)
 			}
 		}
 		e.newline(level)
@@ -349,19 +354,19 @@ func (e *encoder) node(n *node, level int) {
 	}
 }
 
-func (e *encoder) member(key string, val *node, i, level int) {
+func (e *encoder) member(kid *node, i, level int) {
 	if i > 0 {
 		e.buf = append(e.buf, ',')
 	}
 	e.newline(level + 1)
-	e.buf = appendString(e.buf, key, true)
+	e.buf = appendString(e.buf, kid.key, true)
 	e.colon()
-	e.node(val, level+1)
+	e.node(kid, level+1)
 }
 
-func sortedUTF16(keys []string) bool {
-	for i := 1; i < len(keys); i++ {
-		if compareUTF16(keys[i-1], keys[i]) > 0 {
+func sortedUTF16(kids []node) bool {
+	for i := 1; i < len(kids); i++ {
+		if compareUTF16(kids[i-1].key, kids[i].key) > 0 {
 			return false
 		}
 	}

@@ -39,20 +39,25 @@ const (
 )
 
 // node is one parsed JSON value. Strings are UTF-8 with lone surrogates in
-// WTF-8 (see appendString). An object's keys and vals are parallel, in JS
-// property order (array indices first), without duplicates.
+// WTF-8 (see appendString). A container's children are arena[first:first+n]
+// of its parse, in JS property order for an object (array indices first,
+// no duplicate keys); key is the member name of an object's child.
 type node struct {
-	kind kind
-	num  float64
-	str  string
-	keys []string
-	vals []node
+	kind  kind
+	n     int32
+	first int32
+	num   float64
+	str   string
+	key   string
 }
 
 type parser struct {
-	src   []byte
-	pos   int
-	depth int
+	src      []byte
+	pos      int
+	depth    int
+	maxDepth int
+	stack    []node // children of the containers being parsed
+	arena    []node // children of finished containers, each contiguous
 }
 
 func (p *parser) fail(msg string) error {
@@ -70,9 +75,9 @@ func (p *parser) skipSpace() {
 	}
 }
 
-// parseText parses one whole JSON text (JSON.parse grammar).
-func parseText(src []byte) (node, error) {
-	p := parser{src: src}
+// parseText parses one whole JSON text (JSON.parse grammar) into p.
+func (p *parser) parseText(src []byte) (node, error) {
+	*p = parser{src: src, stack: p.stack[:0], arena: p.arena[:0]}
 	p.skipSpace()
 	n, err := p.value()
 	if err != nil {
@@ -129,7 +134,18 @@ func (p *parser) enter() error {
 	if p.depth > MaxDepth {
 		return fmt.Errorf("%w (offset %d)", ErrDepth, p.pos)
 	}
+	p.maxDepth = max(p.maxDepth, p.depth)
 	return nil
+}
+
+// finish moves the children stack[mark:] to the arena as n's children.
+func (p *parser) finish(n node, mark int) node {
+	p.depth--
+	n.first = int32(len(p.arena))
+	n.n = int32(len(p.stack) - mark)
+	p.arena = append(p.arena, p.stack[mark:]...)
+	p.stack = p.stack[:mark]
+	return n
 }
 
 func (p *parser) array() (node, error) {
@@ -137,12 +153,11 @@ func (p *parser) array() (node, error) {
 		return node{}, err
 	}
 	p.pos++ // [
-	n := node{kind: kindArray}
+	mark := len(p.stack)
 	p.skipSpace()
 	if p.pos < len(p.src) && p.src[p.pos] == ']' {
 		p.pos++
-		p.depth--
-		return n, nil
+		return p.finish(node{kind: kindArray}, mark), nil
 	}
 	for {
 		p.skipSpace()
@@ -150,7 +165,7 @@ func (p *parser) array() (node, error) {
 		if err != nil {
 			return node{}, err
 		}
-		n.vals = append(n.vals, v)
+		p.stack = append(p.stack, v)
 		p.skipSpace()
 		if p.pos >= len(p.src) {
 			return node{}, p.fail("unexpected end of input in array")
@@ -160,8 +175,7 @@ func (p *parser) array() (node, error) {
 			p.pos++
 		case ']':
 			p.pos++
-			p.depth--
-			return n, nil
+			return p.finish(node{kind: kindArray}, mark), nil
 		default:
 			return node{}, p.fail(fmt.Sprintf("invalid character %q after array element", p.src[p.pos]))
 		}
@@ -173,14 +187,13 @@ func (p *parser) object() (node, error) {
 		return node{}, err
 	}
 	p.pos++ // {
-	n := node{kind: kindObject}
+	mark := len(p.stack)
 	var index map[string]int // built once an object has many members
 	hasArrayIndex := false
 	p.skipSpace()
 	if p.pos < len(p.src) && p.src[p.pos] == '}' {
 		p.pos++
-		p.depth--
-		return n, nil
+		return p.finish(node{kind: kindObject}, mark), nil
 	}
 	for {
 		p.skipSpace()
@@ -201,28 +214,34 @@ func (p *parser) object() (node, error) {
 		if err != nil {
 			return node{}, err
 		}
+		v.key = k
+		members := p.stack[mark:]
 		at := -1
 		if index != nil {
 			if i, ok := index[k]; ok {
 				at = i
 			}
 		} else {
-			at = slices.Index(n.keys, k)
+			for i := range members {
+				if members[i].key == k {
+					at = i
+					break
+				}
+			}
 		}
 		if at >= 0 {
-			n.vals[at] = v // last value wins, at the first key's position
+			members[at] = v // last value wins, at the first key's position
 		} else {
 			if _, ok := arrayIndex(k); ok {
 				hasArrayIndex = true
 			}
-			n.keys = append(n.keys, k)
-			n.vals = append(n.vals, v)
+			p.stack = append(p.stack, v)
 			if index != nil {
-				index[k] = len(n.keys) - 1
-			} else if len(n.keys) == 16 {
+				index[k] = len(members)
+			} else if len(members)+1 == 16 {
 				index = make(map[string]int, 32)
-				for i, k := range n.keys {
-					index[k] = i
+				for i, m := range p.stack[mark:] {
+					index[m.key] = i
 				}
 			}
 		}
@@ -235,11 +254,10 @@ func (p *parser) object() (node, error) {
 			p.pos++
 		case '}':
 			p.pos++
-			p.depth--
 			if hasArrayIndex {
-				jsOrder(&n)
+				jsOrder(p.stack[mark:])
 			}
-			return n, nil
+			return p.finish(node{kind: kindObject}, mark), nil
 		default:
 			return node{}, p.fail(fmt.Sprintf("invalid character %q after object member", p.src[p.pos]))
 		}
@@ -248,39 +266,20 @@ func (p *parser) object() (node, error) {
 
 // jsOrder moves array-index keys to the front in ascending numeric order,
 // keeping the other keys in insertion order.
-func jsOrder(n *node) {
-	type member struct {
-		idx uint32
-		key string
-		val node
-	}
-	var ints []member
-	keys, vals := n.keys[:0:0], n.vals[:0:0]
-	for i, k := range n.keys {
-		if v, ok := arrayIndex(k); ok {
-			ints = append(ints, member{v, k, n.vals[i]})
-			continue
-		}
-		keys = append(keys, k)
-		vals = append(vals, n.vals[i])
-	}
-	slices.SortFunc(ints, func(a, b member) int {
+func jsOrder(members []node) {
+	slices.SortStableFunc(members, func(a, b node) int {
+		ia, aok := arrayIndex(a.key)
+		ib, bok := arrayIndex(b.key)
 		switch {
-		case a.idx < b.idx:
+		case aok && bok:
+			return cmpUint32(ia, ib)
+		case aok:
 			return -1
-		case a.idx > b.idx:
+		case bok:
 			return 1
 		}
 		return 0
 	})
-	n.keys = n.keys[:0]
-	n.vals = n.vals[:0]
-	for _, m := range ints {
-		n.keys = append(n.keys, m.key)
-		n.vals = append(n.vals, m.val)
-	}
-	n.keys = append(n.keys, keys...)
-	n.vals = append(n.vals, vals...)
 }
 
 func (p *parser) number() (float64, error) {
