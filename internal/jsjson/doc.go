@@ -28,7 +28,12 @@
 //	b, err := jsjson.Reencode(line, &jsjson.Options{SortKeys: true})
 //	// b == JSON.stringify(sortKeysDeep(JSON.parse(line)))
 //
-// Golden vectors in testdata/golden.json are produced by Node
-// (testdata/gen.js, run by TestGolden with -update) and compared byte for
-// byte; a differential test runs random values through one Node process.
+// # Tests against Node
+//
+// Golden vectors in testdata/golden.json are written by the test Node
+// (testdata/jsjson.js gen, run by go test -run TestGolden -update or go
+// generate) and compared byte for byte without Node. When the test Node is
+// installed, TestReencode_RealNodeDifferential runs random texts, Go values
+// and float64 bit patterns through one long-lived `jsjson.js serve` process,
+// and FuzzReencode_Differential asks it about every fuzzed input.
 package jsjson
