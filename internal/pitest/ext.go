@@ -99,10 +99,14 @@ func goBuild(pkg string) (string, error) {
 // dir with the pikit binary of this module (`pikit ext install NAME
 // --agent-dir AGENT [--exec EXEC]`; exec "" installs a built-in one), and
 // turns extension discovery on for Pi (drops --no-extensions from Args). It
-// returns the installed folder.
+// returns the installed folder. $PIKIT_TEST_PIKIT names a prebuilt pikit to
+// use instead of building one.
 func (e *Env) InstallExtension(t testing.TB, name, execPath string) string {
 	t.Helper()
-	pikit := BuildCommand(t, "./cmd/pikit")
+	pikit := os.Getenv("PIKIT_TEST_PIKIT") // a prebuilt binary (CI caching, or a tree that is mid-change)
+	if pikit == "" {
+		pikit = BuildCommand(t, "./cmd/pikit")
+	}
 	args := []string{"ext", "install", name, "--agent-dir", e.AgentDir}
 	if execPath != "" {
 		args = append(args, "--exec", execPath)

@@ -166,14 +166,25 @@ class Sidecar {
       }
       if (start < buf.length) chunks.push(buf.subarray(start));
     });
-    // Pi may exit (pi -p) while the sidecar lives: do not hold the loop.
-    child.unref();
-    child.stdin.unref?.();
-    child.stdout.unref?.();
+    this.hold();
     const init = await this.request("initialize", { protocol: PROTOCOL, name: this.name }, { timeoutMs: HOOK_TIMEOUT_MS });
     if (!init || init.protocol !== PROTOCOL) throw new Error(`piext ${this.name}: bad initialize answer`);
     this.reportedOpen = false;
     if (this.bind) await this.request("session/bind", { ...this.bind, reason: this.spawns > 1 ? "respawn" : this.bind.reason }, { timeoutMs: HOOK_TIMEOUT_MS });
+  }
+
+  // hold keeps Pi's event loop alive only while a call is pending: an idle
+  // sidecar must not keep `pi -p` from exiting, but a pending answer must
+  // (Node would otherwise end the loop while Pi awaits it).
+  hold() {
+    const c = this.child;
+    if (!c) return;
+    const busy = this.pending.size > 0 || this.incoming.size > 0;
+    for (const h of [c, c.stdin, c.stdout]) {
+      try {
+        busy ? h.ref?.() : h.unref?.();
+      } catch {}
+    }
   }
 
   stop() {
@@ -209,6 +220,7 @@ class Sidecar {
       const finish = (err: any, val: any, cancel = false) => {
         if (!this.pending.has(id)) return;
         this.pending.delete(id);
+        this.hold();
         if (timer) clearTimeout(timer);
         opts.signal?.removeEventListener("abort", onAbort);
         if (cancel) {
@@ -219,6 +231,7 @@ class Sidecar {
         err ? reject(err) : resolve(val);
       };
       this.pending.set(id, { resolve: (v) => finish(null, v), reject: (e) => finish(e, undefined) });
+      this.hold();
       if (opts.timeoutMs) {
         timer = setTimeout(() => finish(rpcError(CODE.internal, `piext ${this.name}: ${method} timed out after ${opts.timeoutMs} ms`), undefined, true), opts.timeoutMs);
         timer.unref?.();
@@ -267,10 +280,14 @@ class Sidecar {
     if (msg.id === undefined) return;
     const ac = new AbortController();
     this.incoming.set(String(msg.id), ac);
+    this.hold();
     this.serve(msg.method, msg.params, ac.signal).then(
       (result) => this.answer({ jsonrpc: "2.0", id: msg.id, result: result === undefined ? null : result }),
       (e) => this.answer({ jsonrpc: "2.0", id: msg.id, error: { code: typeof e?.code === "number" ? e.code : CODE.internal, message: errText(e) } }),
-    ).finally(() => this.incoming.delete(String(msg.id)));
+    ).finally(() => {
+      this.incoming.delete(String(msg.id));
+      this.hold();
+    });
   }
 
   answer(msg: any) {
