@@ -47,12 +47,12 @@ import (
 	"time"
 
 	"github.com/pikit-dev/pikit/examples/app"
+	"github.com/pikit-dev/pikit/internal/loopback"
 	"github.com/pikit-dev/pikit/internal/modelserver"
 	"github.com/pikit-dev/pikit/internal/piinstall"
 	"github.com/pikit-dev/pikit/pirpc"
 	"github.com/pikit-dev/pikit/taskbar"
 	"github.com/pikit-dev/pikit/taskbar/host"
-	"github.com/pikit-dev/pikit/taskbar/proxy"
 )
 
 // DefaultListen is where the demo serves unless told otherwise; when the
@@ -213,7 +213,7 @@ func Run(ctx context.Context, opts *Options) error {
 	if err != nil {
 		return fmt.Errorf("demo: %w", err)
 	}
-	return proxy.Serve(ctx, ln, tb.Middleware(mux), func(addr net.Addr) {
+	return loopback.Serve(ctx, tb.Middleware(mux), &loopback.Options{Listener: ln}, func(addr net.Addr) {
 		url := "http://" + addr.String() + "/"
 		fmt.Fprintf(out, "\nOpen %s in your browser and use the taskbar in the lower left corner.\n", url)
 		fmt.Fprintln(out, "Press Ctrl-C to stop.")
@@ -339,29 +339,26 @@ func ownModel(ctx context.Context, exe, dir string) (string, bool) {
 	return m.ID, true
 }
 
+// modelWriteTimeout bounds one answer of the offline demo model, whose
+// scripted replies may stream slowly on purpose.
+const modelWriteTimeout = 10 * time.Minute
+
 // startOfflineModel serves the scripted demo model on a loopback port and
 // writes an isolated Pi agent directory and a launcher for it into run. It
 // returns the launcher to use as Pi and a stop function.
 func startOfflineModel(run, pi, dir string) (string, func(), error) {
 	ms := modelserver.New(Script(dir))
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", nil, fmt.Errorf("demo model: listen: %w", err)
+	// The model's answers are streamed to Pi (text/event-stream responses
+	// to plain POSTs), so its responses get the long write bound.
+	srv := loopback.New(ms, &loopback.Options{WriteTimeout: modelWriteTimeout})
+	if err := srv.Start(context.Background()); err != nil {
+		return "", nil, fmt.Errorf("demo model: %w", err)
 	}
-	srv := &http.Server{Handler: ms, ReadHeaderTimeout: 10 * time.Second}
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		srv.Serve(ln)
-	}()
 	stop := func() {
 		ms.Close()
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
-		if srv.Shutdown(ctx) != nil {
-			srv.Close()
-		}
-		<-done
+		_ = srv.Close(ctx) // a cut request at exit is no failure of the demo
 	}
 	agent := filepath.Join(run, "agent")
 	if err := os.MkdirAll(agent, 0o700); err != nil {
@@ -371,7 +368,7 @@ func startOfflineModel(run, pi, dir string) (string, func(), error) {
 	models := fmt.Sprintf(`{"providers":{%q:{"name":"pikit offline demo","baseUrl":"http://%s/v1","api":"openai-completions",`+
 		`"apiKey":"pikit-demo-offline-no-key","models":[{"id":%q,"name":"Scripted demo (offline, not a real model)",`+
 		`"contextWindow":128000,"maxTokens":4096,"cost":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0}}]}}}`+"\n",
-		DemoProvider, ln.Addr().String(), DemoModel)
+		DemoProvider, srv.Addr().String(), DemoModel)
 	if err := piinstall.WriteFileAtomic(filepath.Join(agent, "models.json"), []byte(models), 0o600); err != nil {
 		stop()
 		return "", nil, fmt.Errorf("demo model: %w", err)

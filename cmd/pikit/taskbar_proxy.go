@@ -19,7 +19,11 @@ directory unless PI_BROWSER_TASKBAR_PROJECT_ROOT says otherwise.
 
 Pi is PI_BROWSER_TASKBAR_EXECUTABLE when set, else ` + "`pi`" + ` on PATH (1.6.0 or newer), else the Pi
 that ` + "`pikit demo`" + ` installed in the per-user cache; nothing is installed. At start the proxy
-says which Pi it uses, its model, and what to do when Pi or a model provider is missing.`,
+says which Pi it uses, its model, and what to do when Pi or a model provider is missing.
+
+The proxy listens on loopback unless --listen says otherwise. Connections that stall are
+closed (headers within 10 s, a request body within 30 s, idle keep-alive after 30 s, at
+most 256 open); WebSockets and event streams are never cut.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			o.Out = cmd.OutOrStdout()

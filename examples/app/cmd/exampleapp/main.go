@@ -63,7 +63,20 @@ func run(ctx context.Context, dir, addr string) error {
 		return err
 	}
 	defer tb.Close(context.Background())
-	srv := &http.Server{Addr: addr, Handler: tb.Middleware(mux), ReadHeaderTimeout: 10 * time.Second}
+	// Every timeout set: a development server is still a server, and a
+	// client that stalls must not hold a connection forever. None of these
+	// pages streams; an app with server-sent events or WebSockets would
+	// lift the deadlines per request (http.ResponseController) instead of
+	// setting ReadTimeout and WriteTimeout here.
+	srv := &http.Server{
+		Addr:              addr,
+		Handler:           tb.Middleware(mux),
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       30 * time.Second,
+		WriteTimeout:      60 * time.Second,
+		IdleTimeout:       30 * time.Second,
+		MaxHeaderBytes:    64 << 10,
+	}
 	go func() {
 		<-ctx.Done()
 		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
