@@ -33,13 +33,12 @@ func TestReencode_RealNodeDifferential(t *testing.T) {
 	}
 	for range diffTexts {
 		src := g.text()
-		sort := g.r.IntN(2) == 0
-		indent := indents[g.r.IntN(len(indents))]
-		want, ok, err := o.stringify(src, sort, indent)
+		opts := jsjson.Options{SortKeys: g.r.IntN(2) == 0, IndexKeysFirst: g.r.IntN(2) == 0, Indent: indents[g.r.IntN(len(indents))]}
+		want, ok, err := o.stringify(src, opts)
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, gerr := jsjson.Reencode(src, &jsjson.Options{SortKeys: sort, Indent: indent})
+		got, gerr := jsjson.Reencode(src, &opts)
 		switch {
 		case !ok:
 			errs++
@@ -49,7 +48,7 @@ func TestReencode_RealNodeDifferential(t *testing.T) {
 		case gerr != nil:
 			fail("%q: Reencode: %v, node %q", src, gerr, want)
 		case string(got) != want:
-			fail("%q (sort %v indent %q):\n got %q\nwant %q", src, sort, indent, got, want)
+			fail("%q (%+v):\n got %q\nwant %q", src, opts, got, want)
 		}
 	}
 	for range diffValues {
@@ -60,17 +59,17 @@ func TestReencode_RealNodeDifferential(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, sort := range []bool{false, true} {
-			want, ok, err := o.stringify(sortedText, sort, "")
+		for _, opts := range []jsjson.Options{{}, {SortKeys: true}, {SortKeys: true, IndexKeysFirst: true}} {
+			want, ok, err := o.stringify(sortedText, opts)
 			if err != nil || !ok {
 				t.Fatalf("node rejected %q: %v", sortedText, err)
 			}
-			got, err := jsjson.Marshal(v, &jsjson.Options{SortKeys: sort})
+			got, err := jsjson.Marshal(v, &opts)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if !bytes.Equal(got, []byte(want)) {
-				fail("Marshal(%#v, sort %v):\n got %q\nwant %q", v, sort, got, want)
+				fail("Marshal(%#v, %+v):\n got %q\nwant %q", v, opts, got, want)
 			}
 		}
 	}
@@ -87,6 +86,6 @@ func TestReencode_RealNodeDifferential(t *testing.T) {
 			fail("FormatNumber(bits %016x) = %q, Number.prototype.toString %q", bits, got, want)
 		}
 	}
-	t.Logf("compared with Node: %d texts (%d rejected by JSON.parse), %d Go values x 2, %d numbers; %d differences",
+	t.Logf("compared with Node: %d texts (%d rejected by JSON.parse), %d Go values x 3 option sets, %d numbers; %d differences",
 		diffTexts, errs, diffValues, diffNumbers, fails)
 }

@@ -14,8 +14,16 @@ type Options struct {
 	// default Array.prototype.sort on Object.keys does, at every level
 	// (arrays keep their order). The output is then that of a stringifier
 	// that writes the sorted keys itself (midcompact's stableStringify,
-	// StateFlow's canonical files); array-index keys get no special place.
+	// StateFlow's canonical files); array-index keys get no special place
+	// unless IndexKeysFirst.
 	SortKeys bool
+	// IndexKeysFirst, with SortKeys, writes array-index keys ("0" …
+	// "4294967294") first in ascending numeric order and sorts the others by
+	// UTF-16 code units: what JSON.stringify prints when the sorted copy is
+	// built as JS objects (for (k of Object.keys(v).sort()) out[k] = …),
+	// since a JS object lists index keys first whatever the insertion order.
+	// Without SortKeys it changes nothing (JS order applies already).
+	IndexKeysFirst bool
 	// Indent is JSON.stringify's third argument as a string: empty means
 	// compact output; otherwise each nested line is indented by Indent
 	// repeated per level and members are written as "key": value. Like JS,
@@ -67,17 +75,19 @@ func Reencode(src []byte, opts *Options) ([]byte, error) {
 }
 
 type encoder struct {
-	buf      []byte
-	indent   string
-	sortKeys bool
-	arena    []node  // the children of the parse being written
-	order    []int32 // scratch for sorting an object's members
+	buf        []byte
+	indent     string
+	sortKeys   bool
+	indexFirst bool    // order array-index keys first when sorting
+	arena      []node  // the children of the parse being written
+	order      []int32 // scratch for sorting an object's members
 }
 
 func newEncoder(opts *Options) *encoder {
-	e := &encoder{}
+	e := &encoder{indexFirst: true}
 	if opts != nil {
 		e.sortKeys = opts.SortKeys
+		e.indexFirst = !opts.SortKeys || opts.IndexKeysFirst
 		e.indent = gap(opts.Indent)
 	}
 	return e
@@ -270,10 +280,10 @@ func (e *encoder) goMap(m map[string]any, level int) error {
 	return nil
 }
 
-// compareKeys orders keys: by UTF-16 code units with SortKeys, else in JS
-// object order of keys inserted in that order (array indices first).
+// compareKeys orders keys by UTF-16 code units, array indices first (in
+// numeric order) unless SortKeys without IndexKeysFirst.
 func (e *encoder) compareKeys(a, b string) int {
-	if !e.sortKeys {
+	if e.indexFirst {
 		ia, aok := arrayIndex(a)
 		ib, bok := arrayIndex(b)
 		switch {
@@ -333,13 +343,13 @@ func (e *encoder) node(n *node, level int) {
 			return
 		}
 		e.buf = append(e.buf, '{')
-		if e.sortKeys && !sortedUTF16(kids) {
+		if e.sortKeys && !e.sorted(kids) {
 			mark := len(e.order)
 			for i := range kids {
 				e.order = append(e.order, int32(i))
 			}
 			order := e.order[mark:]
-			slices.SortFunc(order, func(a, b int32) int { return compareUTF16(kids[a].key, kids[b].key) })
+			slices.SortFunc(order, func(a, b int32) int { return e.compareKeys(kids[a].key, kids[b].key) })
 			for i, j := range order {
 				e.member(&kids[j], i, level)
 			}
@@ -364,9 +374,9 @@ func (e *encoder) member(kid *node, i, level int) {
 	e.node(kid, level+1)
 }
 
-func sortedUTF16(kids []node) bool {
+func (e *encoder) sorted(kids []node) bool {
 	for i := 1; i < len(kids); i++ {
-		if compareUTF16(kids[i-1].key, kids[i].key) > 0 {
+		if e.compareKeys(kids[i-1].key, kids[i].key) > 0 {
 			return false
 		}
 	}

@@ -19,8 +19,8 @@ import (
 func FuzzReencode_Differential(f *testing.F) {
 	g := readGolden(f)
 	type key struct {
-		src, indent string
-		sort        bool
+		src, indent      string
+		sort, indexFirst bool
 	}
 	golden := map[key]goldenCase{}
 	for _, c := range g.Cases {
@@ -28,22 +28,23 @@ func FuzzReencode_Differential(f *testing.F) {
 		if err != nil {
 			f.Fatal(err)
 		}
-		golden[key{string(src), c.Indent, c.Sort}] = c
-		f.Add(src, c.Sort, c.Indent)
+		golden[key{string(src), c.Indent, c.Sort, c.IndexFirst}] = c
+		f.Add(src, c.Sort, c.IndexFirst, c.Indent)
 	}
 	var o *nodeOracle
 	if in, err := pitest.Locate(); err == nil {
 		o = startOracle(f, in)
 	}
-	f.Fuzz(func(t *testing.T, src []byte, sort bool, indent string) {
-		got, err := jsjson.Reencode(src, &jsjson.Options{SortKeys: sort, Indent: indent})
+	f.Fuzz(func(t *testing.T, src []byte, sort, indexFirst bool, indent string) {
+		opts := jsjson.Options{SortKeys: sort, IndexKeysFirst: indexFirst, Indent: indent}
+		got, err := jsjson.Reencode(src, &opts)
 		var want string
 		wantOK := false
-		if c, ok := golden[key{string(src), indent, sort}]; ok {
+		if c, ok := golden[key{string(src), indent, sort, indexFirst}]; ok {
 			want, wantOK = c.Out, !c.Error
 		} else if o != nil {
 			var oerr error
-			want, wantOK, oerr = o.stringify(src, sort, indent)
+			want, wantOK, oerr = o.stringify(src, opts)
 			if oerr != nil {
 				t.Fatal(oerr)
 			}

@@ -25,11 +25,12 @@ var update = flag.Bool("update", false, "rewrite testdata/golden.json with the t
 const goldenPath = "testdata/golden.json"
 
 type goldenCase struct {
-	Src    string `json:"src"` // base64 of the JSON text bytes
-	Sort   bool   `json:"sort"`
-	Indent string `json:"indent"`
-	Out    string `json:"out"`
-	Error  bool   `json:"error"`
+	Src        string `json:"src"` // base64 of the JSON text bytes
+	Sort       bool   `json:"sort"`
+	IndexFirst bool   `json:"indexFirst"`
+	Indent     string `json:"indent"`
+	Out        string `json:"out"`
+	Error      bool   `json:"error"`
 }
 
 type goldenNumber struct {
@@ -102,7 +103,7 @@ func TestGolden(t *testing.T) {
 	fails := 0
 	for i, c := range g.Cases {
 		src := decodeSrc(t, c.Src)
-		got, err := jsjson.Reencode(src, &jsjson.Options{SortKeys: c.Sort, Indent: c.Indent})
+		got, err := jsjson.Reencode(src, &jsjson.Options{SortKeys: c.Sort, IndexKeysFirst: c.IndexFirst, Indent: c.Indent})
 		switch {
 		case c.Error:
 			var se *jsjson.SyntaxError
@@ -114,7 +115,7 @@ func TestGolden(t *testing.T) {
 			t.Errorf("case %d %q: %v; want %q", i, src, err, c.Out)
 			fails++
 		case string(got) != c.Out:
-			t.Errorf("case %d %q (sort %v, indent %q):\n got %q\nwant %q", i, src, c.Sort, c.Indent, got, c.Out)
+			t.Errorf("case %d %q (sort %v, index first %v, indent %q):\n got %q\nwant %q", i, src, c.Sort, c.IndexFirst, c.Indent, got, c.Out)
 			fails++
 		}
 		if fails > 20 {

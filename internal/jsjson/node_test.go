@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/pikit-dev/pikit/internal/jsjson"
 	"github.com/pikit-dev/pikit/internal/pitest"
 )
 
@@ -76,8 +77,9 @@ func (o *nodeOracle) ask(req any) (oracleAnswer, error) {
 
 // stringify asks what JSON.stringify(JSON.parse(src)) is; ok is false when
 // JSON.parse throws.
-func (o *nodeOracle) stringify(src []byte, sort bool, indent string) (out string, ok bool, err error) {
-	a, err := o.ask(map[string]any{"src": base64.StdEncoding.EncodeToString(src), "sort": sort, "indent": indent})
+func (o *nodeOracle) stringify(src []byte, opts jsjson.Options) (out string, ok bool, err error) {
+	a, err := o.ask(map[string]any{"src": base64.StdEncoding.EncodeToString(src), "sort": opts.SortKeys,
+		"indexFirst": opts.IndexKeysFirst, "indent": opts.Indent})
 	if err != nil || a.Error {
 		return "", false, err
 	}

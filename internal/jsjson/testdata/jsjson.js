@@ -4,7 +4,8 @@
 //   node jsjson.js serve  answers one JSON request per stdin line with one
 //                         JSON response line on stdout
 //
-// A request is {"src": <base64 bytes>, "sort": bool, "indent": string} or
+// A request is {"src": <base64 bytes>, "sort": bool, "indexFirst": bool,
+// "indent": string} or
 // {"bits": <16 hex digits of a float64>}. The answer is {"out": string},
 // {"error": true} when JSON.parse throws, or {"num": Number.prototype.toString}.
 "use strict";
@@ -37,8 +38,20 @@ function bare(v) {
   return o;
 }
 
-function stringify(v, sort, indent) {
+// rebuilt copies v with each object's keys inserted in sorted order, which
+// JS then lists with array-index keys first (prototype-less objects, so a
+// "__proto__" key stays an own member).
+function rebuilt(v) {
+  if (Array.isArray(v)) return v.map(rebuilt);
+  if (v === null || typeof v !== "object") return v;
+  const o = Object.create(null);
+  for (const k of Object.keys(v).sort()) o[k] = rebuilt(v[k]);
+  return o;
+}
+
+function stringify(v, sort, indent, indexFirst) {
   if (!sort) return JSON.stringify(v, null, indent);
+  if (indexFirst) return JSON.stringify(rebuilt(v), null, indent);
   const keys = [...allKeys(v, new Set())].sort(); // UTF-16 code unit order
   return JSON.stringify(bare(v), keys, indent);
 }
@@ -55,7 +68,7 @@ function answer(req) {
   } catch {
     return { error: true };
   }
-  return { out: stringify(v, req.sort, req.indent) };
+  return { out: stringify(v, req.sort, req.indent, req.indexFirst) };
 }
 
 // mulberry32: a small seeded PRNG so the golden file is reproducible.
@@ -165,9 +178,9 @@ function gen() {
   const cases = [];
   for (const buf of srcs) {
     const src = buf.toString("base64");
-    for (const sort of [false, true]) {
+    for (const [sort, indexFirst] of [[false, false], [true, false], [true, true]]) {
       const indent = r() < 0.5 ? "" : pick(r, indents);
-      cases.push({ src, sort, indent, ...answer({ src, sort, indent }) });
+      cases.push({ src, sort, indexFirst, indent, ...answer({ src, sort, indexFirst, indent }) });
     }
   }
   const numbers = [];
