@@ -183,13 +183,19 @@ func validDNSName(h string) bool {
 	if h == "" || len(h) > 253 {
 		return false
 	}
-	labels := strings.Split(h, ".")
-	for _, l := range labels {
-		if !ldhLabel(l) {
+	last := h
+	for rest := h; ; {
+		label, after, more := strings.Cut(rest, ".")
+		if !ldhLabel(label) {
 			return false
 		}
+		if !more {
+			last = label
+			break
+		}
+		rest = after
 	}
-	return !endsInNumber(labels[len(labels)-1])
+	return !endsInNumber(last)
 }
 
 // ldhLabel reports whether l is 1 to 63 of [a-z0-9-], not starting or

@@ -2,6 +2,7 @@ package loopback_test
 
 import (
 	"net/http/httptest"
+	"strings"
 	"testing"
 
 	"github.com/pikit-dev/pikit/internal/loopback"
@@ -30,5 +31,36 @@ func FuzzNormalizeHost(f *testing.F) {
 		req := httptest.NewRequest("GET", "/", nil)
 		req.Host, req.RemoteAddr = h, "127.0.0.1:1"
 		guard.Check(req) // must not panic
+	})
+}
+
+// FuzzParseAllowedHost checks the allowed-host canonicalization: it never
+// panics, a canonical entry parses to itself, and a request using it as
+// Host passes the guard built from it.
+func FuzzParseAllowedHost(f *testing.F) {
+	for _, s := range []string{"dev.example.com", " Dev.Example.COM. ", "10.0.0.1", "::FFFF:10.0.0.1", "[::1]", "a:80", "*.x", "0x7f.1", ""} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, entry string) {
+		got, err := loopback.ParseAllowedHost(entry)
+		if err != nil {
+			return
+		}
+		if again, err := loopback.ParseAllowedHost(got); err != nil || again != got {
+			t.Fatalf("not idempotent: %q -> %q -> %q, %v", entry, got, again, err)
+		}
+		g, err := loopback.NewHostGuard([]string{entry})
+		if err != nil {
+			t.Fatalf("NewHostGuard(%q): %v", entry, err)
+		}
+		host := got
+		if strings.Contains(host, ":") {
+			host = "[" + host + "]"
+		}
+		req := httptest.NewRequest("GET", "/", nil)
+		req.Host, req.RemoteAddr = host+":8080", "192.0.2.1:1"
+		if err := g.Check(req); err != nil {
+			t.Fatalf("allowed host %q (from %q) refused: %v", host, entry, err)
+		}
 	})
 }

@@ -7,8 +7,18 @@ import (
 )
 
 // Equal reports whether two secrets are equal, in time that depends only on
-// their lengths (crypto/subtle), never on where they first differ.
-func Equal(a, b string) bool { return subtle.ConstantTimeCompare([]byte(a), []byte(b)) == 1 }
+// their lengths, never on where they first differ (the loop of
+// crypto/subtle.ConstantTimeCompare, on strings so that no copy is made).
+func Equal(a, b string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	var v byte
+	for i := 0; i < len(a); i++ {
+		v |= a[i] ^ b[i]
+	}
+	return subtle.ConstantTimeByteEq(v, 0) == 1
+}
 
 // BearerToken returns the token of the request's single
 // "Authorization: Bearer <token>" header. It reports false when there is
