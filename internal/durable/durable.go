@@ -30,14 +30,18 @@
 // [Journal.Append] call writes its batch in one write and fsyncs once; only
 // then does it return. [OpenJournal] returns the intact records and cuts a
 // torn tail (a last line without LF, or an invalid last record) left by a
-// crash during an append.
+// crash during an append. [ReadJournal] reads the intact records without
+// writing, for readers beside the writer (a replay, a status command).
 //
 // # Errors
 //
-// Every failure is an [*Error] naming the step and the file. When the
+// Every file-system failure is an [*Error] naming the step and the file
+// (its message holds the base name only, never an absolute path). When the
 // underlying cause is ENOSPC or EDQUOT, errors.Is(err, [ErrDiskFull]) is
-// true. A journal whose write or fsync failed in a way it could not undo
-// answers every later Append with [ErrJournalFailed].
+// true. A record Append refuses is a [*RecordError]; a journal with an
+// invalid record before intact ones is a [*CorruptError] ([ErrCorrupt]).
+// A journal whose write or fsync failed in a way it could not undo answers
+// every later Append with [ErrJournalFailed].
 //
 // # Example
 //

@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 )
@@ -71,7 +72,7 @@ func WriteFiles(files []File) error {
 		if first = writeFile(f.Path, f.Data, f.Perm, &WriteOptions{NoSyncDir: true}, openFile); first != nil {
 			break
 		}
-		if d := filepath.Dir(f.Path); !contains(dirs, d) {
+		if d := filepath.Dir(f.Path); !slices.Contains(dirs, d) {
 			dirs = append(dirs, d)
 		}
 	}
@@ -80,15 +81,6 @@ func WriteFiles(files []File) error {
 		errs = append(errs, SyncDir(d))
 	}
 	return errors.Join(errs...)
-}
-
-func contains(s []string, v string) bool {
-	for _, x := range s {
-		if x == v {
-			return true
-		}
-	}
-	return false
 }
 
 // tempFile is what writeFile needs of an open temporary file; tests inject

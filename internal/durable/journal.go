@@ -134,6 +134,37 @@ func OpenJournal(path string, opts *JournalOptions) (*Journal, [][]byte, error) 
 	return j, recs, nil
 }
 
+// ReadJournal returns the intact records of the journal at path, as
+// [OpenJournal] does, without opening it for writing: a torn tail (or an
+// append in progress in another process) is left out, not cut. It is for
+// readers beside the writer (a replay, a status command). An invalid
+// record followed by intact ones gives a [*CorruptError]; a missing file
+// an [*Error] matching fs.ErrNotExist.
+func ReadJournal(path string, opts *JournalOptions) ([][]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fail("open journal", path, err)
+	}
+	defer f.Close() // read-only: its close error says nothing about the data
+	sc, err := scanJournal(f, maxRecord(opts))
+	var ce *CorruptError
+	switch {
+	case errors.As(err, &ce):
+		ce.Path = path
+		return nil, ce
+	case err != nil:
+		return nil, fail("read journal", path, err)
+	}
+	return sc.records, nil
+}
+
+func maxRecord(opts *JournalOptions) int {
+	if opts != nil && opts.MaxRecord > 0 {
+		return opts.MaxRecord
+	}
+	return DefaultMaxRecord
+}
+
 func openJournalFile(path string) (*os.File, bool, error) {
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
 	if err == nil {
@@ -156,10 +187,7 @@ func openJournalFile(path string) (*os.File, bool, error) {
 // openJournal reads f from its start, cuts a torn tail and returns the
 // Journal over f.
 func openJournal(path string, f journalFile, opts *JournalOptions) (*Journal, [][]byte, error) {
-	max := DefaultMaxRecord
-	if opts != nil && opts.MaxRecord > 0 {
-		max = opts.MaxRecord
-	}
+	max := maxRecord(opts)
 	sc, err := scanJournal(f, max)
 	if err != nil {
 		var ce *CorruptError

@@ -48,6 +48,24 @@ func TestOpenJournal(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
+			// ReadJournal sees the same records and changes nothing.
+			rrecs, rerr := durable.ReadJournal(p, &durable.JournalOptions{MaxRecord: 16})
+			switch {
+			case tc.content == "\x00missing":
+				if !errors.Is(rerr, os.ErrNotExist) {
+					t.Errorf("ReadJournal(missing) = %v, want ErrNotExist", rerr)
+				}
+			case tc.corrupt != 0:
+				if !errors.Is(rerr, durable.ErrCorrupt) {
+					t.Errorf("ReadJournal = %v, want ErrCorrupt", rerr)
+				}
+			case rerr != nil || !cmp.Equal(strs(rrecs), tc.records):
+				t.Errorf("ReadJournal = %q, %v; want %q", strs(rrecs), rerr, tc.records)
+			}
+			if tc.content != "\x00missing" && readFile(t, p) != tc.content {
+				t.Errorf("ReadJournal changed the file")
+			}
+
 			j, recs, err := durable.OpenJournal(p, &durable.JournalOptions{MaxRecord: 16})
 			if tc.corrupt != 0 {
 				var ce *durable.CorruptError
