@@ -133,7 +133,7 @@ func BenchmarkWake(b *testing.B) {
 		}()
 		for {
 			r.e.mu.Lock()
-			parked := r.e.waiting
+			parked := r.e.waitParked
 			r.e.mu.Unlock()
 			if parked {
 				break

@@ -3,6 +3,7 @@ package live
 import (
 	"crypto/sha256"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 
@@ -230,7 +231,7 @@ var reservedUnitKeys = map[string]bool{
 
 // apply changes the board for one accepted envelope (reference §4.7). The
 // envelope has passed [ValidateEnvelope]; apply never fails.
-func (b *Board) apply(env *Envelope, fx *effects) {
+func (b *Board) apply(env *Envelope, produced *effects) {
 	p, _ := parseObj(env.Payload)
 	switch env.Type {
 	case "transcript":
@@ -244,14 +245,14 @@ func (b *Board) apply(env *Envelope, fx *effects) {
 		s, _ := p.str("state")
 		b.Page.LastStreamState = &s
 	case "unit":
-		b.applyUnit(env, p, fx)
+		b.applyUnit(env, p, produced)
 	case "unit_update":
 		b.applyUnitUpdate(p)
 	case "unit_withdraw":
-		b.applyWithdraw(p, fx)
+		b.applyWithdraw(p, produced)
 	case "annotation":
 		id, _ := p.str("id")
-		a := b.Annotations[id]
+		a := b.editAnnotation(id)
 		if a == nil {
 			a = &Annotation{ID: id, Fields: map[string]jsontext.Value{}}
 			b.Annotations[id] = a
@@ -271,7 +272,7 @@ func (b *Board) apply(env *Envelope, fx *effects) {
 		if final {
 			b.FinalEmitted = true
 		}
-		b.release(b.uniqueCheckpointID(id), trigger, mode, env.T, final, final, fx)
+		b.release(b.uniqueCheckpointID(id), trigger, mode, env.T, final, final, produced)
 	case "answer":
 		uid, _ := p.str("unit_id")
 		text, _ := p.str("text")
@@ -279,7 +280,7 @@ func (b *Board) apply(env *Envelope, fx *effects) {
 		id := b.uniqueCheckpointID("ck-answer-" + derivedID(env.SessionID, env.Seq, "answer"))
 		b.Checkpoints = append(b.Checkpoints, CheckpointRecord{ID: id, Kind: KindAnswer, Mode: b.Mode, T: env.T})
 		b.enqueue(&WakeEnvelope{CheckpointID: id, Kind: KindAnswer, ModeAtCheckpoint: b.Mode,
-			Answers: []Answer{{UnitID: uid, Text: text}}}, fx)
+			Answers: []Answer{{UnitID: uid, Text: text}}}, produced)
 	case "mode":
 		mode, _ := p.str("mode")
 		old := b.Mode
@@ -289,18 +290,18 @@ func (b *Board) apply(env *Envelope, fx *effects) {
 			// KTD12: leaving Collect always wakes with the backlog; switching
 			// straight to Instant also releases what is held in the same batch.
 			id := b.uniqueCheckpointID("ck-mode-" + derivedID(env.SessionID, env.Seq, "mode"))
-			b.release(id, KindModeChange, mode, env.T, true, true, fx)
+			b.release(id, KindModeChange, mode, env.T, true, true, produced)
 		case mode == ModeInstant && old != ModeInstant:
 			id := b.uniqueCheckpointID("ck-instant-" + derivedID(env.SessionID, env.Seq, "instant"))
-			b.release(id, KindModeChange, mode, env.T, false, false, fx)
+			b.release(id, KindModeChange, mode, env.T, false, false, produced)
 		}
 	}
 }
 
-func (b *Board) applyUnit(env *Envelope, p obj, fx *effects) {
+func (b *Board) applyUnit(env *Envelope, p obj, produced *effects) {
 	id, _ := p.str("id")
 	status, _ := p.str("status")
-	u := b.Units[id]
+	u := b.editUnit(id)
 	if u == nil {
 		u = &Unit{ID: id, Status: status, Fields: map[string]jsontext.Value{}}
 		b.Units[id] = u
@@ -314,13 +315,13 @@ func (b *Board) applyUnit(env *Envelope, p obj, fx *effects) {
 		}
 	}
 	if b.Mode == ModeInstant && !u.Released && u.Status != StatusWithdrawn {
-		b.release(b.uniqueCheckpointID("instant-"+id), KindInstant, ModeInstant, env.T, false, false, fx)
+		b.release(b.uniqueCheckpointID("instant-"+id), KindInstant, ModeInstant, env.T, false, false, produced)
 	}
 }
 
 func (b *Board) applyUnitUpdate(p obj) {
 	uid, _ := p.str("unit_id")
-	u := b.Units[uid]
+	u := b.editUnit(uid)
 	if u == nil {
 		return
 	}
@@ -342,12 +343,12 @@ func (b *Board) applyUnitUpdate(p obj) {
 	}
 }
 
-func (b *Board) applyWithdraw(p obj, fx *effects) {
+func (b *Board) applyWithdraw(p obj, produced *effects) {
 	uid, _ := p.str("unit_id")
-	u := b.Units[uid]
-	if u == nil || u.Status == StatusWithdrawn {
+	if u := b.Units[uid]; u == nil || u.Status == StatusWithdrawn {
 		return
 	}
+	u := b.editUnit(uid)
 	u.Status = StatusWithdrawn
 	u.WithdrawReason = jsontext.Value("null")
 	if r, ok := p["reason"]; ok {
@@ -356,7 +357,7 @@ func (b *Board) applyWithdraw(p obj, fx *effects) {
 	if u.Released {
 		b.PendingWithdrawn = append(b.PendingWithdrawn, uid)
 	}
-	fx.notices = append(fx.notices, mkNotice("unit_status", unitStatusNotice{UnitID: uid, Status: StatusWithdrawn}))
+	produced.notices = append(produced.notices, mkNotice("unit_status", unitStatusNotice{UnitID: uid, Status: StatusWithdrawn}))
 }
 
 // uniqueCheckpointID suffixes -2, -3, … to an id already used by a batch.
@@ -405,11 +406,11 @@ func (b *Board) backlog() []*Unit {
 // release builds one batch from held work (and, with withBacklog, the
 // accepted backlog). Without force an empty release creates no batch.
 // It reports whether a batch was enqueued.
-func (b *Board) release(id, kind, mode string, t float64, withBacklog, force bool, fx *effects) bool {
-	var newly []*Unit
+func (b *Board) release(id, kind, mode string, t float64, withBacklog, force bool, produced *effects) bool {
+	var newly []string
 	for _, uid := range b.UnitOrder {
 		if u := b.Units[uid]; !u.Released && u.Status != StatusWithdrawn {
-			newly = append(newly, u)
+			newly = append(newly, uid)
 		}
 	}
 	// Leaving Collect for Smart releases only the backlog; held work waits
@@ -417,11 +418,11 @@ func (b *Board) release(id, kind, mode string, t float64, withBacklog, force boo
 	if kind == KindModeChange && mode != ModeInstant {
 		newly = nil
 	}
-	var anns []*Annotation
+	var anns []string
 	if kind != KindModeChange || mode == ModeInstant {
 		for _, aid := range b.AnnotationOrder {
 			if a := b.Annotations[aid]; !a.Released {
-				anns = append(anns, a)
+				anns = append(anns, aid)
 			}
 		}
 	}
@@ -437,13 +438,14 @@ func (b *Board) release(id, kind, mode string, t float64, withBacklog, force boo
 		return false
 	}
 	env := &WakeEnvelope{CheckpointID: id, Kind: kind, ModeAtCheckpoint: mode}
-	for _, u := range newly {
+	for _, uid := range newly {
+		u := b.editUnit(uid)
 		u.Released = true
 		u.Status = StatusTriaging
 		cid := id
 		u.CheckpointID = &cid
 		b.ReleasedUnitIDs = append(b.ReleasedUnitIDs, u.ID)
-		fx.notices = append(fx.notices, mkNotice("unit_status", unitStatusNotice{UnitID: u.ID, Status: StatusTriaging}))
+		produced.notices = append(produced.notices, mkNotice("unit_status", unitStatusNotice{UnitID: u.ID, Status: StatusTriaging}))
 		env.Units = append(env.Units, u.wake())
 	}
 	for _, u := range backlog {
@@ -457,18 +459,19 @@ func (b *Board) release(id, kind, mode string, t float64, withBacklog, force boo
 	if len(withdrawals) > 0 {
 		b.PendingWithdrawn = nil
 	}
-	for _, a := range anns {
+	for _, aid := range anns {
+		a := b.editAnnotation(aid)
 		a.Released = true
 		b.ReleasedAnnotationIDs = append(b.ReleasedAnnotationIDs, a.ID)
 		env.Annotations = append(env.Annotations, WakeAnnotation{ID: a.ID, Fields: a.Fields})
 	}
 	b.Checkpoints = append(b.Checkpoints, CheckpointRecord{ID: id, Kind: kind, Mode: mode, T: t})
-	b.enqueue(env, fx)
+	b.enqueue(env, produced)
 	return true
 }
 
 // enqueue adds a wake envelope to the pending queue.
-func (b *Board) enqueue(env *WakeEnvelope, fx *effects) {
+func (b *Board) enqueue(env *WakeEnvelope, produced *effects) {
 	env.SchemaVersion = SchemaVersion
 	if env.SessionStatus == "" {
 		env.SessionStatus = "live"
@@ -485,7 +488,7 @@ func (b *Board) enqueue(env *WakeEnvelope, fx *effects) {
 	b.NextBatchOrder++
 	bt := &batch{order: b.NextBatchOrder, env: env}
 	b.Pending = append(b.Pending, BatchRef{CheckpointID: env.CheckpointID, Order: bt.order})
-	fx.batches = append(fx.batches, bt)
+	produced.batches = append(produced.batches, bt)
 }
 
 func (u *Unit) wake() WakeUnit {
@@ -528,6 +531,52 @@ func (b *Board) removePending(id string) bool {
 	}
 	b.Pending = slices.Delete(b.Pending, i, i+1)
 	return true
+}
+
+// editUnit returns unit id ready to change, or nil. Units are copy on
+// write: a unit in the map is never changed in place, so a [Board.snapshot]
+// taken under the endpoint lock can be encoded after the lock is released.
+func (b *Board) editUnit(id string) *Unit {
+	u := b.Units[id]
+	if u == nil {
+		return nil
+	}
+	c := *u
+	c.Fields = maps.Clone(u.Fields)
+	b.Units[id] = &c
+	return &c
+}
+
+// editAnnotation is [Board.editUnit] for annotations.
+func (b *Board) editAnnotation(id string) *Annotation {
+	a := b.Annotations[id]
+	if a == nil {
+		return nil
+	}
+	c := *a
+	c.Fields = maps.Clone(a.Fields)
+	b.Annotations[id] = &c
+	return &c
+}
+
+// snapshot returns a copy of b that later changes to b do not touch, in
+// time linear in the number of units with a small constant (maps and
+// slices are copied shallowly; units and annotations are copy on write).
+// The snapshot must only be read.
+func (b *Board) snapshot() *Board {
+	s := *b
+	s.Units = maps.Clone(b.Units)
+	s.Annotations = maps.Clone(b.Annotations)
+	s.UnitOrder = slices.Clone(b.UnitOrder)
+	s.AnnotationOrder = slices.Clone(b.AnnotationOrder)
+	s.Answers = slices.Clone(b.Answers)
+	s.Checkpoints = slices.Clone(b.Checkpoints)
+	s.AckedCheckpointIDs = slices.Clone(b.AckedCheckpointIDs)
+	s.ReleasedUnitIDs = slices.Clone(b.ReleasedUnitIDs)
+	s.ReleasedAnnotationIDs = slices.Clone(b.ReleasedAnnotationIDs)
+	s.PendingWithdrawn = slices.Clone(b.PendingWithdrawn)
+	s.Pending = slices.Clone(b.Pending)
+	return &s
 }
 
 // clone deep-copies the board through its JSON form.

@@ -336,7 +336,7 @@ func TestCrash_SIGKILL(t *testing.T) {
 		gate.Lock() // in-flight requests fail fast: the server is dead
 		lastKillAt = page.ackedSeq()
 		agent.mu.Lock()
-		acked := maps(agent.acked)
+		acked := copySet(agent.acked)
 		agent.mu.Unlock()
 		diskCheck(t, root, page.ackedSeq(), acked)
 		l2 := startServer(t, root, "", env...)
@@ -397,7 +397,7 @@ func TestCrash_SIGKILL(t *testing.T) {
 	t.Logf("%d kills, %d envelopes, %d batches, %d serves", kills, total, len(created), sum(agent.served))
 }
 
-func maps(m map[string]bool) map[string]bool {
+func copySet(m map[string]bool) map[string]bool {
 	out := make(map[string]bool, len(m))
 	for k, v := range m {
 		out[k] = v

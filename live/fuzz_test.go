@@ -66,11 +66,15 @@ func FuzzPost(f *testing.F) {
 		r.e.mu.Lock()
 		before := r.e.board.AckedSeq
 		r.e.mu.Unlock()
-		res := r.e.Post([]byte(body), "s1")
+		_, err := r.e.Post([]byte(body), "s1")
 		r.e.mu.Lock()
 		after := r.e.board.AckedSeq
 		r.e.mu.Unlock()
-		switch res.Status {
+		status := http.StatusOK
+		if err != nil {
+			status = StatusOf(err)
+		}
+		switch status {
 		case http.StatusOK:
 			if after < before {
 				t.Fatalf("acked seq went back %d -> %d", before, after)
@@ -80,7 +84,7 @@ func FuzzPost(f *testing.F) {
 				t.Fatalf("rejected body moved acked seq %d -> %d", before, after)
 			}
 		default:
-			t.Fatalf("status %d", res.Status)
+			t.Fatalf("status %d", status)
 		}
 	})
 }

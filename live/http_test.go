@@ -2,6 +2,8 @@ package live
 
 import (
 	"bufio"
+	"errors"
+	"io/fs"
 	"net"
 	"net/http"
 	"os"
@@ -101,5 +103,84 @@ func TestEvents_FrameFileTopLevel(t *testing.T) {
 	raw, _ := os.ReadFile(filepath.Join(r.e.opts.Root, "state/log/events.ndjson"))
 	if !strings.Contains(string(raw), `,"frame_file":"frames/2-fr_1.jpg"}`+"\n") {
 		t.Fatalf("raw log: %s", raw)
+	}
+}
+
+// TestEvents_AckWhileBoardWrites: an /events request is acknowledged while
+// a board.json write is in flight (simulated by holding the write lock the
+// way the writer holds it, without the endpoint lock), because derived
+// files are written outside the endpoint lock.
+func TestEvents_AckWhileBoardWrites(t *testing.T) {
+	r := newRig(t, func(o *Options) { o.BoardFlush = time.Hour })
+	root := r.e.opts.Root
+	r.mustPost(r.env("unit", unitPayload("u1")))
+	r.e.derived.writeMu.Lock()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if code, body := r.post(r.env("click", fixturePayloads["click"])); code != 200 {
+			t.Errorf("post: %d %s", code, body)
+		}
+	}()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		r.e.derived.writeMu.Unlock()
+		<-done
+		t.Fatal("ack waited for the board write")
+	}
+	r.e.derived.writeMu.Unlock()
+	// Close writes the board: it includes the envelope acknowledged meanwhile.
+	r.close()
+	b, err := (&store{dir: filepath.Join(root, "state")}).loadBoardFile()
+	if err != nil || b.AckedSeq != 2 {
+		t.Fatalf("board.json after close: %+v, %v", b, err)
+	}
+}
+
+// TestStorageFailure_Sticky: once a derived-file write fails, the endpoint
+// stops serving (503 storage_failed on every route) instead of carrying on
+// over a store it cannot trust, and Close returns the failure.
+func TestStorageFailure_Sticky(t *testing.T) {
+	r := newRig(t, func(o *Options) { o.BoardFlush = time.Millisecond })
+	r.mustPost(r.env("unit", unitPayload("u1")))
+	// A directory where the board's temp file goes: the next write fails.
+	// board.json becomes a non-empty directory: renaming the next board
+	// write over it fails. (A write running meanwhile may put the file back.)
+	board := filepath.Join(r.e.opts.Root, "state", "board.json")
+	for i := 0; ; i++ {
+		_ = os.Remove(board)
+		err := os.Mkdir(board, 0o700)
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, fs.ErrExist) || i > 1000 {
+			t.Fatal(err)
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if err := os.WriteFile(filepath.Join(board, "keep"), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r.post(r.env("click", fixturePayloads["click"])) // 200, or 503 when the write already failed
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		code, body, _ := r.do("GET", "/status", r.agentTok, "", nil)
+		if code == http.StatusServiceUnavailable {
+			if body != `{"error":"storage_failed"}` {
+				t.Fatalf("status body %s", body)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("still serving after the failed write: %d", code)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if code, body := r.post(r.env("click", fixturePayloads["click"])); code != http.StatusServiceUnavailable || body != `{"error":"storage_failed"}` {
+		t.Fatalf("events after failure: %d %s", code, body)
+	}
+	if err := r.e.Close(t.Context()); err == nil {
+		t.Fatal("Close did not return the storage failure")
 	}
 }

@@ -173,18 +173,11 @@ func isLoopbackPeer(remote string) (netip.Addr, bool) {
 	return a, a.IsLoopback()
 }
 
-func (e *Endpoint) mintReject(w http.ResponseWriter, r *http.Request, status int, body any, reason string) {
-	e.reject(w, r, status, body, reason, nil)
-}
-
 // POST /mint (reference §2.4 "POST /mint").
-func (e *Endpoint) handleMint(w http.ResponseWriter, r *http.Request, sid string) {
+func (e *Endpoint) handleMint(w http.ResponseWriter, r *http.Request, sid string) *Error {
 	body, over, err := readCapped(r.Body, maxEventBody)
 	if over {
-		e.mintReject(w, r, http.StatusRequestEntityTooLarge, struct {
-			MaxBytes int `json:"max_bytes"`
-		}{maxEventBody}, "too large")
-		return
+		return &Error{Code: CodeTooLarge, MaxBytes: maxEventBody}
 	}
 	var req struct {
 		SessionID *jsontext.Value `json:"session_id"`
@@ -199,8 +192,7 @@ func (e *Endpoint) handleMint(w http.ResponseWriter, r *http.Request, sid string
 		}
 	}
 	if bad {
-		e.mintReject(w, r, http.StatusBadRequest, errBody{"session_id must match X-Riffrec-Session"}, "session_id must match X-Riffrec-Session")
-		return
+		return &Error{Code: CodeMintSessionID}
 	}
 	peer, loop := isLoopbackPeer(r.RemoteAddr)
 	if !loop {
@@ -210,8 +202,7 @@ func (e *Endpoint) handleMint(w http.ResponseWriter, r *http.Request, sid string
 		}
 		proto := strings.TrimSpace(strings.Split(r.Header.Get("X-Forwarded-Proto"), ",")[0])
 		if !trusted || !strings.EqualFold(proto, "https") {
-			e.mintReject(w, r, http.StatusForbidden, reasonBody{"tls_required"}, "tls_required")
-			return
+			return &Error{Code: CodeTLSRequired}
 		}
 	}
 	key := strings.TrimSpace(r.Header.Get("X-Riffrec-OpenAI-Key"))
@@ -219,23 +210,17 @@ func (e *Endpoint) handleMint(w http.ResponseWriter, r *http.Request, sid string
 		key = strings.TrimSpace(e.mint.opts.APIKey())
 	}
 	if key == "" {
-		e.mintReject(w, r, http.StatusServiceUnavailable, reasonBody{"no_key"}, "no_key")
-		return
+		return &Error{Code: CodeNoKey}
 	}
 	brief, hasBrief, err := readBrief(e.st.path(briefFile))
 	if err != nil {
-		e.mintReject(w, r, http.StatusInternalServerError, errBody{"brief_unreadable"}, "brief_unreadable")
-		return
+		return &Error{Code: CodeBriefUnreadable, Err: err}
 	}
 	if hasBrief && BriefHasSecret(brief) {
-		e.mintReject(w, r, http.StatusServiceUnavailable, reasonBody{"brief_contains_secret"}, "brief_contains_secret")
-		return
+		return &Error{Code: CodeBriefSecret}
 	}
 	if retry, ok := e.mint.admit(time.Now()); !ok {
-		e.mintReject(w, r, http.StatusTooManyRequests, struct {
-			RetryAfter int `json:"retry_after"`
-		}{retry}, "rate_limited")
-		return
+		return &Error{Code: CodeRateLimited, RetryAfter: retry}
 	}
 	defer e.mint.done()
 	e.mu.Lock()
@@ -244,15 +229,7 @@ func (e *Endpoint) handleMint(w http.ResponseWriter, r *http.Request, sid string
 
 	secret, expires, status, err := e.mint.call(r.Context(), key, BuildMintBody(e.mint.opts.Model, e.mint.opts.Voice, brief, hasBrief))
 	if err != nil {
-		var us jsontext.Value = jsontext.Value("null")
-		if status != 0 {
-			us, _ = json.Marshal(status)
-		}
-		e.mintReject(w, r, http.StatusBadGateway, struct {
-			Reason         string         `json:"reason"`
-			UpstreamStatus jsontext.Value `json:"upstream_status"`
-		}{"openai_error", us}, "openai_error")
-		return
+		return &Error{Code: CodeOpenAIError, UpstreamStatus: status, Err: err}
 	}
 	e.mu.Lock()
 	gone := e.board.Ended || e.board.sessionID() != sid
@@ -261,14 +238,14 @@ func (e *Endpoint) handleMint(w http.ResponseWriter, r *http.Request, sid string
 	}
 	e.mu.Unlock()
 	if gone {
-		e.mintReject(w, r, http.StatusGone, statusBody{"session-ended"}, "session-ended")
-		return
+		return &Error{Code: CodeSessionEnded}
 	}
 	writeJSON(w, http.StatusOK, struct {
 		ClientSecret string         `json:"client_secret"`
 		ExpiresAt    jsontext.Value `json:"expires_at"`
 		Model        string         `json:"model"`
 	}{secret, expires, e.mint.opts.Model})
+	return nil
 }
 
 // readBrief returns the first 3,000 characters of state/brief.md.

@@ -57,7 +57,7 @@ func (b *Board) applyOp(op *opLine) {
 			b.AckedCheckpointIDs = append(b.AckedCheckpointIDs, op.Ack)
 		}
 	case opUnit:
-		if u := b.Units[op.Unit.ID]; u != nil {
+		if u := b.editUnit(op.Unit.ID); u != nil {
 			u.Status, u.Note, u.Guess, u.Question = op.Unit.Status, op.Unit.Note, op.Unit.Guess, op.Unit.Question
 		}
 		if op.Unit.Watch {
@@ -157,18 +157,5 @@ func (s *store) clearOps() error {
 	if err := os.Truncate(s.path(opsFile), 0); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
-	return nil
-}
-
-// commitOpLocked makes an agent operation already applied to e.board
-// durable: one journal line, then board.json later. On an error the
-// caller restores the board.
-func (e *Endpoint) commitOpLocked(op opLine) error {
-	op.Op, op.At, op.SessionID = e.board.OpSeq+1, e.board.AckedSeq, e.board.sessionID()
-	if err := e.st.appendOp(&op); err != nil {
-		return err
-	}
-	e.board.OpSeq = op.Op
-	e.kickFlushLocked()
 	return nil
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
+	"github.com/pikit-dev/pikit/internal/durable"
 )
 
 // File and directory names under <root>/state (reference §4.1).
@@ -32,8 +33,9 @@ const (
 	framesDirName  = "frames"
 )
 
-// ErrDiskFull wraps a write that failed because the disk is full.
-var ErrDiskFull = errors.New("live: disk full")
+// ErrDiskFull matches (errors.Is) a write that failed because the disk is
+// full (ENOSPC or EDQUOT); it is internal/durable's sentinel.
+var ErrDiskFull = durable.ErrDiskFull
 
 // SessionFile is state/session.json (reference §4.2). Tokens are null after
 // stop. It is written 0600 and never logged.
@@ -99,10 +101,10 @@ func (s *store) path(elem ...string) string {
 }
 func (s *store) logDir() string { return s.path(logDirName) }
 
-// ensureDirs creates state/ (0700) and its subdirectories.
+// ensureDirs creates state/ (0700) and its subdirectories, durably.
 func ensureDirs(dir string) error {
 	for _, d := range []string{dir, filepath.Join(dir, batchesDirName), filepath.Join(dir, logDirName), filepath.Join(dir, logDirName, framesDirName)} {
-		if err := os.MkdirAll(d, 0o700); err != nil {
+		if err := durable.MkdirAll(d, 0o700); err != nil {
 			return fmt.Errorf("create state dir: %w", err)
 		}
 		if err := os.Chmod(d, 0o700); err != nil {
@@ -124,8 +126,13 @@ func openStore(root string) (*store, error) {
 		return nil, err
 	}
 	for _, d := range []string{s.dir, s.path(batchesDirName), s.logDir(), s.path(logDirName, framesDirName)} {
+		if err := durable.RemoveTemps(d); err != nil {
+			return nil, fmt.Errorf("remove temp files: %w", err)
+		}
 		ents, _ := os.ReadDir(d)
 		for _, e := range ents {
+			// .tmp: temp files of pikit before internal/durable; .part: an
+			// archive upload a crash interrupted.
 			if n := e.Name(); strings.HasSuffix(n, ".tmp") || strings.HasSuffix(n, ".part") {
 				_ = os.Remove(filepath.Join(d, n))
 			}
@@ -179,51 +186,18 @@ func dirSize(dir string) int64 {
 }
 
 func wrapDisk(err error) error {
-	if err != nil && isENOSPC(err) {
+	if err != nil && isENOSPC(err) && !errors.Is(err, ErrDiskFull) {
 		return fmt.Errorf("%w: %w", ErrDiskFull, err)
 	}
 	return err
 }
 
-// writeFileAtomic writes data to path through path.tmp: write, fsync, close,
-// rename, fsync the directory. The temp file is removed on failure.
-func writeFileAtomic(path string, data []byte) (err error) {
-	tmp := path + ".tmp"
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
-	if err != nil {
-		return wrapDisk(fmt.Errorf("create %s: %w", filepath.Base(tmp), err))
-	}
-	defer func() {
-		if err != nil {
-			_ = os.Remove(tmp)
-		}
-	}()
-	if _, err = f.Write(data); err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return wrapDisk(fmt.Errorf("write %s: %w", filepath.Base(tmp), err))
-	}
-	if err = os.Rename(tmp, path); err != nil {
-		return fmt.Errorf("rename %s: %w", filepath.Base(path), err)
-	}
-	return syncDir(filepath.Dir(path))
+// writeFileAtomic replaces path with data (0600) through internal/durable.
+func writeFileAtomic(path string, data []byte) error {
+	return durable.WriteFile(path, data, 0o600)
 }
 
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return fmt.Errorf("open dir: %w", err)
-	}
-	defer d.Close()
-	if err := d.Sync(); err != nil {
-		return fmt.Errorf("fsync dir: %w", err)
-	}
-	return nil
-}
+func syncDir(dir string) error { return durable.SyncDir(dir) }
 
 // prettyJSON is the on-disk form of state JSON files: 2-space indent and a
 // trailing newline, so people can read them.
@@ -345,7 +319,11 @@ func (s *store) batchPath(id string) string {
 }
 
 func (s *store) writeBatch(bt *batch) error {
-	return writeJSONAtomic(s.batchPath(bt.env.CheckpointID), batchFileData{Order: bt.order, Served: bt.served, Envelope: bt.env})
+	return s.writeBatchFile(&batchFileData{Order: bt.order, Served: bt.served, Envelope: bt.env})
+}
+
+func (s *store) writeBatchFile(bf *batchFileData) error {
+	return writeJSONAtomic(s.batchPath(bf.Envelope.CheckpointID), bf)
 }
 
 func (s *store) removeBatch(id string) error {
@@ -393,22 +371,10 @@ func (s *store) framePath(seq int64, id string) string {
 	return fmt.Sprintf("%d-%s.jpg", seq, escapeID(id))
 }
 
-// writeFrame stores a frame's JPEG bytes durably under log/frames/.
+// writeFrame stores a frame's JPEG bytes under log/frames/; the caller
+// fsyncs the frames directory once for the transaction's frames.
 func (s *store) writeFrame(rel string, data []byte) error {
-	p := filepath.Join(s.logDir(), rel)
-	f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
-	if err != nil {
-		return wrapDisk(fmt.Errorf("create frame: %w", err))
-	}
-	_, err = f.Write(data)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		_ = os.Remove(p)
+	if err := durable.WriteFileOpts(filepath.Join(s.logDir(), rel), data, 0o600, &durable.WriteOptions{NoSyncDir: true}); err != nil {
 		return wrapDisk(fmt.Errorf("write frame: %w", err))
 	}
 	s.logBytes += int64(len(data))

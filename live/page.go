@@ -1,0 +1,299 @@
+package live
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+)
+
+// POST /events (reference §2.4). The body is buffered up to maxFrameBody;
+// past that the rest is drained unbuffered so the page reads the 413. A
+// Content-Length of earlyEventBody or more is answered 413 before reading
+// anything; the body is drained after the answer, and past cutEventBody
+// (the wrapper's MaxBytesReader) the connection is closed.
+func (e *Endpoint) handleEvents(w http.ResponseWriter, r *http.Request, sid string) *Error {
+	tooLarge := &Error{Code: CodeTooLarge, MaxBytes: maxEventBody, FrameMaxBytes: maxFrameBody}
+	if r.ContentLength >= earlyEventBody {
+		rc := http.NewResponseController(w)
+		_ = rc.EnableFullDuplex() // read the body after answering
+		e.answer(w, r, tooLarge)
+		_ = rc.Flush()
+		if r.ContentLength <= cutEventBody {
+			_, _ = io.Copy(io.Discard, r.Body)
+		}
+		return nil
+	}
+	body, over, err := readCapped(r.Body, maxFrameBody)
+	if over {
+		_, err = io.Copy(io.Discard, r.Body)
+	}
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if !errors.As(err, &mbe) {
+			return &Error{Code: CodeBadRequest}
+		}
+		over = true // past cutEventBody: the server closes the connection after the answer
+	}
+	e.mu.Lock()
+	ended := e.board.Ended || e.board.sessionID() != sid
+	e.touchLocked()
+	e.mu.Unlock()
+	if ended {
+		return &Error{Code: CodeSessionEnded}
+	}
+	if over {
+		return tooLarge
+	}
+	acked, err := e.Post(body, sid)
+	if err != nil {
+		var le *Error
+		if !errors.As(err, &le) {
+			le = &Error{Code: CodeStorageFailed, Err: err, AckedSeq: &acked}
+		}
+		return le
+	}
+	writeJSON(w, http.StatusOK, ackedBody{acked})
+	return nil
+}
+
+type ackedBody struct {
+	AckedSeq int64 `json:"acked_seq"`
+}
+
+// Post runs one /events body through steps 4–9 of reference §2.4: parse,
+// size rule, validation of every envelope, disk caps, the durable
+// transaction, and the acknowledgement. It returns the highest contiguous
+// seq, and an *[Error] when the body is refused or the transaction failed
+// (storage_failed, with the acked seq). It is the request path minus HTTP,
+// used by the handler, tests and benchmarks.
+func (e *Endpoint) Post(body []byte, sid string) (ackedSeq int64, err error) {
+	raws, err := SplitBody(body)
+	if err != nil {
+		return 0, &Error{Code: CodeBadBody, Detail: strings.TrimPrefix(err.Error(), "live: ")}
+	}
+	loneFrame := false
+	if len(raws) == 1 {
+		if o, ok := parseObj(raws[0]); ok {
+			t, _ := o.str("type")
+			loneFrame = t == "frame"
+		}
+	}
+	if !loneFrame && len(body) > maxEventBody {
+		return 0, &Error{Code: CodeTooLarge, MaxBytes: maxEventBody}
+	}
+	envs := make([]*Envelope, 0, len(raws))
+	imageFrame := false
+	for _, raw := range raws {
+		env, rej := ValidateEnvelope(raw, sid)
+		if rej == nil && env.Type == "frame" && len(raws) > 1 {
+			rej = &Rejection{Reason: ReasonInvalidPayload, Seq: &env.Seq, Detail: "frame envelopes are posted alone"}
+		}
+		if rej != nil {
+			return 0, &Error{Code: rej.Reason, Seq: rej.Seq, Detail: rej.Detail}
+		}
+		if env.Type == "frame" {
+			p, _ := parseObj(env.Payload)
+			imageFrame = !p.has("dropped")
+		}
+		envs = append(envs, env)
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.closed {
+		return 0, &Error{Code: CodeClosing}
+	}
+	if e.failed != nil {
+		return 0, &Error{Code: CodeStorageUnavailable, Err: e.failed}
+	}
+	if e.board.Ended || e.board.sessionID() != sid {
+		return 0, &Error{Code: CodeSessionEnded}
+	}
+	used := e.st.logBytes + e.gapBytes + int64(len(body))
+	acked := e.board.AckedSeq
+	if imageFrame && used > e.opts.DiskCap {
+		return acked, &Error{Code: CodeDiskCap, MaxBytes: e.opts.DiskCap, AckedSeq: &acked}
+	}
+	if used > e.opts.HardCap {
+		return acked, &Error{Code: CodeDiskCap, MaxBytes: e.opts.HardCap, AckedSeq: &acked}
+	}
+	e.touchLocked()
+	res := e.admitLocked(envs)
+	e.deliverLocked(mkNotice("ack", ackedBody{res.ackedSeq}))
+	if res.err != nil {
+		e.log.Error("live: event transaction failed", "err", res.err)
+		return res.ackedSeq, &Error{Code: CodeStorageFailed, Err: res.err, AckedSeq: &res.ackedSeq}
+	}
+	return res.ackedSeq, nil
+}
+
+// GET /session (reference §2.4): link probe; binds nothing, not activity.
+func (e *Endpoint) handleSessionProbe(w http.ResponseWriter, r *http.Request, _ string) *Error {
+	e.mu.Lock()
+	b := e.board
+	status := "live"
+	if b.Ended {
+		status = "ended"
+	}
+	var sid *string
+	if b.SessionID != nil {
+		s := *b.SessionID
+		sid = &s
+	}
+	accepts := b.Ended && b.drained() && !e.endUploading
+	e.mu.Unlock()
+	writeJSON(w, http.StatusOK, struct {
+		Status            string  `json:"status"`
+		SessionID         *string `json:"session_id"`
+		AcceptsNewSession bool    `json:"accepts_new_session"`
+	}{status, sid, accepts})
+	return nil
+}
+
+// POST /session/end (reference §2.4).
+func (e *Endpoint) handleSessionEnd(w http.ResponseWriter, r *http.Request, sid string) *Error {
+	e.mu.Lock()
+	if e.endUploading {
+		e.mu.Unlock()
+		return &Error{Code: CodeEndInProgress}
+	}
+	e.endUploading = true
+	budget := min(e.opts.ArchiveLimit, e.opts.DiskCap-e.st.logBytes-e.gapBytes)
+	logDir := e.st.logDir()
+	e.mu.Unlock()
+	defer func() {
+		e.mu.Lock()
+		e.endUploading = false
+		e.mu.Unlock()
+	}()
+	ext := "bin"
+	switch ct := strings.ToLower(strings.TrimSpace(strings.Split(r.Header.Get("Content-Type"), ";")[0])); ct {
+	case "application/zip":
+		ext = "zip"
+	case "application/json":
+		ext = "json"
+	}
+	part := filepath.Join(logDir, "archive."+ext+"."+newUUID()+".part")
+	n, err := e.receiveArchive(r.Body, part, budget)
+	if errors.Is(err, errArchiveTooLarge) {
+		_ = os.Remove(part)
+		return &Error{Code: CodeTooLarge, MaxBytes: max(budget, 0)}
+	}
+	if err != nil {
+		_ = os.Remove(part)
+		return &Error{Code: CodeArchiveWriteFailed, Err: err}
+	}
+	var archiveName jsontext.Value = jsontext.Value("null")
+	final := ""
+	if n > 0 {
+		final = filepath.Join(logDir, "archive."+ext)
+		if err := os.Rename(part, final); err != nil {
+			_ = os.Remove(part)
+			return &Error{Code: CodeArchiveWriteFailed}
+		}
+		archiveName, _ = json.Marshal("archive." + ext)
+	} else {
+		_ = os.Remove(part)
+	}
+	e.mu.Lock()
+	if e.board.Ended || e.board.sessionID() != sid {
+		e.mu.Unlock()
+		return &Error{Code: CodeSessionEnded}
+	}
+	prev := e.board.clone()
+	produced := &effects{}
+	if !e.board.FinalEmitted && (e.board.held() || len(e.board.backlog()) > 0) {
+		e.board.FinalEmitted = true
+		e.board.release("ck-final-"+newUUID(), KindFinal, e.board.Mode, 0, true, true, produced)
+	} else if e.board.held() {
+		e.board.release("ck-late-"+newUUID(), KindSend, e.board.Mode, 0, false, false, produced)
+	}
+	var werr error
+	for _, bt := range produced.batches {
+		if werr = e.st.writeBatch(bt); werr != nil {
+			break
+		}
+	}
+	if werr == nil {
+		werr = e.endSessionLocked()
+	}
+	if werr != nil {
+		for _, bt := range produced.batches {
+			_ = e.st.removeBatch(bt.env.CheckpointID)
+		}
+		e.board = prev
+		_ = e.saveBoardLocked()
+		if final != "" {
+			_ = os.Remove(final)
+		}
+		e.mu.Unlock()
+		return &Error{Code: CodeArchiveWriteFailed}
+	}
+	for _, bt := range produced.batches {
+		e.batches[bt.env.CheckpointID] = bt
+	}
+	e.st.logBytes += n
+	e.st.appendAgentLog(auditLine{T: time.Now().UnixMilli(), Kind: "session_end", Archive: archiveName, Bytes: &n})
+	e.wakeLocked()
+	e.mu.Unlock()
+	writeJSON(w, http.StatusOK, struct {
+		Status       string `json:"status"`
+		LogDir       string `json:"log_dir"`
+		ArchiveBytes int64  `json:"archive_bytes"`
+	}{"session-ended", logDir, n})
+	return nil
+}
+
+var errArchiveTooLarge = errors.New("live: archive over budget")
+
+func (e *Endpoint) receiveArchive(body io.Reader, part string, budget int64) (int64, error) {
+	f, err := os.OpenFile(part, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return 0, fmt.Errorf("create archive: %w", err)
+	}
+	defer f.Close()
+	var n int64
+	buf := make([]byte, 64<<10)
+	for {
+		k, rerr := body.Read(buf)
+		if k > 0 {
+			n += int64(k)
+			if n > budget {
+				_, _ = io.Copy(io.Discard, io.LimitReader(body, 16<<20))
+				return n, errArchiveTooLarge
+			}
+			if _, err := f.Write(buf[:k]); err != nil {
+				return n, fmt.Errorf("write archive: %w", err)
+			}
+			e.mu.Lock()
+			e.touchLocked()
+			e.mu.Unlock()
+		}
+		if rerr == io.EOF {
+			break
+		}
+		if rerr != nil {
+			return n, fmt.Errorf("read archive: %w", rerr)
+		}
+	}
+	if err := f.Sync(); err != nil {
+		return n, fmt.Errorf("fsync archive: %w", err)
+	}
+	return n, nil
+}
+
+// readCapped reads at most limit bytes; over reports whether more followed.
+func readCapped(r io.Reader, limit int64) (data []byte, over bool, err error) {
+	data, err = io.ReadAll(io.LimitReader(r, limit+1))
+	if int64(len(data)) > limit {
+		return data[:limit], true, nil
+	}
+	return data, false, err
+}
