@@ -87,7 +87,8 @@ func New(roles map[string]Role, opts *Options) *Procs {
 // Run is a TestMain body; pass its result to os.Exit. In a child it runs
 // the role [EnvRole] names (exit code 2 and a message on stderr for an
 // unknown role). In the parent it runs the tests with [leakcheck.Run] and,
-// when they pass and ran unfiltered (no -test.run, -test.skip or -short),
+// when they pass and ran unfiltered (no -test.run, -test.skip or -short,
+// not a fuzzing worker),
 // fails with the list of roles no test started.
 func (p *Procs) Run(m *testing.M) int {
 	if name, ok := os.LookupEnv(EnvRole); ok {
@@ -110,13 +111,16 @@ func (p *Procs) Run(m *testing.M) int {
 	return 0
 }
 
-// filtered reports whether this run selects some tests only, so a role
-// may rightly stay unused.
+// filtered reports whether this run selects some tests only (or is a
+// fuzzing worker), so a role may rightly stay unused.
 func filtered() bool {
 	for _, name := range []string{"test.run", "test.skip"} {
 		if f := flag.Lookup(name); f != nil && f.Value.String() != "" {
 			return true
 		}
+	}
+	if f := flag.Lookup("test.fuzzworker"); f != nil && f.Value.String() == "true" {
+		return true
 	}
 	return testing.Short()
 }
