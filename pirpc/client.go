@@ -6,82 +6,39 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
-	"log/slog"
-	"os"
-	"os/exec"
-	"path/filepath"
+	"io"
 	"strconv"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/go-json-experiment/json/jsontext"
-)
-
-// Defaults for the zero values of [Options].
-const (
-	DefaultTerminateDuration = 5 * time.Second
-	DefaultKillDuration      = 2 * time.Second
-	DefaultDrainDuration     = 1 * time.Second
-	DefaultStderrTail        = 8 << 10
+	"github.com/pikit-dev/pikit/internal/jsonl"
 )
 
 // maxAbandoned bounds the ids of calls given up by their ctx whose late
 // response is dropped silently.
 const maxAbandoned = 1024
 
-// Options configure [Start]. Only Executable is required; the zero value of
-// every other field works.
-type Options struct {
-	// Executable is the Pi executable: an absolute path, or a bare name looked
-	// up in this process's PATH. It is run directly, never through a shell, as
-	// `Executable --mode rpc Args...`.
-	Executable string
-	// Args come after `--mode rpc` (e.g. --no-session, -e ext.ts).
-	Args []string
-	// Dir is the working directory; empty means this process's.
-	Dir string
-	// Env is appended to this process's environment (later entries win).
-	Env []string
-	// Logger gets lifecycle records (pid, signals), never record content.
-	// Nil discards.
-	Logger *slog.Logger
-	// MaxRecordSize caps one stdout record in bytes; zero means MaxRecordSize.
+// ClientOptions configure [NewClient]; nil means defaults.
+type ClientOptions struct {
+	// MaxRecordSize caps one record Pi writes, in bytes; zero or negative
+	// means [MaxRecordSize].
 	MaxRecordSize int
-	// StderrTail is how many trailing stderr bytes are kept for
-	// ExitError.StderrTail; zero means DefaultStderrTail, negative keeps none.
-	StderrTail int
-	// TerminateDuration is how long Close waits after closing stdin before
-	// SIGTERM to the process group; zero means DefaultTerminateDuration.
-	TerminateDuration time.Duration
-	// KillDuration is how long Close waits after SIGTERM before SIGKILL; zero
-	// means DefaultKillDuration.
-	KillDuration time.Duration
-	// DrainDuration is how long, after Pi exited, the client keeps reading
-	// stdout/stderr held open by leftover children; zero means
-	// DefaultDrainDuration.
-	DrainDuration time.Duration
 }
 
-// Client drives one `pi --mode rpc` process. All methods are safe for
-// concurrent use. A Client cannot be restarted; [Client.Close] must be called
-// to release it, even after Pi exited on its own.
+// Client speaks Pi's RPC protocol over one connection. All methods are safe
+// for concurrent use. A Client cannot be restarted; [Client.Close] must be
+// called to release it, even after Pi exited on its own.
 //
 // Records are read by one goroutine without pause (Pi stalls when its stdout
 // is not read, reference §1.1): responses go to the waiting call, everything
 // else is queued, without bound and in order, for [Client.Events].
 type Client struct {
-	opts   Options
-	log    *slog.Logger
-	cmd    *exec.Cmd
-	pid    int
-	stdin  *os.File
-	stdout *os.File
-	stderr *os.File
-	tail   []byte // stderr tail, guarded by mu
+	rwc   io.ReadWriteCloser
+	w     *jsonl.Writer
+	limit int
 
-	wmu      sync.Mutex // serializes writes to stdin
+	wmu      sync.Mutex // serializes writes and their deadlines
 	writeErr error      // sticky after a partial write; guarded by wmu
 
 	mu        sync.Mutex
@@ -90,106 +47,64 @@ type Client struct {
 	abandoned map[string]struct{}
 	queue     []Event
 	closing   bool
-	exitErr   *ExitError
+	endErr    error // *ExitError, or an error matching ErrExited
 
-	notify     chan struct{} // queue got an event (buffer 1)
-	events     chan Event
-	closeCh    chan struct{} // closed when Close starts
-	exited     chan struct{} // closed when the process was reaped
-	stdoutDone chan struct{}
-	stderrDone chan struct{}
-	done       chan struct{} // closed when reaped and both readers ended
-	pumpDone   chan struct{}
+	endOnce  sync.Once     // closes rwc when it is not a subprocess
+	notify   chan struct{} // queue got an event (buffer 1)
+	events   chan Event
+	closeCh  chan struct{} // closed when Close starts
+	done     chan struct{} // closed when the stream ended and Pi is gone
+	pumpDone chan struct{}
 
 	closeOnce sync.Once
 	closeErr  error
 }
 
-// Start spawns Pi and returns a running Client. ctx only bounds the start
-// itself; Pi's lifetime is ended by [Client.Close].
-//
-// A missing executable gives an *exec.Error matching exec.ErrNotFound; one
-// that is not executable (or a directory) gives an *exec.Error matching
-// fs.ErrPermission. The error names only the file's base name.
-func Start(ctx context.Context, opts Options) (*Client, error) {
-	if opts.Executable == "" {
-		return nil, errors.New("pirpc: start: no executable")
-	}
-	if err := ctx.Err(); err != nil {
-		return nil, fmt.Errorf("pirpc: start: %w", err)
-	}
-	path, err := exec.LookPath(opts.Executable)
-	if err != nil {
-		name := filepath.Base(opts.Executable) // no absolute paths in errors
-		if errors.Is(err, exec.ErrNotFound) || errors.Is(err, fs.ErrNotExist) {
-			err = &exec.Error{Name: name, Err: exec.ErrNotFound}
-		} else { // not executable, a directory, ...
-			err = &exec.Error{Name: name, Err: fs.ErrPermission}
-		}
-		return nil, fmt.Errorf("pirpc: start: %w", err)
-	}
-	c := &Client{
-		opts:       opts,
-		log:        opts.Logger,
-		pending:    make(map[string]chan *Response),
-		abandoned:  make(map[string]struct{}),
-		notify:     make(chan struct{}, 1),
-		events:     make(chan Event, 64),
-		closeCh:    make(chan struct{}),
-		exited:     make(chan struct{}),
-		stdoutDone: make(chan struct{}),
-		stderrDone: make(chan struct{}),
-		done:       make(chan struct{}),
-		pumpDone:   make(chan struct{}),
-	}
-	if c.log == nil {
-		c.log = slog.New(slog.DiscardHandler)
-	}
-	var childIn, childOut, childErr *os.File
-	closeAll := func() {
-		for _, f := range []*os.File{childIn, childOut, childErr, c.stdin, c.stdout, c.stderr} {
-			if f != nil {
-				f.Close()
-			}
-		}
-	}
-	if childIn, c.stdin, err = os.Pipe(); err == nil {
-		if c.stdout, childOut, err = os.Pipe(); err == nil {
-			c.stderr, childErr, err = os.Pipe()
-		}
-	}
-	if err != nil {
-		closeAll()
-		return nil, fmt.Errorf("pirpc: start: pipes: %w", err)
-	}
-	cmd := exec.Command(path, append([]string{"--mode", "rpc"}, opts.Args...)...)
-	cmd.Dir = opts.Dir
-	cmd.Env = append(os.Environ(), opts.Env...)
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = childIn, childOut, childErr
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
-		closeAll()
-		var pe *fs.PathError // "fork/exec /abs/path: exec format error"
-		if errors.As(err, &pe) {
-			err = &fs.PathError{Op: pe.Op, Path: filepath.Base(pe.Path), Err: pe.Err}
-		}
-		return nil, fmt.Errorf("pirpc: start: %w", err) // no absolute paths in errors
-	}
-	childIn.Close()
-	childOut.Close()
-	childErr.Close()
-	c.cmd, c.pid = cmd, cmd.Process.Pid
-	c.log.Debug("pi started", "pid", c.pid)
-
-	go c.readStdout()
-	go c.readStderr()
-	go c.wait()
-	go c.pump()
-	return c, nil
+// contextCloser is a connection whose Close can be hurried by a ctx and
+// that knows how the process ended: the one of [CommandTransport].
+type contextCloser interface {
+	closeContext(ctx context.Context) (*ExitError, error)
 }
 
-// Pid returns the process id of Pi, which is also its process group id.
-func (c *Client) Pid() int { return c.pid }
+// NewClient returns a Client speaking Pi's RPC protocol over rwc: Pi's
+// records are read from it and commands written to it, JSON lines framed by
+// [Decoder]. The Client owns rwc and closes it. rwc can be the connection of
+// a [CommandTransport] (what [Start] uses), one end of net.Pipe for an
+// in-process peer, or a socket.
+//
+// When rwc has a SetWriteDeadline method (os.File, net.Conn), a write Pi
+// does not read is bounded by the call's ctx; otherwise it blocks until Pi
+// reads or [Client.Close]. After a partial write the stream cannot be framed
+// any more: later writes fail, and rwc's CloseWrite (if it has one) is
+// called so Pi sees the end of its input.
+func NewClient(rwc io.ReadWriteCloser, opts *ClientOptions) *Client {
+	c := &Client{
+		rwc:       rwc,
+		w:         jsonl.NewWriter(rwc),
+		pending:   make(map[string]chan *Response),
+		abandoned: make(map[string]struct{}),
+		notify:    make(chan struct{}, 1),
+		events:    make(chan Event, 64),
+		closeCh:   make(chan struct{}),
+		done:      make(chan struct{}),
+		pumpDone:  make(chan struct{}),
+	}
+	if opts != nil {
+		c.limit = opts.MaxRecordSize
+	}
+	go c.read()
+	go c.pump()
+	return c
+}
+
+// Pid returns the process id of Pi, which is also its process group id,
+// for a Client over a [CommandTransport]; 0 for other connections.
+func (c *Client) Pid() int {
+	if p, ok := c.rwc.(interface{ Pid() int }); ok {
+		return p.Pid()
+	}
+	return 0
+}
 
 // Events returns the channel of events in stdout order: agent events,
 // [*ExtensionUIRequest], [*RawEvent] for unknown types, and a
@@ -204,14 +119,16 @@ func (c *Client) Events() <-chan Event { return c.events }
 // Done is closed when Pi exited and its output was read to the end.
 func (c *Client) Done() <-chan struct{} { return c.done }
 
-// Err returns nil while Pi runs and the [*ExitError] once [Client.Done] is
-// closed (also for status 0: an exit is always the end of the client).
+// Err returns nil while Pi runs and, once [Client.Done] is closed, the
+// [*ExitError] for a subprocess (also for status 0: an exit is always the
+// end of the client), or an error matching [ErrExited] for another
+// connection whose stream ended.
 func (c *Client) Err() error {
 	select {
 	case <-c.done:
 		c.mu.Lock()
 		defer c.mu.Unlock()
-		return c.exitErr
+		return c.endErr
 	default:
 		return nil
 	}
@@ -263,13 +180,12 @@ func (c *Client) Call(ctx context.Context, typ string, params any) (*Response, e
 	}
 }
 
-// writeFailure explains a failed write: Close or Pi's exit closed stdin.
+// writeFailure explains a failed write: Close or Pi's end closed the input.
 func (c *Client) writeFailure(err error) error {
 	switch {
 	case isClosed(c.closeCh):
 		return ErrClosed
-	case isClosed(c.exited):
-		<-c.done
+	case isClosed(c.done):
 		return c.Err()
 	}
 	return err
@@ -289,8 +205,8 @@ func (c *Client) register(typ string, params any) ([]byte, string, chan *Respons
 	if c.closing {
 		return nil, "", nil, ErrClosed
 	}
-	if c.exitErr != nil {
-		return nil, "", nil, c.exitErr
+	if c.endErr != nil {
+		return nil, "", nil, c.endErr
 	}
 	c.nextID++
 	id := "pirpc-" + strconv.FormatUint(c.nextID, 10)
@@ -369,9 +285,9 @@ func (c *Client) abandon(id string) {
 	}
 }
 
-// write sends one line. Writes are serialized; ctx bounds a write Pi does not
-// read (it sets a write deadline on the pipe). A partial write breaks the
-// framing, so stdin is closed and later writes fail.
+// write sends one line (with its LF). Writes are serialized; ctx bounds a
+// write Pi does not read when the connection has write deadlines. A partial
+// write breaks the framing, so the input is closed and later writes fail.
 func (c *Client) write(ctx context.Context, line []byte) error {
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
@@ -381,35 +297,43 @@ func (c *Client) write(ctx context.Context, line []byte) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	dl, _ := c.rwc.(interface{ SetWriteDeadline(time.Time) error })
 	var dmu sync.Mutex
 	finished := false
-	stop := context.AfterFunc(ctx, func() {
-		dmu.Lock()
-		defer dmu.Unlock()
-		if !finished {
-			c.stdin.SetWriteDeadline(time.Unix(1, 0))
-		}
-	})
-	n, err := c.stdin.Write(line)
+	stop := func() bool { return true }
+	if dl != nil {
+		stop = context.AfterFunc(ctx, func() {
+			dmu.Lock()
+			defer dmu.Unlock()
+			if !finished {
+				dl.SetWriteDeadline(time.Unix(1, 0))
+			}
+		})
+	}
+	err := c.w.WriteRecord(line[:len(line)-1])
+
 	dmu.Lock()
 	finished = true
 	dmu.Unlock()
 	if !stop() {
-		c.stdin.SetWriteDeadline(time.Time{})
+		dl.SetWriteDeadline(time.Time{})
 	}
 	if err == nil {
 		return nil
 	}
-	if n == 0 && ctx.Err() != nil {
+	partial := errors.Is(err, jsonl.ErrBroken)
+	if !partial && ctx.Err() != nil {
 		return ctx.Err() // nothing written: the stream is intact
 	}
 	werr := fmt.Errorf("%w: %v", ErrWrite, err)
 	if ctx.Err() != nil {
 		werr = fmt.Errorf("%w: %w", ErrWrite, ctx.Err())
 	}
-	if n > 0 {
+	if partial {
 		c.writeErr = fmt.Errorf("%w: stdin closed after a partial write", ErrWrite)
-		c.stdin.Close()
+		if cw, ok := c.rwc.(interface{ CloseWrite() error }); ok {
+			cw.CloseWrite()
+		}
 	}
 	return werr
 }
@@ -417,13 +341,13 @@ func (c *Client) write(ctx context.Context, line []byte) error {
 // send writes a record that gets no response (extension_ui_response).
 func (c *Client) send(ctx context.Context, typ string, params any) error {
 	c.mu.Lock()
-	closing, exited := c.closing, c.exitErr
+	closing, ended := c.closing, c.endErr
 	c.mu.Unlock()
 	if closing {
 		return ErrClosed
 	}
-	if exited != nil {
-		return exited
+	if ended != nil {
+		return ended
 	}
 	line, err := encodeCommand("", typ, params)
 	if err != nil {
@@ -435,123 +359,16 @@ func (c *Client) send(ctx context.Context, typ string, params any) error {
 	return nil
 }
 
-func (c *Client) decodeData(r *Response, v any) error {
-	if len(r.Data) == 0 || string(r.Data) == "null" {
-		return nil
-	}
-	if err := unmarshalStrict(r.Data, v); err != nil {
-		return fmt.Errorf("pirpc: %s data: %w", r.Command, &ProtocolError{Kind: ErrInvalidRecord, Size: len(r.Data), Detail: "unexpected data shape"})
-	}
-	return nil
-}
-
-// GetState sends get_state (reference §1.4).
-func (c *Client) GetState(ctx context.Context) (*State, error) {
-	r, err := c.Call(ctx, "get_state", nil)
-	if err != nil {
-		return nil, err
-	}
-	var s State
-	if err := c.decodeData(r, &s); err != nil {
-		return nil, err
-	}
-	return &s, nil
-}
-
-// Prompt sends prompt. The response comes before the run's events; after
-// disposition "started", wait for [AgentSettled] on [Client.Events].
-func (c *Client) Prompt(ctx context.Context, cmd PromptCommand) (PromptResult, error) {
-	return c.promptLike(ctx, "prompt", cmd)
-}
-
-// Steer sends steer: delivered after the current turn's tool calls.
-func (c *Client) Steer(ctx context.Context, cmd SteerCommand) (PromptResult, error) {
-	return c.promptLike(ctx, "steer", cmd)
-}
-
-// FollowUp sends follow_up: delivered when the agent would otherwise stop.
-func (c *Client) FollowUp(ctx context.Context, cmd FollowUpCommand) (PromptResult, error) {
-	return c.promptLike(ctx, "follow_up", cmd)
-}
-
-func (c *Client) promptLike(ctx context.Context, typ string, cmd any) (PromptResult, error) {
-	var res PromptResult
-	r, err := c.Call(ctx, typ, cmd)
-	if err != nil {
-		return res, err
-	}
-	return res, c.decodeData(r, &res)
-}
-
-// Abort sends abort. Pi answers after the run stopped, i.e. after
-// [AgentSettled] with Aborted true was written (reference §1.3).
-func (c *Client) Abort(ctx context.Context) error {
-	_, err := c.Call(ctx, "abort", nil)
-	return err
-}
-
-// NewSession sends new_session. Cancelled in the result means an extension
-// vetoed the switch; it is not an error.
-func (c *Client) NewSession(ctx context.Context, cmd NewSessionCommand) (NewSessionResult, error) {
-	var res NewSessionResult
-	r, err := c.Call(ctx, "new_session", cmd)
-	if err != nil {
-		return res, err
-	}
-	return res, c.decodeData(r, &res)
-}
-
-// GetMessages sends get_messages: the projected LLM context (reference §4).
-func (c *Client) GetMessages(ctx context.Context) ([]AgentMessage, error) {
-	r, err := c.Call(ctx, "get_messages", nil)
-	if err != nil {
-		return nil, err
-	}
-	var res struct {
-		Messages []AgentMessage `json:"messages"`
-	}
-	return res.Messages, c.decodeData(r, &res)
-}
-
-// GetEntries sends get_entries; since is an entry id cursor ("" for all).
-func (c *Client) GetEntries(ctx context.Context, since string) (*EntriesResult, error) {
-	var params any
-	if since != "" {
-		params = struct {
-			Since string `json:"since"`
-		}{since}
-	}
-	r, err := c.Call(ctx, "get_entries", params)
-	if err != nil {
-		return nil, err
-	}
-	var res EntriesResult
-	if err := c.decodeData(r, &res); err != nil {
-		return nil, err
-	}
-	return &res, nil
-}
-
-// RespondUI sends an extension_ui_response. Pi sends no response to it.
-func (c *Client) RespondUI(ctx context.Context, resp ExtensionUIResponse) error {
-	return c.send(ctx, "extension_ui_response", resp)
-}
-
-// CancelUI answers the dialog with the given request id with cancelled:true
-// (the extension gets undefined, or false for confirm).
-func (c *Client) CancelUI(ctx context.Context, id string) error {
-	return c.RespondUI(ctx, ExtensionUIResponse{ID: id, Cancelled: true})
-}
-
-// Close ends Pi in steps: close stdin (Pi exits on EOF), wait
-// TerminateDuration, SIGTERM the process group, wait KillDuration, SIGKILL
-// the group, then reap. The final SIGKILL to the group is sent even when Pi
-// exited by itself, so leftover children in Pi's group (which may hold the
-// stdout pipe open) end with it. Pi 1.6.0 runs bash tools detached, in
-// their own session: Pi kills the runs still going when it gets SIGTERM,
-// but a background process a finished run left behind is out of reach.
-// When ctx ends, it goes to SIGKILL at once and returns the ctx error. It
-// waits until every goroutine of the client stopped. Close is idempotent;
+// Close ends the connection and waits until every goroutine of the client
+// stopped. Over a [CommandTransport] it ends Pi in steps: close stdin (Pi
+// exits on EOF), wait TerminateDuration, SIGTERM the process group, wait
+// KillDuration, SIGKILL the group, then reap. The final SIGKILL to the group
+// is sent even when Pi exited by itself, so leftover children in Pi's group
+// (which may hold the stdout pipe open) end with it. Pi 1.6.0 runs bash
+// tools detached, in their own session: Pi kills the runs still going when
+// it gets SIGTERM, but a background process a finished run left behind is
+// out of reach. When ctx ends, it goes to SIGKILL at once and returns the
+// ctx error. Over another connection it closes it. Close is idempotent;
 // later calls return the first result.
 func (c *Client) Close(ctx context.Context) error {
 	c.closeOnce.Do(func() { c.closeErr = c.shutdown(ctx) })
@@ -563,38 +380,7 @@ func (c *Client) shutdown(ctx context.Context) error {
 	c.closing = true
 	c.mu.Unlock()
 	close(c.closeCh)
-	c.stdin.Close() // safe alongside a blocked Write: it unblocks it
-
-	var ctxErr error
-	steps := []struct {
-		sig syscall.Signal
-		d   time.Duration
-	}{
-		{0, orDefault(c.opts.TerminateDuration, DefaultTerminateDuration)},
-		{syscall.SIGTERM, orDefault(c.opts.KillDuration, DefaultKillDuration)},
-	}
-	for _, st := range steps {
-		if st.sig != 0 {
-			c.signal(st.sig)
-		}
-		t := time.NewTimer(st.d)
-		select {
-		case <-c.exited:
-		case <-t.C:
-		case <-ctx.Done():
-			ctxErr = ctx.Err()
-		}
-		t.Stop()
-		if ctxErr != nil || isClosed(c.exited) {
-			break
-		}
-	}
-	// SIGKILL the group even when Pi already exited: a background child of a
-	// tool run stays in Pi's group, may hold the stdout pipe, and would
-	// outlive us (golang/go#60309). While any member lives the group id
-	// cannot be reused; an empty group gives ESRCH.
-	c.signal(syscall.SIGKILL)
-	<-c.exited
+	_, ctxErr := c.end(ctx)
 	<-c.done
 	<-c.pumpDone
 	if ctxErr != nil {
@@ -603,34 +389,25 @@ func (c *Client) shutdown(ctx context.Context) error {
 	return nil
 }
 
-func (c *Client) signal(sig syscall.Signal) {
-	c.log.Debug("signal pi process group", "pid", c.pid, "signal", sig.String())
-	if err := syscall.Kill(-c.pid, sig); err != nil && !errors.Is(err, syscall.ESRCH) {
-		c.log.Debug("signal failed", "pid", c.pid, "err", err)
+// end closes the connection (for a subprocess: the staged shutdown) and
+// returns how Pi ended.
+func (c *Client) end(ctx context.Context) (error, error) {
+	if cc, ok := c.rwc.(contextCloser); ok {
+		ee, ctxErr := cc.closeContext(ctx)
+		return ee, ctxErr
 	}
+	c.endOnce.Do(func() { c.rwc.Close() })
+	return errConnEnded, nil
 }
 
-func orDefault(d, def time.Duration) time.Duration {
-	if d <= 0 {
-		return def
-	}
-	return d
-}
+// errConnEnded is Err of a Client over a connection without a process.
+var errConnEnded = fmt.Errorf("%w: connection ended", ErrExited)
 
-func isClosed(ch <-chan struct{}) bool {
-	select {
-	case <-ch:
-		return true
-	default:
-		return false
-	}
-}
-
-// readStdout is the one reader of Pi's stdout.
-func (c *Client) readStdout() {
-	defer close(c.stdoutDone)
-	d := NewDecoder(c.stdout)
-	d.MaxRecordSize = c.opts.MaxRecordSize
+// read is the one reader of Pi's output. When the stream ends it ends the
+// connection, fails the pending calls and closes done.
+func (c *Client) read() {
+	d := NewDecoder(c.rwc)
+	d.MaxRecordSize = c.limit
 	for {
 		rec, err := d.Next()
 		if err != nil {
@@ -639,14 +416,20 @@ func (c *Client) readStdout() {
 				c.enqueue(pe)
 				continue
 			}
-			return // io.EOF, or the pipe was closed after the drain time
+			break // io.EOF, or the connection was closed
 		}
 		if r, ok := rec.(*Response); ok {
-			c.deliver(r, d.record)
+			c.deliver(r, d.record())
 			continue
 		}
 		c.enqueue(rec.(Event))
 	}
+	endErr, _ := c.end(context.Background())
+	c.mu.Lock()
+	c.endErr = endErr
+	c.pending = make(map[string]chan *Response) // waiting calls see done
+	c.mu.Unlock()
+	close(c.done)
 }
 
 func (c *Client) deliver(r *Response, record int64) {
@@ -710,67 +493,4 @@ func (c *Client) pump() {
 			return
 		}
 	}
-}
-
-func (c *Client) readStderr() {
-	defer close(c.stderrDone)
-	limit := c.opts.StderrTail
-	if limit == 0 {
-		limit = DefaultStderrTail
-	}
-	buf := make([]byte, 4096)
-	for {
-		n, err := c.stderr.Read(buf)
-		if n > 0 && limit > 0 {
-			c.mu.Lock()
-			c.tail = append(c.tail, buf[:n]...)
-			if over := len(c.tail) - limit; over > 0 {
-				c.tail = append(c.tail[:0], c.tail[over:]...)
-			}
-			c.mu.Unlock()
-		}
-		if err != nil {
-			return
-		}
-	}
-}
-
-// wait reaps Pi, lets the readers drain, then fails pending calls.
-func (c *Client) wait() {
-	err := c.cmd.Wait()
-	close(c.exited)
-	c.stdin.Close()
-	t := time.NewTimer(orDefault(c.opts.DrainDuration, DefaultDrainDuration))
-	for _, ch := range []chan struct{}{c.stdoutDone, c.stderrDone} {
-		select {
-		case <-ch:
-		case <-t.C:
-			// A child still holds the pipes: closing our ends unblocks the reads.
-			c.stdout.Close()
-			c.stderr.Close()
-			<-ch
-		}
-	}
-	t.Stop()
-	c.stdout.Close()
-	c.stderr.Close()
-
-	ee := &ExitError{Code: -1}
-	var xe *exec.ExitError
-	if errors.As(err, &xe) || err == nil {
-		ps := c.cmd.ProcessState
-		if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-			ee.Signal = ws.Signal()
-		} else {
-			ee.Code = ps.ExitCode()
-		}
-	}
-	c.mu.Lock()
-	ee.Closed = c.closing
-	ee.StderrTail = append([]byte(nil), c.tail...)
-	c.exitErr = ee
-	c.pending = make(map[string]chan *Response) // waiting calls see done
-	c.mu.Unlock()
-	c.log.Debug("pi exited", "pid", c.pid, "code", ee.Code, "signal", ee.Signal)
-	close(c.done)
 }

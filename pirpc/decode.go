@@ -1,26 +1,26 @@
 package pirpc
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"unicode/utf8"
 
 	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
+	"github.com/pikit-dev/pikit/internal/jsonl"
 )
 
 // MaxRecordSize is the default cap on one record, in bytes, without the LF
-// and an optional CR (issue 2: 1,000,000 bytes).
-const MaxRecordSize = 1_000_000
+// and an optional CR (1,000,000 bytes, [jsonl.DefaultMaxRecord]).
+const MaxRecordSize = jsonl.DefaultMaxRecord
 
 // Decoder reads Pi's stdout framing from any io.Reader: one JSON object per
-// line, split on LF only (U+2028/U+2029 inside strings are data), one trailing
-// CR stripped (reference §1.1). It is what [Client] uses, and it replays a
-// recorded stdout as well.
+// line, framed by [jsonl] (LF only, U+2028/U+2029 inside strings are data,
+// one trailing CR stripped, reference §1.1), then decoded strictly (see
+// [Decoder.Next]). It is what [Client] uses, and it replays a recorded
+// stdout as well.
 //
 // A bad record yields a [*ProtocolError] and the decoder goes on with the next
 // line, so one bad record loses nothing else. A Decoder is not safe for
@@ -30,15 +30,13 @@ type Decoder struct {
 	// [MaxRecordSize]. Set it before the first call to Next.
 	MaxRecordSize int
 
-	r      *bufio.Reader
-	buf    []byte
-	record int64 // records returned so far
-	off    int64 // bytes consumed so far
+	src io.Reader
+	r   *jsonl.Reader // made by the first Next, with MaxRecordSize
 }
 
 // NewDecoder returns a Decoder reading from r.
 func NewDecoder(r io.Reader) *Decoder {
-	return &Decoder{r: bufio.NewReaderSize(r, 64<<10)}
+	return &Decoder{src: r}
 }
 
 // Next returns the next record: a [*Response] or an [Event] (a [*RawEvent]
@@ -46,79 +44,50 @@ func NewDecoder(r io.Reader) *Decoder {
 // returns a [*ProtocolError] whose Kind tells why; input ending without a
 // final LF gives ErrUnterminated, then io.EOF. Other read errors are returned
 // as they are.
+//
+// Decoding is strict: member names match the struct tags exactly (no case
+// folding), a duplicate member name is [ErrInvalidRecord], a known type
+// whose fields have the wrong JSON types is [ErrInvalidRecord]; unknown
+// members are ignored and unknown types become a [*RawEvent].
 func (d *Decoder) Next() (Record, error) {
-	start := d.off
-	line, err := d.readLine()
+	if d.r == nil {
+		d.r = jsonl.NewReader(d.src, d.MaxRecordSize)
+	}
+	line, err := d.r.Next()
 	if err != nil {
-		var pe *ProtocolError
-		if errors.As(err, &pe) {
-			d.record++
-			pe.Record, pe.Offset = d.record, start
+		var re *jsonl.RecordError
+		if errors.As(err, &re) {
+			return nil, &ProtocolError{Kind: framingKind(re.Kind), Record: re.Record, Offset: re.Offset, Size: re.Size}
 		}
 		return nil, err
 	}
-	d.record++
 	rec, pe := decodeRecord(line)
 	if pe != nil {
-		pe.Record, pe.Offset, pe.Size = d.record, start, len(line)
+		pe.Record, pe.Offset, pe.Size = d.r.Record(), d.r.Offset(), len(line)
 		return nil, pe
 	}
 	return rec, nil
 }
 
-func (d *Decoder) max() int {
-	if d.MaxRecordSize <= 0 {
-		return MaxRecordSize
+// record is the 1-based number of the record Next returned last.
+func (d *Decoder) record() int64 {
+	if d.r == nil {
+		return 0
 	}
-	return d.MaxRecordSize
+	return d.r.Record()
 }
 
-// readLine returns one record without LF and CR. The slice is valid until the
-// next call.
-func (d *Decoder) readLine() ([]byte, error) {
-	max := d.max()
-	d.buf = d.buf[:0]
-	long, over := false, false
-	size := 0
-	for {
-		frag, err := d.r.ReadSlice('\n')
-		size += len(frag)
-		d.off += int64(len(frag))
-		switch {
-		case err == bufio.ErrBufferFull:
-			if !over {
-				if size > max+1 { // +1: room for a CR
-					over, d.buf = true, d.buf[:0]
-				} else {
-					d.buf, long = append(d.buf, frag...), true
-				}
-			}
-			continue
-		case err == nil:
-			if over {
-				return nil, &ProtocolError{Kind: ErrOversized, Size: size - 1}
-			}
-			line := frag
-			if long {
-				d.buf = append(d.buf, frag...)
-				line = d.buf
-			}
-			line = line[:len(line)-1]
-			if n := len(line); n > 0 && line[n-1] == '\r' {
-				line = line[:n-1]
-			}
-			if len(line) > max {
-				return nil, &ProtocolError{Kind: ErrOversized, Size: len(line)}
-			}
-			return line, nil
-		case size == 0:
-			return nil, err
-		case err == io.EOF:
-			return nil, &ProtocolError{Kind: ErrUnterminated, Size: size}
-		default:
-			return nil, err
-		}
+// framingKind maps a jsonl kind to this package's kind, which wraps it.
+func framingKind(k error) error {
+	switch k {
+	case jsonl.ErrOversized:
+		return ErrOversized
+	case jsonl.ErrUnterminated:
+		return ErrUnterminated
+	case jsonl.ErrInvalidUTF8:
+		return ErrInvalidUTF8
 	}
+	return k
 }
 
 // typePrefix is how Pi starts every event record.
@@ -142,13 +111,11 @@ func sniffType(line []byte) (string, bool) {
 	return "", false
 }
 
-// decodeRecord is the one strict decode path for everything Pi writes: valid
-// UTF-8, a JSON object, a string "type", known types into their structs.
+// decodeRecord is the one strict decode path for everything Pi writes (the
+// framing already checked UTF-8): a JSON object, a string "type", known types
+// into their structs.
 // Position fields of the error are filled in by the caller.
 func decodeRecord(line []byte) (Record, *ProtocolError) {
-	if !utf8.Valid(line) {
-		return nil, &ProtocolError{Kind: ErrInvalidUTF8}
-	}
 	i := 0
 	for i < len(line) && (line[i] == ' ' || line[i] == '\t' || line[i] == '\r' || line[i] == '\n') {
 		i++

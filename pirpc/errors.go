@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"syscall"
+
+	"github.com/pikit-dev/pikit/internal/jsonl"
 )
 
 // Protocol error kinds. A [ProtocolError] matches its kind with errors.Is, so
@@ -15,12 +17,15 @@ var (
 	// ErrNotObject: the record is valid JSON but not an object.
 	ErrNotObject = errors.New("pirpc: record is not an object")
 	// ErrOversized: the record exceeds the record cap ([MaxRecordSize] by
-	// default); it was skipped up to the next LF.
-	ErrOversized = errors.New("pirpc: record too large")
+	// default); it was skipped up to the next LF. It wraps
+	// [jsonl.ErrOversized].
+	ErrOversized error = &framingError{"pirpc: record too large", jsonl.ErrOversized}
 	// ErrUnterminated: input ended in the middle of a record (no final LF).
-	ErrUnterminated = errors.New("pirpc: unterminated record at end of input")
-	// ErrInvalidUTF8: the record is not valid UTF-8.
-	ErrInvalidUTF8 = errors.New("pirpc: record is not valid utf-8")
+	// It wraps [jsonl.ErrUnterminated].
+	ErrUnterminated error = &framingError{"pirpc: unterminated record at end of input", jsonl.ErrUnterminated}
+	// ErrInvalidUTF8: the record is not valid UTF-8. It wraps
+	// [jsonl.ErrInvalidUTF8].
+	ErrInvalidUTF8 error = &framingError{"pirpc: record is not valid utf-8", jsonl.ErrInvalidUTF8}
 	// ErrInvalidRecord: a JSON object without a string "type", or a known
 	// type whose fields have the wrong JSON types.
 	ErrInvalidRecord = errors.New("pirpc: invalid record")
@@ -29,11 +34,22 @@ var (
 	ErrUnexpectedResponse = errors.New("pirpc: unexpected response")
 )
 
+// framingError is a framing kind of this package that matches the
+// internal/jsonl kind it wraps, so errors.Is works with either.
+type framingError struct {
+	msg  string
+	base error
+}
+
+func (e *framingError) Error() string { return e.msg }
+func (e *framingError) Unwrap() error { return e.base }
+
 // Client errors.
 var (
 	// ErrClosed is returned by calls made after [Client.Close] started.
 	ErrClosed = errors.New("pirpc: client closed")
-	// ErrExited matches every [*ExitError]: Pi is gone.
+	// ErrExited matches every [*ExitError], and the end of a connection made
+	// with [NewClient] over a plain io.ReadWriteCloser: Pi is gone.
 	ErrExited = errors.New("pirpc: pi exited")
 	// ErrCommandFailed matches every [*CommandError].
 	ErrCommandFailed = errors.New("pirpc: command failed")

@@ -3,8 +3,6 @@ package runtime
 import (
 	"context"
 	"errors"
-	"syscall"
-	"time"
 
 	"github.com/pikit-dev/pikit/pirpc"
 )
@@ -45,16 +43,12 @@ func protocolMessage(err error) string {
 	}
 }
 
-// stop ends the process: SIGTERM to its process group, then pirpc's Close
-// (stdin closed, wait, SIGTERM, wait, SIGKILL, reap), then SIGKILL to what
-// is left of the group (tool children), and waits for the event reader.
-func (p *piProc) stop(wait time.Duration) {
-	pgid := p.c.Pid()
-	_ = syscall.Kill(-pgid, syscall.SIGTERM)
-	ctx, cancel := context.WithTimeout(context.Background(), 4*wait+5*time.Second)
+// stop ends the process through pirpc's staged Close (stdin closed and
+// SIGTERM to the process group at once, then SIGKILL to the group after
+// StopWait, reap; see startOnce for the durations), then waits for the
+// event reader. ctx bounds the Close; when it ends, pirpc goes to SIGKILL.
+func (p *piProc) stop(ctx context.Context) {
 	_ = p.c.Close(ctx) // an error means it went to SIGKILL early; it still reaped
-	cancel()
-	_ = syscall.Kill(-pgid, syscall.SIGKILL)
 	p.cancel()
 	<-p.readerDone
 }

@@ -112,7 +112,9 @@ func (r *Runtime) onProcessLost(p *piProc) {
 
 // stopProc stops and reaps p.
 func (r *Runtime) stopProc(p *piProc) {
-	p.stop(r.o.StopWait)
+	ctx, cancel := context.WithTimeout(context.Background(), 4*r.o.StopWait+5*time.Second)
+	defer cancel()
+	p.stop(ctx)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.proc == p {
@@ -177,7 +179,7 @@ func (r *Runtime) startOnce(resetRecovery bool) (p *piProc, msg string, fatal bo
 		Env:               r.o.Env,
 		MaxRecordSize:     r.o.MaxRecordBytes,
 		StderrTail:        -1, // stderr is drained and discarded, never shown
-		TerminateDuration: r.o.StopWait,
+		TerminateDuration: -1, // SIGTERM as soon as stdin is closed
 		KillDuration:      r.o.StopWait,
 		DrainDuration:     r.o.StopWait,
 	})

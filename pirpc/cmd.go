@@ -1,0 +1,365 @@
+package pirpc
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// Defaults for the zero durations and tail of [CommandTransport] and
+// [Options].
+const (
+	DefaultTerminateDuration = 5 * time.Second
+	DefaultKillDuration      = 2 * time.Second
+	DefaultDrainDuration     = 1 * time.Second
+	DefaultStderrTail        = 8 << 10
+)
+
+// CommandTransport runs Pi (or any `--mode rpc` peer) as a subprocess and
+// connects to its stdin and stdout, the way the MCP Go SDK's
+// CommandTransport does. The caller builds the command; the transport owns
+// its pipes, its process group and its end. The zero value of every field
+// but Command works. A CommandTransport starts one process: Connect once.
+type CommandTransport struct {
+	// Command is the process to run: Path, Args, Dir and Env as the caller
+	// wants them. Stdin, Stdout and Stderr must be nil: the transport
+	// connects them. The transport sets SysProcAttr.Setpgid, so the process
+	// leads its own process group, which Close signals as a whole.
+	Command *exec.Cmd
+	// TerminateDuration is how long Close waits after closing stdin before
+	// SIGTERM to the process group; zero means DefaultTerminateDuration,
+	// negative sends SIGTERM right after closing stdin.
+	TerminateDuration time.Duration
+	// KillDuration is how long Close waits after SIGTERM before SIGKILL;
+	// zero means DefaultKillDuration, negative sends SIGKILL at once.
+	KillDuration time.Duration
+	// DrainDuration is how long, after the process exited, stdout and stderr
+	// are still read while leftover children hold them open; then they are
+	// closed. Zero or negative means DefaultDrainDuration.
+	DrainDuration time.Duration
+	// StderrTail is how many trailing stderr bytes are kept for
+	// [ExitError].StderrTail; zero means DefaultStderrTail, negative keeps
+	// none. Stderr is otherwise drained and dropped, never parsed or logged.
+	StderrTail int
+	// Logger gets lifecycle records (pid, signals), never content. Nil
+	// discards.
+	Logger *slog.Logger
+}
+
+// Connect starts the command and returns its connection: Read reads its
+// stdout, Write writes its stdin, and Close ends the process in steps:
+// close stdin, wait TerminateDuration, SIGTERM the process group, wait
+// KillDuration, SIGKILL the group (always, also after the process exited on
+// its own, so leftover children in the group end too), read stdout and
+// stderr to EOF (at most DrainDuration), then reap. Close is idempotent and
+// returns the [*ExitError] unless the process exited with status 0. Pass the
+// connection to [NewClient].
+//
+// The connection's Read may run alongside Close, which unblocks it; Write
+// must not be called concurrently with itself. A failure to start gives an
+// error naming only the executable's base name (never an absolute path).
+func (t *CommandTransport) Connect(ctx context.Context) (io.ReadWriteCloser, error) {
+	cmd := t.Command
+	switch {
+	case cmd == nil:
+		return nil, errors.New("pirpc: connect: no command")
+	case cmd.Stdin != nil || cmd.Stdout != nil || cmd.Stderr != nil:
+		return nil, errors.New("pirpc: connect: command has its own stdin, stdout or stderr")
+	case cmd.Process != nil:
+		return nil, errors.New("pirpc: connect: command already started")
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("pirpc: start: %w", err)
+	}
+	c := &cmdConn{
+		t:          *t,
+		log:        t.Logger,
+		cmd:        cmd,
+		exited:     make(chan struct{}),
+		stdoutEOF:  make(chan struct{}),
+		stderrDone: make(chan struct{}),
+		drained:    make(chan struct{}),
+		hurry:      make(chan struct{}),
+		closed:     make(chan struct{}),
+	}
+	if c.log == nil {
+		c.log = slog.New(slog.DiscardHandler)
+	}
+	var childIn, childOut, childErr *os.File
+	closeAll := func() {
+		for _, f := range []*os.File{childIn, childOut, childErr, c.stdin, c.stdout, c.stderr} {
+			if f != nil {
+				f.Close()
+			}
+		}
+	}
+	var err error
+	if childIn, c.stdin, err = os.Pipe(); err == nil {
+		if c.stdout, childOut, err = os.Pipe(); err == nil {
+			c.stderr, childErr, err = os.Pipe()
+		}
+	}
+	if err != nil {
+		closeAll()
+		return nil, fmt.Errorf("pirpc: start: pipes: %w", err)
+	}
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = childIn, childOut, childErr
+	if cmd.SysProcAttr == nil {
+		cmd.SysProcAttr = &syscall.SysProcAttr{}
+	}
+	cmd.SysProcAttr.Setpgid = true
+	if err := cmd.Start(); err != nil {
+		closeAll()
+		var pe *fs.PathError // "fork/exec /abs/path: exec format error"
+		if errors.As(err, &pe) {
+			err = &fs.PathError{Op: pe.Op, Path: filepath.Base(pe.Path), Err: pe.Err}
+		}
+		return nil, fmt.Errorf("pirpc: start: %w", err) // no absolute paths in errors
+	}
+	childIn.Close()
+	childOut.Close()
+	childErr.Close()
+	c.pid = cmd.Process.Pid
+	c.log.Debug("pi started", "pid", c.pid)
+	go c.readStderr()
+	go c.watch()
+	return c, nil
+}
+
+// cmdConn is the connection of one process started by a CommandTransport.
+// Its goroutines (stderr reader, exit watcher) end by themselves once the
+// process exited and its pipes drained; Close makes the process exit.
+type cmdConn struct {
+	t      CommandTransport
+	log    *slog.Logger
+	cmd    *exec.Cmd
+	pid    int
+	stdin  *os.File
+	stdout *os.File
+	stderr *os.File
+
+	mu             sync.Mutex
+	tail           []byte // stderr tail
+	closing        bool   // Close started
+	closedByClient bool   // Close started before the process exited
+
+	exited     chan struct{} // the process exited (not yet reaped)
+	eofOnce    sync.Once
+	stdoutEOF  chan struct{} // a Read of stdout returned an error
+	stderrDone chan struct{}
+	drained    chan struct{} // stdout and stderr are at EOF or closed
+
+	closeOnce sync.Once
+	hurryOnce sync.Once
+	hurry     chan struct{} // a later Close's ctx ended: go to SIGKILL
+	closed    chan struct{} // the first Close finished
+	exitErr   *ExitError
+	ctxErr    error // the first Close's ctx ended before the exit
+}
+
+// Pid returns the process id, which is also the process group id.
+func (c *cmdConn) Pid() int { return c.pid }
+
+func (c *cmdConn) Read(p []byte) (int, error) {
+	n, err := c.stdout.Read(p)
+	if err != nil {
+		c.eofOnce.Do(func() { close(c.stdoutEOF) })
+	}
+	return n, err
+}
+
+func (c *cmdConn) Write(p []byte) (int, error) { return c.stdin.Write(p) }
+
+// SetWriteDeadline bounds a Write Pi does not read.
+func (c *cmdConn) SetWriteDeadline(t time.Time) error { return c.stdin.SetWriteDeadline(t) }
+
+// CloseWrite closes stdin: Pi reads EOF.
+func (c *cmdConn) CloseWrite() error { return c.stdin.Close() }
+
+func (c *cmdConn) Close() error {
+	ee, _ := c.closeContext(context.Background())
+	if ee.Success() {
+		return nil
+	}
+	return ee
+}
+
+// closeContext is Close bounded by ctx: when ctx ends it goes to SIGKILL at
+// once, and ctxErr is its error. Concurrent and later calls wait for the
+// first and return its result; a later call whose ctx ends hurries it.
+func (c *cmdConn) closeContext(ctx context.Context) (ee *ExitError, ctxErr error) {
+	first := false
+	c.closeOnce.Do(func() { first = true })
+	if first {
+		c.shutdown(ctx)
+		close(c.closed)
+		return c.exitErr, c.ctxErr
+	}
+	select {
+	case <-c.closed:
+	case <-ctx.Done():
+		c.hurryOnce.Do(func() { close(c.hurry) })
+		<-c.closed
+		return c.exitErr, ctx.Err()
+	}
+	return c.exitErr, nil
+}
+
+func (c *cmdConn) shutdown(ctx context.Context) {
+	c.mu.Lock()
+	c.closing = true
+	c.mu.Unlock()
+	c.stdin.Close() // safe alongside a blocked Write: it unblocks it
+
+	steps := []struct {
+		sig syscall.Signal
+		d   time.Duration
+	}{
+		{0, c.t.TerminateDuration},
+		{syscall.SIGTERM, c.t.KillDuration},
+	}
+	for i, st := range steps {
+		if isClosed(c.exited) {
+			break
+		}
+		if st.sig != 0 {
+			c.signal(st.sig)
+		}
+		d := st.d
+		if d == 0 {
+			d = []time.Duration{DefaultTerminateDuration, DefaultKillDuration}[i]
+		}
+		if d < 0 {
+			continue
+		}
+		t := time.NewTimer(d)
+		select {
+		case <-c.exited:
+		case <-t.C:
+		case <-c.hurry:
+		case <-ctx.Done():
+			c.ctxErr = ctx.Err()
+		}
+		t.Stop()
+		if c.ctxErr != nil || isClosed(c.hurry) {
+			break
+		}
+	}
+	// SIGKILL the group even when Pi already exited: a background child of a
+	// tool run stays in Pi's group, may hold the stdout pipe, and would
+	// outlive us (golang/go#60309). Pi is not reaped yet, so its pid, which
+	// is the group id, cannot have been reused; an empty group gives ESRCH.
+	c.signal(syscall.SIGKILL)
+	<-c.exited
+	<-c.drained
+	c.reap()
+}
+
+// reap waits for the exited process, after its output was read to the end,
+// and records the exit.
+func (c *cmdConn) reap() {
+	err := c.cmd.Wait()
+	c.stdout.Close()
+	c.stderr.Close()
+	ee := &ExitError{Code: -1}
+	var xe *exec.ExitError
+	if errors.As(err, &xe) || err == nil {
+		ps := c.cmd.ProcessState
+		if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			ee.Signal = ws.Signal()
+		} else {
+			ee.Code = ps.ExitCode()
+		}
+	}
+	c.mu.Lock()
+	ee.Closed = c.closedByClient
+	ee.StderrTail = append([]byte(nil), c.tail...)
+	c.mu.Unlock()
+	c.exitErr = ee
+	c.log.Debug("pi exited", "pid", c.pid, "code", ee.Code, "signal", ee.Signal)
+}
+
+func (c *cmdConn) signal(sig syscall.Signal) {
+	c.log.Debug("signal pi process group", "pid", c.pid, "signal", sig.String())
+	if err := syscall.Kill(-c.pid, sig); err != nil && !errors.Is(err, syscall.ESRCH) {
+		c.log.Debug("signal failed", "pid", c.pid, "err", err)
+	}
+}
+
+// watch learns of the exit without reaping (waitid WNOWAIT: the pid stays
+// ours, so signals to its group stay safe), then lets stdout and stderr
+// drain for DrainDuration and closes what a leftover child still holds
+// open, which unblocks the reads.
+func (c *cmdConn) watch() {
+	for {
+		var info unix.Siginfo
+		err := unix.Waitid(unix.P_PID, c.pid, &info, unix.WEXITED|unix.WNOWAIT, nil)
+		if err != unix.EINTR {
+			break // ECHILD cannot happen before reap; treat any error as the exit
+		}
+	}
+	c.mu.Lock()
+	c.closedByClient = c.closing
+	c.mu.Unlock()
+	close(c.exited)
+	d := c.t.DrainDuration
+	if d <= 0 {
+		d = DefaultDrainDuration
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	for _, ch := range []chan struct{}{c.stdoutEOF, c.stderrDone} {
+		select {
+		case <-ch:
+		case <-t.C:
+			// A child still holds the pipes: closing our ends unblocks the reads.
+			c.stdout.Close()
+			c.stderr.Close()
+			<-c.stderrDone
+		}
+	}
+	close(c.drained)
+}
+
+func (c *cmdConn) readStderr() {
+	defer close(c.stderrDone)
+	limit := c.t.StderrTail
+	if limit == 0 {
+		limit = DefaultStderrTail
+	}
+	buf := make([]byte, 4096)
+	for {
+		n, err := c.stderr.Read(buf)
+		if n > 0 && limit > 0 {
+			c.mu.Lock()
+			c.tail = append(c.tail, buf[:n]...)
+			if over := len(c.tail) - limit; over > 0 {
+				c.tail = append(c.tail[:0], c.tail[over:]...)
+			}
+			c.mu.Unlock()
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+func isClosed(ch <-chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
+}
