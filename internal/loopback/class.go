@@ -2,7 +2,6 @@ package loopback
 
 import (
 	"context"
-	"io"
 	"net/http"
 	"strings"
 	"time"
@@ -58,29 +57,12 @@ func (c *classify) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	now := time.Now()
 	_ = rc.SetWriteDeadline(now.Add(c.write))
 	if hasBody(r) {
-		// The deadline bounds the body only: once it is read to the end,
-		// net/http starts a background read whose timeout would cancel the
-		// request's context, so the deadline is lifted at EOF.
+		// The deadline bounds the body only: when the body has been read
+		// to its end, net/http lifts it itself (connReader's background
+		// read starts with no deadline), so a handler may work on.
 		_ = rc.SetReadDeadline(now.Add(c.read))
-		r.Body = &deadlineBody{ReadCloser: r.Body, rc: rc}
 	}
 	c.next.ServeHTTP(w, r)
-}
-
-// deadlineBody lifts the read deadline when the body has been read to EOF.
-type deadlineBody struct {
-	io.ReadCloser
-	rc   *http.ResponseController
-	done bool
-}
-
-func (b *deadlineBody) Read(p []byte) (int, error) {
-	n, err := b.ReadCloser.Read(p)
-	if err == io.EOF && !b.done {
-		b.done = true
-		_ = b.rc.SetReadDeadline(time.Time{})
-	}
-	return n, err
 }
 
 // KeepOpen turns the current request into a stream after it has started:

@@ -174,26 +174,11 @@ func slowloris(t *testing.T, addr, host string, probe func(context.Context) erro
 
 func checkSlowloris(t *testing.T, res loopbacktest.Result, o *loopback.Options) {
 	t.Helper()
-	if res.StillOpen != 0 {
-		t.Errorf("%d attacking connections still open after 20 s", res.StillOpen)
+	if res.Probes == 0 {
+		t.Error("no normal request was made during the attack")
 	}
-	// Each kind must be closed by its timeout, with slack for a loaded
-	// machine: well before the 20 s give-up.
-	const slack = 3 * time.Second
-	for _, c := range []struct {
-		name      string
-		got, want time.Duration
-	}{
-		{"idle keep-alive", res.IdleClosed, o.IdleTimeout},
-		{"slow body", res.BodyClosed, o.ReadTimeout},
-		{"slow header", res.HeaderClosed, o.ReadHeaderTimeout},
-	} {
-		if c.got > c.want+slack {
-			t.Errorf("%s connections closed after %v, want within %v + %v", c.name, c.got, c.want, slack)
-		}
-	}
-	if res.Probes == 0 || res.ProbeFailures != 0 {
-		t.Errorf("normal requests: %d of %d failed (first: %v)", res.ProbeFailures, res.Probes, res.FirstProbeErr)
+	if err := res.Check(o.IdleTimeout, o.ReadTimeout, o.ReadHeaderTimeout); err != nil {
+		t.Error(err)
 	}
 }
 
@@ -343,5 +328,35 @@ func TestServer_StreamOutlivesTimeouts(t *testing.T) {
 	}
 	if err := <-closed; err != nil {
 		t.Errorf("Close with an open stream = %v", err)
+	}
+}
+
+// TestServer_BodyDeadlineEndsWithBody: the read deadline bounds the body
+// only. A handler that has read its body and then works past ReadTimeout
+// keeps its context and can still answer.
+func TestServer_BodyDeadlineEndsWithBody(t *testing.T) {
+	const readTimeout = 200 * time.Millisecond
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if _, err := io.ReadAll(r.Body); err != nil {
+			http.Error(w, "body", http.StatusBadRequest)
+			return
+		}
+		select {
+		case <-r.Context().Done():
+			http.Error(w, "context ended", http.StatusServiceUnavailable)
+			return
+		case <-time.After(3 * readTimeout):
+		}
+		io.WriteString(w, "ok")
+	})
+	s := start(t, h, &loopback.Options{ReadTimeout: readTimeout, WriteTimeout: 10 * time.Second})
+	resp, err := http.Post("http://"+s.Addr().String()+"/", "text/plain", strings.NewReader("body"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusOK || string(b) != "ok" {
+		t.Errorf("answer after working past ReadTimeout = %d %q, want 200 ok", resp.StatusCode, b)
 	}
 }

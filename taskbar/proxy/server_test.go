@@ -179,15 +179,11 @@ func TestServer_Slowloris(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("slowloris through the proxy: %v", res)
-	if res.StillOpen != 0 {
-		t.Errorf("%d attacking connections still open after 20 s", res.StillOpen)
+	if res.Probes == 0 {
+		t.Error("no page was fetched during the attack")
 	}
-	const slack = 3 * time.Second
-	if res.IdleClosed > lim.IdleTimeout+slack || res.BodyClosed > lim.ReadTimeout+slack || res.HeaderClosed > lim.ReadHeaderTimeout+slack {
-		t.Errorf("connections closed late: %v", res)
-	}
-	if res.Probes == 0 || res.ProbeFailures != 0 {
-		t.Errorf("pages: %d of %d failed (first: %v)", res.ProbeFailures, res.Probes, res.FirstProbeErr)
+	if err := res.Check(lim.IdleTimeout, lim.ReadTimeout, lim.ReadHeaderTimeout); err != nil {
+		t.Error(err)
 	}
 }
 

@@ -47,18 +47,20 @@ type Attack struct {
 	ProbeEvery time.Duration
 }
 
-// Result is what a run measured. Durations count from the start of the
-// run.
+// Result is what a run measured.
 type Result struct {
-	IdleClosed, BodyClosed, HeaderClosed time.Duration // when the last connection of each kind was closed
-	StillOpen                            int           // connections open at GiveUp
+	// IdleClosed, BodyClosed and HeaderClosed are the longest a connection
+	// of each kind stayed open: from its dial (for idle ones, from the end
+	// of their one answer) until the server closed it.
+	IdleClosed, BodyClosed, HeaderClosed time.Duration
+	StillOpen                            int // connections open at GiveUp
 	Probes, ProbeFailures                int
 	ProbeMax                             time.Duration // slowest successful probe
 	FirstProbeErr                        error
 }
 
 func (r Result) String() string {
-	return fmt.Sprintf("idle closed by %v, slow bodies by %v, slow headers by %v, still open %d; probes %d ok of %d (slowest %v)",
+	return fmt.Sprintf("longest open: idle %v, slow body %v, slow header %v; still open %d; probes %d ok of %d (slowest %v)",
 		r.IdleClosed.Round(time.Millisecond), r.BodyClosed.Round(time.Millisecond), r.HeaderClosed.Round(time.Millisecond),
 		r.StillOpen, r.Probes-r.ProbeFailures, r.Probes, r.ProbeMax.Round(time.Millisecond))
 }
@@ -83,21 +85,20 @@ func (a *Attack) Run(ctx context.Context) (Result, error) {
 	}
 	ctx, cancel := context.WithTimeout(ctx, a.GiveUp)
 	defer cancel()
-	start := time.Now()
 
 	var (
 		mu  sync.Mutex
 		res Result
 		wg  sync.WaitGroup
 	)
-	closedAt := func(kind *time.Duration, open bool) {
+	closedAt := func(kind *time.Duration, since time.Time, open bool) {
 		mu.Lock()
 		defer mu.Unlock()
 		if open {
 			res.StillOpen++
 			return
 		}
-		if d := time.Since(start); d > *kind {
+		if d := time.Since(since); d > *kind {
 			*kind = d
 		}
 	}
@@ -132,12 +133,14 @@ func (a *Attack) Run(ctx context.Context) (Result, error) {
 		}
 		io.Copy(io.Discard, resp.Body)
 		resp.Body.Close()
+		since := time.Now()
 		wg.Go(func() {
 			_, _ = br.ReadByte() // returns when the server closes, or at GiveUp
-			closedAt(&res.IdleClosed, ctx.Err() != nil)
+			closedAt(&res.IdleClosed, since, ctx.Err() != nil)
 		})
 	}
 	drip := func(c net.Conn, first string, kind *time.Duration) {
+		since := time.Now()
 		wg.Go(func() { // writer: one byte every Interval until the write fails
 			if _, err := io.WriteString(c, first); err != nil {
 				return
@@ -157,7 +160,7 @@ func (a *Attack) Run(ctx context.Context) (Result, error) {
 		})
 		wg.Go(func() { // reader: whatever the server answers, then its close
 			_, _ = io.Copy(io.Discard, c) // ends when the server closes, or at GiveUp
-			closedAt(kind, ctx.Err() != nil)
+			closedAt(kind, since, ctx.Err() != nil)
 		})
 	}
 	for range a.SlowBodies {
@@ -217,4 +220,31 @@ func (a *Attack) Run(ctx context.Context) (Result, error) {
 	mu.Lock()
 	defer mu.Unlock()
 	return res, nil
+}
+
+// Slack is what [Result.Check] allows beyond twice a timeout: time in the
+// kernel's accept queue at the connection cap, and a loaded test machine.
+const Slack = 2 * time.Second
+
+// Check returns an error when a connection stayed open (at GiveUp), when a
+// kind stayed open longer than twice its timeout plus [Slack] (idle:
+// the server's idle timeout, body: its read timeout, header: its header
+// timeout), or when a probe failed.
+func (r Result) Check(idle, body, header time.Duration) error {
+	var errs []error
+	if r.StillOpen != 0 {
+		errs = append(errs, fmt.Errorf("%d attacking connections still open at GiveUp", r.StillOpen))
+	}
+	for _, k := range []struct {
+		name      string
+		got, want time.Duration
+	}{{"idle keep-alive", r.IdleClosed, idle}, {"slow body", r.BodyClosed, body}, {"slow header", r.HeaderClosed, header}} {
+		if k.got > 2*k.want+Slack {
+			errs = append(errs, fmt.Errorf("%s connections stayed open %v, want at most 2 × %v + %v", k.name, k.got, k.want, Slack))
+		}
+	}
+	if r.ProbeFailures != 0 {
+		errs = append(errs, fmt.Errorf("%d of %d normal requests failed, first: %w", r.ProbeFailures, r.Probes, r.FirstProbeErr))
+	}
+	return errors.Join(errs...)
 }
