@@ -50,40 +50,79 @@ func BenchmarkServer(b *testing.B) {
 		io.WriteString(w, "ok")
 	})
 	run := func(b *testing.B, addr string) {
-		tr := &http.Transport{MaxIdleConnsPerHost: 1}
-		defer tr.CloseIdleConnections()
-		c := &http.Client{Transport: tr}
+		c, done := benchClient()
+		defer done()
 		b.ReportAllocs()
 		for b.Loop() {
-			resp, err := c.Do(benchRequest(addr))
-			if err != nil {
-				b.Fatal(err)
-			}
-			io.Copy(io.Discard, resp.Body)
-			resp.Body.Close()
-			if resp.StatusCode != http.StatusOK {
-				b.Fatalf("status %d", resp.StatusCode)
-			}
+			do(b, c, addr)
 		}
 	}
 	b.Run("bare", func(b *testing.B) {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			b.Fatal(err)
-		}
-		srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
-		go srv.Serve(ln)
-		defer srv.Shutdown(context.Background())
-		run(b, ln.Addr().String())
+		run(b, startBare(b, handler))
 	})
 	b.Run("loopback", func(b *testing.B) {
-		s := loopback.New(guarded(b, handler), nil)
-		if err := s.Start(context.Background()); err != nil {
-			b.Fatal(err)
-		}
-		defer s.Close(context.Background())
-		run(b, s.Addr().String())
+		run(b, startLoopback(b, guarded(b, handler)))
 	})
+	// interleaved alternates one request to each server per iteration, so
+	// a loaded machine slows both alike, and reports loopback/bare.
+	b.Run("interleaved", func(b *testing.B) {
+		bare, lb := startBare(b, handler), startLoopback(b, guarded(b, handler))
+		c, done := benchClient()
+		defer done()
+		var tBare, tLoop time.Duration
+		for b.Loop() {
+			t0 := time.Now()
+			do(b, c, bare)
+			t1 := time.Now()
+			do(b, c, lb)
+			tBare, tLoop = tBare+t1.Sub(t0), tLoop+time.Since(t1)
+		}
+		b.ReportMetric(float64(tLoop)/float64(tBare), "loopback/bare")
+	})
+}
+
+func benchClient() (*http.Client, func()) {
+	tr := &http.Transport{MaxIdleConnsPerHost: 1}
+	return &http.Client{Transport: tr}, tr.CloseIdleConnections
+}
+
+func do(b *testing.B, c *http.Client, addr string) {
+	resp, err := c.Do(benchRequest(addr))
+	if err != nil {
+		b.Fatal(err)
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		b.Fatalf("status %d", resp.StatusCode)
+	}
+}
+
+func startBare(b *testing.B, h http.Handler) string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		srv.Serve(ln)
+	}()
+	b.Cleanup(func() {
+		srv.Shutdown(context.Background())
+		<-done
+	})
+	return ln.Addr().String()
+}
+
+func startLoopback(b *testing.B, h http.Handler) string {
+	s := loopback.New(h, nil)
+	if err := s.Start(context.Background()); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { s.Close(context.Background()) })
+	return s.Addr().String()
 }
 
 // BenchmarkGuards is the guards' decision alone, in memory, against the
