@@ -23,7 +23,7 @@ func TestReencode_RealNodeDifferential(t *testing.T) {
 	in := pitest.Require(t)
 	o := startOracle(t, in)
 	g := textGen{rand.New(rand.NewPCG(1, 20261201))}
-	indents := []string{"", "", "  ", "\t"}
+	indents := []string{"", "", "  ", "\t", "\x00", "a\x00b"}
 	fails, errs := 0, 0
 	fail := func(format string, args ...any) {
 		t.Errorf(format, args...)

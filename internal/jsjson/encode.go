@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 )
 
 // Options configure [Marshal] and [Reencode]; nil means the zero value:
@@ -28,7 +29,9 @@ type Options struct {
 	// compact output; otherwise each nested line is indented by Indent
 	// repeated per level and members are written as "key": value. Like JS,
 	// only the first 10 UTF-16 code units are used (a character split by the
-	// cut is dropped). A numeric space n is Indent strings.Repeat(" ", n).
+	// cut is dropped; invalid UTF-8 becomes U+FFFD). As in V8, a NUL ends
+	// what is written per level, but a gap that starts with NUL still gives
+	// newlines and ": ". A numeric space n is Indent strings.Repeat(" ", n).
 	Indent string
 }
 
@@ -76,7 +79,8 @@ func Reencode(src []byte, opts *Options) ([]byte, error) {
 
 type encoder struct {
 	buf        []byte
-	indent     string
+	pretty     bool   // a gap was given: newlines and ": "
+	indent     string // the gap as written per level (up to a NUL, as V8)
 	sortKeys   bool
 	indexFirst bool    // order array-index keys first when sorting
 	arena      []node  // the children of the parse being written
@@ -88,13 +92,18 @@ func newEncoder(opts *Options) *encoder {
 	if opts != nil {
 		e.sortKeys = opts.SortKeys
 		e.indexFirst = !opts.SortKeys || opts.IndexKeysFirst
-		e.indent = gap(opts.Indent)
+		g := gap(opts.Indent)
+		e.pretty = g != ""
+		// V8 writes the gap only up to its first NUL, yet still indents.
+		e.indent, _, _ = strings.Cut(g, "\x00")
 	}
 	return e
 }
 
-// gap cuts s to 10 UTF-16 code units.
+// gap cuts s to 10 UTF-16 code units, after replacing invalid UTF-8 with
+// U+FFFD as for any Go string.
 func gap(s string) string {
+	s = wellFormed(s)
 	n := 0
 	for i, r := range s {
 		w := 1
@@ -110,7 +119,7 @@ func gap(s string) string {
 }
 
 func (e *encoder) newline(level int) {
-	if e.indent == "" {
+	if !e.pretty {
 		return
 	}
 	e.buf = append(e.buf, '\n')
@@ -121,7 +130,7 @@ func (e *encoder) newline(level int) {
 
 func (e *encoder) colon() {
 	e.buf = append(e.buf, ':')
-	if e.indent != "" {
+	if e.pretty {
 		e.buf = append(e.buf, ' ')
 	}
 }

@@ -56,6 +56,8 @@ func TestMarshal(t *testing.T) {
 			"{\n  \"a\": [\n    1,\n    {}\n  ],\n  \"b\": []\n}"},
 		{"indent cut to 10 units", []any{1.0}, &jsjson.Options{Indent: "0123456789AB"}, "[\n01234567891\n]"},
 		{"indent cut inside an astral character", []any{1.0}, &jsjson.Options{Indent: "012345678😀"}, "[\n0123456781\n]"},
+		{"indent stops at NUL (V8)", []any{[]any{1.0}}, &jsjson.Options{Indent: "a\x00b"}, "[\na[\naa1\na]\n]"},
+		{"indent of only NUL", map[string]any{"a": 1.0}, &jsjson.Options{Indent: "\x00"}, "{\n\"a\": 1\n}"},
 		{"nested RawMessage indented", map[string]any{"r": json.RawMessage(`[1,{"a":2}]`)}, &jsjson.Options{Indent: "\t"},
 			"{\n\t\"r\": [\n\t\t1,\n\t\t{\n\t\t\t\"a\": 2\n\t\t}\n\t]\n}"},
 	}

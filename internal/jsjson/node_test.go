@@ -76,10 +76,11 @@ func (o *nodeOracle) ask(req any) (oracleAnswer, error) {
 }
 
 // stringify asks what JSON.stringify(JSON.parse(src)) is; ok is false when
-// JSON.parse throws.
+// JSON.parse throws. The indent goes as bytes, so Node reads invalid UTF-8
+// in it as jsjson does (TextDecoder), not as encoding/json would.
 func (o *nodeOracle) stringify(src []byte, opts jsjson.Options) (out string, ok bool, err error) {
 	a, err := o.ask(map[string]any{"src": base64.StdEncoding.EncodeToString(src), "sort": opts.SortKeys,
-		"indexFirst": opts.IndexKeysFirst, "indent": opts.Indent})
+		"indexFirst": opts.IndexKeysFirst, "indent64": base64.StdEncoding.EncodeToString([]byte(opts.Indent))})
 	if err != nil || a.Error {
 		return "", false, err
 	}

@@ -5,7 +5,7 @@
 //                         JSON response line on stdout
 //
 // A request is {"src": <base64 bytes>, "sort": bool, "indexFirst": bool,
-// "indent": string} or
+// "indent": string} (or "indent64": <base64 bytes>, decoded as src is) or
 // {"bits": <16 hex digits of a float64>}. The answer is {"out": string},
 // {"error": true} when JSON.parse throws, or {"num": Number.prototype.toString}.
 "use strict";
@@ -68,7 +68,8 @@ function answer(req) {
   } catch {
     return { error: true };
   }
-  return { out: stringify(v, req.sort, req.indent, req.indexFirst) };
+  const indent = req.indent64 !== undefined ? decoder.decode(Buffer.from(req.indent64, "base64")) : req.indent;
+  return { out: stringify(v, req.sort, indent, req.indexFirst) };
 }
 
 // mulberry32: a small seeded PRNG so the golden file is reproducible.
@@ -167,7 +168,7 @@ const handBytes = [
   [0x22, 0xf0, 0x9f, 0x98, 0x22], [0x22, 0xf4, 0x90, 0x80, 0x80, 0x22], [0x22, 0xc0, 0xaf, 0x22],
   [0x7b, 0x22, 0xff, 0x22, 0x3a, 0x31, 0x2c, 0x22, 0xfe, 0x22, 0x3a, 0x32, 0x7d], [0x22, 0xe0, 0x80, 0x80, 0x22],
 ];
-const indents = ["", "  ", "\t", "--", "0123456789ABC", "\ud83d\ude00\ud83d\ude00\ud83d\ude00\ud83d\ude00\ud83d\ude00\ud83d\ude00"];
+const indents = ["", "  ", "\t", "--", "0123456789ABC", "\0", "a\0b", "\ud83d\ude00\ud83d\ude00\ud83d\ude00\ud83d\ude00\ud83d\ude00\ud83d\ude00"];
 
 function gen() {
   const r = rng(20261201);
