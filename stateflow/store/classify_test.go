@@ -36,7 +36,9 @@ func TestClassification(t *testing.T) {
 			os.WriteFile(filepath.Join(r, k, "meta.json"), []byte(replaceOnce(string(b), `/home/u/proj`, "/elsewhere")), 0o600)
 		}, "State Flow CWD scope identity mismatch"},
 		{"runtime half", func(r string) { os.Remove(filepath.Join(r, sess, "config.json")) }, MsgIncompleteRuntime},
-		{"runtime semantic", func(r string) { os.WriteFile(filepath.Join(r, sess, "runtime.json"), []byte(`{"version":1,"state":{}}`), 0o600) }, MsgRuntimeSemantic},
+		{"runtime semantic", func(r string) {
+			os.WriteFile(filepath.Join(r, sess, "runtime.json"), []byte(`{"version":1,"state":{}}`), 0o600)
+		}, MsgRuntimeSemantic},
 		{"runtime counters", func(r string) {
 			b, _ := os.ReadFile(filepath.Join(r, sess, "runtime.json"))
 			os.WriteFile(filepath.Join(r, sess, "runtime.json"), []byte(replaceOnce(string(b), `"step":1`, `"step":-1`)), 0o600)
@@ -45,7 +47,9 @@ func TestClassification(t *testing.T) {
 			b, _ := os.ReadFile(filepath.Join(r, sess, "runtime.json"))
 			os.WriteFile(filepath.Join(r, sess, "runtime.json"), []byte(replaceOnce(string(b), `0b6f1a2c-3d4e-4f50-8a6b-7c8d9e0f1a2b"}`, `00000000-3d4e-4f50-8a6b-7c8d9e0f1a2b"}`)), 0o600)
 		}, MsgRuntimeIdentity},
-		{"config both keys", func(r string) { os.WriteFile(filepath.Join(r, sess, "config.json"), []byte(`{"mode":"off","enabled":true}`), 0o600) }, MsgRuntimeInvalid},
+		{"config both keys", func(r string) {
+			os.WriteFile(filepath.Join(r, sess, "config.json"), []byte(`{"mode":"off","enabled":true}`), 0o600)
+		}, MsgRuntimeInvalid},
 		{"legacy layout", func(r string) { os.WriteFile(filepath.Join(r, k, "state.json"), []byte(`{}`), 0o600) }, `Unsupported State Flow storage format: "ROOT/` + k + `"`},
 		{"symlinked dir", func(r string) {
 			os.Rename(filepath.Join(r, k), filepath.Join(r, "real"))

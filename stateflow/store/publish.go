@@ -260,3 +260,7 @@ func decodeJournal(v any, doc *journalDoc) error {
 	}
 	return nil
 }
+
+func b64(b []byte) string { return base64.StdEncoding.EncodeToString(b) }
+
+func canonicalLine(v any) ([]byte, error) { return sf.CanonicalLine(v) }
