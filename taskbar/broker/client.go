@@ -1,7 +1,6 @@
 package broker
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -20,6 +19,7 @@ import (
 
 	"github.com/gofrs/flock"
 
+	"github.com/pikit-dev/pikit/internal/jsonl"
 	"github.com/pikit-dev/pikit/taskbar/runtime"
 )
 
@@ -220,12 +220,12 @@ func (c *Client) watchStream(ctx context.Context) bool {
 	stop := context.AfterFunc(ctx, func() { cn.nc.Close() })
 	defer stop()
 	id := newToken(12)
-	if _, err := cn.nc.Write(marshalLine(Request{Type: TypeWatch, ID: id})); err != nil {
+	if err := cn.w.Encode(Request{Type: TypeWatch, ID: id}); err != nil {
 		return false
 	}
 	first := true
 	for {
-		line, err := readLine(cn.br)
+		line, err := readRecord(cn.r)
 		if err != nil {
 			return !first
 		}
@@ -293,7 +293,7 @@ func (c *Client) result(resp *Response, err error) (runtime.Result, []byte, erro
 func (c *Client) do(ctx context.Context, req Request, idempotent bool) (resp *Response, err error) {
 	defer func() { err = redactPaths(err, c.dir, c.o.RuntimeBase, c.o.ProjectRoot) }()
 	req.ID = newToken(12)
-	line := marshalLine(req)
+	line := bytes.TrimSuffix(marshalLine(req), []byte("\n")) // one record, written once per attempt
 	for attempt := 0; ; attempt++ {
 		cn, err := c.get(ctx)
 		if err != nil {
@@ -458,14 +458,14 @@ func (c *Client) connect(ctx context.Context) (*conn, error) {
 	if err != nil {
 		return nil, fmt.Errorf("dial broker: %w", err)
 	}
-	cn := &conn{nc: nc, br: bufio.NewReaderSize(nc, 64*1024), token: ep.Token}
+	cn := &conn{nc: nc, r: jsonl.NewReader(nc, MaxRecordBytes), w: jsonl.NewWriter(nc), token: ep.Token}
 	hs := Handshake{Type: "handshake", Protocol: ProtocolVersion, Identity: c.identity, Token: ep.Token}
 	nc.SetDeadline(time.Now().Add(handshakeTimeout))
-	if _, err := nc.Write(marshalLine(hs)); err != nil {
+	if err := cn.w.Encode(hs); err != nil {
 		nc.Close()
 		return nil, fmt.Errorf("handshake: %w", err)
 	}
-	line, err := readLine(cn.br)
+	line, err := readRecord(cn.r)
 	if err != nil {
 		nc.Close()
 		return nil, fmt.Errorf("handshake: %w", err)
@@ -524,7 +524,8 @@ func (c *Client) readEndpoint() (*Endpoint, error) {
 // conn is one verified connection.
 type conn struct {
 	nc    net.Conn
-	br    *bufio.Reader
+	r     *jsonl.Reader
+	w     *jsonl.Writer
 	token string // the broker instance's endpoint token
 }
 
@@ -533,7 +534,7 @@ type conn struct {
 // EOF means the broker went away; unexpected data means the stream is out
 // of step. Either way the connection is discarded.
 func (cn *conn) alive() bool {
-	if cn.br.Buffered() > 0 {
+	if cn.r.Buffered() > 0 {
 		return false
 	}
 	uc, ok := cn.nc.(*net.UnixConn)
@@ -559,10 +560,10 @@ func (cn *conn) alive() bool {
 func (cn *conn) roundTrip(ctx context.Context, line []byte) (resp *Response, sent bool, err error) {
 	stop := context.AfterFunc(ctx, func() { cn.nc.SetDeadline(time.Unix(1, 0)) })
 	defer stop()
-	if _, err := cn.nc.Write(line); err != nil {
+	if err := cn.w.WriteRecord(line); err != nil {
 		return nil, false, err
 	}
-	reply, err := readLine(cn.br)
+	reply, err := readRecord(cn.r)
 	if err != nil {
 		return nil, true, err
 	}

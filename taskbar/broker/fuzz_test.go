@@ -1,10 +1,12 @@
 package broker
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"testing"
+
+	"github.com/pikit-dev/pikit/internal/jsonl"
 )
 
 // FuzzDecodeRequest feeds arbitrary lines to the request decoder the
@@ -33,16 +35,16 @@ func FuzzDecodeRequest(f *testing.F) {
 	})
 }
 
-// FuzzReadLine checks the line framing: records over MaxRecordBytes are
+// FuzzReadRecord checks the line framing: records over MaxRecordBytes are
 // refused, others come back without the LF.
-func FuzzReadLine(f *testing.F) {
+func FuzzReadRecord(f *testing.F) {
 	f.Add([]byte("a\nb\n"), 1)
 	f.Add([]byte("\r\n"), 1)
 	f.Add([]byte("unterminated"), 1)
 	f.Fuzz(func(t *testing.T, data []byte, n int) {
-		br := bufio.NewReaderSize(bytes.NewReader(data), 16)
+		r := jsonl.NewReader(bytes.NewReader(data), MaxRecordBytes)
 		for range max(1, n%8) {
-			line, err := readLine(br)
+			line, err := readRecord(r)
 			if err != nil {
 				return
 			}
@@ -51,4 +53,26 @@ func FuzzReadLine(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestReadRecord pins what each framing failure does to a connection: a
+// record that is not UTF-8 is answered as malformed (it reaches the strict
+// decoder empty) and the connection goes on; an oversized or unterminated
+// record ends it.
+func TestReadRecord(t *testing.T) {
+	big := bytes.Repeat([]byte("a"), MaxRecordBytes+1)
+	in := append(append([]byte("\xff\n{}\r\n"), big...), "\nx"...)
+	r := jsonl.NewReader(bytes.NewReader(in), MaxRecordBytes)
+	if line, err := readRecord(r); err != nil || len(line) != 0 || decodeStrict(line, &Request{}) == nil {
+		t.Fatalf("invalid UTF-8: %q, %v; want an empty record the decoder rejects", line, err)
+	}
+	if line, err := readRecord(r); err != nil || string(line) != "{}" {
+		t.Fatalf("next record: %q, %v", line, err)
+	}
+	if _, err := readRecord(r); !errors.Is(err, jsonl.ErrOversized) {
+		t.Fatalf("oversized: err = %v", err)
+	}
+	if _, err := readRecord(r); !errors.Is(err, jsonl.ErrUnterminated) {
+		t.Fatalf("unterminated: err = %v", err)
+	}
 }

@@ -1,23 +1,22 @@
 package broker
 
 import (
-	"bufio"
-	"bytes"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 
 	jsonv2 "github.com/go-json-experiment/json"
+	"github.com/pikit-dev/pikit/internal/jsonl"
 	"github.com/pikit-dev/pikit/taskbar/runtime"
 )
 
 // ProtocolVersion is the broker protocol this package speaks.
 const ProtocolVersion = 1
 
-// MaxRecordBytes caps one protocol line (reference §8).
+// MaxRecordBytes caps one protocol line, in bytes without LF and CR
+// (reference §8).
 const MaxRecordBytes = 1_000_000
 
 // Endpoint is endpoint.json: exactly these keys.
@@ -110,28 +109,17 @@ func isHex(s string, n int) bool {
 	return true
 }
 
-var errRecordTooLarge = errors.New("broker: record too large")
-
-// readLine reads one LF-terminated record of at most MaxRecordBytes.
-func readLine(br *bufio.Reader) ([]byte, error) {
-	var line []byte
-	for {
-		chunk, err := br.ReadSlice('\n')
-		if len(line)+len(chunk) > MaxRecordBytes+1 {
-			return nil, errRecordTooLarge
-		}
-		line = append(line, chunk...)
-		if errors.Is(err, bufio.ErrBufferFull) {
-			continue
-		}
-		if err != nil {
-			if err == io.EOF && len(line) > 0 {
-				return nil, io.ErrUnexpectedEOF
-			}
-			return nil, err
-		}
-		return bytes.TrimSuffix(line[:len(line)-1], []byte{'\r'}), nil
+// readRecord reads the next record of a connection, framed by
+// internal/jsonl with the MaxRecordBytes cap. An oversized or unterminated
+// record, or a read error, ends the connection (the error is returned); a
+// record that is not UTF-8 comes back empty, so the strict decoder rejects
+// it as malformed and the connection goes on.
+func readRecord(r *jsonl.Reader) ([]byte, error) {
+	line, err := r.Next()
+	if errors.Is(err, jsonl.ErrInvalidUTF8) {
+		return []byte{}, nil
 	}
+	return line, err
 }
 
 // decodeStrict decodes one JSON object with exact fields: unknown fields,
@@ -150,6 +138,7 @@ func decodeStrict(b []byte, v any) error {
 // decodeStrict, except that unknown members are ignored.
 func decodeProbe(b []byte, v any) error { return jsonv2.Unmarshal(b, v) }
 
+// marshalLine is v as one JSON line (the endpoint file's content).
 func marshalLine(v any) []byte {
 	b, err := json.Marshal(v)
 	if err != nil {

@@ -1,7 +1,6 @@
 package broker
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -19,6 +18,7 @@ import (
 	"github.com/gofrs/flock"
 
 	"github.com/pikit-dev/pikit/internal/durable"
+	"github.com/pikit-dev/pikit/internal/jsonl"
 	"github.com/pikit-dev/pikit/taskbar/runtime"
 )
 
@@ -268,20 +268,20 @@ func (s *server) serveConn(ctx context.Context, c net.Conn) {
 		s.mu.Unlock()
 		s.notifyClients()
 	}()
-	br := bufio.NewReaderSize(c, 64*1024)
+	r, w := jsonl.NewReader(c, MaxRecordBytes), jsonl.NewWriter(c)
 	c.SetReadDeadline(time.Now().Add(handshakeTimeout))
-	line, err := readLine(br)
+	line, err := readRecord(r)
 	if err != nil {
 		return
 	}
 	var hs Handshake
 	want := Handshake{Type: "handshake", Protocol: ProtocolVersion, Identity: s.ep.Identity, Token: s.ep.Token}
 	if decodeStrict(line, &hs) != nil || hs != want {
-		c.Write(marshalLine(HandshakeError{Type: "error", Code: "incompatible"}))
+		w.Encode(HandshakeError{Type: "error", Code: "incompatible"})
 		s.log.Warn("taskbar broker: incompatible client refused")
 		return
 	}
-	if _, err := c.Write(marshalLine(want)); err != nil {
+	if err := w.Encode(want); err != nil {
 		return
 	}
 	c.SetReadDeadline(time.Time{})
@@ -292,7 +292,7 @@ func (s *server) serveConn(ctx context.Context, c net.Conn) {
 	s.notifyClients()
 
 	for {
-		line, err := readLine(br)
+		line, err := readRecord(r)
 		if err != nil {
 			return
 		}
@@ -301,10 +301,10 @@ func (s *server) serveConn(ctx context.Context, c net.Conn) {
 			ID   string `json:"id"`
 		}
 		if decodeProbe(line, &probe) == nil && probe.Type == TypeWatch && isHex(probe.ID, 24) {
-			s.watch(ctx, c, br, probe.ID)
+			s.watch(ctx, c, r, w, probe.ID)
 			return
 		}
-		if _, err := c.Write(marshalLine(s.handle(ctx, line))); err != nil {
+		if err := w.Encode(s.handle(ctx, line)); err != nil {
 			return
 		}
 	}
@@ -312,11 +312,11 @@ func (s *server) serveConn(ctx context.Context, c net.Conn) {
 
 // watch streams every new snapshot frame on c until the client goes away
 // or the broker stops.
-func (s *server) watch(ctx context.Context, c net.Conn, br *bufio.Reader, id string) {
+func (s *server) watch(ctx context.Context, c net.Conn, r *jsonl.Reader, w *jsonl.Writer, id string) {
 	gone := make(chan struct{})
 	go func() { // owner: watch; ends when c is closed by serveConn's defer or the client
 		defer close(gone)
-		_, _ = br.ReadByte() // nothing more is expected: data or EOF ends the watch
+		_, _ = r.Next() // nothing more is expected: a record or EOF ends the watch
 	}()
 	defer func() {
 		c.Close()
@@ -328,7 +328,7 @@ func (s *server) watch(ctx context.Context, c net.Conn, br *bufio.Reader, id str
 		if f.Seq > last {
 			last = f.Seq
 			c.SetWriteDeadline(time.Now().Add(5 * time.Second))
-			if _, err := c.Write(marshalLine(Response{ID: &id, OK: true, Snapshot: f.JSON, Seq: f.Seq})); err != nil {
+			if err := w.Encode(Response{ID: &id, OK: true, Snapshot: f.JSON, Seq: f.Seq}); err != nil {
 				return
 			}
 		}
