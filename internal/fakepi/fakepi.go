@@ -14,6 +14,12 @@
 //	exe, env, err := fakepi.Command(fakepi.Config{Scenario: "reset-reject"})
 //	c, err := pirpc.Start(ctx, pirpc.Options{Executable: exe, Env: env})
 //
+// [Main] also runs in-process over any reader and writer, e.g. one end of
+// net.Pipe with [pirpc.NewClient] on the other (pirpc's tests do); the
+// process words that exit, sleep or ignore signals need a process of their
+// own. Commands are read and records written as JSON lines with
+// internal/jsonl.
+//
 // # Configuration
 //
 // [Config] is the whole surface; each field is one environment variable:
@@ -118,9 +124,9 @@
 package fakepi
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -132,6 +138,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/pikit-dev/pikit/internal/jsonl"
 )
 
 // Environment variables read by [Main] and [Requested].
@@ -211,8 +219,9 @@ func Main(stdin io.Reader, stdout io.Writer, args []string, env []string) int {
 		return 2
 	}
 	f := &fake{
-		in:         bufio.NewReaderSize(stdin, 64<<10),
-		out:        stdout,
+		in:         jsonl.NewReader(stdin, maxCommand),
+		out:        jsonl.NewWriter(stdout),
+		raw:        stdout,
 		words:      map[string]bool{},
 		sessionN:   1,
 		transcript: lookup(env, EnvTranscript),
@@ -291,9 +300,13 @@ type command struct {
 	Value             *string `json:"value,omitempty"`
 }
 
+// maxCommand caps one command line the fake reads, in bytes.
+const maxCommand = 64 << 20
+
 type fake struct {
-	in          *bufio.Reader
-	out         io.Writer
+	in          *jsonl.Reader
+	out         *jsonl.Writer
+	raw         io.Writer // stdout, for a record cut off without LF
 	words       map[string]bool // process words of the scenario
 	keywords    string          // the scenario's other words
 	transcript  string
@@ -310,16 +323,18 @@ type fake struct {
 	late        *command // reset answered only when the next command arrives
 }
 
-// readLine returns the next stdin line; io.EOF at the end.
+// readLine returns the next stdin line; io.EOF at the end (also after a
+// last line without LF). An oversized or non-UTF-8 line comes back empty,
+// so it fails to parse as a command, as in Pi.
 func (f *fake) readLine() ([]byte, error) {
-	line, err := f.in.ReadBytes('\n')
-	if err != nil {
-		if err == io.EOF && len(line) > 0 {
-			return bytes.TrimRight(line, "\r"), nil
-		}
-		return nil, err
+	line, err := f.in.Next()
+	switch {
+	case errors.Is(err, jsonl.ErrUnterminated):
+		return nil, io.EOF
+	case errors.Is(err, jsonl.ErrOversized), errors.Is(err, jsonl.ErrInvalidUTF8):
+		return []byte{}, nil
 	}
-	return bytes.TrimRight(line[:len(line)-1], "\r"), nil
+	return line, err
 }
 
 func (f *fake) write(v any) {
@@ -327,10 +342,11 @@ func (f *fake) write(v any) {
 	if err != nil {
 		panic(err) // our own values only
 	}
-	f.writeRaw(append(b, '\n'))
+	f.out.WriteRecord(b)
 }
 
-func (f *fake) writeRaw(b []byte) { f.out.Write(b) }
+// writeLine writes one line as it is, bad JSON included; b holds no LF.
+func (f *fake) writeLine(b []byte) { f.out.WriteRecord(b) }
 
 type obj = map[string]any
 
@@ -608,16 +624,16 @@ func (f *fake) prompt(c command) (int, bool) {
 		fmt.Fprintln(os.Stderr, "fakepi: exit mid-task")
 		return 3, true
 	case has("unterminated"):
-		f.writeRaw([]byte(`{"type":"message_update","assistantMessageEvent":{"type":"text_delta","del`))
+		f.raw.Write([]byte(`{"type":"message_update","assistantMessageEvent":{"type":"text_delta","del`))
 		return 0, true
 	case has("malformed"):
-		f.writeRaw([]byte("{not json\n"))
+		f.writeLine([]byte("{not json"))
 	case has("oversized"):
-		f.writeRaw(append(append([]byte(`{"type":"message_update","pad":"`), bytes.Repeat([]byte("x"), 1_000_100-36)...), []byte("\"}\n")...))
+		f.writeLine(append(append([]byte(`{"type":"message_update","pad":"`), bytes.Repeat([]byte("x"), 1_000_100-36)...), '"', '}'))
 	case has("non-object"):
-		f.writeRaw([]byte("[1,2,3]\n"))
+		f.writeLine([]byte("[1,2,3]"))
 	case has("invalid-utf8"):
-		f.writeRaw([]byte("{\"type\":\"message_update\",\"x\":\"\xff\"}\n"))
+		f.writeLine([]byte("{\"type\":\"message_update\",\"x\":\"\xff\"}"))
 	case has("unexpected response"):
 		f.write(obj{"type": "response", "id": "nobody-asked", "command": "get_state", "success": true})
 		f.write(obj{"type": "response", "command": "parse", "success": false, "error": "Failed to parse command"})
