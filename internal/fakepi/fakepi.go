@@ -15,7 +15,7 @@
 //	c, err := pirpc.Start(ctx, pirpc.Options{Executable: exe, Env: env})
 //
 // [Main] also runs in-process over any reader and writer, e.g. one end of
-// net.Pipe with [pirpc.NewClient] on the other (pirpc's tests do); the
+// net.Pipe with pirpc.NewClient on the other (pirpc's tests do); the
 // process words that exit, sleep or ignore signals need a process of their
 // own. Commands are read and records written as JSON lines with
 // internal/jsonl.
