@@ -17,16 +17,96 @@ import (
 	"github.com/pikit-dev/pikit/internal/durable"
 )
 
-// The writer child replaces stateFile (generation g: "gen=g\n" and a body
-// of one letter, its length derived from g) and appends batches of 1–3
-// records {"n":k,"pad":"..."} (k = 1, 2, ... in file order) to journalFile,
-// in a loop, printing "w g" after each WriteFile and "j k" after each
-// Append returned: those are acknowledged. It resumes where the files
-// stand, so one directory sees many crashes.
+// The writer child, in a loop: replaces stateFile (generation g: "gen=g\n"
+// and a body of one letter, its length derived from g), appends a batch of
+// 1–3 records {"n":k,"pad":"..."} (k = 1, 2, ... in file order) to
+// journalFile, and publishes cohort c, two part files made atomic as a set
+// by a manifest (the recipe the package doc gives). It prints "w g", "j k"
+// and "c c" once each step returned: those are acknowledged. It resumes
+// where the files stand, so one directory sees many crashes.
 const (
 	stateFile   = "state"
 	journalFile = "journal.ndjson"
+	cohortDir   = "cohort"
+	manifest    = "manifest"
 )
+
+func partName(c int, x byte) string { return fmt.Sprintf("part-%d-%c", c, x) }
+
+func partContent(c int, x byte) []byte {
+	return append([]byte(fmt.Sprintf("%d-%c\n", c, x)), bytes.Repeat([]byte{x}, 500+c*31%20_000)...)
+}
+
+// openCohort returns the published cohort (0: none) and removes the parts
+// of any other: an unpublished next one, or the previous one.
+func openCohort(dir string) (int, error) {
+	if err := durable.RemoveTemps(dir); err != nil {
+		return 0, err
+	}
+	c := 0
+	if b, err := os.ReadFile(filepath.Join(dir, manifest)); err == nil {
+		if c, err = strconv.Atoi(string(b)); err != nil {
+			return 0, fmt.Errorf("manifest torn: %q", b)
+		}
+	}
+	names, err := filepath.Glob(filepath.Join(dir, "part-*"))
+	if err != nil {
+		return 0, err
+	}
+	for _, n := range names {
+		if b := filepath.Base(n); b != partName(c, 'a') && b != partName(c, 'b') {
+			if err := os.Remove(n); err != nil {
+				return 0, err
+			}
+		}
+	}
+	return c, nil
+}
+
+// publishCohort writes cohort c's parts, makes them durable with one
+// directory fsync, commits them by replacing the manifest, then drops
+// cohort c-1.
+func publishCohort(dir string, c int) error {
+	for _, x := range []byte{'a', 'b'} {
+		if err := durable.WriteFileOpts(filepath.Join(dir, partName(c, x)), partContent(c, x), 0o600, &durable.WriteOptions{NoSyncDir: true}); err != nil {
+			return err
+		}
+	}
+	if err := durable.SyncDir(dir); err != nil {
+		return err
+	}
+	if err := durable.WriteFile(filepath.Join(dir, manifest), []byte(strconv.Itoa(c)), 0o600); err != nil {
+		return err
+	}
+	for _, x := range []byte{'a', 'b'} {
+		if err := os.Remove(filepath.Join(dir, partName(c-1, x))); err != nil && !os.IsNotExist(err) {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkCohort returns the published cohort after verifying its parts.
+func checkCohort(dir string) (int, error) {
+	b, err := os.ReadFile(filepath.Join(dir, manifest))
+	if os.IsNotExist(err) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	c, err := strconv.Atoi(string(b))
+	if err != nil {
+		return 0, fmt.Errorf("manifest torn: %q", b)
+	}
+	for _, x := range []byte{'a', 'b'} {
+		got, err := os.ReadFile(filepath.Join(dir, partName(c, x)))
+		if err != nil || !bytes.Equal(got, partContent(c, x)) {
+			return 0, fmt.Errorf("cohort %d part %c missing or torn (%d bytes, %v)", c, x, len(got), err)
+		}
+	}
+	return c, nil
+}
 
 func stateContent(g int) []byte {
 	n := 1000 + g*7919%50_000
@@ -59,6 +139,14 @@ func writerRole(args []string) int {
 		return fail(err)
 	}
 	k := len(recs)
+	cdir := filepath.Join(dir, cohortDir)
+	if err := durable.MkdirAll(cdir, 0o700); err != nil {
+		return fail(err)
+	}
+	c, err := openCohort(cdir)
+	if err != nil {
+		return fail(err)
+	}
 	os.Stdout.WriteString("ready\n")
 	for i := 0; ; i++ {
 		gen++
@@ -75,6 +163,11 @@ func writerRole(args []string) int {
 			return fail(err)
 		}
 		fmt.Fprintf(os.Stdout, "j %d\n", k)
+		c++
+		if err := publishCohort(cdir, c); err != nil {
+			return fail(err)
+		}
+		fmt.Fprintf(os.Stdout, "c %d\n", c)
 	}
 }
 
@@ -126,8 +219,8 @@ func (a *acks) await(n int, timeout time.Duration) bool {
 	return true
 }
 
-// last returns the last acknowledged generation and record number.
-func (a *acks) last() (w, j int) {
+// last returns the last acknowledged generation, record number and cohort.
+func (a *acks) last() (w, j, c int) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	for _, line := range strings.Split(a.buf.String(), "\n") {
@@ -139,13 +232,16 @@ func (a *acks) last() (w, j int) {
 			w = n
 		case kind == "j":
 			j = n
+		case kind == "c":
+			c = n
 		}
 	}
-	return w, j
+	return w, j, c
 }
 
 // TestKill: a writer killed with SIGKILL at random instants loses no
-// acknowledged write or append, and leaves no torn or mixed file.
+// acknowledged write, append or cohort, and leaves no torn or mixed file
+// and no half-published cohort.
 func TestKill(t *testing.T) {
 	trials := 50 // about 0.1–0.3 s each
 	if testing.Short() {
@@ -153,8 +249,8 @@ func TestKill(t *testing.T) {
 	}
 	dir := t.TempDir()
 	start := time.Now()
-	var done, torn, inflightW, inflightJ int
-	lastW, lastJ := 0, 0
+	var done, torn, inflightW, inflightJ, inflightC int
+	lastW, lastJ, lastC := 0, 0, 0
 	for done < trials {
 		a := &acks{progress: make(chan struct{}, 1)}
 		cmd := procs.Command(t, "writer", dir)
@@ -164,9 +260,9 @@ func TestKill(t *testing.T) {
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
-		// The kill instant: after "ready" and 0–2 acknowledgements, plus
+		// The kill instant: after "ready" and 0–4 acknowledgements, plus
 		// 0–10 ms, so kills land in every step of both writes.
-		if !a.await(1+rand.IntN(3), time.Minute) { // a hung child, not a slow one
+		if !a.await(1+rand.IntN(5), time.Minute) { // a hung child, not a slow one
 			cmd.Process.Kill()
 			cmd.Wait()
 			t.Fatalf("trial %d: writer made no progress: %s", done, stderr.String())
@@ -178,8 +274,8 @@ func TestKill(t *testing.T) {
 		if err := cmd.Wait(); err == nil || stderr.Len() > 0 {
 			t.Fatalf("trial %d: writer ended by itself (%v): %s", done, err, stderr.String())
 		}
-		w, j := a.last()
-		w, j = max(w, lastW), max(j, lastJ)
+		w, j, c := a.last()
+		w, j, c = max(w, lastW), max(j, lastJ), max(c, lastC)
 
 		b, err := os.ReadFile(filepath.Join(dir, stateFile))
 		if err != nil && w > 0 {
@@ -214,19 +310,40 @@ func TestKill(t *testing.T) {
 			t.Fatalf("trial %d: journal holds %d records, acknowledged %d", done, len(recs), j)
 		}
 		inflightJ += len(recs) - j
-		if stray := len(dirNames(t, dir)) - 2; stray > 1 {
-			t.Fatalf("trial %d: %d stray files: %q", done, stray, dirNames(t, dir))
+		gotC, err := checkCohort(filepath.Join(dir, cohortDir))
+		if err != nil {
+			t.Fatalf("trial %d: %v", done, err)
 		}
-		lastW, lastJ = w, len(recs)
+		if gotC < c || gotC > c+1 {
+			t.Fatalf("trial %d: cohort %d published, acknowledged %d", done, gotC, c)
+		}
+		inflightC += gotC - c
+		if temps := countTemps(t, dir) + countTemps(t, filepath.Join(dir, cohortDir)); temps > 1 {
+			t.Fatalf("trial %d: %d temporary files left by one kill", done, temps)
+		}
+		lastW, lastJ, lastC = w, len(recs), gotC
 		done++
 	}
-	t.Logf("%d SIGKILL trials in %v: 0 lost acknowledged writes; final gen %d, %d records; kills after an unacknowledged write: %d state, %d records; torn journal tails cut: %d",
-		done, time.Since(start).Round(time.Millisecond), lastW, lastJ, inflightW, inflightJ, torn)
+	t.Logf("%d SIGKILL trials in %v: 0 lost acknowledged writes; final state gen %d, %d records, cohort %d; writes done but unacknowledged at the kill: %d state, %d records, %d cohorts; torn journal tails cut: %d",
+		done, time.Since(start).Round(time.Millisecond), lastW, lastJ, lastC, inflightW, inflightJ, inflightC, torn)
 	// A kill leaves at most one temporary file, which RemoveTemps clears.
 	if err := durable.RemoveTemps(dir); err != nil {
 		t.Fatal(err)
 	}
-	if got, want := dirNames(t, dir), []string{journalFile, stateFile}; !slices.Equal(got, want) {
+	if got, want := dirNames(t, dir), []string{cohortDir, journalFile, stateFile}; !slices.Equal(got, want) {
 		t.Errorf("dir holds %q, want %q", got, want)
 	}
+}
+
+// countTemps counts the names in dir shaped like WriteFile's temporary
+// files.
+func countTemps(t *testing.T, dir string) int {
+	t.Helper()
+	n := 0
+	for _, name := range dirNames(t, dir) {
+		if strings.HasPrefix(name, ".") && strings.Contains(name, ".tmp-") {
+			n++
+		}
+	}
+	return n
 }
