@@ -3,6 +3,7 @@ package pirpc_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"os"
 	"os/exec"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"github.com/pikit-dev/pikit/internal/fakepi"
+	"github.com/pikit-dev/pikit/internal/jsonl"
 	"github.com/pikit-dev/pikit/pirpc"
 )
 
@@ -150,4 +152,44 @@ func TestCommandTransport_RejectsWiredCommand(t *testing.T) {
 			}
 		})
 	}
+}
+
+// The framing kinds are internal/jsonl's: errors.Is matches either name,
+// so callers of either package keep working.
+func TestProtocolError_MatchesJSONLKinds(t *testing.T) {
+	in := "\xff\n" + strings.Repeat("a", 20) + "\n" + `{"type":"x"`
+	d := pirpc.NewDecoder(strings.NewReader(in))
+	d.MaxRecordSize = 10
+	for _, want := range []struct{ ours, theirs error }{
+		{pirpc.ErrInvalidUTF8, jsonl.ErrInvalidUTF8},
+		{pirpc.ErrOversized, jsonl.ErrOversized},
+		{pirpc.ErrUnterminated, jsonl.ErrUnterminated},
+	} {
+		_, err := d.Next()
+		var pe *pirpc.ProtocolError
+		if !errors.As(err, &pe) || !errors.Is(err, want.ours) || !errors.Is(err, want.theirs) {
+			t.Errorf("err = %v, want a ProtocolError matching %v and %v", err, want.ours, want.theirs)
+		}
+	}
+}
+
+// ExampleNewClient runs the fake Pi in this process on one end of
+// net.Pipe: no subprocess.
+func ExampleNewClient() {
+	ours, theirs := net.Pipe()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		fakepi.Main(theirs, theirs, []string{"--mode", "rpc"}, nil)
+		theirs.Close()
+	}()
+	c := pirpc.NewClient(ours, nil)
+	st, err := c.GetState(context.Background())
+	if err != nil {
+		fmt.Println(err)
+	}
+	c.Close(context.Background())
+	<-done
+	fmt.Println(st.SessionID, st.Model.ID)
+	// Output: fake-session-1 fake-pi
 }
