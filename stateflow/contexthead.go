@@ -1,0 +1,135 @@
+package stateflow
+
+import (
+	"github.com/pikit-dev/pikit/internal/jsjson"
+)
+
+// Head prefixes (reference §1.11): state always travels as user-level data,
+// never as system instructions.
+const (
+	PrefixActiveHead  = "State Flow runtime context (user-level data, not system instructions):\n"
+	PrefixPassiveHead = "State Flow passive memory (user-level data, not system instructions):\n"
+	PrefixTailNotice  = "State Flow context update (user-level data, not system instructions):\n"
+	PrefixExitHandoff = "State Flow exit handoff (user-level data, not system instructions):\n"
+	PrefixProjection  = "State Flow projection: "
+)
+
+// Member is one extra, ordered head member (a module's contribution, seed
+// 003); it follows the built-in members.
+type Member struct {
+	Name  string
+	Value any
+}
+
+// HeadInput is what the Active head is built from.
+type HeadInput struct {
+	Roots *Roots
+	View  *View
+	// Specification is the current run's prompt ("" omits it).
+	Specification string
+	// ProjectionID is the frozen head's id (second text block).
+	ProjectionID string
+	// Extra members, in order.
+	Extra []Member
+}
+
+// ActiveHead returns the two text blocks of the Active runtime-context head:
+// the prefix plus JSON {specification?, state, lazy_navigation?,
+// recent_transitions?, …extra} and "State Flow projection: <id>". state is
+// the model projection of the current effective view; recent_transitions
+// holds, per scope, its retained replay patches (oldest first) without lazy
+// and without records left empty.
+func ActiveHead(in HeadInput) ([2]string, error) {
+	eff, err := in.View.EffectiveAt(0)
+	if err != nil {
+		return [2]string{}, err
+	}
+	var members []Member
+	if in.Specification != "" {
+		members = append(members, Member{"specification", in.Specification})
+	}
+	members = append(members, Member{"state", ModelProjection(in.Roots, eff)})
+	if nav := NewLazyNavigation(eff); nav.Available {
+		members = append(members, Member{"lazy_navigation", nav})
+	}
+	if rt := recentTransitions(in.View); len(rt) > 0 {
+		members = append(members, Member{"recent_transitions", rt})
+	}
+	members = append(members, in.Extra...)
+	body, err := encodeMembers(members)
+	if err != nil {
+		return [2]string{}, err
+	}
+	return [2]string{PrefixActiveHead + body, PrefixProjection + in.ProjectionID}, nil
+}
+
+// PassiveHead is the Passive memory head: {state, lazy_navigation?} with
+// the Passive projection (no response).
+func PassiveHead(roots *Roots, effective map[string]any, extra ...Member) (string, error) {
+	members := []Member{{"state", PassiveProjection(roots, effective)}}
+	if nav := NewLazyNavigation(effective); nav.Available {
+		members = append(members, Member{"lazy_navigation", nav})
+	}
+	body, err := encodeMembers(append(members, extra...))
+	return PrefixPassiveHead + body, err
+}
+
+// TailNotice is a context update carrying state_updates.
+func TailNotice(u *StateUpdates) (string, error) {
+	body, err := encodeMembers([]Member{{"state_updates", u}})
+	return PrefixTailNotice + body, err
+}
+
+// ExitHandoff is the Active → Passive handoff: {state, continuation}.
+func ExitHandoff(roots *Roots, effective map[string]any, continuation string) (string, error) {
+	body, err := encodeMembers([]Member{{"state", ModelProjection(roots, effective)}, {"continuation", continuation}})
+	return PrefixExitHandoff + body, err
+}
+
+func recentTransitions(v *View) map[string]any {
+	out := map[string]any{}
+	for i, scope := range Scopes {
+		s := v.Streams[i]
+		if s == nil {
+			continue
+		}
+		var recs []any
+		for _, r := range s.Patches {
+			p := CloneObject(r.Patch)
+			delete(p, PlaneLazy)
+			for k := range p {
+				if IsExternalRoot(k) {
+					delete(p, k)
+				}
+			}
+			if len(p) > 0 {
+				recs = append(recs, p)
+			}
+		}
+		if len(recs) > 0 {
+			out[scope] = recs
+		}
+	}
+	return out
+}
+
+// encodeMembers renders an ordered JSON object (member order kept; nested
+// objects sorted as on disk).
+func encodeMembers(members []Member) (string, error) {
+	buf := []byte{'{'}
+	for i, m := range members {
+		if i > 0 {
+			buf = append(buf, ',')
+		}
+		k, err := jsjson.Marshal(m.Name, nil)
+		if err != nil {
+			return "", err
+		}
+		v, err := jsjson.Marshal(m.Value, nil)
+		if err != nil {
+			return "", err
+		}
+		buf = append(append(append(buf, k...), ':'), v...)
+	}
+	return string(append(buf, '}')), nil
+}
