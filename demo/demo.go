@@ -69,7 +69,8 @@ type Options struct {
 	// os.UserCacheDir()/pikit.
 	CacheDir string
 	// Listen is the server address; empty means [DefaultListen]. It should
-	// be a loopback address: the taskbar API refuses other peers anyway.
+	// be a loopback address: the pages and the taskbar API answer only
+	// loopback Host names (403 otherwise).
 	Listen string
 	// ModelProvider and Model pass a real model choice to Pi (both or
 	// neither).
@@ -213,7 +214,10 @@ func Run(ctx context.Context, opts *Options) error {
 	if err != nil {
 		return fmt.Errorf("demo: %w", err)
 	}
-	return loopback.Serve(ctx, tb.Middleware(mux), &loopback.Options{Listener: ln}, func(addr net.Addr) {
+	// The pages have no Host check of their own; the guard refuses
+	// DNS-rebinding names (the taskbar routes check again, with codes).
+	var guard loopback.HostGuard
+	return loopback.Serve(ctx, guard.Handler(tb.Middleware(mux)), &loopback.Options{Listener: ln}, func(addr net.Addr) {
 		url := "http://" + addr.String() + "/"
 		fmt.Fprintf(out, "\nOpen %s in your browser and use the taskbar in the lower left corner.\n", url)
 		fmt.Fprintln(out, "Press Ctrl-C to stop.")
@@ -350,7 +354,8 @@ func startOfflineModel(run, pi, dir string) (string, func(), error) {
 	ms := modelserver.New(Script(dir))
 	// The model's answers are streamed to Pi (text/event-stream responses
 	// to plain POSTs), so its responses get the long write bound.
-	srv := loopback.New(ms, &loopback.Options{WriteTimeout: modelWriteTimeout})
+	var guard loopback.HostGuard // Pi reaches it as 127.0.0.1
+	srv := loopback.New(guard.Handler(ms), &loopback.Options{WriteTimeout: modelWriteTimeout})
 	if err := srv.Start(context.Background()); err != nil {
 		return "", nil, fmt.Errorf("demo model: %w", err)
 	}

@@ -403,6 +403,32 @@ func TestDemo_PiMissing(t *testing.T) {
 	stopAndCheck(t, d, false)
 }
 
+// TestDemo_RefusesRebindingHost: the demo's pages answer only loopback
+// Host names, so a DNS-rebinding page cannot read or post them.
+func TestDemo_RefusesRebindingHost(t *testing.T) {
+	dev, _ := binaries(t)
+	home, cache, empty := t.TempDir(), t.TempDir(), t.TempDir()
+	d := startDemo(t, dev, []string{"PATH=" + empty, "HOME=" + home, "XDG_CACHE_HOME=" + cache})
+	for host, want := range map[string]int{"": http.StatusOK, "localhost": http.StatusOK, "evil.example": http.StatusForbidden} {
+		req, err := http.NewRequest("GET", d.url+"tasks", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if host != "" {
+			req.Host = host
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != want {
+			t.Errorf("Host %q: status %d, want %d", host, resp.StatusCode, want)
+		}
+	}
+	stopAndCheck(t, d, false)
+}
+
 // waitSession polls the demo's taskbar state (up to a minute) until the
 // session status is want, and returns that session.
 func waitSession(t *testing.T, d *demoProcess, want rt.SessionStatus) rt.SessionState {
