@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"syscall"
 	"unicode/utf8"
 
 	"github.com/pikit-dev/pikit/internal/jsonl"
@@ -30,6 +31,9 @@ var (
 	// which a crash during an append cannot produce; [OpenJournal] returns
 	// it (as a [*CorruptError]) and changes nothing.
 	ErrCorrupt = errors.New("durable: journal corrupt")
+	// ErrLocked: another open Journal (in this process or another) holds
+	// the file.
+	ErrLocked = errors.New("durable: journal in use")
 	// ErrClosed: the journal was closed.
 	ErrClosed = errors.New("durable: journal closed")
 	// ErrJournalFailed: an earlier write or fsync failed and could not be
@@ -90,8 +94,10 @@ type journalFile interface {
 // Journal is an append-only file of JSON records, one per LF-terminated
 // line, that survives a crash at any instant: a record is durable once the
 // [Journal.Append] that wrote it returned nil. It is safe for concurrent
-// use; one process must hold at most one Journal per file. The file is
-// created with mode 0600. A Journal cannot be reused after Close.
+// use. It holds an exclusive flock on its file from open to Close, so a
+// second Journal on the same file, in any process, fails to open with
+// [ErrLocked]. The file is created with mode 0600. A Journal cannot be
+// reused after Close.
 type Journal struct {
 	path string
 	max  int
@@ -113,12 +119,19 @@ type Journal struct {
 // line without LF, or an invalid or oversized last record) is cut and the
 // cut fsynced; [Journal.TornBytes] says how many bytes went. An invalid
 // record followed by intact ones is not a torn tail: OpenJournal then
-// returns a [*CorruptError] and changes nothing. Other failures are
-// [*Error]s.
+// returns a [*CorruptError] and changes nothing. A journal another open
+// Journal holds gives [ErrLocked]. Other failures are [*Error]s.
 func OpenJournal(path string, opts *JournalOptions) (*Journal, [][]byte, error) {
 	f, created, err := openJournalFile(path)
 	if err != nil {
 		return nil, nil, err
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		_ = f.Close() // the lock error is the one returned
+		if errors.Is(err, syscall.EWOULDBLOCK) {
+			err = ErrLocked
+		}
+		return nil, nil, fail("lock", path, err)
 	}
 	if created {
 		if err := SyncDir(filepath.Dir(path)); err != nil {

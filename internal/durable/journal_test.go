@@ -149,6 +149,21 @@ func TestJournal_Append(t *testing.T) {
 			t.Errorf("records = %q, want %q", got, want)
 		}
 	})
+	t.Run("one journal per file", func(t *testing.T) {
+		j, p := openJournal(t, 0)
+		if _, _, err := durable.OpenJournal(p, nil); !errors.Is(err, durable.ErrLocked) {
+			t.Fatalf("second OpenJournal = %v, want ErrLocked", err)
+		}
+		if _, err := durable.ReadJournal(p, nil); err != nil {
+			t.Errorf("ReadJournal beside the writer = %v", err)
+		}
+		j.Close()
+		j2, _, err := durable.OpenJournal(p, nil)
+		if err != nil {
+			t.Fatalf("OpenJournal after Close = %v", err)
+		}
+		j2.Close()
+	})
 	t.Run("closed", func(t *testing.T) {
 		j, _ := openJournal(t, 0)
 		if err := j.Close(); err != nil {
