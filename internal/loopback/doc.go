@@ -30,7 +30,8 @@
 // been sending its first headers for over half a second. When every
 // connection is inside a request (or just connected), accepting waits until
 // one closes, which the deadlines above bound for everything but streams;
-// the waiting client sits in the kernel's accept queue. Displacing rather
+// meanwhile the one connection accepted over the cap waits unserved and
+// the next clients wait in the kernel's accept queue. Displacing rather
 // than refusing keeps the server answering normal requests while idle and
 // slow-header connections fill the cap (browsers reopen a closed idle
 // keep-alive connection by themselves).

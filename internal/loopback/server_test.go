@@ -360,3 +360,39 @@ func TestServer_BodyDeadlineEndsWithBody(t *testing.T) {
 		t.Errorf("answer after working past ReadTimeout = %d %q, want 200 ok", resp.StatusCode, b)
 	}
 }
+
+// TestKeepOpen: a handler that learns late that it streams lifts its
+// deadlines and writes past WriteTimeout.
+func TestKeepOpen(t *testing.T) {
+	const timeout = 200 * time.Millisecond
+	for _, keep := range []bool{true, false} {
+		t.Run(fmt.Sprint("keep=", keep), func(t *testing.T) {
+			h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if keep {
+					if err := loopback.KeepOpen(w); err != nil {
+						t.Errorf("KeepOpen: %v", err)
+					}
+				}
+				io.WriteString(w, "one\n")
+				http.NewResponseController(w).Flush()
+				select {
+				case <-time.After(3 * timeout):
+				case <-r.Context().Done():
+				}
+				io.WriteString(w, "two\n")
+			})
+			s := start(t, h, &loopback.Options{WriteTimeout: timeout})
+			resp, err := http.Get("http://" + s.Addr().String() + "/")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			b, _ := io.ReadAll(resp.Body)
+			// Without KeepOpen the write deadline cuts the second line:
+			// that is the deadline this test must see lifted.
+			if got := string(b) == "one\ntwo\n"; got != keep {
+				t.Errorf("body %q; complete = %v, want %v", b, got, keep)
+			}
+		})
+	}
+}
