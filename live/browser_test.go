@@ -6,8 +6,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"os/exec"
 	"strings"
 	"syscall"
 	"testing"
@@ -75,23 +73,38 @@ window.has = (name, f) => window.events.some(e => e.name === name && f(e.data));
 })();
 </script></body></html>`
 
-// agentWait runs the wait CLI role as its own process and decodes its line.
+// agentWait long-polls GET /wait as the agent does (the wait verb itself
+// lives in cmd/pikit) until a batch arrives, and decodes it.
 func agentWait(t *testing.T, root string) *WakeEnvelope {
 	t.Helper()
-	exe, _ := os.Executable()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, exe, "-test.run=^$")
-	cmd.Env = append(os.Environ(), "LIVE_TEST_ROLE=wait", "LIVE_TEST_ROOT="+root)
-	out, err := cmd.Output()
+	sess, err := ReadSession(root)
 	if err != nil {
-		t.Fatalf("wait: %v: %s", err, out)
+		t.Fatal(err)
 	}
-	var w WakeEnvelope
-	if err := json.Unmarshal(out, &w); err != nil {
-		t.Fatalf("wait output: %v: %s", err, out)
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		req, _ := http.NewRequest("GET", sess.URL+"/wait", nil)
+		req.Header.Set("Authorization", "Bearer "+sess.AgentToken)
+		resp, err := httpClient.Do(req)
+		if err != nil {
+			t.Fatalf("wait: %v", err)
+		}
+		out, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode == http.StatusNoContent {
+			continue
+		}
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("wait: %d %s", resp.StatusCode, out)
+		}
+		var w WakeEnvelope
+		if err := json.Unmarshal(out, &w); err != nil {
+			t.Fatalf("wait output: %v: %s", err, out)
+		}
+		return &w
 	}
-	return &w
+	t.Fatal("wait: no batch within 30 s")
+	return nil
 }
 
 func agentPost(t *testing.T, url, tok, path, body string) int {
@@ -126,8 +139,8 @@ func TestBrowser_LivePage(t *testing.T) {
 	// the applied post to the closed tab, and a reconnect, on a busy machine.
 	line := startServer(t, root, app.URL, "CE_LIVE_PAGE_LOST_GRACE_MS=4000", "CE_LIVE_WAIT_TIMEOUT_MS=2000")
 	defer func() { killAndReap(serverPID(t, root), syscall.SIGTERM) }()
-	sf, _ := loadSession(root)
-	agentTok := *sf.AgentToken
+	sf, _ := ReadSession(root)
+	agentTok := sf.AgentToken
 	endpoint := line.URL // http://localhost:<port>: a different origin from the app (127.0.0.1)
 
 	tab, closeTab := chromedp.NewContext(browser)
@@ -241,7 +254,7 @@ func TestBrowser_LivePage(t *testing.T) {
 	if c := agentPost(t, endpoint, agentTok, "/checkpoints/"+w.CheckpointID+"/ack", ""); c != 200 {
 		t.Fatalf("ack page-lost %d", c)
 	}
-	rep, err := ReadStatus(root)
+	rep, err := ReadStatus(root, true)
 	if err != nil || rep.Board.Page.Stream != "lost" || rep.Board.Page.LostEpisodes != 1 {
 		t.Fatalf("status: %+v %v", rep.Board.Page, err)
 	}

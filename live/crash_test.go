@@ -20,40 +20,6 @@ import (
 	"github.com/go-json-experiment/json"
 )
 
-// startServer runs `start` with the test binary as the detached server.
-func startServer(t testing.TB, root, origin string, env ...string) StartLine {
-	t.Helper()
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	line, err := Start(context.Background(), StartOptions{
-		Root: root, AppOrigin: origin, Exe: exe, ServeArgs: []string{"-test.run=^$", "serve"},
-		OwnerPID: os.Getpid(), // a server left behind by a failed test stops on its own
-		Env:      append(append(os.Environ(), "LIVE_TEST_ROLE=serve", "CE_LIVE_LIFECYCLE_CHECK_MS=500"), env...),
-	})
-	if err != nil {
-		log, _ := os.ReadFile(filepath.Join(root, "state/server.log"))
-		t.Fatalf("start: %v\n%s", err, log)
-	}
-	return line
-}
-
-func serverPID(t testing.TB, root string) int {
-	sf, err := loadSession(root)
-	if err != nil || sf.PID == nil {
-		t.Fatalf("session: %v", err)
-	}
-	return *sf.PID
-}
-
-func killAndReap(pid int, sig syscall.Signal) {
-	_ = syscall.Kill(pid, sig)
-	for i := 0; i < 500 && pidAlive(pid); i++ {
-		time.Sleep(5 * time.Millisecond)
-	}
-}
-
 // crashPage is the page side of the crash test: it posts seqs 1..total,
 // replays from its last acknowledged seq after any failure, and never
 // lowers what it has seen acknowledged.
@@ -293,11 +259,11 @@ func TestCrash_SIGKILL(t *testing.T) {
 	env := []string{"CE_LIVE_WAIT_TIMEOUT_MS=300"}
 	line := startServer(t, root, testOrigin, env...)
 	t.Cleanup(func() {
-		if sf, err := loadSession(root); err == nil && sf.PID != nil {
-			killAndReap(*sf.PID, syscall.SIGKILL)
+		if s, err := ReadSession(root); err == nil && s.PID != 0 {
+			killAndReap(s.PID, syscall.SIGKILL)
 		}
 	})
-	sf, _ := loadSession(root)
+	sf, _ := ReadSession(root)
 	gate := &sync.RWMutex{}
 	var urlMu sync.Mutex
 	base := line.URL
@@ -305,7 +271,7 @@ func TestCrash_SIGKILL(t *testing.T) {
 	seed := uint64(time.Now().UnixNano())
 	t.Logf("seed %d", seed)
 	page := &crashPage{total: total, url: url, tok: line.PageToken, sid: "sess_crash", rng: rand.New(rand.NewPCG(seed, 1)), gate: gate}
-	agent := &crashAgent{acked: map[string]bool{}, served: map[string]int{}, attempted: map[string]bool{}, url: url, tok: *sf.AgentToken, rng: rand.New(rand.NewPCG(seed, 2)), gate: gate}
+	agent := &crashAgent{acked: map[string]bool{}, served: map[string]int{}, attempted: map[string]bool{}, url: url, tok: sf.AgentToken, rng: rand.New(rand.NewPCG(seed, 2)), gate: gate}
 	client := &http.Client{Timeout: 5 * time.Second}
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup

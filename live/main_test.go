@@ -1,86 +1,143 @@
 package live
 
 import (
+	"bufio"
 	"context"
 	"fmt"
 	"os"
 	"os/signal"
-	"runtime"
-	"strings"
+	"path/filepath"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/go-json-experiment/json"
+	"github.com/pikit-dev/pikit/internal/testproc"
 )
 
-// The test binary doubles as the endpoint process: with LIVE_TEST_ROLE=serve
-// it runs [Serve] on the arguments in LIVE_TEST_ARGS, so crash and browser
-// tests SIGKILL a real subprocess without building cmd/pikit.
-func TestMain(m *testing.M) {
-	switch os.Getenv("LIVE_TEST_ROLE") {
-	case "serve":
-		os.Exit(runServeRole(os.Args[1:]))
-	case "wait":
-		ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
-		code := Wait(ctx, os.Getenv("LIVE_TEST_ROOT"), os.Stdout, os.Stderr)
-		stop()
-		os.Exit(code)
-	}
-	code := m.Run()
-	if code == 0 {
-		code = checkGoroutines()
-	}
-	os.Exit(code)
-}
+// procs: the test binary doubles as the endpoint process. As "serve" it
+// runs a [Server] for the arguments (--root, --app-origin) until SIGTERM
+// or until the test process that started it is gone, and prints the start
+// line on stdout once serving; crash and browser tests SIGKILL it.
+var procs = testproc.New(map[string]testproc.Role{"serve": serveRole}, nil)
 
-// runServeRole parses the flags [Start] passes (ServeArgs are "-test.run=^$
-// serve").
-func runServeRole(args []string) int {
-	var opts ServeOptions
-	for i := 0; i < len(args); i++ {
-		next := func() string { i++; return args[i] }
+// TestMain runs the tests with the goroutine-leak check, or a role.
+func TestMain(m *testing.M) { os.Exit(procs.Run(m)) }
+
+func serveRole(args []string) int {
+	var s Server
+	for i := 0; i+1 < len(args); i += 2 {
 		switch args[i] {
 		case "--root":
-			opts.Root = next()
+			s.Root = args[i+1]
 		case "--app-origin":
-			opts.AppOrigin = next()
-		case "--host":
-			opts.Host = next()
-		case "--port":
-			fmt.Sscan(next(), &opts.Port)
-			opts.PortSet = true
-		case "--owner-pid":
-			fmt.Sscan(next(), &opts.OwnerPID)
+			s.AppOrigin = args[i+1]
 		}
 	}
+	s.Options = Options{WaitTimeout: envMillis("CE_LIVE_WAIT_TIMEOUT_MS"), PageLostGrace: envMillis("CE_LIVE_PAGE_LOST_GRACE_MS")}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
-	opts.Ready = func(l StartLine) { fmt.Println("ready", l.Port) }
-	if err := Serve(ctx, opts); err != nil {
+	if err := s.Start(); err != nil {
+		fmt.Fprintln(os.Stderr, "serve:", err)
+		return 1
+	}
+	os.Stdout.Write(MarshalLine(s.Line()))
+	parent := os.Getppid()
+	tick := time.NewTicker(200 * time.Millisecond) // a test binary gone leaves no server behind
+	defer tick.Stop()
+loop:
+	for {
+		select {
+		case <-ctx.Done():
+			break loop
+		case <-s.Done():
+			break loop
+		case <-tick.C:
+			if os.Getppid() != parent {
+				break loop
+			}
+		}
+	}
+	cctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	if err := s.Close(cctx); err != nil {
 		fmt.Fprintln(os.Stderr, "serve:", err)
 		return 1
 	}
 	return 0
 }
 
-// checkGoroutines fails the run if goroutines outlive the tests.
-func checkGoroutines() int {
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		buf := make([]byte, 1<<20)
-		n := runtime.Stack(buf, true)
-		var leaked []string
-		for _, g := range strings.Split(string(buf[:n]), "\n\n") {
-			if strings.Contains(g, "pikit/live.") && !strings.Contains(g, "TestMain") && !strings.Contains(g, "checkGoroutines") {
-				leaked = append(leaked, g)
-			}
+func envMillis(name string) time.Duration {
+	var ms int64
+	if _, err := fmt.Sscan(os.Getenv(name), &ms); err != nil || ms <= 0 {
+		return 0
+	}
+	return time.Duration(ms) * time.Millisecond
+}
+
+// children are the endpoint processes the tests started, by pid; each
+// channel closes once the process has been reaped.
+var children sync.Map // int → chan struct{}
+
+// startServer starts (or resumes) the endpoint for root as a child process
+// and returns its start line. env adds CE_LIVE_* settings.
+func startServer(t testing.TB, root, origin string, env ...string) StartLine {
+	t.Helper()
+	args := []string{"--root", root}
+	if origin != "" {
+		args = append(args, "--app-origin", origin)
+	}
+	cmd := procs.Command(t, "serve", args...)
+	cmd.Env = append(cmd.Env, env...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	logf, err := os.OpenFile(filepath.Join(t.TempDir(), "server.log"), os.O_WRONLY|os.O_CREATE, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer logf.Close()
+	cmd.Stderr = logf
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	line, err := bufio.NewReader(out).ReadBytes('\n')
+	if err != nil {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		log, _ := os.ReadFile(logf.Name())
+		t.Fatalf("start: %v\n%s", err, log)
+	}
+	reaped := make(chan struct{})
+	children.Store(cmd.Process.Pid, reaped)
+	go func() { _ = cmd.Wait(); close(reaped) }()
+	var l StartLine
+	if err := json.Unmarshal(line, &l); err != nil {
+		t.Fatalf("start line %q: %v", line, err)
+	}
+	return l
+}
+
+func serverPID(t testing.TB, root string) int {
+	t.Helper()
+	s, err := ReadSession(root)
+	if err != nil || s.PID == 0 {
+		t.Fatalf("session: %v", err)
+	}
+	return s.PID
+}
+
+// killAndReap signals a server this test started and waits until it has
+// exited and been reaped (at most 10 s).
+func killAndReap(pid int, sig syscall.Signal) {
+	_ = syscall.Kill(pid, sig)
+	if ch, ok := children.Load(pid); ok {
+		select {
+		case <-ch.(chan struct{}):
+		case <-time.After(10 * time.Second):
 		}
-		if len(leaked) == 0 {
-			return 0
-		}
-		if time.Now().After(deadline) {
-			fmt.Fprintf(os.Stderr, "leaked goroutines:\n%s\n", strings.Join(leaked, "\n\n"))
-			return 1
-		}
-		time.Sleep(50 * time.Millisecond)
 	}
 }

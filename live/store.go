@@ -20,26 +20,26 @@ import (
 
 // File and directory names under <root>/state (reference §4.1).
 const (
-	stateDirName   = "state"
-	sessionFile    = "session.json"
-	boardFile      = "board.json"
-	pidFile        = "server.pid"
-	serverLogFile  = "server.log"
-	briefFile      = "brief.md"
-	batchesDirName = "batches"
-	logDirName     = "log"
-	eventsFile     = "events.ndjson"
-	agentLogFile   = "agent.ndjson"
-	framesDirName  = "frames"
+	stateDirName    = "state"
+	sessionFileName = "session.json"
+	boardFile       = "board.json"
+	pidFile         = "server.pid"
+	serverLogFile   = "server.log"
+	briefFile       = "brief.md"
+	batchesDirName  = "batches"
+	logDirName      = "log"
+	eventsFile      = "events.ndjson"
+	agentLogFile    = "agent.ndjson"
+	framesDirName   = "frames"
 )
 
 // ErrDiskFull matches (errors.Is) a write that failed because the disk is
 // full (ENOSPC or EDQUOT); it is internal/durable's sentinel.
 var ErrDiskFull = durable.ErrDiskFull
 
-// SessionFile is state/session.json (reference §4.2). Tokens are null after
+// sessionFile is state/session.json (reference §4.2). Tokens are null after
 // stop. It is written 0600 and never logged.
-type SessionFile struct {
+type sessionFile struct {
 	PageToken  *string  `json:"page_token"`
 	AgentToken *string  `json:"agent_token"`
 	URL        string   `json:"url"`
@@ -283,20 +283,20 @@ func (s *store) loadBoardFile() (*Board, error) {
 	return b, nil
 }
 
-func loadSession(root string) (*SessionFile, error) {
+func loadSession(root string) (*sessionFile, error) {
 	abs, err := statePaths(root)
 	if err != nil {
 		return nil, err
 	}
-	var sf SessionFile
-	if err := readJSONFile(filepath.Join(abs, stateDirName, sessionFile), &sf); err != nil {
+	var sf sessionFile
+	if err := readJSONFile(filepath.Join(abs, stateDirName, sessionFileName), &sf); err != nil {
 		return nil, err
 	}
 	return &sf, nil
 }
 
-func (s *store) saveSession(sf *SessionFile) error {
-	return writeJSONAtomic(s.path(sessionFile), sf)
+func (s *store) saveSession(sf *sessionFile) error {
+	return writeJSONAtomic(s.path(sessionFileName), sf)
 }
 
 // escapeID percent-encodes a checkpoint or frame id for use as a file name,

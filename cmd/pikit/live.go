@@ -9,7 +9,7 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// newLiveCmd is the riffrec live/1 endpoint (issue 6, seed 002).
+// newLiveCmd is the riffrec live/1 endpoint (seed 002).
 func newLiveCmd() *cobra.Command {
 	cmd := &cobra.Command{Use: "live", Short: "The riffrec live/1 endpoint between a live page and a coding agent"}
 	cmd.AddCommand(newLiveStartCmd(), newLiveServeCmd(), newLiveWaitCmd(), newLiveStatusCmd(), newLiveStopCmd(), newLiveReplayCmd())

@@ -1,8 +1,20 @@
 package main
 
 import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"net/netip"
 	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"syscall"
+	"time"
 
+	"github.com/go-json-experiment/json"
+	"github.com/gofrs/flock"
 	"github.com/pikit-dev/pikit/live"
 	"github.com/spf13/cobra"
 )
@@ -18,11 +30,13 @@ func newLiveStartCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			out := cmd.OutOrStdout()
 			if f.foreground {
-				return live.Serve(cmd.Context(), live.ServeOptions{
-					Root: f.root, AppOrigin: origin, Host: f.host, Port: f.port, PortSet: cmd.Flags().Changed("port"),
-					OwnerPID: f.ownerPID, TrustProxy: proxies, Logger: newLiveLogger(),
-					Ready: func(l live.StartLine) { os.Stdout.Write(live.MarshalLine(l)) },
+				return serveLive(cmd.Context(), liveServeConfig{
+					server: live.Server{Root: f.root, AppOrigin: origin, Host: f.host, Port: f.port, PortSet: cmd.Flags().Changed("port"),
+						OwnerPID: f.ownerPID, TrustProxy: proxies, Logger: newLiveLogger()},
+					getenv: os.Getenv,
+					ready:  func(l live.StartLine) { out.Write(live.MarshalLine(l)) },
 				})
 			}
 			exe, err := os.Executable()
@@ -31,20 +45,126 @@ func newLiveStartCmd() *cobra.Command {
 			}
 			owner := f.ownerPID
 			if owner == 0 {
-				owner = live.DefaultOwnerPID()
+				owner = defaultOwnerPID()
 			}
-			line, err := live.Start(cmd.Context(), live.StartOptions{
-				Root: f.root, AppOrigin: origin, Host: f.host, Port: f.port, PortSet: cmd.Flags().Changed("port"),
-				OwnerPID: owner, TrustProxy: proxies, Exe: exe, ServeArgs: []string{"live", "serve"},
+			line, err := startLive(cmd.Context(), liveStart{
+				root: f.root, appOrigin: origin, host: f.host, port: f.port, portSet: cmd.Flags().Changed("port"),
+				ownerPID: owner, trustProxy: proxies, exe: exe,
 			})
 			if err != nil {
 				return err
 			}
-			_, err = os.Stdout.Write(live.MarshalLine(line))
+			_, err = out.Write(live.MarshalLine(line))
 			return err
 		},
 	}
 	f.register(cmd)
 	cmd.Flags().BoolVar(&f.foreground, "foreground", false, "run the server in this process")
 	return cmd
+}
+
+// liveStart says how to start the detached endpoint process:
+// exe live serve --root <root> [flags].
+type liveStart struct {
+	root, appOrigin, host string
+	port, ownerPID        int
+	portSet               bool
+	trustProxy            []netip.Addr
+	exe                   string
+}
+
+// startLive starts or resumes the detached endpoint for o.root and returns
+// its start line (reference §3.1): "running" when an endpoint process
+// already serves the live session.
+func startLive(ctx context.Context, o liveStart) (live.StartLine, error) {
+	pidPath, err := live.PIDFile(o.root)
+	if err != nil {
+		return live.StartLine{}, err
+	}
+	dir := filepath.Dir(pidPath)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return live.StartLine{}, fmt.Errorf("live: create state dir: %w", err)
+	}
+	lk := flock.New(filepath.Join(dir, "start.lock"), flock.SetPermissions(0o600))
+	ok, err := lk.TryLock()
+	if err != nil {
+		return live.StartLine{}, fmt.Errorf("live: start lock: %w", err)
+	}
+	if !ok {
+		return live.StartLine{}, errors.New("live: another start for this root is in progress")
+	}
+	defer lk.Unlock()
+	if _, running, err := endpointPID(o.root); err != nil {
+		return live.StartLine{}, err
+	} else if running {
+		sess, serr := live.ReadSession(o.root)
+		rep, rerr := live.ReadStatus(o.root, true)
+		if serr == nil && rerr == nil && !rep.SessionEnded {
+			if o.appOrigin != "" && o.appOrigin != sess.AppOrigin {
+				return live.StartLine{}, fmt.Errorf("live: already running with --app-origin %s; stop it first", sess.AppOrigin)
+			}
+			return live.StartLine{URL: sess.URL, Port: sess.Port, PageToken: sess.PageToken, Status: "running"}, nil
+		}
+		if err := stopEndpointProcess(ctx, o.root); err != nil {
+			return live.StartLine{}, err
+		}
+	}
+	args := []string{"live", "serve", "--root", filepath.Dir(dir), "--ready-fd", "3"}
+	if o.appOrigin != "" {
+		args = append(args, "--app-origin", o.appOrigin)
+	}
+	if o.host != "" {
+		args = append(args, "--host", o.host)
+	}
+	if o.portSet {
+		args = append(args, "--port", strconv.Itoa(o.port))
+	}
+	if o.ownerPID > 1 {
+		args = append(args, "--owner-pid", strconv.Itoa(o.ownerPID))
+	}
+	for _, a := range o.trustProxy {
+		args = append(args, "--trust-proxy", a.String())
+	}
+	logPath, _ := live.ServerLog(o.root)
+	logf, err := os.OpenFile(logPath, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+	if err != nil {
+		return live.StartLine{}, fmt.Errorf("live: open server log: %w", err)
+	}
+	defer logf.Close()
+	readyR, readyW, err := os.Pipe()
+	if err != nil {
+		return live.StartLine{}, fmt.Errorf("live: ready pipe: %w", err)
+	}
+	defer readyR.Close()
+	cmd := exec.Command(o.exe, args...)
+	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.ExtraFiles = []*os.File{readyW} // fd 3
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	err = cmd.Start()
+	readyW.Close()
+	if err != nil {
+		return live.StartLine{}, fmt.Errorf("live: spawn server: %w", err)
+	}
+	// The server writes its start line once it serves; EOF first means it
+	// exited during start.
+	deadline := time.Now().Add(5 * time.Second)
+	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
+		deadline = d
+	}
+	_ = readyR.SetReadDeadline(deadline)
+	data, rerr := bufio.NewReader(readyR).ReadBytes('\n')
+	var line live.StartLine
+	if rerr == nil {
+		rerr = json.Unmarshal(data, &line)
+	}
+	if rerr != nil {
+		_ = cmd.Process.Kill()
+		werr := cmd.Wait()
+		if errors.Is(rerr, os.ErrDeadlineExceeded) {
+			return live.StartLine{}, errors.New("live: server did not come up within 5 s (see state/server.log)")
+		}
+		return live.StartLine{}, fmt.Errorf("live: server exited during start (see state/server.log): %v", werr)
+	}
+	_ = cmd.Process.Release() // it runs on in its own session
+	return line, nil
 }

@@ -1,10 +1,26 @@
 package main
 
 import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
 	"os"
+	"strconv"
+	"time"
 
 	"github.com/pikit-dev/pikit/live"
 	"github.com/spf13/cobra"
+)
+
+// Exit codes of `live wait` (reference §3.2).
+const (
+	waitBatch = 0
+	waitEnded = 1
+	waitError = 2
+	waitTaken = 3
 )
 
 func newLiveWaitCmd() *cobra.Command {
@@ -15,15 +31,103 @@ func newLiveWaitCmd() *cobra.Command {
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if root == "" {
-				return &exitError{code: live.WaitError, err: errRootRequired}
+				return &exitError{code: waitError, err: errRootRequired}
 			}
-			if code := live.Wait(cmd.Context(), root, os.Stdout, os.Stderr); code != 0 {
+			if code := waitLive(cmd.Context(), root, os.Getenv, cmd.OutOrStdout(), cmd.ErrOrStderr()); code != 0 {
 				return &exitError{code: code}
 			}
 			return nil
 		},
 	}
 	cmd.Flags().StringVar(&root, "root", "", "run directory (required)")
-	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &exitError{code: live.WaitError, err: err} })
+	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &exitError{code: waitError, err: err} })
 	return cmd
+}
+
+// waitLive long-polls GET /wait and writes one line to out: the wake
+// envelope, {"status":"session-ended"} or {"status":"wait-taken"}. It
+// returns the exit code of reference §3.2.
+func waitLive(ctx context.Context, root string, get func(string) string, out, errOut io.Writer) int {
+	sess, err := live.ReadSession(root)
+	_, running, lerr := endpointPID(root)
+	if err != nil || sess.AgentToken == "" || lerr != nil || !running {
+		if err == nil && live.EndedAndDrained(root) {
+			fmt.Fprintln(out, `{"status":"session-ended"}`)
+			return waitEnded
+		}
+		fmt.Fprintln(errOut, "Endpoint is not running; run `start --root` to resume the session")
+		return waitError
+	}
+	// One long poll lasts at most the endpoint's wait timeout.
+	client := &http.Client{Timeout: envMillis(get, "CE_LIVE_WAIT_TIMEOUT_MS", live.DefaultWaitTimeout) + 30*time.Second}
+	u := "http://" + net.JoinHostPort(loopbackFor(sess.Host), strconv.Itoa(sess.Port)) + "/wait"
+	for {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+		if err != nil {
+			fmt.Fprintln(errOut, err)
+			return waitError
+		}
+		req.Header.Set("Authorization", "Bearer "+sess.AgentToken)
+		resp, err := client.Do(req)
+		if err != nil {
+			if ctx.Err() != nil {
+				return waitError
+			}
+			// stop retires the tokens just after the process exits.
+			if waitReleased(ctx, root, 3*time.Second) && endedSoon(ctx, root) {
+				fmt.Fprintln(out, `{"status":"session-ended"}`)
+				return waitEnded
+			}
+			fmt.Fprintln(errOut, "wait: endpoint unreachable")
+			return waitError
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		switch resp.StatusCode {
+		case http.StatusOK:
+			out.Write(append(bytes.TrimSpace(body), '\n'))
+			return waitBatch
+		case http.StatusGone:
+			out.Write(append(bytes.TrimSpace(body), '\n'))
+			return waitEnded
+		case http.StatusConflict:
+			fmt.Fprintln(out, `{"status":"wait-taken"}`)
+			return waitTaken
+		case http.StatusNoContent:
+			continue
+		default:
+			fmt.Fprintf(errOut, "wait: unexpected HTTP %d\n", resp.StatusCode)
+			return waitError
+		}
+	}
+}
+
+// endedSoon reports whether root's session is ended and drained now or
+// within 3 s (stop retires the tokens right after the process exits).
+func endedSoon(ctx context.Context, root string) bool {
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	deadline := time.After(3 * time.Second)
+	for {
+		if live.EndedAndDrained(root) {
+			return true
+		}
+		select {
+		case <-ctx.Done():
+			return false
+		case <-deadline:
+			return false
+		case <-tick.C:
+		}
+	}
+}
+
+func loopbackFor(host string) string {
+	switch host {
+	case "", "0.0.0.0":
+		return "127.0.0.1"
+	case "::":
+		return "::1"
+	}
+	return host
 }
