@@ -14,7 +14,9 @@
 // # Example
 //
 //	a := app.New(os.DirFS("examples/app"), nil)
-//	http.ListenAndServe("127.0.0.1:8080", a)
+//	srv := &http.Server{Addr: "127.0.0.1:8080", Handler: a, ReadHeaderTimeout: 10 * time.Second,
+//		ReadTimeout: 30 * time.Second, WriteTimeout: 60 * time.Second, IdleTimeout: 30 * time.Second}
+//	err := srv.ListenAndServe()
 package app
 
 import (
