@@ -1,0 +1,107 @@
+package midcompact
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+)
+
+// pairs is a session with an assistant prefix then n user/assistant pairs.
+func pairs(t *testing.T, n int) *Snapshot {
+	lines := []string{`{"type":"message","id":"p0","parentId":null,"timestamp":"t","message":{"role":"assistant","content":[{"type":"text","text":"hello"}],"timestamp":1}}`}
+	parent := "p0"
+	for i := range n {
+		u, a := fmt.Sprintf("u%d", i), fmt.Sprintf("a%d", i)
+		lines = append(lines,
+			fmt.Sprintf(`{"type":"message","id":%q,"parentId":%q,"timestamp":"t","message":{"role":"user","content":"question %d","timestamp":%d}}`, u, parent, i, 10+2*i),
+			fmt.Sprintf(`{"type":"message","id":%q,"parentId":%q,"timestamp":"t","message":{"role":"assistant","content":[{"type":"text","text":"answer %d"},{"type":"toolCall","id":"k%d","name":"grep","arguments":{}}],"timestamp":%d}}`, a, u, i, i, 11+2*i))
+		parent = a
+	}
+	return snapshotOf(t, readSession(t, lines...), "")
+}
+
+func TestInventory_Pages(t *testing.T) {
+	s := pairs(t, 30)
+	tx := &Transaction{}
+	first := FormatInventory(s, tx, nil, "")
+	mustContain(t, first, "Anchor Pi usage (Pi reported at anchor start): unavailable; not derived from local char counts.\n",
+		"31 groups (0 protected, 61 compressible).\nPage 20 group(s):\ng0001 [prefix] a0001→a0001 | 1 atoms, 1 msgs, 5 chars, images: 0 | 0 protected / 1 compressible | context before first user message\n",
+		"g0002 a0002→a0003 | 2 atoms, 2 msgs, ",
+		"\nnext cursor: "+encodeCursor(20)+"\nNote: ")
+	second := FormatInventory(s, tx, nil, encodeCursor(20))
+	mustContain(t, second, "Page 11 group(s):\ng0021 ")
+	if strings.Contains(second, "next cursor") {
+		t.Error("last page has a cursor")
+	}
+	if got := FormatInventory(s, tx, f64(500), ""); !strings.Contains(got, "Page 31 group(s):") {
+		t.Error("page_size 500 not clamped to 50")
+	}
+	if got := FormatInventory(s, tx, f64(0.2), "%%%"); !strings.Contains(got, "Page 1 group(s):\ng0001 ") {
+		t.Error("page_size 0.2 → 1, bad cursor → start")
+	}
+	if got := FormatInventory(s, tx, nil, encodeCursor(99)); !strings.Contains(got, "Page (empty):") {
+		t.Error("cursor past the end")
+	}
+}
+
+func TestMeasure(t *testing.T) {
+	s := snapshotOf(t, fixture(t, "kinds"), "")
+	got, err := Measure(s, []Span{{"a0001", "a0003"}, {"a0006", "a0009"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustContain(t, got,
+		"Candidate span inspection: 2 requested · factual content measurements only; no per-span token estimate.\n\na0001 → a0003\nfrom: User: Refactor the auth flow; keep the public API unchanged.\nto: Assistant: The flow has three steps.\n",
+		"scope: 3 atoms · 5 messages (user 1 · assistant 2 · toolResult 2)\nwork: 1 tool exchanges · 2 tool calls (bash 1 · read 1)\ncontent: 153 chars · ",
+		"% of anchor factual content\nimages: 0\nselection: 3 compressible · 0 protected",
+		"selection: 2 compressible · 2 protected (a0007, a0009)")
+	for spans, want := range map[string][]Span{
+		"Unknown span ref a0099; re-run inspect against the current snapshot.": {{"a0001", "a0099"}},
+		"Span a0003 → a0001 is reversed.":                                      {{"a0003", "a0001"}},
+	} {
+		if _, err := Measure(s, want); err == nil || err.Error() != spans {
+			t.Errorf("%v: %v", want, err)
+		}
+	}
+	many := make([]Span, 100)
+	for i := range many {
+		many[i] = Span{"a0001", "a0016"}
+	}
+	got, _ = Measure(s, many)
+	if jsLen(got) > measureBudget+200 || !strings.Contains(got, "Output budget reached: showed ") || !strings.HasSuffix(got, " of 100 requested spans. Inspect the remainder in another call.") {
+		t.Errorf("budget: %d units, tail %q", jsLen(got), got[len(got)-120:])
+	}
+}
+
+func TestLocate(t *testing.T) {
+	s := snapshotOf(t, fixture(t, "kinds"), "")
+	if got := LocateRef(s, "a0002", false); !strings.HasPrefix(got, "a0002 | position 2 | tool_exchange, compressible, closed tool protocol\ntools: read, bash\nAssistant: Let me look.") {
+		t.Errorf("locate_ref = %q", got)
+	}
+	if got := LocateRef(s, "a0005", true); !strings.HasPrefix(got, "a0005 | position 5 | tool_exchange, compressible, abandoned exchange\n") {
+		t.Errorf("abandoned = %q", got)
+	}
+	if got := LocateRef(s, "a0009", false); !strings.HasPrefix(got, "a0009 | position 9 | orphan_tool_result, protected, orphan result\n") {
+		t.Errorf("orphan = %q", got)
+	}
+	if got := LocateRef(s, "a0003", false); !strings.HasPrefix(got, "a0003 | position 3 | assistant, compressible, closed\nAssistant:") {
+		t.Errorf("plain = %q", got)
+	}
+	if got := LocateRef(s, "g0001", false); got != noMatchingAtoms {
+		t.Errorf("group ref = %q", got)
+	}
+	got := LocateSearch(s, SearchFilter{ToolName: "BASH", Limit: 3})
+	if !strings.HasPrefix(got, "Showing 3 of 4 matches (oldest first). Refine pattern or add source or tool_name.\n\n---\n\na0002 ") {
+		t.Errorf("tool_name search = %q", got)
+	}
+	got = LocateSearch(s, SearchFilter{Source: "tool_result", Newest: true, Limit: 1})
+	if !strings.HasPrefix(got, "Showing 1 of 4 matches (newest first).") || !strings.Contains(got, "a0014 |") {
+		t.Errorf("newest tool_result = %q", got)
+	}
+	if got := LocateSearch(s, SearchFilter{Pattern: "LOGIN page", Source: "user", Limit: 3}); !strings.HasPrefix(got, "a0004 | position 4 | user, compressible, closed\nUser: Screenshot of the login page:") {
+		t.Errorf("pattern = %q", got)
+	}
+	if got := LocateSearch(s, SearchFilter{Pattern: "zzz", Limit: 3}); got != noMatchingAtoms {
+		t.Errorf("no match = %q", got)
+	}
+}
