@@ -1,0 +1,72 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+func TestLifecycle_modeResponseFork(t *testing.T) {
+	ctx := context.Background()
+	s := newTestStore(t, testSession)
+	if err := s.SetMode(ctx, ModeActive, true); err != nil {
+		t.Fatal(err)
+	}
+	snap, err := s.Read(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if snap.Mode != ModeActive || snap.Step != 0 {
+		t.Fatalf("mode %q step %d", snap.Mode, snap.Step)
+	}
+	if changed, err := s.AcceptResponse(ctx, ""); err != nil || changed {
+		t.Fatalf("empty response over absent: changed %v err %v", changed, err)
+	}
+	if changed, err := s.AcceptResponse(ctx, "We chose Postgres."); err != nil || !changed {
+		t.Fatalf("response: changed %v err %v", changed, err)
+	}
+	if _, err := s.Patch(ctx, mustArgs(t, `{"session":{"contract":{"db":"postgres"}}}`), nil); err != nil {
+		t.Fatal(err)
+	}
+	if got := read(t, s, "response"); got != `{"value":"We chose Postgres."}` {
+		t.Fatalf("response read %s", got)
+	}
+	if got := read(t, s, "session.patches[1]"); got != `{"patch":{"response":"We chose Postgres."}}` {
+		t.Fatalf("response record %s", got)
+	}
+	rt, _ := os.ReadFile(filepath.Join(s.Layout().Root, CWDKey(s.Layout().CWD), testSession, fileRuntime))
+	if want := `"step":2`; !contains2(string(rt), want) || contains2(string(rt), `"bootstrap":true`) {
+		t.Fatalf("runtime after run: %s", rt)
+	}
+	// Fork: the child sees the parent's current memory, fresh origin, step 0.
+	childKey := "2026-01-02T03-04-05-678Z_0b6f1a2c-3d4e-4f50-8a6b-000000000099"
+	cl, _ := NewLayout(s.Layout().Root, s.Layout().CWD, childKey)
+	child := Open(cl, DefaultOptions())
+	if err := child.Fork(ctx, testSession, ModePassive); err != nil {
+		t.Fatal(err)
+	}
+	if got := read(t, child, "contract.db"); got != `{"value":"postgres"}` {
+		t.Fatalf("child memory %s", got)
+	}
+	if got := read(t, child, "effective[1]"); got != "error: Requested history predates the proven temporal origin" {
+		t.Fatalf("child pre-origin read %s", got)
+	}
+	csnap, err := child.Read(ctx)
+	if err != nil || csnap.Step != 0 || csnap.Mode != ModePassive {
+		t.Fatalf("child snapshot step %d mode %q err %v", csnap.Step, csnap.Mode, err)
+	}
+	if err := child.Fork(ctx, testSession, ModePassive); !errors.Is(err, ErrChildOccupied) {
+		t.Fatalf("occupied child: %v", err)
+	}
+	// Resume: a new Store on the same session attaches its current memory.
+	again := Open(s.Layout(), DefaultOptions())
+	if got := read(t, again, "contract.db"); got != `{"value":"postgres"}` {
+		t.Fatalf("resume %s", got)
+	}
+}
+
+func contains2(s, sub string) bool {
+	return len(s) >= len(sub) && (s == sub || len(replaceOnce(s, sub, "")) != len(s))
+}
