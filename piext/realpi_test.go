@@ -3,6 +3,7 @@ package piext_test
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/pikit-dev/pikit/internal/modelserver"
 	"github.com/pikit-dev/pikit/pirpc"
@@ -60,5 +61,135 @@ func TestRealPi_ToolWithReverseCallsTwiceInParallel(t *testing.T) {
 	}
 	if got := len(pids(p.records(t))); got != 1 {
 		t.Errorf("sidecar processes = %d, want 1", got)
+	}
+}
+
+func TestRealPi_CommandWithDialogs(t *testing.T) {
+	t.Parallel()
+	p := newProbe(t, nil)
+	c := p.start(t)
+	ctx := testCtx(t)
+	type result struct {
+		res pirpc.PromptResult
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		r, err := c.Prompt(ctx, pirpc.PromptCommand{Message: "/probe:ask hello world"})
+		done <- result{r, err}
+	}()
+	var notify *pirpc.ExtensionUIRequest
+	until(t, ctx, c, func(ev pirpc.Event) bool {
+		r, ok := ev.(*pirpc.ExtensionUIRequest)
+		if !ok {
+			return false
+		}
+		switch r.Method {
+		case "confirm":
+			if r.Message != "args: hello world" {
+				t.Errorf("confirm message = %q", r.Message)
+			}
+			yes := true
+			if err := c.RespondUI(ctx, pirpc.ExtensionUIResponse{ID: r.ID, Confirmed: &yes}); err != nil {
+				t.Fatal(err)
+			}
+		case "select":
+			v := "beta"
+			if err := c.RespondUI(ctx, pirpc.ExtensionUIResponse{ID: r.ID, Value: &v}); err != nil {
+				t.Fatal(err)
+			}
+		case "notify":
+			notify = r
+			return true
+		}
+		return false
+	})
+	if want := "answers ok=true pick=answered/beta args=hello world"; notify.Message != want {
+		t.Errorf("notify = %q, want %q", notify.Message, want)
+	}
+	r := <-done
+	if r.err != nil || r.res.Disposition != pirpc.DispositionHandled {
+		t.Errorf("prompt = %+v, %v; want handled", r.res, r.err)
+	}
+}
+
+func TestRealPi_HooksTakeEffect(t *testing.T) {
+	t.Parallel()
+	p := newProbe(t, script(map[string][]modelserver.ToolCall{"CTXEDIT": {
+		toolCall("call_bash", "bash", `{"command":"echo forbidden"}`),
+	}}))
+	c := p.start(t)
+	ctx := testCtx(t)
+	// input: "probe-handled" is handled by the hook, no run starts.
+	if r, err := c.Prompt(ctx, pirpc.PromptCommand{Message: "probe-handled"}); err != nil || r.Disposition != pirpc.DispositionHandled {
+		t.Fatalf("input hook: %+v, %v", r, err)
+	}
+	if _, err := c.Prompt(ctx, pirpc.PromptCommand{Message: "CTXEDIT please"}); err != nil {
+		t.Fatal(err)
+	}
+	evs := until(t, ctx, c, settled)
+	reqs := p.env.Server.Requests()
+	if len(reqs) != 2 {
+		t.Fatalf("model requests = %d", len(reqs))
+	}
+	first := reqs[0]
+	if sys := first.Messages[0].Text(); !strings.Contains(sys, "PROBE-SECTION") {
+		t.Errorf("before_agent_start: system prompt lacks the section")
+	}
+	if got := first.LastUserText(); got != "CTXEDIT-SEEN-BY-GO please" {
+		t.Errorf("context: the model saw %q", got)
+	}
+	ends := find[*pirpc.ToolExecutionEnd](evs)
+	if len(ends) != 1 || !ends[0].IsError || !strings.Contains(string(ends[0].Result), "probe blocked this") {
+		t.Errorf("tool_call block: %+v", ends)
+	}
+	if last := reqs[1].Last(); last.Role != "tool" || !strings.Contains(last.Text(), "probe blocked this") {
+		t.Errorf("the model got %+v, want the block reason as the tool result", last)
+	}
+	// The session keeps the user's own words: the context edit is per call.
+	msgs, err := c.GetMessages(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range msgs {
+		if m.Role == "user" && strings.Contains(m.Text(), "SEEN-BY-GO") {
+			t.Errorf("the context edit was persisted: %q", m.Text())
+		}
+	}
+	seen := map[string]bool{}
+	for _, r := range p.records(t) {
+		if r.Ev == "hook" {
+			seen[r.Event] = true
+		}
+	}
+	for _, ev := range []string{"session_start", "input", "before_agent_start", "tool_call", "agent_settled"} {
+		if !seen[ev] {
+			t.Errorf("hook %s never reached Go", ev)
+		}
+	}
+}
+
+func TestRealPi_AbortCancelsToolContext(t *testing.T) {
+	t.Parallel()
+	p := newProbe(t, script(map[string][]modelserver.ToolCall{"SLEEP": {toolCall("call_s", "probe_sleep", `{"ms":10000}`)}}))
+	c := p.start(t)
+	ctx := testCtx(t)
+	if _, err := c.Prompt(ctx, pirpc.PromptCommand{Message: "SLEEP now"}); err != nil {
+		t.Fatal(err)
+	}
+	p.waitRecord(t, ctx, func(r record) bool { return r.Ev == "sleep" })
+	sent := time.Now()
+	if err := c.Abort(ctx); err != nil {
+		t.Fatal(err)
+	}
+	r := p.waitRecord(t, ctx, func(r record) bool { return r.Ev == "cancelled" })
+	lat := time.Unix(0, r.T).Sub(sent)
+	if lat > 5*time.Second {
+		t.Errorf("Go's ctx cancelled %v after abort", lat)
+	}
+	t.Logf("abort → Go ctx cancelled: %v", lat)
+	evs := until(t, ctx, c, settled)
+	if s := find[*pirpc.AgentSettled](evs); len(s) != 1 || !s[0].Aborted {
+		t.Errorf("agent_settled = %+v", s)
 	}
 }

@@ -84,6 +84,7 @@ type Conn struct {
 	queue    []*queued // ordered requests not yet started
 	qwake    chan struct{}
 	closed   bool  // Close was called or the input ended
+	ended    bool  // the read loop returned
 	readErr  error // why the read loop ended
 	dropAns  bool  // answers are no longer written (drain over or closed)
 	closeErr error
@@ -153,7 +154,7 @@ func (c *Conn) Close() error {
 	c.once.Do(func() {
 		c.mu.Lock()
 		c.closed, c.dropAns = true, true
-		if c.readErr == nil {
+		if c.readErr == nil && !c.ended {
 			c.readErr = ErrClosed
 		}
 		c.mu.Unlock()
@@ -320,7 +321,7 @@ func (c *Conn) readLoop(handlers *sync.WaitGroup) {
 			if c.readErr == nil && err != io.EOF {
 				c.readErr = err
 			}
-			c.closed = true
+			c.closed, c.ended = true, true
 			c.mu.Unlock()
 			c.failPending()
 			return
@@ -431,9 +432,13 @@ func (c *Conn) handle(ctx context.Context, cancel context.CancelFunc, req *Reque
 		result any
 		err    error
 	)
-	if c.opts.Handler == nil {
+	switch {
+	case c.opts.Handler == nil:
 		err = &Error{Code: CodeMethodNotFound, Message: "method not found: " + req.Method}
-	} else {
+	case ctx.Err() != nil:
+		// Cancelled while it waited in the ordered queue: do not run it.
+		err = ctx.Err()
+	default:
 		result, err = c.safeHandle(ctx, req)
 	}
 	if !req.IsCall() {

@@ -336,3 +336,13 @@ func TestConn_LargeLine(t *testing.T) {
 		t.Fatalf("len = %d, %v", n, err)
 	}
 }
+
+func TestConn_ErrAfterCleanEOFThenClose(t *testing.T) {
+	c, p := newRaw(t, nil)
+	p.inW.Close()
+	<-c.Done()
+	c.Close()
+	if err := c.Err(); err != nil {
+		t.Errorf("Err after a clean end of input and Close = %v, want nil", err)
+	}
+}

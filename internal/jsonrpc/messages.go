@@ -133,12 +133,25 @@ func DecodeMessage(b []byte) (Message, ID, error) {
 			return nil, id, invalid("unknown member %q", k)
 		}
 	}
+	// One parse: members are decoded one by one from the map, params and
+	// result stay the raw slices of the input.
 	var w wire
-	if err := json.Unmarshal(b, &w); err != nil {
-		return nil, id, invalid("%v", err)
-	}
-	if w.Version != "2.0" {
+	if raw, ok := members["jsonrpc"]; !ok || json.Unmarshal(raw, &w.Version) != nil || w.Version != "2.0" {
 		return nil, id, invalid(`"jsonrpc" must be "2.0"`)
+	}
+	if raw, ok := members["method"]; ok {
+		if err := json.Unmarshal(raw, &w.Method); err != nil {
+			return nil, id, invalid("method must be a string")
+		}
+	}
+	if raw, ok := members["error"]; ok && string(raw) != "null" {
+		if err := json.Unmarshal(raw, &w.Error); err != nil {
+			return nil, id, invalid("error: %v", err)
+		}
+	}
+	w.Params, w.Result = members["params"], members["result"]
+	if string(bytes.TrimSpace(w.Params)) == "null" {
+		w.Params = nil
 	}
 	_, hasMethod := members["method"]
 	_, hasResult := members["result"]

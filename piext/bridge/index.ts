@@ -27,6 +27,16 @@ const CODE = {
   internal: -32603,
 };
 
+// PIKIT_PIEXT_TRACE=1 appends a trace of the bridge (method names and
+// sizes, never payloads) to the sidecar log.
+const TRACE = process.env.PIKIT_PIEXT_TRACE === "1";
+function trace(name: string, what: string) {
+  if (!TRACE) return;
+  try {
+    fs.appendFileSync(logPath(name), `[bridge ${process.pid} ${Date.now()}] ${what}\n`, { mode: 0o600 });
+  } catch {}
+}
+
 const here = typeof __dirname === "string" ? __dirname : path.dirname(fileURLToPath(import.meta.url));
 
 type Install = {
@@ -136,7 +146,9 @@ class Sidecar {
     this.alive = true;
     this.spawns++;
     const chunks: Buffer[] = [];
+    trace(this.name, `spawned pid ${child.pid}`);
     const gone = (why: string) => {
+      trace(this.name, `gone pid ${child.pid}: ${why}`);
       if (this.child !== child) return;
       this.alive = false;
       this.child = null;
@@ -222,6 +234,7 @@ class Sidecar {
         this.pending.delete(id);
         this.hold();
         if (timer) clearTimeout(timer);
+        trace(this.name, `settled ${id} ${method}${err ? " error: " + errText(err) : ""}`);
         opts.signal?.removeEventListener("abort", onAbort);
         if (cancel) {
           try {
@@ -240,6 +253,7 @@ class Sidecar {
         if (opts.signal.aborted) return onAbort();
         opts.signal.addEventListener("abort", onAbort);
       }
+      trace(this.name, `request ${id} ${method}`);
       try {
         this.write({ jsonrpc: "2.0", id, method, params });
       } catch (e) {

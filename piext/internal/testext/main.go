@@ -52,6 +52,7 @@ func main() {
 			return f(ctx, ev)
 		}}
 	}
+	hooks := []piext.Hook{}
 	var lastSession *piext.Pi
 	var sessMu sync.Mutex
 	piext.Main(&piext.Extension{
@@ -132,7 +133,7 @@ func main() {
 					return c.Pi.Notify(ctx, msg, "info")
 				}},
 		},
-		Hooks: []piext.Hook{
+		Hooks: withHooks(hooks,
 			hook("session_start", func(ctx context.Context, ev *piext.Event) (any, error) {
 				fmt.Println("stray print: must not reach the bridge") // os.Stdout points at stderr
 				return nil, nil
@@ -181,6 +182,15 @@ func main() {
 				}
 				return &piext.ContextResult{Messages: out}, nil
 			}),
-		},
+		),
 	})
+}
+
+// withHooks returns the hooks unless $PIKIT_PROBE_HOOKS is "0" (read at
+// install time too: the manifest then has none).
+func withHooks(base []piext.Hook, hs ...piext.Hook) []piext.Hook {
+	if os.Getenv("PIKIT_PROBE_HOOKS") == "0" {
+		return base
+	}
+	return append(base, hs...)
 }

@@ -1,0 +1,308 @@
+package piext_test
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/pikit-dev/pikit/internal/modelserver"
+	"github.com/pikit-dev/pikit/internal/pitest"
+	"github.com/pikit-dev/pikit/pirpc"
+)
+
+func alive(pid int) bool { return syscall.Kill(pid, 0) == nil }
+
+func sidecarPid(t *testing.T, ctx context.Context, p *probe) int {
+	t.Helper()
+	return p.waitRecord(t, ctx, func(r record) bool { return r.Ev == "start" }).Pid
+}
+
+func TestRealPi_SidecarKilledMidToolAndIdle(t *testing.T) {
+	t.Parallel()
+	p := newProbe(t, script(map[string][]modelserver.ToolCall{
+		"SLEEP": {toolCall("call_s", "probe_sleep", `{"ms":10000}`)},
+		"ECHO":  {toolCall("call_e", "probe_echo", `{"word":"again"}`)},
+	}))
+	c := p.start(t)
+	ctx := testCtx(t)
+	if _, err := c.Prompt(ctx, pirpc.PromptCommand{Message: "SLEEP now"}); err != nil {
+		t.Fatal(err)
+	}
+	first := p.waitRecord(t, ctx, func(r record) bool { return r.Ev == "sleep" }).Pid
+	if err := syscall.Kill(first, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	killed := time.Now()
+	evs := until(t, ctx, c, settled)
+	ends := find[*pirpc.ToolExecutionEnd](evs)
+	if len(ends) != 1 || !ends[0].IsError || !strings.Contains(string(ends[0].Result), "sidecar") {
+		t.Fatalf("tool end after SIGKILL: %+v", ends)
+	}
+	t.Logf("sidecar SIGKILL → paired error result and settled: %v", time.Since(killed))
+	if _, err := c.GetState(ctx); err != nil {
+		t.Fatalf("Pi after the sidecar died: %v", err)
+	}
+	// Idle death: the next call respawns and rebinds.
+	if _, err := c.Prompt(ctx, pirpc.PromptCommand{Message: "ECHO please"}); err != nil {
+		t.Fatal(err)
+	}
+	evs = until(t, ctx, c, settled)
+	ends = find[*pirpc.ToolExecutionEnd](evs)
+	if len(ends) != 1 || ends[0].IsError || !strings.Contains(string(ends[0].Result), "echo:again") {
+		t.Fatalf("tool after respawn: %+v", ends)
+	}
+	second := 0
+	for pid := range pids(p.records(t)) {
+		if pid != first {
+			second = pid
+		}
+	}
+	if second == 0 {
+		t.Fatal("no second sidecar started")
+	}
+	syscall.Kill(second, syscall.SIGKILL)
+	for alive(second) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if _, err := c.Prompt(ctx, pirpc.PromptCommand{Message: "ECHO please"}); err != nil {
+		t.Fatal(err)
+	}
+	evs = until(t, ctx, c, settled)
+	if ends := find[*pirpc.ToolExecutionEnd](evs); len(ends) != 1 || ends[0].IsError {
+		t.Fatalf("tool after an idle kill: %+v", ends)
+	}
+	if n := len(pids(p.records(t))); n != 3 {
+		t.Errorf("sidecars started = %d, want 3", n)
+	}
+}
+
+func TestRealPi_MissingSidecar(t *testing.T) {
+	t.Parallel()
+	env := pitest.New(t, &pitest.Options{Session: true, Script: script(map[string][]modelserver.ToolCall{
+		"ECHO": {toolCall("call_e", "probe_echo", `{"word":"x"}`)},
+	})})
+	exe := filepath.Join(t.TempDir(), "probe-ext")
+	b, err := os.ReadFile(pitest.BuildCommand(t, "./piext/internal/testext"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(exe, b, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	env.InstallExtension(t, "probe", exe)
+	if err := os.Remove(exe); err != nil {
+		t.Fatal(err)
+	}
+	p := &probe{env: env}
+	c := p.start(t)
+	ctx := testCtx(t)
+	if _, err := c.GetState(ctx); err != nil {
+		t.Fatalf("Pi with a missing sidecar: %v", err)
+	}
+	if _, err := c.Prompt(ctx, pirpc.PromptCommand{Message: "ECHO"}); err != nil {
+		t.Fatal(err)
+	}
+	evs := until(t, ctx, c, settled)
+	ends := find[*pirpc.ToolExecutionEnd](evs)
+	if len(ends) != 1 || !ends[0].IsError || !strings.Contains(string(ends[0].Result), "piext probe: sidecar failed: ENOENT") {
+		t.Fatalf("tool end: %+v", ends)
+	}
+}
+
+func TestRealPi_NewSessionRebindsOneSidecar(t *testing.T) {
+	t.Parallel()
+	p := newProbe(t, nil)
+	c := p.start(t)
+	ctx := testCtx(t)
+	// A command keeps a session-scoped handle ...
+	go c.Prompt(ctx, pirpc.PromptCommand{Message: "/probe:ask x"})
+	until(t, ctx, c, func(ev pirpc.Event) bool {
+		r, ok := ev.(*pirpc.ExtensionUIRequest)
+		if ok && r.NeedsResponse() {
+			c.RespondUI(ctx, pirpc.ExtensionUIResponse{ID: r.ID, Cancelled: true})
+		}
+		return ok && r.Method == "notify"
+	})
+	later := func() string {
+		go c.Prompt(ctx, pirpc.PromptCommand{Message: "/probe:later y"})
+		var msg string
+		until(t, ctx, c, func(ev pirpc.Event) bool {
+			r, ok := ev.(*pirpc.ExtensionUIRequest)
+			if ok && r.Method == "notify" {
+				msg = r.Message
+			}
+			return msg != ""
+		})
+		return msg
+	}
+	if got := later(); got != "later: ok" {
+		t.Fatalf("session-scoped call in the same session: %q", got)
+	}
+	if res, err := c.NewSession(ctx, pirpc.NewSessionCommand{}); err != nil || res.Cancelled {
+		t.Fatalf("new_session: %+v %v", res, err)
+	}
+	// ... that fails clearly once the session was replaced.
+	if got := later(); !strings.Contains(got, "stale session") {
+		t.Errorf("after new_session: %q, want a stale session error", got)
+	}
+	var starts []record
+	for _, r := range p.records(t) {
+		if r.Ev == "hook" && r.Event == "session_start" {
+			starts = append(starts, r)
+		}
+	}
+	if len(starts) != 2 || starts[0].Gen != 1 || starts[1].Gen != 2 || starts[0].Session == starts[1].Session {
+		t.Errorf("session_start records = %+v", starts)
+	}
+	if n := len(pids(p.records(t))); n != 1 {
+		t.Errorf("sidecars = %d, want one kept across new_session", n)
+	}
+}
+
+func TestRealPi_PiKilledSidecarExits(t *testing.T) {
+	t.Parallel()
+	p := newProbe(t, nil)
+	c := p.start(t)
+	ctx := testCtx(t)
+	pid := sidecarPid(t, ctx, p)
+	if err := syscall.Kill(c.Pid(), syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	killed := time.Now()
+	for alive(pid) {
+		if time.Since(killed) > 5*time.Second {
+			t.Fatalf("sidecar %d still running 5 s after Pi was killed", pid)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Logf("Pi SIGKILL → sidecar gone: %v", time.Since(killed))
+}
+
+func TestRealPi_PrintModeExitsPromptly(t *testing.T) {
+	t.Parallel()
+	p := newProbe(t, script(map[string][]modelserver.ToolCall{"ECHO": {toolCall("call_e", "probe_echo", `{"word":"p"}`)}}))
+	run := func(extra ...string) (time.Duration, string) {
+		cmd := exec.CommandContext(testCtx(t), p.env.Executable, append(append([]string{"-p", "ECHO please"}, p.env.Args...), extra...)...)
+		cmd.Dir, cmd.Env = p.env.Dir, append(os.Environ(), p.env.Env...)
+		start := time.Now()
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("pi -p: %v\n%s", err, out)
+		}
+		return time.Since(start), string(out)
+	}
+	t0 := time.Now()
+	with, out := run()
+	exited := t0.Add(with)
+	if !strings.Contains(out, "done") {
+		t.Errorf("pi -p output %q", out)
+	}
+	// Promptly: Pi exits soon after its session_shutdown reached the
+	// sidecar, and the sidecar is gone by then (an idle sidecar never holds
+	// Pi's event loop).
+	var shutdown record
+	for _, r := range p.records(t) {
+		if r.Ev == "hook" && r.Event == "session_shutdown" {
+			shutdown = r
+		}
+	}
+	if shutdown.T == 0 {
+		t.Fatal("session_shutdown never reached the sidecar")
+	}
+	tail := exited.Sub(time.Unix(0, shutdown.T))
+	if tail > 5*time.Second {
+		t.Errorf("pi -p exited %v after session_shutdown", tail)
+	}
+	for alive(shutdown.Pid) {
+		if time.Since(exited) > 5*time.Second {
+			t.Fatalf("sidecar %d outlived pi -p by 5 s", shutdown.Pid)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	without, _ := run("--no-extensions")
+	t.Logf("pi -p: %v with the extension (exit %v after session_shutdown), %v without", with, tail, without)
+}
+
+// TestRealPi_LargePayloadWhileSidecarDies: Pi writes a 5 MB tool argument
+// to a sidecar that is SIGKILLed as the call starts (the EPIPE that kills Pi
+// without the bridge's 'error' listeners). The probe has no hooks here so
+// the payload travels once.
+func TestRealPi_LargePayloadWhileSidecarDies(t *testing.T) {
+	t.Parallel()
+	big := strings.Repeat("x", 5<<20)
+	env := pitest.New(t, &pitest.Options{Session: true, Script: script(map[string][]modelserver.ToolCall{
+		"BIG":  {toolCall("call_big", "probe_echo", `{"word":"`+big+`"}`)},
+		"ECHO": {toolCall("call_e", "probe_echo", `{"word":"small"}`)},
+	})})
+	p := &probe{env: env, out: filepath.Join(t.TempDir(), "probe.jsonl")}
+	env.Env = append(env.Env, "PIKIT_PROBE_OUT="+p.out, "PIKIT_PROBE_HOOKS=0")
+	env.InstallExtension(t, "probe", pitest.BuildCommand(t, "./piext/internal/testext"))
+	opts := env.Options()
+	opts.MaxRecordSize = 64 << 20
+	c, err := pirpc.Start(testCtx(t), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close(context.Background()) })
+	ctx := testCtx(t)
+	p.waitRecord(t, ctx, func(r record) bool { return r.Ev == "start" }) // started in session_start
+	for round, prompt := range []string{"BIG", "ECHO"} {
+		if _, err := c.Prompt(ctx, pirpc.PromptCommand{Message: prompt}); err != nil {
+			t.Fatalf("round %d: %v", round, err)
+		}
+		killed := false
+		evs := until(t, ctx, c, func(ev pirpc.Event) bool {
+			if _, ok := ev.(*pirpc.ToolExecutionStart); ok && !killed && round == 0 {
+				// The bridge spawns the sidecar on this call; kill each live
+				// one while Pi writes the 5 MB request.
+				for _, r := range p.records(t) {
+					if r.Ev == "start" && alive(r.Pid) {
+						syscall.Kill(r.Pid, syscall.SIGKILL)
+						killed = true
+					}
+				}
+			}
+			return settled(ev)
+		})
+		ends := find[*pirpc.ToolExecutionEnd](evs)
+		if len(ends) != 1 {
+			t.Fatalf("round %d: tool ends %d", round, len(ends))
+		}
+		if round == 0 && (!killed || !ends[0].IsError) {
+			t.Errorf("round 0: killed=%v, tool error=%v; want a killed sidecar and an error result", killed, ends[0].IsError)
+		}
+		if round == 1 && (ends[0].IsError || !strings.Contains(string(ends[0].Result), "echo:small")) {
+			t.Errorf("after the crash the next call did not respawn: %s", ends[0].Result)
+		}
+		if _, err := c.GetState(ctx); err != nil {
+			t.Fatalf("round %d: Pi after the sidecar died under a 5 MB write: %v", round, err)
+		}
+	}
+}
+
+func TestRealPi_InstalledHelloToolWorks(t *testing.T) {
+	t.Parallel()
+	env := pitest.New(t, &pitest.Options{Session: true, Script: script(map[string][]modelserver.ToolCall{
+		"GREET": {toolCall("call_h", "hello", `{"name":"Ada"}`)},
+	})})
+	dir := env.InstallExtension(t, "hello", "") // built-in: pikit ext run hello
+	if _, err := os.Stat(filepath.Join(dir, "piext.json")); err != nil {
+		t.Fatal(err)
+	}
+	p := &probe{env: env}
+	c := p.start(t)
+	ctx := testCtx(t)
+	if _, err := c.Prompt(ctx, pirpc.PromptCommand{Message: "GREET Ada"}); err != nil {
+		t.Fatal(err)
+	}
+	evs := until(t, ctx, c, settled)
+	ends := find[*pirpc.ToolExecutionEnd](evs)
+	if len(ends) != 1 || ends[0].IsError || !strings.Contains(string(ends[0].Result), "Hello, Ada!") {
+		t.Fatalf("hello tool: %+v", ends)
+	}
+}
