@@ -80,9 +80,29 @@ func atomRef(i int) string { return fmt.Sprintf("a%04d", i+1) }
 
 // keyMessages computes the message key of every message.
 func keyMessages(msgs []Message) ([]string, error) {
+	return keyCache{}.keys(msgs)
+}
+
+// keyCache memoises message keys by the message's JSON text, so a branch
+// entry whose message reaches the context unchanged is hashed once.
+type keyCache map[string]string
+
+func (c keyCache) key(m *Message) (string, error) {
+	if k, ok := c[string(m.Raw)]; ok {
+		return k, nil
+	}
+	k, err := MessageKey(m)
+	if err != nil {
+		return "", err
+	}
+	c[string(m.Raw)] = k
+	return k, nil
+}
+
+func (c keyCache) keys(msgs []Message) ([]string, error) {
 	keys := make([]string, len(msgs))
 	for i := range msgs {
-		k, err := MessageKey(&msgs[i])
+		k, err := c.key(&msgs[i])
 		if err != nil {
 			return nil, err
 		}
@@ -93,7 +113,7 @@ func keyMessages(msgs []Message) ([]string, error) {
 
 // mapEntryIDs gives each visible message the id of a branch `message` entry
 // with the same key, first come first served (reference §2.2).
-func mapEntryIDs(keys []string, branch []pisession.Entry) ([]string, error) {
+func mapEntryIDs(keys []string, branch []pisession.Entry, cache keyCache) ([]string, error) {
 	queues := map[string][]string{}
 	for _, e := range branch {
 		if e.Type != "message" {
@@ -107,13 +127,15 @@ func mapEntryIDs(keys []string, branch []pisession.Entry) ([]string, error) {
 		if !ok {
 			continue
 		}
-		m, err := ParseMessage(raw)
-		if err != nil {
-			continue
-		}
-		k, err := MessageKey(&m)
-		if err != nil {
-			return nil, err
+		k, ok := cache[string(raw)]
+		if !ok {
+			m, err := ParseMessage(raw)
+			if err != nil {
+				continue
+			}
+			if k, err = cache.key(&m); err != nil {
+				return nil, err
+			}
 		}
 		queues[k] = append(queues[k], e.ID)
 	}

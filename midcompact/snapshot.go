@@ -35,7 +35,8 @@ func NewSnapshot(anchorBranch []pisession.Entry, nowMs float64) (*Snapshot, erro
 		s.AnchorEntryID = anchorBranch[n-1].ID
 	}
 	visible := sc.Messages
-	keys, err := keyMessages(visible)
+	cache := keyCache{}
+	keys, err := cache.keys(visible)
 	if err != nil {
 		return nil, err
 	}
@@ -43,12 +44,12 @@ func NewSnapshot(anchorBranch []pisession.Entry, nowMs float64) (*Snapshot, erro
 		p := Project(visible, keys, s.AnchorState.Blocks, nowMs)
 		if len(p.Applied) > 0 {
 			visible = p.Messages
-			if keys, err = keyMessages(visible); err != nil {
+			if keys, err = cache.keys(visible); err != nil {
 				return nil, err
 			}
 		}
 	}
-	ids, err := mapEntryIDs(keys, anchorBranch)
+	ids, err := mapEntryIDs(keys, anchorBranch, cache)
 	if err != nil {
 		return nil, err
 	}

@@ -1,0 +1,86 @@
+// Package midcompact is planned mid-conversation compaction for Pi (seed
+// 001): the agent and the user freeze the conversation as an anchor, cut it
+// into atoms, choose ranges, write a summary for each and commit; committed
+// ranges (blocks) are replaced by their summaries in every later LLM request
+// and the exact original stays recallable.
+//
+// This package is the Pi-independent core, pure Go over Pi session entries
+// ([pisession.Entry]); the Pi extension (on piext) only wires Pi events,
+// commands and UI calls to it, and `pikit midcompact atoms|status` reads
+// session files offline with it.
+//
+// # Layers
+//
+//   - Messages: [BuildSessionContext] ports Pi 1.6.0's branch→messages
+//     conversion (compaction, branch summaries, custom messages, context
+//     edits, settings); [MessageKey] is the upstream `role:timestamp:
+//     fnv1a64(stableStringify)` key, byte-equal to Node (internal/jsjson).
+//   - Atoms: [NewSnapshot] builds the anchor snapshot (context, committed
+//     blocks projected, message→entry mapping, [BuildAtoms] with the
+//     tool-protocol classification); [Atom.Protected] is the one protection
+//     rule. Group labels ([Snapshot.Groups]) are display only.
+//   - Persistence: the three custom entry types ([Transaction], [Draft],
+//     [State]), shape checks and coercions ([DecodeTransaction],
+//     [DecodeDraft], [DecodeState]) and latest-wins [Restore].
+//   - Tool: [ToolSchema] (data), [DecodeRequest] (runtime backstop) and
+//     [Execute], a function of (request, branch, runtime memory, lock) to
+//     (text, new draft or nil); it never starts or commits.
+//   - Transactions: [NewTransaction], [ValidateCommit], [PlanCommit] compute
+//     what the commands append; [PlanningLock] is the runtime lock.
+//   - Projection and recall: [Project], [RecallList], [RecallRead].
+//
+// # Example
+//
+//	f, _ := pisession.Read(file, nil)
+//	branch, _ := f.Branch("")
+//	snap, _ := midcompact.NewSnapshot(branch, 0)
+//	for _, a := range snap.Atoms {
+//		fmt.Println(a.Ref, a.Kind, a.Protected())
+//	}
+//
+// # v0.6 / v0.7 choices
+//
+// The reference describes some output texts only at v0.6. Where it lists
+// them as open, this package uses the v0.7 vocabulary:
+//
+//   - Summary wrapper hint: `Use midcompact(request={action:"recall_read",
+//     block:"<id>"}) if exact details are needed.` (v0.6: action "recall",
+//     ref).
+//   - Plan headlines: `Plan vN: K range(s) (ready for review).`, `(P pending
+//     summary)`, `Plan vN: no compression ranges.` (v0.6: `Draft vN`).
+//   - Mutations: `Plan vN: added|updated|removed dN · K range(s) · P
+//     pending summary.` (v0.6: `Draft vN: …`).
+//   - Telemetry third line starts `plan:` (v0.6: `draft:`).
+//   - plan_show overflow: `Output budget reached: showed K of N range(s).
+//     Use plan_read with range_id to inspect one range.` (v0.6: draft_id).
+//   - plan_add overlap: `Range overlaps an existing plan range.`; unknown
+//     range: `Unknown plan range <id>.` (v0.6: "draft range").
+//   - recall_list lists blocks in stored (oldest-first) order, then applies
+//     the limit, as the upstream code does (its skill doc says "most
+//     recent").
+//   - recall_read of an unknown block is a tool error: `Error: Unknown
+//     compressed block <id>.`.
+//
+// # Own decisions and deviations
+//
+//   - Texts the reference does not give: the decoder's type, enum,
+//     required-field, unknown-action and root-field errors ([DecodeRequest]);
+//     the commit rejection `Range dN refers to an atom missing from the
+//     anchor snapshot.`; excerpt layout (`… ` / ` …`, limit−4 units of
+//     text); truncation below 32 units keeps limit−1 units plus `…`;
+//     content text drops empty pieces.
+//   - stableStringify rebuilds each object with sorted keys, so a JS object
+//     still lists integer-like keys first; the Node differential test pins
+//     this reading.
+//   - The planning lock is not exposed to other extensions (upstream:
+//     `pi.midcompactPlanningLock`); piext offers no cross-extension object,
+//     and UIs and tests use [PlanningLock] directly.
+//   - Where Pi would throw (a message entry without a message object, a
+//     context_edit without replacement) the entry contributes nothing.
+//     Date strings V8 reads only with its legacy heuristics give NaN (a
+//     null timestamp). A cut inside a surrogate pair leaves U+FFFD.
+//   - An unknown leaf is an error (Pi falls back to the last entry); a
+//     missing parent ends the path, as in Pi.
+//   - Legacy approx-token fields are computed and persisted for shape
+//     compatibility and never read for a decision.
+package midcompact
