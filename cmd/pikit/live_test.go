@@ -306,3 +306,81 @@ func TestStop_Ownership(t *testing.T) {
 		t.Fatalf("endpoint %d still running after stop", pid)
 	}
 }
+
+// vmRSS reads a process's resident set size in MiB from /proc.
+func vmRSS(tb testing.TB, pid int) float64 {
+	tb.Helper()
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	for _, l := range strings.Split(string(data), "\n") {
+		if v, ok := strings.CutPrefix(l, "VmRSS:"); ok {
+			var kb float64
+			fmt.Sscan(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), &kb)
+			return kb / 1024
+		}
+	}
+	tb.Fatal("no VmRSS")
+	return 0
+}
+
+// BenchmarkLiveRSS10k starts `pikit live` (this binary standing in for
+// pikit, so the whole command is linked in), posts 10,000 envelopes
+// (transcripts and clicks, 8 per request, one fsync each) and reports the
+// endpoint process's resident set size just after start (the in-run
+// baseline) and after the burst; it must stay under 30 MB.
+func BenchmarkLiveRSS10k(b *testing.B) {
+	const total, perReq = 10000, 8
+	c := &http.Client{Timeout: 10 * time.Second}
+	for i := 0; i < b.N; i++ {
+		b.StopTimer()
+		root := b.TempDir()
+		cmd := procs.Command(b, "pikit", "live", "start", "--root", root, "--app-origin", testOrigin, "--owner-pid", strconv.Itoa(os.Getpid()))
+		out, err := cmd.Output()
+		var line live.StartLine
+		if err != nil || json.Unmarshal(out, &line) != nil {
+			b.Fatalf("start: %v %s", err, out)
+		}
+		pid := 0
+		if s, err := live.ReadSession(root); err == nil {
+			pid = s.PID
+		}
+		post := func(from int) {
+			var sb strings.Builder
+			sb.WriteByte('[')
+			for j := 0; j < perReq; j++ {
+				if j > 0 {
+					sb.WriteByte(',')
+				}
+				seq := from + j
+				typ, p := "transcript", fmt.Sprintf(`{"id":"tr_%d","role":"riffer","text":"make the header a little darker please","t_start":%d,"t_end":%d,"final":true}`, seq, seq, seq+1)
+				if seq%2 == 0 {
+					typ, p = "click", `{"t":1,"type":"click","component":"Button","element":{"tag":"button","text":"Save","id":null,"selector":"#save"}}`
+				}
+				sb.WriteString(envelope(seq, typ, p))
+			}
+			sb.WriteByte(']')
+			req, _ := http.NewRequest("POST", line.URL+"/events", strings.NewReader(sb.String()))
+			req.Header.Set("Authorization", "Bearer "+line.PageToken)
+			req.Header.Set("X-Riffrec-Session", "s1")
+			resp, err := c.Do(req)
+			if err != nil || resp.StatusCode != 200 {
+				b.Fatalf("post: %v %v", err, resp)
+			}
+			resp.Body.Close()
+		}
+		post(1)
+		before := vmRSS(b, pid)
+		b.StartTimer()
+		for seq := 1 + perReq; seq <= total; seq += perReq {
+			post(seq)
+		}
+		b.StopTimer()
+		after := vmRSS(b, pid)
+		_ = syscall.Kill(pid, syscall.SIGTERM)
+		waitReleased(context.Background(), root, 10*time.Second)
+		b.ReportMetric(before, "rss-start-MB")
+		b.ReportMetric(after, "rss-after-10k-MB")
+	}
+}

@@ -1,0 +1,61 @@
+package live
+
+import (
+	"fmt"
+	"net/http"
+	"os"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+// vmRSS reads a process's resident set size in MiB from /proc.
+func vmRSS(tb testing.TB, pid int) float64 {
+	tb.Helper()
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	for _, l := range strings.Split(string(data), "\n") {
+		if v, ok := strings.CutPrefix(l, "VmRSS:"); ok {
+			var kb float64
+			fmt.Sscan(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), &kb)
+			return kb / 1024
+		}
+	}
+	tb.Fatal("no VmRSS")
+	return 0
+}
+
+// BenchmarkRSS10k runs the endpoint as its own process, posts 10,000
+// envelopes (transcripts and clicks, 8 per request) and reports the
+// process's resident set size before (the in-run baseline) and after.
+func BenchmarkRSS10k(b *testing.B) {
+	const total, perReq = 10000, 8
+	c := &http.Client{}
+	for i := 0; i < b.N; i++ {
+		b.StopTimer()
+		root := b.TempDir()
+		line := startServer(b, root, "http://app.test:5173")
+		pid := serverPID(b, root)
+		post := func(from int64) {
+			req, _ := newPageRequest(line.URL, line.PageToken, "sess_1", string(telemetryBody("sess_1", from, perReq)))
+			resp, err := c.Do(req)
+			if err != nil || resp.StatusCode != 200 {
+				b.Fatalf("post: %v %v", err, resp)
+			}
+			resp.Body.Close()
+		}
+		post(1)
+		before := vmRSS(b, pid)
+		b.StartTimer()
+		for seq := int64(perReq + 1); seq <= total; seq += perReq {
+			post(seq)
+		}
+		b.StopTimer()
+		after := vmRSS(b, pid)
+		killAndReap(pid, syscall.SIGTERM)
+		b.ReportMetric(before, "rss-before-MB")
+		b.ReportMetric(after, "rss-after-10k-MB")
+	}
+}
