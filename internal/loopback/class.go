@@ -7,12 +7,17 @@ import (
 	"time"
 )
 
-// IsStream is the default [Options.Stream]: an upgrade request (WebSocket,
-// as Vite's hot reload and Phoenix LiveView use) or one that accepts
-// text/event-stream (EventSource sends that Accept header).
+// IsStream is the default [Options.Stream]: an upgrade request
+// ("Connection: upgrade" with an Upgrade header: WebSocket, as Vite's hot
+// reload and Phoenix LiveView use) or one that accepts text/event-stream
+// (EventSource sends that Accept header).
 func IsStream(r *http.Request) bool {
 	if r.Header.Get("Upgrade") != "" {
-		return true
+		for _, v := range r.Header.Values("Connection") {
+			if strings.Contains(strings.ToLower(v), "upgrade") {
+				return true
+			}
+		}
 	}
 	for _, a := range r.Header.Values("Accept") {
 		if strings.Contains(a, "text/event-stream") {

@@ -21,7 +21,9 @@
 //     counted from the end of the headers;
 //   - streams (server-sent events, WebSocket and other upgrades, long
 //     polls): no read or write deadline, so they are never cut; they still
-//     count toward [Options.MaxConns] and end when the server closes.
+//     count toward [Options.MaxConns] and end when the server closes. A
+//     client holding MaxConns streams open keeps new connections waiting
+//     until one ends: the cap bounds what such a client can take.
 //
 // Idle keep-alive connections are closed after [Options.IdleTimeout], and
 // headers must arrive within [Options.ReadHeaderTimeout]. At the connection

@@ -267,3 +267,28 @@ func TestLimitBody(t *testing.T) {
 		}
 	}
 }
+
+func TestIsStream(t *testing.T) {
+	tests := []struct {
+		name    string
+		headers map[string]string
+		want    bool
+	}{
+		{"websocket", map[string]string{"Connection": "Upgrade", "Upgrade": "websocket"}, true},
+		{"websocket keep-alive", map[string]string{"Connection": "keep-alive, Upgrade", "Upgrade": "websocket"}, true},
+		{"upgrade without connection token", map[string]string{"Upgrade": "websocket"}, false},
+		{"event source", map[string]string{"Accept": "text/event-stream"}, true},
+		{"event stream among others", map[string]string{"Accept": "text/html, text/event-stream;q=0.9"}, true},
+		{"page", map[string]string{"Accept": "text/html"}, false},
+		{"nothing", nil, false},
+	}
+	for _, tt := range tests {
+		r := httptest.NewRequest("GET", "/", nil)
+		for k, v := range tt.headers {
+			r.Header.Set(k, v)
+		}
+		if got := loopback.IsStream(r); got != tt.want {
+			t.Errorf("%s: IsStream = %v, want %v", tt.name, got, tt.want)
+		}
+	}
+}
