@@ -38,6 +38,13 @@
 // slow-header connections fill the cap (browsers reopen a closed idle
 // keep-alive connection by themselves).
 //
+// A request net/http cannot parse (a malformed request line, a bad
+// percent-escape such as GET /%E0%A4%A, headers over
+// [Options.MaxHeaderBytes]) never reaches the handler: Go answers its own
+// plain-text 400 (431 for headers) and closes the connection. Servers that
+// promise a JSON error body promise it for the requests that reach their
+// router.
+//
 // # Guards
 //
 // Each guard splits the decision from the response, like

@@ -396,3 +396,28 @@ func TestKeepOpen(t *testing.T) {
 		})
 	}
 }
+
+// TestServer_UnparsableRequest pins the documented decision: a request
+// net/http cannot parse never reaches the handler and gets Go's
+// plain-text 400, then the connection closes.
+func TestServer_UnparsableRequest(t *testing.T) {
+	var called atomic.Int32
+	s := start(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { called.Add(1) }), nil)
+	c, err := net.Dial("tcp", s.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	io.WriteString(c, "GET /%E0%A4%A HTTP/1.1\r\nHost: localhost\r\n\r\n")
+	raw, err := io.ReadAll(c) // ends when the server closes
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.ReadResponse(bufio.NewReader(strings.NewReader(string(raw))), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.StatusCode != http.StatusBadRequest || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/plain") || called.Load() != 0 {
+		t.Errorf("status %d, Content-Type %q, handler called %d times; want 400, text/plain, 0", resp.StatusCode, resp.Header.Get("Content-Type"), called.Load())
+	}
+}
