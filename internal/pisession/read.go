@@ -88,6 +88,7 @@ func Read(r io.Reader, opts *Options) (*File, error) {
 	var sc scanner
 	haveHeader := false
 	var slab []byte // Raw copies are cut from shared blocks
+	block := 16 << 10 // the next block's size: doubling up to 1 MiB
 	for {
 		line, err := lr.Next()
 		if err == io.EOF {
@@ -112,7 +113,8 @@ func Read(r io.Reader, opts *Options) (*File, error) {
 			continue
 		}
 		if len(slab) < len(line) {
-			slab = make([]byte, max(len(line), 256<<10))
+			slab = make([]byte, max(len(line), block))
+			block = min(2*block, 1<<20)
 		}
 		raw := slab[:len(line):len(line)]
 		copy(raw, line)
