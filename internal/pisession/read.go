@@ -87,7 +87,7 @@ func Read(r io.Reader, opts *Options) (*File, error) {
 	f := &File{index: map[string]int{}}
 	var sc scanner
 	haveHeader := false
-	var slab []byte // Raw copies are cut from shared blocks
+	var slab []byte   // Raw copies are cut from shared blocks
 	block := 16 << 10 // the next block's size: doubling up to 1 MiB
 	for {
 		line, err := lr.Next()
