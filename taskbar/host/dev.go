@@ -40,8 +40,11 @@ type Taskbar struct {
 	log     *slog.Logger
 }
 
-// Mount resolves the configuration, picks the Pi owner (Options.Owner, else
-// the project broker, else an in-process runtime; see [Options]), and
+// Mount resolves the configuration, finds Pi as `pikit taskbar proxy` and
+// `pikit demo` do (the configured command, else `pi` on PATH, else the Pi
+// `pikit demo` installed; logged once with the project root), picks the Pi
+// owner (Options.Owner, else the project broker, else an in-process
+// runtime; see [Options]), and
 // registers the taskbar API and assets on mux below the mount base. A
 // disabled configuration mounts nothing and returns an inert Taskbar. It
 // returns a *taskbar.ConfigError naming a malformed setting. The caller
@@ -68,6 +71,9 @@ func Mount(ctx context.Context, mux *http.ServeMux, opts *Options) (*Taskbar, er
 	}
 	t := &Taskbar{log: log}
 	owner := o.Owner
+	if owner == nil && !o.piResolved {
+		resolvePi(ctx, &s, piConfigured(o.Config, getenv), o.PiCacheDir, log)
+	}
 	if owner == nil && !o.InProcess {
 		if bo, ok := brokerOptions(&o, s, log); ok {
 			t.bc = broker.NewClient(bo)

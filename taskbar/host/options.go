@@ -59,6 +59,16 @@ type Options struct {
 	Getenv func(string) (string, bool)
 
 	// Logger receives fixed-text lifecycle and request records; nil
-	// discards.
+	// discards. Mount logs once which Pi it uses (version, where from) and
+	// the project root.
 	Logger *slog.Logger
+
+	// PiCacheDir is the per-user cache where `pikit demo` installs Pi, read
+	// (never written beyond Pi's launcher script) when no Pi command is
+	// configured and no usable `pi` is on PATH; "" means
+	// os.UserCacheDir()/pikit.
+	PiCacheDir string
+
+	// piResolved: RunProxy already looked Pi up and told its user.
+	piResolved bool
 }

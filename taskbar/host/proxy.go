@@ -88,6 +88,7 @@ func RunProxy(ctx context.Context, o *ProxyOptions) error {
 		topts.InProcess = true
 	}
 	pi := choosePi(ctx, &topts, o.PiCacheDir, out)
+	topts.piResolved = true // choosePi told Out already
 	if ctx.Err() != nil {
 		return nil
 	}
