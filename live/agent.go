@@ -103,7 +103,7 @@ func (e *Endpoint) ack(id string) (okCheckpoint, *Error) {
 	if bt == nil {
 		return okCheckpoint{}, &Error{Code: CodeUnknownCheckpoint}
 	}
-	prevPending := append([]BatchRef(nil), e.board.Pending...)
+	prevPending := append([]batchRef(nil), e.board.Pending...)
 	e.board.removePending(id)
 	e.board.AckedCheckpointIDs = append(e.board.AckedCheckpointIDs, id)
 	if err := e.commitOpLocked(opLine{Kind: opAck, Ack: id}); err != nil {
@@ -118,8 +118,6 @@ func (e *Endpoint) ack(id string) (okCheckpoint, *Error) {
 	e.st.appendAgentLog(auditLine{T: time.Now().UnixMilli(), Kind: "ack", CheckpointID: id})
 	return okCheckpoint{OK: true, CheckpointID: id}, nil
 }
-
-var agentStatuses = []string{StatusTriaging, StatusAccepted, StatusNeedsInfo, StatusWorking, StatusApplied, StatusBlocked, StatusWithdrawn}
 
 type unitStatusRequest struct {
 	Status string  `json:"status"`
@@ -146,7 +144,7 @@ func (e *Endpoint) handleUnitStatus(w http.ResponseWriter, r *http.Request) *Err
 	if !valid {
 		return &Error{Code: CodeBadStatus}
 	}
-	return e.unitOp(w, r, func(u *Unit) []notice {
+	return e.unitOp(w, r, func(u *boardUnit) []notice {
 		u.Status = req.Status
 		if req.Note != nil {
 			u.Note = *req.Note
@@ -184,7 +182,7 @@ func (e *Endpoint) handleAsk(w http.ResponseWriter, r *http.Request) *Error {
 	if over || json.Unmarshal(body, &req, jsonIn) != nil || strings.TrimSpace(req.Question) == "" {
 		return &Error{Code: CodeQuestionRequired}
 	}
-	return e.unitOp(w, r, func(u *Unit) []notice {
+	return e.unitOp(w, r, func(u *boardUnit) []notice {
 		u.Status = StatusNeedsInfo
 		u.Question = req.Question
 		return []notice{
@@ -196,7 +194,7 @@ func (e *Endpoint) handleAsk(w http.ResponseWriter, r *http.Request) *Error {
 
 // unitOp runs one agent unit post as a transaction with its journal line
 // as the commit point; notices go out only after the commit.
-func (e *Endpoint) unitOp(w http.ResponseWriter, r *http.Request, f func(*Unit) []notice, audit auditLine, applied bool) *Error {
+func (e *Endpoint) unitOp(w http.ResponseWriter, r *http.Request, f func(*boardUnit) []notice, audit auditLine, applied bool) *Error {
 	id := r.PathValue("id")
 	e.mu.Lock()
 	e.touchLocked()

@@ -1,11 +1,9 @@
 package live
 
 import (
-	"crypto/sha256"
 	"fmt"
 	"maps"
 	"slices"
-	"strconv"
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
@@ -36,9 +34,16 @@ const (
 	StatusWithdrawn = "withdrawn"
 )
 
-// Unit is one requested change as the board keeps it: the page's payload
+// unitStatuses is the one list of unit statuses, in lifecycle order; a
+// page's unit envelope may carry any, the agent may post all but initial.
+var unitStatuses = []string{StatusInitial, StatusTriaging, StatusAccepted, StatusNeedsInfo, StatusWorking, StatusApplied, StatusBlocked, StatusWithdrawn}
+
+// agentStatuses are the statuses POST /units/{id}/status accepts.
+var agentStatuses = unitStatuses[1:]
+
+// boardUnit is one requested change as the board keeps it: the page's payload
 // fields (statement, anchors, evidence, …) in Fields, plus board fields.
-type Unit struct {
+type boardUnit struct {
 	ID             string                    `json:"id"`
 	Status         string                    `json:"status"`
 	Released       bool                      `json:"released"`
@@ -50,48 +55,23 @@ type Unit struct {
 	Fields         map[string]jsontext.Value `json:",unknown"`
 }
 
-// WakeUnit is a unit inside a wake envelope: the board unit without its
-// released flag and releasing checkpoint id (reference §4.7).
-type WakeUnit struct {
-	ID             string                    `json:"id"`
-	Status         string                    `json:"status"`
-	WithdrawReason jsontext.Value            `json:"withdraw_reason,omitzero"`
-	Note           string                    `json:"note,omitempty"`
-	Guess          string                    `json:"guess,omitempty"`
-	Question       string                    `json:"question,omitempty"`
-	Fields         map[string]jsontext.Value `json:",unknown"`
-}
-
-// Annotation is a stroke or pin; Fields holds the page's payload.
-type Annotation struct {
+// boardAnnotation is a stroke or pin; Fields holds the page's payload.
+type boardAnnotation struct {
 	ID       string                    `json:"id"`
 	Released bool                      `json:"released"`
 	Fields   map[string]jsontext.Value `json:",unknown"`
 }
 
-// WakeAnnotation is an annotation inside a wake envelope.
-type WakeAnnotation struct {
-	ID     string                    `json:"id"`
-	Fields map[string]jsontext.Value `json:",unknown"`
-}
-
-// Answer is the riffer's reply to an agent question, as a wake envelope
-// carries it.
-type Answer struct {
-	UnitID string `json:"unit_id"`
-	Text   string `json:"text"`
-}
-
-// BoardAnswer is an answer as the board records it (t = page clock, ms).
-type BoardAnswer struct {
+// boardAnswer is an answer as the board records it (t = page clock, ms).
+type boardAnswer struct {
 	UnitID string  `json:"unit_id"`
 	Text   string  `json:"text"`
 	T      float64 `json:"t"`
 }
 
-// CheckpointRecord is one checkpoint that produced a batch (page-lost
+// checkpointRecord is one checkpoint that produced a batch (page-lost
 // batches are not recorded).
-type CheckpointRecord struct {
+type checkpointRecord struct {
 	ID   string  `json:"id"`
 	Kind string  `json:"kind"`
 	Mode string  `json:"mode"`
@@ -106,23 +86,9 @@ type PageState struct {
 	LostEpisodes    int     `json:"lost_episodes"`
 }
 
-// WakeEnvelope is what `wait` prints and GET /wait serves (seed 002).
-// LostAfterCheckpointID is present only on page-lost batches (string or null).
-type WakeEnvelope struct {
-	SchemaVersion         string           `json:"schema_version"`
-	CheckpointID          string           `json:"checkpoint_id"`
-	Kind                  string           `json:"kind"`
-	ModeAtCheckpoint      string           `json:"mode_at_checkpoint"`
-	SessionStatus         string           `json:"session_status"`
-	Units                 []WakeUnit       `json:"units"`
-	Annotations           []WakeAnnotation `json:"annotations"`
-	Answers               []Answer         `json:"answers"`
-	LostAfterCheckpointID jsontext.Value   `json:"lost_after_checkpoint_id,omitzero"`
-}
-
-// BatchRef names a pending (unacknowledged) batch in board.json; its
+// batchRef names a pending (unacknowledged) batch in board.json; its
 // envelope lives in state/batches/<id>.json.
-type BatchRef struct {
+type batchRef struct {
 	CheckpointID string `json:"checkpoint_id"`
 	Order        int64  `json:"order"`
 }
@@ -130,30 +96,30 @@ type BatchRef struct {
 // Board is the durable session state written to state/board.json (reference
 // §4.3). It is not safe for concurrent use; the [Endpoint] owns it.
 type Board struct {
-	SchemaVersion         string                 `json:"schema_version"`
-	SessionID             *string                `json:"session_id"`
-	Ended                 bool                   `json:"ended"`
-	Mode                  string                 `json:"mode"`
-	AckedSeq              int64                  `json:"acked_seq"`
-	Units                 map[string]*Unit       `json:"units"`
-	UnitOrder             []string               `json:"unit_order"`
-	Annotations           map[string]*Annotation `json:"annotations"`
-	AnnotationOrder       []string               `json:"annotation_order"`
-	Answers               []BoardAnswer          `json:"answers"`
-	TranscriptCount       int64                  `json:"transcript_count"`
-	FrameCount            int64                  `json:"frame_count"`
-	Checkpoints           []CheckpointRecord     `json:"checkpoints"`
-	AckedCheckpointIDs    []string               `json:"acked_checkpoint_ids"`
-	ReleasedUnitIDs       []string               `json:"released_unit_ids"`
-	ReleasedAnnotationIDs []string               `json:"released_annotation_ids"`
-	PendingWithdrawn      []string               `json:"pending_withdrawn"`
-	Page                  PageState              `json:"page"`
-	PageLostPending       bool                   `json:"page_lost_pending"`
-	WatchForLoss          bool                   `json:"watch_for_loss"`
-	FinalEmitted          bool                   `json:"final_emitted"`
+	SchemaVersion         string                      `json:"schema_version"`
+	SessionID             *string                     `json:"session_id"`
+	Ended                 bool                        `json:"ended"`
+	Mode                  string                      `json:"mode"`
+	AckedSeq              int64                       `json:"acked_seq"`
+	Units                 map[string]*boardUnit       `json:"units"`
+	UnitOrder             []string                    `json:"unit_order"`
+	Annotations           map[string]*boardAnnotation `json:"annotations"`
+	AnnotationOrder       []string                    `json:"annotation_order"`
+	Answers               []boardAnswer               `json:"answers"`
+	TranscriptCount       int64                       `json:"transcript_count"`
+	FrameCount            int64                       `json:"frame_count"`
+	Checkpoints           []checkpointRecord          `json:"checkpoints"`
+	AckedCheckpointIDs    []string                    `json:"acked_checkpoint_ids"`
+	ReleasedUnitIDs       []string                    `json:"released_unit_ids"`
+	ReleasedAnnotationIDs []string                    `json:"released_annotation_ids"`
+	PendingWithdrawn      []string                    `json:"pending_withdrawn"`
+	Page                  PageState                   `json:"page"`
+	PageLostPending       bool                        `json:"page_lost_pending"`
+	WatchForLoss          bool                        `json:"watch_for_loss"`
+	FinalEmitted          bool                        `json:"final_emitted"`
 	// Pending lists the unacknowledged batches in serve order; a pikit
 	// addition that, with the ops journal, makes acks durable.
-	Pending        []BatchRef `json:"pending_batches"`
+	Pending        []batchRef `json:"pending_batches"`
 	NextBatchOrder int64      `json:"next_batch_order"`
 	// OpSeq is the last agent operation of state/ops.ndjson this board
 	// includes (a pikit addition; see opsFile).
@@ -164,8 +130,8 @@ func newBoard() *Board {
 	return &Board{
 		SchemaVersion: SchemaVersion,
 		Mode:          ModeSmart,
-		Units:         map[string]*Unit{},
-		Annotations:   map[string]*Annotation{},
+		Units:         map[string]*boardUnit{},
+		Annotations:   map[string]*boardAnnotation{},
 		Page:          PageState{Stream: "never"},
 	}
 }
@@ -215,15 +181,6 @@ type batch struct {
 	fileDirty bool
 }
 
-// derivedID is a UUID-shaped id derived from the session and seq, so that
-// replaying the log after a crash mints the same checkpoint ids.
-func derivedID(sessionID string, seq int64, salt string) string {
-	h := sha256.Sum256([]byte(sessionID + "\x00" + strconv.FormatInt(seq, 10) + "\x00" + salt))
-	h[6] = h[6]&0x0f | 0x80 // version 8 (custom)
-	h[8] = h[8]&0x3f | 0x80
-	return fmt.Sprintf("%x-%x-%x-%x-%x", h[0:4], h[4:6], h[6:8], h[8:10], h[10:16])
-}
-
 var reservedUnitKeys = map[string]bool{
 	"id": true, "status": true, "released": true, "checkpoint_id": true,
 	"withdraw_reason": true, "note": true, "guess": true, "question": true,
@@ -254,7 +211,7 @@ func (b *Board) apply(env *Envelope, produced *effects) {
 		id, _ := p.str("id")
 		a := b.editAnnotation(id)
 		if a == nil {
-			a = &Annotation{ID: id, Fields: map[string]jsontext.Value{}}
+			a = &boardAnnotation{ID: id, Fields: map[string]jsontext.Value{}}
 			b.Annotations[id] = a
 			b.AnnotationOrder = append(b.AnnotationOrder, id)
 		}
@@ -276,9 +233,9 @@ func (b *Board) apply(env *Envelope, produced *effects) {
 	case "answer":
 		uid, _ := p.str("unit_id")
 		text, _ := p.str("text")
-		b.Answers = append(b.Answers, BoardAnswer{UnitID: uid, Text: text, T: env.T})
+		b.Answers = append(b.Answers, boardAnswer{UnitID: uid, Text: text, T: env.T})
 		id := b.uniqueCheckpointID("ck-answer-" + derivedID(env.SessionID, env.Seq, "answer"))
-		b.Checkpoints = append(b.Checkpoints, CheckpointRecord{ID: id, Kind: KindAnswer, Mode: b.Mode, T: env.T})
+		b.Checkpoints = append(b.Checkpoints, checkpointRecord{ID: id, Kind: KindAnswer, Mode: b.Mode, T: env.T})
 		b.enqueue(&WakeEnvelope{CheckpointID: id, Kind: KindAnswer, ModeAtCheckpoint: b.Mode,
 			Answers: []Answer{{UnitID: uid, Text: text}}}, produced)
 	case "mode":
@@ -303,7 +260,7 @@ func (b *Board) applyUnit(env *Envelope, p obj, produced *effects) {
 	status, _ := p.str("status")
 	u := b.editUnit(id)
 	if u == nil {
-		u = &Unit{ID: id, Status: status, Fields: map[string]jsontext.Value{}}
+		u = &boardUnit{ID: id, Status: status, Fields: map[string]jsontext.Value{}}
 		b.Units[id] = u
 		b.UnitOrder = append(b.UnitOrder, id)
 	} else if !u.Released {
@@ -360,172 +317,10 @@ func (b *Board) applyWithdraw(p obj, produced *effects) {
 	produced.notices = append(produced.notices, mkNotice("unit_status", unitStatusNotice{UnitID: uid, Status: StatusWithdrawn}))
 }
 
-// uniqueCheckpointID suffixes -2, -3, … to an id already used by a batch.
-func (b *Board) uniqueCheckpointID(id string) string {
-	used := func(c string) bool {
-		return slices.ContainsFunc(b.Checkpoints, func(r CheckpointRecord) bool { return r.ID == c }) ||
-			slices.Contains(b.AckedCheckpointIDs, c) ||
-			slices.ContainsFunc(b.Pending, func(r BatchRef) bool { return r.CheckpointID == c })
-	}
-	if !used(id) {
-		return id
-	}
-	for n := 2; ; n++ {
-		c := id + "-" + strconv.Itoa(n)
-		if !used(c) {
-			return c
-		}
-	}
-}
-
-// held reports whether anything would be released now.
-func (b *Board) held() bool {
-	for _, id := range b.UnitOrder {
-		if u := b.Units[id]; !u.Released && u.Status != StatusWithdrawn {
-			return true
-		}
-	}
-	for _, id := range b.AnnotationOrder {
-		if !b.Annotations[id].Released {
-			return true
-		}
-	}
-	return len(b.PendingWithdrawn) > 0
-}
-
-func (b *Board) backlog() []*Unit {
-	var out []*Unit
-	for _, id := range b.UnitOrder {
-		if u := b.Units[id]; u.Released && u.Status == StatusAccepted {
-			out = append(out, u)
-		}
-	}
-	return out
-}
-
-// release builds one batch from held work (and, with withBacklog, the
-// accepted backlog). Without force an empty release creates no batch.
-// It reports whether a batch was enqueued.
-func (b *Board) release(id, kind, mode string, t float64, withBacklog, force bool, produced *effects) bool {
-	var newly []string
-	for _, uid := range b.UnitOrder {
-		if u := b.Units[uid]; !u.Released && u.Status != StatusWithdrawn {
-			newly = append(newly, uid)
-		}
-	}
-	// Leaving Collect for Smart releases only the backlog; held work waits
-	// for the next page checkpoint.
-	if kind == KindModeChange && mode != ModeInstant {
-		newly = nil
-	}
-	var anns []string
-	if kind != KindModeChange || mode == ModeInstant {
-		for _, aid := range b.AnnotationOrder {
-			if a := b.Annotations[aid]; !a.Released {
-				anns = append(anns, aid)
-			}
-		}
-	}
-	withdrawals := b.PendingWithdrawn
-	if kind == KindModeChange && mode != ModeInstant {
-		withdrawals = nil
-	}
-	var backlog []*Unit
-	if withBacklog {
-		backlog = b.backlog()
-	}
-	if !force && len(newly) == 0 && len(anns) == 0 && len(withdrawals) == 0 {
-		return false
-	}
-	env := &WakeEnvelope{CheckpointID: id, Kind: kind, ModeAtCheckpoint: mode}
-	for _, uid := range newly {
-		u := b.editUnit(uid)
-		u.Released = true
-		u.Status = StatusTriaging
-		cid := id
-		u.CheckpointID = &cid
-		b.ReleasedUnitIDs = append(b.ReleasedUnitIDs, u.ID)
-		produced.notices = append(produced.notices, mkNotice("unit_status", unitStatusNotice{UnitID: u.ID, Status: StatusTriaging}))
-		env.Units = append(env.Units, u.wake())
-	}
-	for _, u := range backlog {
-		env.Units = append(env.Units, u.wake())
-	}
-	for _, uid := range withdrawals {
-		if u := b.Units[uid]; u != nil {
-			env.Units = append(env.Units, u.wake())
-		}
-	}
-	if len(withdrawals) > 0 {
-		b.PendingWithdrawn = nil
-	}
-	for _, aid := range anns {
-		a := b.editAnnotation(aid)
-		a.Released = true
-		b.ReleasedAnnotationIDs = append(b.ReleasedAnnotationIDs, a.ID)
-		env.Annotations = append(env.Annotations, WakeAnnotation{ID: a.ID, Fields: a.Fields})
-	}
-	b.Checkpoints = append(b.Checkpoints, CheckpointRecord{ID: id, Kind: kind, Mode: mode, T: t})
-	b.enqueue(env, produced)
-	return true
-}
-
-// enqueue adds a wake envelope to the pending queue.
-func (b *Board) enqueue(env *WakeEnvelope, produced *effects) {
-	env.SchemaVersion = SchemaVersion
-	if env.SessionStatus == "" {
-		env.SessionStatus = "live"
-	}
-	if env.Units == nil {
-		env.Units = []WakeUnit{}
-	}
-	if env.Annotations == nil {
-		env.Annotations = []WakeAnnotation{}
-	}
-	if env.Answers == nil {
-		env.Answers = []Answer{}
-	}
-	b.NextBatchOrder++
-	bt := &batch{order: b.NextBatchOrder, env: env}
-	b.Pending = append(b.Pending, BatchRef{CheckpointID: env.CheckpointID, Order: bt.order})
-	produced.batches = append(produced.batches, bt)
-}
-
-func (u *Unit) wake() WakeUnit {
-	f := make(map[string]jsontext.Value, len(u.Fields))
-	for k, v := range u.Fields {
-		f[k] = v
-	}
-	return WakeUnit{ID: u.ID, Status: u.Status, WithdrawReason: u.WithdrawReason, Note: u.Note, Guess: u.Guess, Question: u.Question, Fields: f}
-}
-
-// drained reports whether the ended session may give way to a new one:
-// no batch pending and every released unit terminal (reference §2.3).
-func (b *Board) drained() bool {
-	if len(b.Pending) > 0 {
-		return false
-	}
-	for _, id := range b.ReleasedUnitIDs {
-		switch b.Units[id].Status {
-		case StatusApplied, StatusBlocked, StatusWithdrawn:
-		default:
-			return false
-		}
-	}
-	return true
-}
-
-func (b *Board) lastCheckpoint() (id, kind string, ok bool) {
-	if n := len(b.Checkpoints); n > 0 {
-		return b.Checkpoints[n-1].ID, b.Checkpoints[n-1].Kind, true
-	}
-	return "", "", false
-}
-
 func (b *Board) acked(id string) bool { return slices.Contains(b.AckedCheckpointIDs, id) }
 
 func (b *Board) removePending(id string) bool {
-	i := slices.IndexFunc(b.Pending, func(r BatchRef) bool { return r.CheckpointID == id })
+	i := slices.IndexFunc(b.Pending, func(r batchRef) bool { return r.CheckpointID == id })
 	if i < 0 {
 		return false
 	}
@@ -536,7 +331,7 @@ func (b *Board) removePending(id string) bool {
 // editUnit returns unit id ready to change, or nil. Units are copy on
 // write: a unit in the map is never changed in place, so a [Board.snapshot]
 // taken under the endpoint lock can be encoded after the lock is released.
-func (b *Board) editUnit(id string) *Unit {
+func (b *Board) editUnit(id string) *boardUnit {
 	u := b.Units[id]
 	if u == nil {
 		return nil
@@ -548,7 +343,7 @@ func (b *Board) editUnit(id string) *Unit {
 }
 
 // editAnnotation is [Board.editUnit] for annotations.
-func (b *Board) editAnnotation(id string) *Annotation {
+func (b *Board) editAnnotation(id string) *boardAnnotation {
 	a := b.Annotations[id]
 	if a == nil {
 		return nil

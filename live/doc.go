@@ -45,28 +45,51 @@
 //	  board.json                0600 the board (plus pending_batches, next_batch_order, op_seq)
 //	  ops.ndjson                0600 agent operations board.json does not include yet
 //	  brief.md                  session brief read at mint (first 3,000 characters)
-//	  server.pid, server.log
+//	  server.pid                the endpoint process's pid, flock-held while it runs
+//	  server.log
 //	  batches/<checkpoint>.json {order, served, envelope}: unacknowledged wake envelopes
-//	  log/events.ndjson         {seq, t, type, session_id, payload} per accepted envelope
-//	  log/frames/<seq>-<id>.jpg frame bytes (payload.frame_file; null when dropped)
+//	  log/events.ndjson         {seq, t, type, session_id, payload[, frame_file]} per accepted envelope
+//	  log/frames/<seq>-<id>.jpg frame bytes (frame_file, top level and in the payload; null when dropped)
 //	  log/agent.ndjson          acks, statuses, asks, mints, rejected requests (no secrets)
 //	  log/archive.{zip,json,bin} the page's archive from /session/end
 //	  log-ended-<stamp>/        logs of earlier sessions on the same root
 //
+// # Layers
+//
+// Each layer only calls the ones below it:
+//
+//   - HTTP (http.go routes and checks, errors.go the one table from a typed
+//     [*Error] to status and body, page.go, agent.go, stream.go, mint.go);
+//   - hub (hub.go): open SSE streams, one-shot notices, agent presence and
+//     the page-lost, watch and away timers;
+//   - transaction (txn.go, session.go): apply envelopes to the board in
+//     memory, append to the log with one fsync, then release notices and
+//     wakes; roll back to the snapshot taken before on a storage failure;
+//   - board (board.go, checkpoint.go, wake.go, ops.go): pure state changes
+//     that return their effects (notices, batches) and never touch disk;
+//   - durable store (store.go, eventlog.go, derived.go): files under state/
+//     through internal/durable; board.json and batch files are written from
+//     a snapshot outside the endpoint lock.
+//
+// A storage failure the endpoint cannot roll back is sticky: every route
+// answers 503 {"error":"storage_failed"} from then on and [Endpoint.Close]
+// returns it.
+//
 // # Processes
 //
-// [Serve] is the endpoint process; [Start] runs it detached and prints the
-// [StartLine]; [Wait], [ReadStatus], [Stop] and [Replay] are the other CLI
-// verbs (cmd/pikit live ...). Owner death and the idle timeout stop the
-// process without ending the session; start resumes it.
+// [Server] is the endpoint process's library half (Start, Close). The
+// process verbs (start, serve, wait, status, stop, replay), the pid file
+// and its lock, owner watching and the environment live in cmd/pikit;
+// [ReadStatus], [Retire], [ReadSession] and [Replay] are what they call.
+// Owner death and the idle timeout stop the process without ending the
+// session; start resumes it.
 //
 // # Example
 //
-//	e, err := live.Open(live.Options{Root: dir, AppOrigin: "http://localhost:5173",
-//		PageToken: pageTok, AgentToken: agentTok})
-//	if err != nil {
+//	s := &live.Server{Root: dir, AppOrigin: "http://localhost:5173"}
+//	if err := s.Start(); err != nil {
 //		return err
 //	}
-//	defer e.Close(context.Background())
-//	srv := &http.Server{Handler: e.Handler(), ReadHeaderTimeout: 10 * time.Second}
+//	defer s.Close(context.Background())
+//	fmt.Println(s.Line().URL)
 package live

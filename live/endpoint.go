@@ -161,7 +161,7 @@ func (e *Endpoint) recoverLocked() error {
 		regen[bt.env.CheckpointID] = bt
 	}
 	e.batches = map[string]*batch{}
-	var keep []BatchRef
+	var keep []batchRef
 	for _, ref := range b.Pending {
 		if b.acked(ref.CheckpointID) {
 			continue

@@ -346,8 +346,6 @@ func checkTranscript(o obj) bool {
 		o.isNum("t_start") && o.isNum("t_end") && o.isBool("final")
 }
 
-var unitStatuses = []string{"initial", "triaging", "accepted", "needs_info", "working", "applied", "blocked", "withdrawn"}
-
 func checkUnit(o obj) bool {
 	return o.isStr("id") && o.isStr("statement") && o.isStr("transcript_excerpt") && arrOf(o["anchors"], isAnchor) &&
 		isEvidence(o["evidence"]) && o.enum("status", unitStatuses...) && (!o.has("confirmed") || isConfirmation(o["confirmed"]))

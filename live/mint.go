@@ -22,11 +22,11 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 )
 
-// DefaultPersona is the interviewer persona, verbatim from seed 002
+// defaultPersona is the interviewer persona, verbatim from seed 002
 // ("Default persona"); the page checks its [SCREEN CONTEXT] marker.
 //
 //go:embed persona.txt
-var DefaultPersona string
+var defaultPersona string
 
 // interviewerTools are the five function tools, verbatim and in order
 // (../shared/live-endpoint/interviewer-tools.json, from riffrec, MIT).
@@ -109,9 +109,9 @@ func BriefHasSecret(brief string) bool {
 	return false
 }
 
-// MintRequestBody is what POST {base}/v1/realtime/client_secrets receives
+// mintRequestBody is what POST {base}/v1/realtime/client_secrets receives
 // (seed 002, "Mint").
-type MintRequestBody struct {
+type mintRequestBody struct {
 	ExpiresAfter struct {
 		Anchor  string `json:"anchor"`
 		Seconds int    `json:"seconds"`
@@ -140,14 +140,14 @@ type MintRequestBody struct {
 	} `json:"session"`
 }
 
-// BuildMintBody assembles the client_secrets request body: persona, then
+// buildMintBody assembles the client_secrets request body: persona, then
 // "\n\n[SESSION BRIEF]\n" and the brief when there is one.
-func BuildMintBody(model, voice, brief string, hasBrief bool) MintRequestBody {
-	var b MintRequestBody
+func buildMintBody(model, voice, brief string, hasBrief bool) mintRequestBody {
+	var b mintRequestBody
 	b.ExpiresAfter.Anchor, b.ExpiresAfter.Seconds = "created_at", 600
 	s := &b.Session
 	s.Type, s.Model, s.ToolChoice = "realtime", model, "auto"
-	s.Instructions = DefaultPersona
+	s.Instructions = defaultPersona
 	if hasBrief {
 		s.Instructions += "\n\n[SESSION BRIEF]\n" + brief
 	}
@@ -227,7 +227,7 @@ func (e *Endpoint) handleMint(w http.ResponseWriter, r *http.Request, sid string
 	e.touchLocked()
 	e.mu.Unlock()
 
-	secret, expires, status, err := e.mint.call(r.Context(), key, BuildMintBody(e.mint.opts.Model, e.mint.opts.Voice, brief, hasBrief))
+	secret, expires, status, err := e.mint.call(r.Context(), key, buildMintBody(e.mint.opts.Model, e.mint.opts.Voice, brief, hasBrief))
 	if err != nil {
 		return &Error{Code: CodeOpenAIError, UpstreamStatus: status, Err: err}
 	}
@@ -296,7 +296,7 @@ func (m *minter) done() {
 
 // call posts to the upstream; the key goes only into the Authorization
 // header and the upstream body is never echoed.
-func (m *minter) call(ctx context.Context, key string, body MintRequestBody) (string, jsontext.Value, int, error) {
+func (m *minter) call(ctx context.Context, key string, body mintRequestBody) (string, jsontext.Value, int, error) {
 	data, err := json.Marshal(body)
 	if err != nil {
 		return "", nil, 0, fmt.Errorf("encode mint body: %w", err)

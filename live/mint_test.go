@@ -73,18 +73,18 @@ func TestMint(t *testing.T) {
 		if up.auth[0] != "Bearer sk-envkey-000000000000" {
 			t.Fatal("upstream did not get the key")
 		}
-		var got MintRequestBody
+		var got mintRequestBody
 		if err := json.Unmarshal(up.bodies[0], &got); err != nil {
 			t.Fatal(err)
 		}
-		want := BuildMintBody("gpt-realtime-test", "cedar", brief, true)
+		want := buildMintBody("gpt-realtime-test", "cedar", brief, true)
 		if diff := cmp.Diff(want, got, cmp.Comparer(func(a, b jsontext.Value) bool {
 			x, y := a.Clone(), b.Clone()
 			return x.Canonicalize() == nil && y.Canonicalize() == nil && string(x) == string(y)
 		})); diff != "" {
 			t.Fatal(diff)
 		}
-		if got.Session.Instructions != DefaultPersona+"\n\n[SESSION BRIEF]\n"+brief || !strings.Contains(DefaultPersona, "[SCREEN CONTEXT]") {
+		if got.Session.Instructions != defaultPersona+"\n\n[SESSION BRIEF]\n"+brief || !strings.Contains(defaultPersona, "[SCREEN CONTEXT]") {
 			t.Fatal("instructions")
 		}
 		// Tools go out verbatim, in order, from the shared file.

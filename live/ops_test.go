@@ -94,7 +94,7 @@ func FuzzOpsJournal(f *testing.F) {
 		sid := "s"
 		b := newBoard()
 		b.SessionID = &sid
-		b.Units["u1"] = &Unit{ID: "u1", Status: StatusTriaging, Fields: map[string]jsontext.Value{}}
+		b.Units["u1"] = &boardUnit{ID: "u1", Status: StatusTriaging, Fields: map[string]jsontext.Value{}}
 		once := pendingOps(b, ops)
 		for i := range once {
 			b.applyOp(&once[i])

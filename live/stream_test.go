@@ -175,3 +175,151 @@ func TestEvents_Early413(t *testing.T) {
 		t.Fatalf("acked_seq %d after 413s", s.AckedSeq)
 	}
 }
+
+// TestStream_TriagingBeforeWake checks that the release marker reaches the
+// stream before the agent can see the batch.
+func TestStream_TriagingBeforeWake(t *testing.T) {
+	r := newRig(t, nil)
+	r.mustPost(r.env("mic", `{"state":"granted"}`))
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, "GET", r.srv.URL+"/stream", nil)
+	req.Header.Set("Authorization", "Bearer page-tok")
+	req.Header.Set("X-Riffrec-Session", r.sid)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.Header.Get("Content-Type") != "text/event-stream" || resp.Header.Get("Access-Control-Allow-Origin") != testOrigin {
+		t.Fatalf("headers %v", resp.Header)
+	}
+	events := make(chan string, 64)
+	go func() {
+		defer close(events)
+		sc := bufio.NewScanner(resp.Body)
+		for sc.Scan() {
+			events <- sc.Text()
+		}
+	}()
+	next := func(prefix string) string {
+		t.Helper()
+		for line := range events {
+			if strings.HasPrefix(line, prefix) {
+				return line
+			}
+		}
+		t.Fatalf("stream ended before %q", prefix)
+		return ""
+	}
+	next(":ok")
+	next("event: ack")
+	r.mustPost(r.env("mode", `{"mode":"instant"}`), r.env("unit", unitPayload("u1")))
+	// The triaging notice was queued in the same transaction, before the
+	// wait below can be served.
+	next("event: unit_status")
+	if got := next("data: "); got != `data: {"unit_id":"u1","status":"triaging"}` {
+		t.Fatalf("got %s", got)
+	}
+	_, w := r.wait()
+	if w == nil || w.CheckpointID != "instant-u1" {
+		t.Fatalf("wake %+v", w)
+	}
+	cancel()
+	for range events {
+	}
+}
+
+// openStream connects to /stream and returns a channel of "name data" lines.
+func (r *rig) openStream(t *testing.T) (<-chan string, func()) {
+	ctx, cancel := context.WithCancel(context.Background())
+	req, _ := http.NewRequestWithContext(ctx, "GET", r.srv.URL+"/stream", nil)
+	req.Header.Set("Authorization", "Bearer "+r.page)
+	req.Header.Set("X-Riffrec-Session", r.sid)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := make(chan string, 256)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		defer close(out)
+		defer resp.Body.Close()
+		sc := bufio.NewScanner(resp.Body)
+		name := ""
+		for sc.Scan() {
+			line := sc.Text()
+			if n, ok := strings.CutPrefix(line, "event: "); ok {
+				name = n
+			} else if d, ok := strings.CutPrefix(line, "data: "); ok {
+				out <- name + " " + d
+			}
+		}
+	}()
+	return out, func() { cancel(); <-done }
+}
+
+func nextEvent(t *testing.T, ch <-chan string, prefix string) string {
+	t.Helper()
+	timeout := time.After(10 * time.Second)
+	for {
+		select {
+		case ev, ok := <-ch:
+			if !ok {
+				t.Fatalf("stream ended before %q", prefix)
+			}
+			if strings.HasPrefix(ev, prefix) {
+				return ev
+			}
+		case <-timeout:
+			t.Fatalf("no %q", prefix)
+		}
+	}
+}
+
+func TestStream_PresenceAndQueuedApplied(t *testing.T) {
+	r := newRig(t, func(o *Options) { o.WaitTimeout = 200 * time.Millisecond; o.AwayGrace = 50 * time.Millisecond })
+	r.mustPost(r.env("unit", unitPayload("u1")), r.env("checkpoint", checkpointPayload("cp1", "send", "smart")))
+	ch, stop := r.openStream(t)
+	if ev := nextEvent(t, ch, "agent "); !strings.Contains(ev, `"state":"away"`) {
+		t.Fatal(ev)
+	}
+	r.wait()
+	if ev := nextEvent(t, ch, "agent "); !strings.Contains(ev, `"state":"working","since":`) || !strings.Contains(ev, `"checkpoint_id":"cp1"`) {
+		t.Fatal(ev)
+	}
+	r.ack("cp1")
+	r.wait() // parks, then times out
+	if ev := nextEvent(t, ch, "agent "); !strings.Contains(ev, `"state":"listening"`) {
+		t.Fatal(ev)
+	}
+	if ev := nextEvent(t, ch, "agent "); !strings.Contains(ev, `"state":"away"`) {
+		t.Fatal(ev)
+	}
+	stop()
+	for open := 1; open > 0; {
+		r.e.mu.Lock()
+		open = len(r.e.clients)
+		r.e.mu.Unlock()
+		time.Sleep(5 * time.Millisecond)
+	}
+	// applied while no stream is open is queued and delivered once on connect.
+	r.do("POST", "/units/u1/status", r.agentTok, `{"status":"applied","note":"done"}`, nil)
+	ch, stop = r.openStream(t)
+	if ev := nextEvent(t, ch, "unit_status "); ev != `unit_status {"unit_id":"u1","status":"applied","note":"done"}` {
+		t.Fatal(ev)
+	}
+	if ev := nextEvent(t, ch, "applied "); ev != `applied {"checkpoint_id":"cp1","unit_ids":["u1"]}` {
+		t.Fatal(ev)
+	}
+	stop()
+	ch, stop = r.openStream(t)
+	nextEvent(t, ch, "unit_status ")
+	stop()
+	for ev := range ch {
+		if strings.HasPrefix(ev, "applied ") {
+			t.Fatal("applied delivered twice")
+		}
+	}
+}
