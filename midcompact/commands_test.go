@@ -1,0 +1,95 @@
+package midcompact
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestCommandChecks(t *testing.T) {
+	up := Restore(branchOf(t, fixture(t, "upstream"), ""))
+	if n := CheckStart(up, "x"); n == nil || *n != (Notice{NoticeWarning, MsgAlreadyActive}) {
+		t.Errorf("start while active: %+v", n)
+	}
+	if n := CheckStart(Restored{}, ""); n == nil || *n != (Notice{NoticeError, MsgNoLeaf}) {
+		t.Errorf("start without leaf: %+v", n)
+	}
+	if _, n := PrepareAbort(up, LockAgent); n == nil || n.Text != MsgAbortAgentLocked {
+		t.Errorf("abort under agent lock: %+v", n)
+	}
+	if _, n := PrepareAbort(Restored{}, LockFree); n == nil || *n != (Notice{NoticeInfo, MsgNoTransaction}) {
+		t.Errorf("abort without tx: %+v", n)
+	}
+	if a, n := PrepareAbort(up, LockUI); n != nil || a != "e3" {
+		t.Errorf("abort: %q %+v", a, n)
+	}
+	if AbortDone(true).Text != MsgAbortCancelled || AbortDone(false) != (Notice{NoticeInfo, MsgAborted}) {
+		t.Error("abort done notices")
+	}
+	if _, n := PrepareCommit(up, LockAgent, nil, testNow); n == nil || n.Text != MsgCommitAgentLocked {
+		t.Errorf("commit under agent lock: %+v", n)
+	}
+	if _, n := PrepareCommit(Restored{}, LockFree, nil, testNow); n == nil || n.Level != NoticeWarning {
+		t.Errorf("commit without tx: %+v", n)
+	}
+	snap := snapshotOf(t, fixture(t, "kinds"), "")
+	if _, n := PrepareCommit(Restored{Transaction: up.Transaction}, LockFree, snap, testNow); n == nil || n.Text != MsgEmptyPlan {
+		t.Errorf("empty plan: %+v", n)
+	}
+}
+
+func TestPrompts(t *testing.T) {
+	up := Restore(branchOf(t, fixture(t, "upstream"), ""))
+	p := StartPrompt(up.Transaction, up.Draft, "  keep the API  ")
+	mustContain(t, p, StartPromptPrefix+"\n\nContext awareness", "User focus: keep the API", "FINAL STATE: AGENT DIRECT.", "Stop before commit.")
+	user := *up.Transaction
+	user.StartMode = StartUser
+	mustContain(t, StartPrompt(&user, nil, ""), "FINAL STATE: USER MANUAL.", "Acknowledge with OK only.", "then call plan_show first.")
+	if HandoffMessage(up.Transaction, up.Draft, p) != "" || HandoffMessage(nil, nil, "hi") != "" {
+		t.Error("handoff for the start prompt or without a transaction")
+	}
+	h := HandoffMessage(up.Transaction, up.Draft, "continue please")
+	if lines := strings.Split(h, "\n"); len(lines) != 3 || lines[1] != "Plan revision 2; 1 existing range(s), which may have been created by the user." {
+		t.Errorf("handoff = %q", h)
+	}
+}
+
+// TestExpandSelection: KEEP and protected atoms are subtracted, a span of
+// protected atoms only is refused, adjacent runs merge across spans, and
+// replacing keeps exactly matching ranges (reference §5.5).
+func TestExpandSelection(t *testing.T) {
+	s := snapshotOf(t, fixture(t, "kinds"), "")
+	got, err := ExpandSelection(s, []SelectionSpan{{"a0001", "a0003"}, {"a0004", "a0008"}}, []string{"a0002"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []IndexSpan{{0, 0}, {2, 5}, {7, 7}}
+	if len(got) != len(want) {
+		t.Fatalf("spans = %v, want %v", got, want)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("spans = %v, want %v", got, want)
+		}
+	}
+	for _, c := range []struct {
+		spans []SelectionSpan
+		keep  []string
+		want  string
+	}{
+		{[]SelectionSpan{{"a0009", "a0010"}}, nil, "Cannot compress protected atom a0009; split around it or drop it."},
+		{[]SelectionSpan{{"a0003", "a0001"}}, nil, "Span a0003→a0001 is reversed."},
+		{[]SelectionSpan{{"a0001", "a9999"}}, nil, "Unknown atom ref a9999."},
+		{nil, []string{"zz"}, "Unknown atom ref zz."},
+	} {
+		if _, err := ExpandSelection(s, c.spans, c.keep); err == nil || err.Error() != c.want {
+			t.Errorf("%v: %v, want %q", c.spans, err, c.want)
+		}
+	}
+	d := NewDraft("tx")
+	d, _, _ = d.AddRange(s, "a0001", "a0001", "kept summary", "")
+	d, _, _ = d.AddRange(s, "a0003", "a0004", "dropped", "")
+	n := d.ReplaceRanges(s, got)
+	if len(n.Ranges) != 3 || n.Ranges[0].ID != "d1" || n.Ranges[0].Summary != "kept summary" || n.Ranges[1].ID != "d3" || n.Ranges[1].Summary != "" || n.Ranges[2].ID != "d4" || n.Revision != 3 {
+		t.Errorf("replaced = %+v", n.Ranges)
+	}
+}
