@@ -53,7 +53,7 @@ type Stream struct {
 func (s *Stream) Current() map[string]any {
 	st := CloneObject(s.Checkpoint.State)
 	for _, r := range s.Patches {
-		st = mustApply(st, r.Patch)
+		applyInPlace(st, r.Patch)
 	}
 	return st
 }
@@ -63,7 +63,7 @@ func (s *Stream) stateAt(pos int) map[string]any {
 	st := CloneObject(s.Checkpoint.State)
 	for _, r := range s.Patches {
 		if r.Transition.Position <= pos {
-			st = mustApply(st, r.Patch)
+			applyInPlace(st, r.Patch)
 		}
 	}
 	return st

@@ -65,14 +65,13 @@ func (s *Stream) validate(roots *Roots, scope string, limit int) error {
 	}
 	st := CloneObject(s.Checkpoint.State)
 	for _, r := range s.Patches {
-		next, _, err := ApplyPatch(st, r.Patch)
-		if err == nil {
-			err = ValidateState(roots, scope, next)
-		}
-		if err != nil {
+		if err := checkElements(st, r.Patch); err != nil {
 			return temporalErr("Invalid temporal materialized semantic state in %s tail: %s", scope, err.Error())
 		}
-		st = next
+		applyInPlace(st, r.Patch)
+		if err := validateStep(roots, scope, st, r.Patch); err != nil {
+			return temporalErr("Invalid temporal materialized semantic state in %s tail: %s", scope, err.Error())
+		}
 	}
 	return nil
 }
@@ -222,4 +221,63 @@ func (v *View) RecordBack(scope string, n int) (Record, error) {
 		return Record{}, temporalErr("Requested %s patch predates retained hot history", scope)
 	}
 	return s.Patches[len(s.Patches)-1-n], nil
+}
+
+// validateStep validates the state after one replayed record, looking only
+// at what the record can have changed: values it introduced (no null
+// inside), the types of the roots it names, and the artifact registry or
+// contract when it touched them. It is equivalent to ValidateState on the
+// whole state when the state before the record was valid.
+func validateStep(roots *Roots, scope string, st, patch map[string]any) error {
+	for _, v := range patch {
+		if introducesNull(v) {
+			return &StateError{Msg: MsgStoredNull}
+		}
+	}
+	part := map[string]any{}
+	for k := range patch {
+		if v, ok := st[k]; ok {
+			part[k] = v
+		}
+	}
+	return ValidateState(roots, scope, part)
+}
+
+// introducesNull reports a null a replay value would store: nulls inside
+// arrays or inside non-merged values (object members are deletions).
+func introducesNull(v any) bool {
+	switch x := v.(type) {
+	case map[string]any:
+		for _, e := range x {
+			if introducesNull(e) {
+				return true
+			}
+		}
+	case []any:
+		return ContainsNull(x)
+	}
+	return false
+}
+
+// checkElements rejects element patches that do not fit the state.
+func checkElements(st map[string]any, p map[string]any) error {
+	for k, v := range p {
+		m, ok := v.(map[string]any)
+		if !ok {
+			continue
+		}
+		switch cur := st[k].(type) {
+		case []any:
+			if isElementPatch(m) {
+				if _, _, err := ApplyPatch(map[string]any{"a": cur}, map[string]any{"a": m}); err != nil {
+					return err
+				}
+			}
+		case map[string]any:
+			if err := checkElements(cur, m); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }

@@ -83,7 +83,7 @@ func largeStore(b *testing.B) *Store {
 	ctx := context.Background()
 	var sb strings.Builder
 	sb.WriteString(`{"cwd":{"contract":{`)
-	for i := range 400 {
+	for i := range 560 {
 		if i > 0 {
 			sb.WriteString(",")
 		}
@@ -94,7 +94,7 @@ func largeStore(b *testing.B) *Store {
 		b.Fatal(err)
 	}
 	for i := range 110 {
-		raw := fmt.Sprintf(`{"session":{"working":{"step":%d}},"cwd":{"contract":{"decision_%03d":{"text":"changed %d"}}}}`, i, i%400, i)
+		raw := fmt.Sprintf(`{"session":{"working":{"step":%d}},"cwd":{"contract":{"decision_%03d":{"text":"changed %d"}}}}`, i, i%560, i)
 		if _, err := s.PatchState(ctx, []byte(raw), nil); err != nil {
 			b.Fatal(err)
 		}
