@@ -11,6 +11,17 @@
 // head or body start tag: an htmx or Turbo frame fragment) is left alone, so a
 // fragment never carries a second bootstrap.
 //
+// # Frames
+//
+// A page requested for a frame gets nothing: the top-level document already
+// has the taskbar, and a second one inside an iframe would poll on its own
+// and capture the frame as if it were the whole page. The request says what
+// it is for: browsers send `Sec-Fetch-Dest: iframe` (or frame, embed, object,
+// fencedframe) when loading a frame's document ([FrameRequest]). Requests
+// without the header (older browsers, tools) count as top-level documents.
+// Rewritten pages carry `Vary: Sec-Fetch-Dest`, so a cache never hands the
+// injected page to a frame.
+//
 // # What is left alone
 //
 // Only responses whose Content-Type is text/html (or, with no Content-Type, that
@@ -77,7 +88,7 @@ type Middleware struct {
 // Handler returns h wrapped so that its HTML pages receive the snippet.
 func (m *Middleware) Handler(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
-		if m.Snippet == nil || r.Method == http.MethodHead {
+		if m.Snippet == nil || r.Method == http.MethodHead || FrameRequest(r) {
 			h.ServeHTTP(rw, r)
 			return
 		}
@@ -100,6 +111,18 @@ func (m *Middleware) maxBuffer() int {
 		return 0
 	}
 	return m.MaxBuffer
+}
+
+// FrameRequest reports whether r asks for a document to show inside a
+// frame (Sec-Fetch-Dest iframe, frame, embed, object or fencedframe), which
+// gets no taskbar (see "Frames" in the package doc). The proxy calls it
+// through [Middleware.Handler].
+func FrameRequest(r *http.Request) bool {
+	switch r.Header.Get("Sec-Fetch-Dest") {
+	case "iframe", "frame", "embed", "object", "fencedframe":
+		return true
+	}
+	return false
 }
 
 // IsHTML reports whether a Content-Type header value names an HTML document.
@@ -204,6 +227,7 @@ func (w *writer) decide(status int, first []byte) {
 	}
 	h.Del("ETag")
 	h.Del("Last-Modified")
+	h.Add("Vary", "Sec-Fetch-Dest")
 	if w.m.maxBuffer() == 0 {
 		w.startStream()
 		return

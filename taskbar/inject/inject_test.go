@@ -297,3 +297,45 @@ func FuzzMiddleware(f *testing.F) {
 		}
 	})
 }
+
+// TestMiddleware_FrameRequestsUntouched: a document requested for a frame
+// (Sec-Fetch-Dest iframe and kin, as Chromium sends) passes through byte for
+// byte without asking for a snippet; top-level documents, fetches and
+// requests without the header are injected and say Vary: Sec-Fetch-Dest.
+func TestMiddleware_FrameRequestsUntouched(t *testing.T) {
+	page := "<!doctype html><body>x</body>"
+	for _, tt := range []struct {
+		dest   string
+		inject bool
+	}{
+		{"", true}, {"document", true}, {"empty", true},
+		{"iframe", false}, {"frame", false}, {"embed", false}, {"object", false}, {"fencedframe", false},
+	} {
+		t.Run(tt.dest, func(t *testing.T) {
+			calls := 0
+			m := &inject.Middleware{Snippet: func(http.ResponseWriter, *http.Request) []byte {
+				calls++
+				return []byte(snip)
+			}}
+			rec := httptest.NewRecorder()
+			req := httptest.NewRequest("GET", "/", nil)
+			if tt.dest != "" {
+				req.Header.Set("Sec-Fetch-Dest", tt.dest)
+			}
+			m.Handler(htmlHandler("text/html", 0, page)).ServeHTTP(rec, req)
+			injected := strings.Contains(rec.Body.String(), snip)
+			if injected != tt.inject || (calls == 1) != tt.inject {
+				t.Fatalf("injected %v after %d snippet calls, want %v: %q", injected, calls, tt.inject, rec.Body.String())
+			}
+			if got := inject.FrameRequest(req); got == tt.inject {
+				t.Errorf("FrameRequest = %v", got)
+			}
+			if tt.inject && rec.Header().Get("Vary") != "Sec-Fetch-Dest" {
+				t.Errorf("injected page without Vary: %v", rec.Header())
+			}
+			if !tt.inject && (rec.Body.String() != page || rec.Header().Get("ETag") == "" || rec.Header().Get("Vary") != "") {
+				t.Errorf("frame page changed: %q %v", rec.Body.String(), rec.Header())
+			}
+		})
+	}
+}
