@@ -29,8 +29,8 @@
 // ([*LineError] wrapping jsonl.ErrOversized) rather than a silent loss;
 // raise the cap for files that carry large extension data. Files older than
 // v3 are a [*VersionError]: Pi migrates them (v1 gets fresh random ids) and
-// rewrites them when it opens them. Pi's own comparison is
-// TestRead_RealPiLoader, which runs Pi 1.6.0's loader on the same files.
+// rewrites them when it opens them. TestRead_RealPiLoader holds Read to Pi
+// 1.6.0's own loader and getBranch on the same files.
 //
 // # Branches
 //
