@@ -63,7 +63,7 @@ type Client struct {
 // contextCloser is a connection whose Close can be hurried by a ctx and
 // that knows how the process ended: the one of [CommandTransport].
 type contextCloser interface {
-	closeContext(ctx context.Context) (*ExitError, error)
+	closeContext(ctx context.Context, byClient bool) (*ExitError, error)
 }
 
 // NewClient returns a Client speaking Pi's RPC protocol over rwc: Pi's
@@ -380,7 +380,7 @@ func (c *Client) shutdown(ctx context.Context) error {
 	c.closing = true
 	c.mu.Unlock()
 	close(c.closeCh)
-	_, ctxErr := c.end(ctx)
+	_, ctxErr := c.end(ctx, true)
 	<-c.done
 	<-c.pumpDone
 	if ctxErr != nil {
@@ -390,10 +390,10 @@ func (c *Client) shutdown(ctx context.Context) error {
 }
 
 // end closes the connection (for a subprocess: the staged shutdown) and
-// returns how Pi ended.
-func (c *Client) end(ctx context.Context) (error, error) {
+// returns how Pi ended. byClient tells Close from the end of the stream.
+func (c *Client) end(ctx context.Context, byClient bool) (error, error) {
 	if cc, ok := c.rwc.(contextCloser); ok {
-		ee, ctxErr := cc.closeContext(ctx)
+		ee, ctxErr := cc.closeContext(ctx, byClient)
 		return ee, ctxErr
 	}
 	c.endOnce.Do(func() { c.rwc.Close() })
@@ -424,7 +424,7 @@ func (c *Client) read() {
 		}
 		c.enqueue(rec.(Event))
 	}
-	endErr, _ := c.end(context.Background())
+	endErr, _ := c.end(context.Background(), false)
 	c.mu.Lock()
 	c.endErr = endErr
 	c.pending = make(map[string]chan *Response) // waiting calls see done

@@ -151,7 +151,7 @@ type cmdConn struct {
 
 	mu             sync.Mutex
 	tail           []byte // stderr tail
-	closing        bool   // Close started
+	closing        bool   // Close started by the connection's user
 	closedByClient bool   // Close started before the process exited
 
 	exited     chan struct{} // the process exited (not yet reaped)
@@ -188,7 +188,7 @@ func (c *cmdConn) SetWriteDeadline(t time.Time) error { return c.stdin.SetWriteD
 func (c *cmdConn) CloseWrite() error { return c.stdin.Close() }
 
 func (c *cmdConn) Close() error {
-	ee, _ := c.closeContext(context.Background())
+	ee, _ := c.closeContext(context.Background(), true)
 	if ee.Success() {
 		return nil
 	}
@@ -198,7 +198,14 @@ func (c *cmdConn) Close() error {
 // closeContext is Close bounded by ctx: when ctx ends it goes to SIGKILL at
 // once, and ctxErr is its error. Concurrent and later calls wait for the
 // first and return its result; a later call whose ctx ends hurries it.
-func (c *cmdConn) closeContext(ctx context.Context) (ee *ExitError, ctxErr error) {
+// byClient is false when the caller only reacts to the end of stdout: then
+// an exit is not counted as following Close (ExitError.Closed).
+func (c *cmdConn) closeContext(ctx context.Context, byClient bool) (ee *ExitError, ctxErr error) {
+	if byClient {
+		c.mu.Lock()
+		c.closing = true
+		c.mu.Unlock()
+	}
 	first := false
 	c.closeOnce.Do(func() { first = true })
 	if first {
@@ -217,9 +224,6 @@ func (c *cmdConn) closeContext(ctx context.Context) (ee *ExitError, ctxErr error
 }
 
 func (c *cmdConn) shutdown(ctx context.Context) {
-	c.mu.Lock()
-	c.closing = true
-	c.mu.Unlock()
 	c.stdin.Close() // safe alongside a blocked Write: it unblocks it
 
 	steps := []struct {
