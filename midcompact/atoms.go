@@ -111,6 +111,37 @@ func (c keyCache) keys(msgs []Message) ([]string, error) {
 	return keys, nil
 }
 
+// KeyCache keeps message keys across `context` events so each distinct
+// message is hashed once per session (the hook sees the same prefix on
+// every LLM call). It holds at most MaxBytes of message text (0 means
+// 64 MiB), forgetting everything when full. The zero value is ready; not
+// safe for concurrent use. Reset it on session switch.
+type KeyCache struct {
+	MaxBytes int
+	m        keyCache
+	bytes    int
+}
+
+// Keys returns the keys of msgs, computing only the unseen ones.
+func (c *KeyCache) Keys(msgs []Message) ([]string, error) {
+	limit := c.MaxBytes
+	if limit <= 0 {
+		limit = 64 << 20
+	}
+	if c.m == nil || c.bytes > limit {
+		c.m, c.bytes = keyCache{}, 0
+	}
+	for i := range msgs {
+		if _, ok := c.m[string(msgs[i].Raw)]; !ok {
+			c.bytes += len(msgs[i].Raw)
+		}
+	}
+	return c.m.keys(msgs)
+}
+
+// Reset forgets every key.
+func (c *KeyCache) Reset() { c.m, c.bytes = nil, 0 }
+
 // mapEntryIDs gives each visible message the id of a branch `message` entry
 // with the same key, first come first served (reference §2.2).
 func mapEntryIDs(keys []string, branch []pisession.Entry, cache keyCache) ([]string, error) {

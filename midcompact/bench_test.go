@@ -72,3 +72,60 @@ func BenchmarkNewSnapshot(b *testing.B) {
 		})
 	}
 }
+
+// transcript15MB is ~15 MB of messages (1 KiB text each) and 50 blocks of
+// 10 consecutive messages spread over it.
+func transcript15MB(b *testing.B) ([]Message, []string, []Block) {
+	b.Helper()
+	text := strings.Repeat("lorem ipsum dolor sit amet ", 38)
+	var msgs []Message
+	for i := 0; len(msgs) < 15_000; i++ {
+		role := "user"
+		if i%2 == 1 {
+			role = "assistant"
+		}
+		m, err := ParseMessage([]byte(fmt.Sprintf(`{"role":%q,"content":[{"type":"text","text":"%s %d"}],"timestamp":%d}`, role, text, i, 1700000000000+i)))
+		if err != nil {
+			b.Fatal(err)
+		}
+		msgs = append(msgs, m)
+	}
+	keys, err := keyMessages(msgs)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var blocks []Block
+	for k := range 50 {
+		at := 100 + k*290
+		blocks = append(blocks, Block{ID: "c" + pad4(k+1), Summary: "summary", MessageKeys: keys[at : at+10]})
+	}
+	return msgs, keys, blocks
+}
+
+// BenchmarkProject measures the context-hook work for 50 committed blocks
+// over a 15 MB transcript with keys already known (the incremental path
+// keys each message once), against a baseline that only copies the
+// message list; and, separately, keying the whole transcript.
+func BenchmarkProject(b *testing.B) {
+	msgs, keys, blocks := transcript15MB(b)
+	b.Run("baseline-copy", func(b *testing.B) {
+		for b.Loop() {
+			_ = append([]Message(nil), msgs...)
+		}
+	})
+	b.Run("project-50-blocks", func(b *testing.B) {
+		for b.Loop() {
+			if p := Project(msgs, keys, blocks, 0); len(p.Applied) != 50 {
+				b.Fatalf("applied %d", len(p.Applied))
+			}
+		}
+	})
+	b.Run("key-all-messages", func(b *testing.B) {
+		b.SetBytes(int64(len(msgs)) * int64(len(msgs[0].Raw)))
+		for b.Loop() {
+			if _, err := keyMessages(msgs); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}

@@ -86,27 +86,25 @@ func Project(msgs []Message, keys []string, blocks []Block, nowMs float64) Proje
 			matches = append(matches, match{at, at + len(blocks[bi].MessageKeys), bi})
 		}
 	}
-	out := Projection{Messages: append([]Message(nil), msgs...)}
 	sort.SliceStable(matches, func(i, j int) bool { return matches[i].start < matches[j].start })
 	for i := 1; i < len(matches); i++ {
 		if matches[i].start < matches[i-1].end {
-			out.Overlap = true
-			return out
+			return Projection{Messages: append([]Message(nil), msgs...), Overlap: true}
 		}
 	}
-	for i := len(matches) - 1; i >= 0; i-- {
-		m := matches[i]
+	out := Projection{Messages: make([]Message, 0, len(msgs))}
+	at := 0
+	for _, m := range matches {
+		out.Messages = append(out.Messages, msgs[at:m.start]...)
 		ts := nowMs
 		if first := &msgs[m.start]; first.HasTimestamp {
 			ts = first.Timestamp
 		}
-		wrapper := summaryMessage(&blocks[m.block], ts)
-		tail := append([]Message{wrapper}, out.Messages[m.end:]...)
-		out.Messages = append(out.Messages[:m.start], tail...)
-	}
-	for _, m := range matches {
+		out.Messages = append(out.Messages, summaryMessage(&blocks[m.block], ts))
 		out.Applied = append(out.Applied, blocks[m.block].ID)
+		at = m.end
 	}
+	out.Messages = append(out.Messages, msgs[at:]...)
 	return out
 }
 

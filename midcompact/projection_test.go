@@ -121,3 +121,22 @@ type pisessionEntry = pisession.Entry
 func longEntry(id string) pisession.Entry {
 	return pisession.Entry{ID: id, Type: "message", Raw: []byte(`{"type":"message","id":"` + id + `","message":{"role":"user","content":"` + strings.Repeat("x", 15000) + `"}}`)}
 }
+
+func TestKeyCache(t *testing.T) {
+	m, k := msgs(t, `{"role":"user","content":"a","timestamp":1}`, `{"role":"user","content":"b","timestamp":2}`)
+	var c KeyCache
+	for range 2 {
+		got, err := c.Keys(m)
+		if err != nil || got[0] != k[0] || got[1] != k[1] {
+			t.Fatalf("keys = %v %v, want %v", got, err, k)
+		}
+	}
+	c.MaxBytes = 1
+	if got, _ := c.Keys(m); got[1] != k[1] || c.bytes != len(m[0].Raw)+len(m[1].Raw) {
+		t.Errorf("after overflow: %v, %d bytes", got, c.bytes)
+	}
+	c.Reset()
+	if c.m != nil {
+		t.Error("reset")
+	}
+}
