@@ -1,6 +1,7 @@
 package jsjson
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -250,13 +251,24 @@ func (e *encoder) goMap(m map[string]any, level int) error {
 	type member struct {
 		key, raw string
 		val      any
+		index    int64 // the array index the key spells, or -1
 	}
 	members := make([]member, 0, len(m))
 	for k, v := range m {
-		members = append(members, member{wellFormed(k), k, v})
+		mb := member{key: wellFormed(k), raw: k, val: v, index: -1}
+		if i, ok := arrayIndex(mb.key); ok && e.indexFirst {
+			mb.index = int64(i)
+		}
+		members = append(members, mb)
 	}
 	slices.SortFunc(members, func(a, b member) int {
-		if c := e.compareKeys(a.key, b.key); c != 0 {
+		switch {
+		case a.index != b.index && (a.index < 0 || b.index < 0):
+			return int(b.index>>63) - int(a.index>>63) // index keys first
+		case a.index != b.index:
+			return cmp.Compare(a.index, b.index)
+		}
+		if c := compareUTF16(a.key, b.key); c != 0 {
 			return c
 		}
 		switch {
