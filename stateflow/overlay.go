@@ -13,7 +13,8 @@ var Scopes = [3]string{ScopeGlobal, ScopeCWD, ScopeSession}
 // Overlay computes the effective view (reference §1.6): each scope's
 // present roots merged in order, later scopes winning, objects merging,
 // arrays and scalars replacing. response takes the highest-priority
-// non-empty value. The inputs are not modified.
+// non-empty value. The inputs are not modified; the result shares their
+// subtrees, so treat it as read-only (or Clone it).
 func Overlay(layers ...map[string]any) map[string]any {
 	out := map[string]any{}
 	for _, l := range layers {
@@ -31,15 +32,16 @@ func Overlay(layers ...map[string]any) map[string]any {
 }
 
 // merge overlays b onto a: objects merge recursively, anything else in b
-// replaces a.
+// replaces a. Subtrees of b are shared, not copied; maps on a merge path are
+// new.
 func merge(a, b any) any {
 	bo, ok := b.(map[string]any)
 	if !ok {
-		return Clone(b)
+		return b
 	}
 	ao, ok := a.(map[string]any)
 	if !ok {
-		return Clone(bo)
+		return bo
 	}
 	out := make(map[string]any, len(ao)+len(bo))
 	for k, v := range ao {

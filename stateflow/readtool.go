@@ -148,9 +148,12 @@ func (r *Reader) one(p *ReadPath, projection string) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	sel, err := r.selectValue(p, ReadProjection(state, p.StartsAtLazy()))
+	sel, err := r.selectValue(p, rootProjection(state, p.StartsAtLazy()))
 	if err != nil {
 		return nil, err
+	}
+	if m, ok := sel.(map[string]any); ok {
+		sel = Prune(m)
 	}
 	if projection == "keys" {
 		return keysOf(sel), nil
@@ -356,4 +359,38 @@ func containsMention(s, path string) bool {
 		}
 	}
 	return false
+}
+
+// rootProjection applies the root-level rules of [ReadProjection] (lazy
+// dropped unless the path starts there, empty response and empty roots
+// dropped) without copying the planes; the selected value is pruned after
+// selection, so a read copies only what it returns. Stored states hold no
+// empty objects (every write prunes), so selecting before pruning finds the
+// same paths.
+func rootProjection(state map[string]any, keepLazy bool) map[string]any {
+	out := make(map[string]any, len(state))
+	for k, v := range state {
+		if k == PlaneLazy && !keepLazy {
+			continue
+		}
+		if s, isStr := v.(string); isStr && s == "" && k == PlaneResponse {
+			continue
+		}
+		if m, isObj := v.(map[string]any); isObj && prunesEmpty(m) {
+			continue
+		}
+		out[k] = v
+	}
+	return out
+}
+
+// prunesEmpty reports whether Prune would drop m entirely, without copying.
+func prunesEmpty(m map[string]any) bool {
+	for _, v := range m {
+		o, ok := v.(map[string]any)
+		if !ok || !prunesEmpty(o) {
+			return false
+		}
+	}
+	return true
 }

@@ -46,6 +46,34 @@ type Stream struct {
 	Revision   int
 	Checkpoint Checkpoint
 	Patches    []Record
+
+	// memo caches materialized states by boundary position for reads; it
+	// is keyed by the tail's shape and dropped by every method that changes
+	// the stream. Code that edits the exported fields directly must not
+	// read through the stream afterwards without a fresh Stream.
+	memo     map[int]map[string]any
+	memoTail int
+	memoFrom string
+}
+
+// readAt returns the state at pos for read-only use, memoized.
+func (s *Stream) readAt(pos int) map[string]any {
+	if s.memo == nil || s.memoTail != len(s.Patches) || s.memoFrom != s.Checkpoint.Through.ID {
+		s.memo, s.memoTail, s.memoFrom = map[int]map[string]any{}, len(s.Patches), s.Checkpoint.Through.ID
+	}
+	// positions between two records share one state
+	key := s.Checkpoint.Through.Position
+	for _, r := range s.Patches {
+		if r.Transition.Position <= pos {
+			key = r.Transition.Position
+		}
+	}
+	if st, ok := s.memo[key]; ok {
+		return st
+	}
+	st := s.stateAt(pos)
+	s.memo[key] = st
+	return st
 }
 
 // Current is the scope's current state: the checkpoint with every record
@@ -81,6 +109,7 @@ func (s *Stream) recordAt(id string) (Record, bool) {
 
 // fold moves the oldest record into the checkpoint.
 func (s *Stream) fold() {
+	s.memo = nil
 	r := s.Patches[0]
 	s.Checkpoint = Checkpoint{Through: r.Transition, State: mustApply(s.Checkpoint.State, r.Patch)}
 	s.Patches = append([]Record(nil), s.Patches[1:]...)
@@ -200,6 +229,7 @@ func (v *View) Advance(id string, patches map[string]map[string]any, limit int) 
 	b := Boundary{ID: id, Parent: head.ID, Position: head.Position + 1}
 	for _, scope := range changed {
 		s := v.Stream(scope)
+		s.memo = nil
 		s.Revision++
 		if limit == 0 {
 			s.Checkpoint = Checkpoint{Through: b, State: mustApply(s.Current(), next[scope])}

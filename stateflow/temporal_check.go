@@ -153,6 +153,8 @@ func (v *View) boundaryAt(offset int) (Boundary, error) {
 
 // ScopeAt is the state of scope at the offset-th previous composed boundary
 // (reference §2.4 "Reading offset n"); a scope out of reach reads empty.
+// The result is shared with the view's read cache: callers must not modify
+// it (Clone first).
 func (v *View) ScopeAt(scope string, offset int) (map[string]any, error) {
 	b, err := v.boundaryAt(offset)
 	if err != nil {
@@ -165,10 +167,11 @@ func (v *View) ScopeAt(scope string, offset int) (map[string]any, error) {
 	if s.Checkpoint.Through.Position > b.Position {
 		return nil, temporalErr(MsgPredatesOrigin)
 	}
-	return s.stateAt(b.Position), nil
+	return s.readAt(b.Position), nil
 }
 
-// EffectiveAt overlays the three scopes at offset.
+// EffectiveAt overlays the three scopes at offset. The result shares
+// subtrees with the read cache: callers must not modify it.
 func (v *View) EffectiveAt(offset int) (map[string]any, error) {
 	var layers []map[string]any
 	for _, scope := range Scopes {
