@@ -1,0 +1,47 @@
+// Package store persists StateFlow memory in upstream's file store under
+// <agentDir>/state-flow/ (reference stateflow.md §2), byte-compatible with
+// the TypeScript writer so both can share one store.
+//
+// # Layout
+//
+//	<root>/checkpoint.json patches.jsonl meta.json                      Global
+//	<root>/<cwd-key>/…                                                  CWD (meta owner.cwd)
+//	<root>/<cwd-key>/<session-key>/… config.json runtime.json           Session
+//	<root>/.state-flow-publication.lock                                 store-wide PID lock
+//	<root>/.state-flow-cohort.journal                                   ours: cohort journal (transient)
+//
+// Only those files are read or written (ownership whitelist); every
+// directory component is lstat-checked and files are opened O_NOFOLLOW.
+// meta.json v1 is read (revision credited as the tail length), v2 written;
+// a scope holding an x_* root keeps (or gets) v4 as a fence against writers
+// that would drop it (seed 003), and unknown meta keys are preserved.
+//
+// # Locking
+//
+// Upstream's protocol: O_EXCL lock file holding "<pid>\n", 25 ms polls, no
+// deadline (only ctx cancellation ends a wait), an empty file tolerated for
+// 2 s, malformed or non-regular → "State Flow publication lock is
+// unavailable at …", re-entry → "Recursive State Flow publication lock at
+// …", release only of our own inode and content. Divergence: a lock whose
+// PID is dead, whose process started after the lock was written (PID reuse),
+// or that stayed empty past the grace is renamed aside and removed, and the
+// store recovered (upstream stays unavailable until an operator acts).
+//
+// # Crash atomicity (beyond upstream)
+//
+// Upstream renames each file separately with no fsync. Here a publication
+// first writes the cohort journal (every target's pre-image identity and
+// post-image bytes) with durable.WriteFile, then each file (fsynced, one
+// directory fsync per directory), verifies, and removes the journal. An
+// acknowledged patch is therefore fsynced. Whoever next takes the lock
+// replays a journal only if every target holds its pre- or post-image, and
+// otherwise discards it and logs, so it never clobbers another writer. An
+// upstream writer ignores the journal file; it can only be left behind by a
+// crash of ours, and the next pikit writer resolves it.
+//
+// # Not here
+//
+// Git backup (optional and never authoritative upstream) is out of scope.
+// Artifact source observation (lstat fingerprints, Skill acquisition) is
+// not implemented; cards are validated and provenance kept in meta.json.
+package store
