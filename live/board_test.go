@@ -296,14 +296,11 @@ func TestRestart_KeepsUnackedDropsAcked(t *testing.T) {
 func TestEvents_StorageFailureRollsBack(t *testing.T) {
 	r := newRig(t, nil)
 	r.mustPost(r.env("unit", unitPayload("u1")))
-	// Swap the event log for a read-only handle: the next append fails.
+	// Close the event log under the endpoint: the next append fails.
 	r.e.mu.Lock()
-	ro, err := os.Open(filepath.Join(r.e.opts.Root, "state/log/events.ndjson"))
-	if err != nil {
+	if err := r.e.st.events.Close(); err != nil {
 		t.Fatal(err)
 	}
-	r.e.st.events.Close()
-	r.e.st.events = ro
 	r.e.mu.Unlock()
 	cp := r.env("checkpoint", checkpointPayload("cp1", "send", "smart"))
 	if code, body := r.post(cp); code != 500 || body != `{"error":"storage_failed","code":"EBADF","acked_seq":1}` && body != `{"error":"storage_failed","code":null,"acked_seq":1}` {

@@ -1,11 +1,8 @@
 package live
 
 import (
-	"bufio"
-	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -46,54 +43,35 @@ func (s *store) writeFrame(rel string, data []byte) error {
 	return nil
 }
 
-// appendEvents appends encoded log lines and fsyncs once. On failure the log
-// is truncated back to its previous size.
-func (s *store) appendEvents(buf []byte) error {
-	if len(buf) == 0 {
+// appendEvents appends one transaction's log lines (each without its LF)
+// with one write and one fsync (internal/durable's journal, which cuts a
+// failed append back).
+func (s *store) appendEvents(lines [][]byte) error {
+	if len(lines) == 0 {
 		return nil
 	}
-	prev := s.evSize
-	_, err := s.events.WriteAt(buf, prev)
-	if err == nil {
-		err = s.events.Sync()
-	}
-	if err != nil {
-		_ = s.events.Truncate(prev)
+	if err := s.events.Append(lines...); err != nil {
 		return wrapDisk(fmt.Errorf("append event log: %w", err))
 	}
-	s.evSize += int64(len(buf))
-	s.logBytes += int64(len(buf))
+	for _, l := range lines {
+		s.logBytes += int64(len(l)) + 1
+	}
 	return nil
 }
 
-// scanEvents reads log/events.ndjson, truncating a torn last line, and
-// returns its lines in file order.
+// scanEvents decodes the log lines read when the log was opened, in file
+// order (a torn tail was already cut); it stops at a line that is not a
+// log line.
 func (s *store) scanEvents() ([]logLine, error) {
-	if _, err := s.events.Seek(0, io.SeekStart); err != nil {
-		return nil, fmt.Errorf("seek event log: %w", err)
-	}
-	r := bufio.NewReaderSize(s.events, 1<<16)
-	var out []logLine
-	var good int64
-	for {
-		line, err := r.ReadBytes('\n')
-		if len(line) > 0 && line[len(line)-1] == '\n' {
-			var ll logLine
-			if jerr := json.Unmarshal(bytes.TrimSpace(line), &ll, jsonIn); jerr != nil {
-				break // torn or corrupt: everything from here on was never acknowledged
-			}
-			out = append(out, ll)
-			good += int64(len(line))
-			continue
-		}
-		if err != nil {
+	out := make([]logLine, 0, len(s.eventRecords))
+	for _, rec := range s.eventRecords {
+		var ll logLine
+		if err := json.Unmarshal(rec, &ll, jsonIn); err != nil {
 			break
 		}
+		out = append(out, ll)
 	}
-	if err := s.events.Truncate(good); err != nil {
-		return nil, fmt.Errorf("truncate event log: %w", err)
-	}
-	s.evSize = good
+	s.eventRecords = nil
 	return out, nil
 }
 
@@ -125,19 +103,15 @@ func (s *store) rotateLog(now time.Time) (string, error) {
 		}
 		dst = s.path(fmt.Sprintf("log-ended-%s-%d", stamp, i))
 	}
-	if err := os.Rename(s.logDir(), dst); err != nil {
+	if err := durable.Rename(s.logDir(), dst); err != nil {
 		return "", fmt.Errorf("rotate log: %w", err)
 	}
 	if err := ensureDirs(s.dir); err != nil {
 		return "", err
 	}
-	if err := syncDir(s.dir); err != nil {
-		return "", err
-	}
 	if err := s.openLogs(); err != nil {
 		return "", err
 	}
-	s.evSize = 0
 	return dst, nil
 }
 

@@ -12,6 +12,8 @@ import (
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
+	"github.com/pikit-dev/pikit/internal/durable"
+	"github.com/pikit-dev/pikit/internal/loopback"
 )
 
 // POST /events (reference §2.4). The body is buffered up to maxFrameBody;
@@ -173,6 +175,10 @@ func (e *Endpoint) handleSessionEnd(w http.ResponseWriter, r *http.Request, sid 
 		e.endUploading = false
 		e.mu.Unlock()
 	}()
+	// An archive upload may take long (reference §2: no request timeout);
+	// the read deadline would cut it. Outside a loopback server this is a
+	// no-op error.
+	_ = loopback.KeepOpen(w)
 	ext := "bin"
 	switch ct := strings.ToLower(strings.TrimSpace(strings.Split(r.Header.Get("Content-Type"), ";")[0])); ct {
 	case "application/zip":
@@ -194,7 +200,7 @@ func (e *Endpoint) handleSessionEnd(w http.ResponseWriter, r *http.Request, sid 
 	final := ""
 	if n > 0 {
 		final = filepath.Join(logDir, "archive."+ext)
-		if err := os.Rename(part, final); err != nil {
+		if err := durable.Rename(part, final); err != nil {
 			_ = os.Remove(part)
 			return &Error{Code: CodeArchiveWriteFailed}
 		}

@@ -60,13 +60,14 @@ type batchFileData struct {
 
 // store owns the files under state/. Not safe for concurrent use.
 type store struct {
-	root     string // absolute <root>
-	dir      string // <root>/state
-	events   *os.File
-	evSize   int64
-	agentLog *os.File
-	ops      *os.File // state/ops.ndjson, opened on first append
-	logBytes int64
+	root   string           // absolute <root>
+	dir    string           // <root>/state
+	events *durable.Journal // log/events.ndjson
+	// eventRecords are the event log's lines read at open, until scanned.
+	eventRecords [][]byte
+	agentLog     *os.File
+	ops          *os.File // state/ops.ndjson, opened on first append
+	logBytes     int64
 }
 
 func statePaths(root string) (string, error) {
@@ -126,7 +127,7 @@ func openStore(root string) (*store, error) {
 }
 
 func (s *store) openLogs() error {
-	ev, err := os.OpenFile(s.path(logDirName, eventsFile), os.O_RDWR|os.O_CREATE, 0o600)
+	ev, recs, err := durable.OpenJournal(s.path(logDirName, eventsFile), nil)
 	if err != nil {
 		return fmt.Errorf("open event log: %w", err)
 	}
@@ -135,21 +136,24 @@ func (s *store) openLogs() error {
 		ev.Close()
 		return fmt.Errorf("open agent log: %w", err)
 	}
-	s.events, s.agentLog = ev, ag
+	s.events, s.eventRecords, s.agentLog = ev, recs, ag
 	s.logBytes = dirSize(s.logDir())
 	return nil
 }
 
 func (s *store) close() error {
 	var first error
-	for _, f := range []*os.File{s.events, s.agentLog, s.ops} {
+	if s.events != nil {
+		first = s.events.Close()
+	}
+	for _, f := range []*os.File{s.agentLog, s.ops} {
 		if f != nil {
 			if err := f.Close(); err != nil && first == nil {
 				first = err
 			}
 		}
 	}
-	s.events, s.agentLog, s.ops = nil, nil, nil
+	s.events, s.eventRecords, s.agentLog, s.ops = nil, nil, nil, nil
 	return first
 }
 

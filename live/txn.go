@@ -1,7 +1,6 @@
 package live
 
 import (
-	"bytes"
 	"encoding/base64"
 	"fmt"
 	"os"
@@ -22,7 +21,7 @@ type admitResult struct {
 // transactions"). On a storage failure nothing of this request stays.
 func (e *Endpoint) admitLocked(envs []*Envelope) admitResult {
 	produced := &effects{}
-	var buf bytes.Buffer
+	var lines [][]byte
 	var frames []frameWrite
 	prev := e.board.snapshot() // the rollback point; units are copy on write
 	b := e.board
@@ -37,8 +36,7 @@ func (e *Endpoint) admitLocked(envs []*Envelope) admitResult {
 		if err != nil {
 			panic(fmt.Sprintf("live: encode log line: %v", err))
 		}
-		buf.Write(line)
-		buf.WriteByte('\n')
+		lines = append(lines, line)
 	}
 	start := b.AckedSeq
 	for _, env := range envs {
@@ -67,7 +65,7 @@ func (e *Endpoint) admitLocked(envs []*Envelope) admitResult {
 	if b.AckedSeq == start {
 		return admitResult{ackedSeq: start}
 	}
-	err := e.commitEvents(frames, buf.Bytes())
+	err := e.commitEvents(frames, lines)
 	if err != nil {
 		e.rollbackLocked(prev)
 		return admitResult{ackedSeq: e.board.AckedSeq, err: &storageError{err}}
@@ -101,7 +99,7 @@ func (e *Endpoint) framePayload(env *Envelope, frames []frameWrite) (payload, fr
 	return out, frameFile, frames
 }
 
-func (e *Endpoint) commitEvents(frames []frameWrite, lines []byte) error {
+func (e *Endpoint) commitEvents(frames []frameWrite, lines [][]byte) error {
 	for i, f := range frames {
 		if err := e.st.writeFrame(f.rel, f.data); err != nil {
 			for _, g := range frames[:i] {
@@ -137,11 +135,7 @@ func (e *Endpoint) rollbackLocked(prev *Board) {
 		e.failLocked(fmt.Errorf("reopen logs: %w", err))
 		return
 	}
-	// Cut what the failed append may have left past the last commit.
-	if err := e.st.events.Truncate(e.st.evSize); err != nil {
-		e.failLocked(fmt.Errorf("truncate event log: %w", err))
-		return
-	}
+	e.st.eventRecords = nil // the reopen read them again; recovery is not rerun
 	e.st.logBytes = dirSize(e.st.logDir())
 }
 
