@@ -142,31 +142,18 @@ func (c *KeyCache) Keys(msgs []Message) ([]string, error) {
 // Reset forgets every key.
 func (c *KeyCache) Reset() { c.m, c.bytes = nil, 0 }
 
-// mapEntryIDs gives each visible message the id of a branch `message` entry
-// with the same key, first come first served (reference §2.2).
-func mapEntryIDs(keys []string, branch []pisession.Entry, cache keyCache) ([]string, error) {
+// mapEntryIDs gives each visible message the id of a branch `message`
+// entry with the same key, first come first served (reference §2.2).
+// parsed holds each branch entry's message (nil for other entries).
+func mapEntryIDs(keys []string, branch []pisession.Entry, parsed []*Message, cache keyCache) ([]string, error) {
 	queues := map[string][]string{}
-	for _, e := range branch {
-		if e.Type != "message" {
+	for i, e := range branch {
+		if e.Type != "message" || parsed[i] == nil {
 			continue
 		}
-		obj, err := decodeObject(e.Raw)
+		k, err := cache.key(parsed[i])
 		if err != nil {
-			continue
-		}
-		raw, ok := obj["message"]
-		if !ok {
-			continue
-		}
-		k, ok := cache[string(raw)]
-		if !ok {
-			m, err := ParseMessage(raw)
-			if err != nil {
-				continue
-			}
-			if k, err = cache.key(&m); err != nil {
-				return nil, err
-			}
+			return nil, err
 		}
 		queues[k] = append(queues[k], e.ID)
 	}

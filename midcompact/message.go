@@ -30,6 +30,8 @@ type Message struct {
 	ContentString   string
 	ContentIsString bool
 	Parts           []Part
+	// ContentNullish is true when `content` is absent or null.
+	ContentNullish bool
 
 	ToolCallID string // toolResult
 	ToolName   string // toolResult
@@ -43,6 +45,8 @@ type Message struct {
 	// BlockID is `details.blockId` when it is a string (the midcompact
 	// summary wrapper, seed 001 §Projection).
 	BlockID string
+	// Provider and Model name an assistant message's model.
+	Provider, Model string
 }
 
 // Part is one element of an array `content`. Type is "" for a non-object
@@ -75,6 +79,7 @@ func ParseMessage(raw []byte) (Message, error) {
 	if n, ok := numberField(obj, "timestamp"); ok {
 		m.Timestamp, m.HasTimestamp = n, true
 	}
+	m.ContentNullish = jsNullish(obj["content"])
 	if c, ok := obj["content"]; ok {
 		switch firstByte(c) {
 		case '"':
@@ -96,6 +101,8 @@ func ParseMessage(raw []byte) (Message, error) {
 	m.Output, _ = stringField(obj, "output")
 	m.Summary, m.HasSummary = stringField(obj, "summary")
 	m.CustomType, _ = stringField(obj, "customType")
+	m.Provider, _ = stringField(obj, "provider")
+	m.Model, _ = stringField(obj, "model")
 	if d, ok := obj["details"]; ok && firstByte(d) == '{' {
 		if details, err := decodeObject(d); err == nil {
 			m.BlockID, _ = stringField(details, "blockId")

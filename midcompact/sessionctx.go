@@ -47,13 +47,22 @@ type ModelRef struct{ Provider, ModelID string }
 // Where Pi would throw (a message entry without a message object, a
 // context_edit without replacement) the entry gives nothing / is ignored.
 func BuildSessionContext(path []pisession.Entry) (SessionContext, error) {
+	sc, _, err := buildContext(path)
+	return sc, err
+}
+
+// buildContext is BuildSessionContext that also returns, per path index,
+// the parsed message of each `message` entry (nil for other entries), so
+// the snapshot maps entries without decoding them again.
+func buildContext(path []pisession.Entry) (SessionContext, []*Message, error) {
 	sc := SessionContext{ThinkingLevel: "off"}
 	fields := make([]map[string]json.RawMessage, len(path))
+	parsed := make([]*Message, len(path))
 	latestCompaction := -1
 	for i, e := range path {
 		obj, err := decodeObject(e.Raw)
 		if err != nil {
-			return SessionContext{}, fmt.Errorf("entry %d: %w", i, errNotObject)
+			return SessionContext{}, nil, fmt.Errorf("entry %d: %w", i, errNotObject)
 		}
 		fields[i] = obj
 		switch e.Type {
@@ -66,18 +75,17 @@ func BuildSessionContext(path []pisession.Entry) (SessionContext, error) {
 			m, _ := stringField(obj, "modelId")
 			sc.Model = &ModelRef{Provider: p, ModelID: m}
 		case "message":
-			if msg, err := decodeObject(obj["message"]); err == nil {
-				if r, _ := stringField(msg, "role"); r == "assistant" {
-					p, _ := stringField(msg, "provider")
-					m, _ := stringField(msg, "model")
-					sc.Model = &ModelRef{Provider: p, ModelID: m}
+			if m, err := ParseMessage(obj["message"]); err == nil {
+				parsed[i] = &m
+				if m.Role == "assistant" {
+					sc.Model = &ModelRef{Provider: m.Provider, ModelID: m.Model}
 				}
 			}
 		case "compaction":
 			latestCompaction = i
 		}
 	}
-	context := contextIndexes(path, fields, latestCompaction)
+	context := contextIndexes(path, fields, parsed, latestCompaction)
 	edits := map[string]int{}
 	for _, i := range context {
 		if path[i].Type == "context_edit" {
@@ -90,23 +98,17 @@ func BuildSessionContext(path []pisession.Entry) (SessionContext, error) {
 		if path[i].Type == "compaction" && k > 0 {
 			continue
 		}
-		raws := entryMessages(path[i], fields[i])
+		msgs := entryMessages(path[i], fields[i], parsed[i])
 		if ei, ok := edits[path[i].ID]; ok {
-			raws = applyContextEdit(raws, fields[ei])
+			msgs = applyContextEdit(msgs, fields[ei])
 		}
-		for _, r := range raws {
-			m, err := ParseMessage(r)
-			if err != nil {
-				continue
-			}
-			sc.Messages = append(sc.Messages, m)
-		}
+		sc.Messages = append(sc.Messages, msgs...)
 	}
-	return sc, nil
+	return sc, parsed, nil
 }
 
 // contextIndexes is Pi's `buildContextEntries` as indexes into path.
-func contextIndexes(path []pisession.Entry, fields []map[string]json.RawMessage, compaction int) []int {
+func contextIndexes(path []pisession.Entry, fields []map[string]json.RawMessage, parsed []*Message, compaction int) []int {
 	out := make([]int, 0, len(path))
 	if compaction < 0 {
 		for i := range path {
@@ -121,7 +123,7 @@ func contextIndexes(path []pisession.Entry, fields []map[string]json.RawMessage,
 		if path[i].ID == firstKept {
 			found = true
 		}
-		if found && !isSystemMessageEntry(path[i], fields[i]) {
+		if found && !(parsed[i] != nil && parsed[i].Role == "system") {
 			out = append(out, i)
 		}
 	}
@@ -131,37 +133,28 @@ func contextIndexes(path []pisession.Entry, fields []map[string]json.RawMessage,
 	return out
 }
 
-func isSystemMessageEntry(e pisession.Entry, obj map[string]json.RawMessage) bool {
-	if e.Type != "message" {
-		return false
-	}
-	msg, err := decodeObject(obj["message"])
-	if err != nil {
-		return false
-	}
-	r, _ := stringField(msg, "role")
-	return r == "system"
-}
-
-// entryMessages is Pi's `sessionEntryToContextMessages`, in JSON.
-func entryMessages(e pisession.Entry, obj map[string]json.RawMessage) []json.RawMessage {
+// entryMessages is Pi's `sessionEntryToContextMessages`; parsed is the
+// entry's message for a `message` entry.
+func entryMessages(e pisession.Entry, obj map[string]json.RawMessage, parsed *Message) []Message {
+	var raws []json.RawMessage
 	switch e.Type {
 	case "message":
-		raw := obj["message"]
-		msg, err := decodeObject(raw)
-		if err != nil {
+		if parsed == nil {
 			return nil
 		}
-		role, _ := stringField(msg, "role")
-		if jsNullish(msg["content"]) {
-			switch role {
+		if parsed.ContentNullish {
+			msg := members(parsed.Raw)
+			switch parsed.Role {
 			case "system":
-				return []json.RawMessage{setMember(raw, msg, "content", []byte(`""`))}
+				raws = append(raws, setMember(parsed.Raw, msg, "content", []byte(`""`)))
 			case "user", "assistant", "toolResult":
-				return []json.RawMessage{setMember(raw, msg, "content", []byte(`[]`))}
+				raws = append(raws, setMember(parsed.Raw, msg, "content", []byte(`[]`)))
+			default:
+				return []Message{*parsed}
 			}
+			break
 		}
-		return []json.RawMessage{raw}
+		return []Message{*parsed}
 	case "custom_message":
 		content := obj["content"]
 		if jsNullish(content) {
@@ -174,7 +167,7 @@ func entryMessages(e pisession.Entry, obj map[string]json.RawMessage) []json.Raw
 		b.add("display", obj["display"])
 		b.add("details", obj["details"])
 		b.add("timestamp", jsNumber(jsDateMs(obj["timestamp"])))
-		return []json.RawMessage{b.bytes()}
+		raws = append(raws, b.bytes())
 	case "branch_summary":
 		if !jsTruthy(obj["summary"]) {
 			return nil
@@ -184,7 +177,7 @@ func entryMessages(e pisession.Entry, obj map[string]json.RawMessage) []json.Raw
 		b.add("summary", obj["summary"])
 		b.add("fromId", obj["fromId"])
 		b.add("timestamp", jsNumber(jsDateMs(obj["timestamp"])))
-		return []json.RawMessage{b.bytes()}
+		raws = append(raws, b.bytes())
 	case "compaction":
 		var b objectBuilder
 		b.add("role", []byte(`"compactionSummary"`))
@@ -192,49 +185,57 @@ func entryMessages(e pisession.Entry, obj map[string]json.RawMessage) []json.Raw
 		b.add("tokensBefore", obj["tokensBefore"])
 		b.add("timestamp", jsNumber(jsDateMs(obj["timestamp"])))
 		if sys := obj["systemMessage"]; jsTruthy(sys) {
-			return []json.RawMessage{sys, b.bytes()}
+			raws = append(raws, sys)
 		}
-		return []json.RawMessage{b.bytes()}
+		raws = append(raws, b.bytes())
 	}
-	return nil
+	return parseAll(raws)
+}
+
+// parseAll parses built messages, dropping any that is not an object
+// (where Pi would carry a non-object systemMessage along).
+func parseAll(raws []json.RawMessage) []Message {
+	out := make([]Message, 0, len(raws))
+	for _, r := range raws {
+		if m, err := ParseMessage(r); err == nil {
+			out = append(out, m)
+		}
+	}
+	return out
 }
 
 // applyContextEdit is Pi's `projectContextEntry` for an entry with an edit.
-func applyContextEdit(raws []json.RawMessage, edit map[string]json.RawMessage) []json.RawMessage {
+func applyContextEdit(msgs []Message, edit map[string]json.RawMessage) []Message {
 	rep, ok := edit["replacement"]
 	if !ok {
-		return raws
+		return msgs
 	}
 	if firstByte(rep) == 'n' {
 		return nil
 	}
 	repObj, err := decodeObject(rep)
 	if err != nil {
-		return raws
+		return msgs
 	}
 	content := repObj["content"]
-	out := make([]json.RawMessage, 0, len(raws))
-	for _, r := range raws {
-		msg, err := decodeObject(r)
-		if err != nil {
-			out = append(out, r)
-			continue
-		}
-		role, _ := stringField(msg, "role")
-		switch role {
+	out := make([]Message, 0, len(msgs))
+	for _, m := range msgs {
+		switch m.Role {
 		case "user", "assistant", "toolResult", "custom":
 		default:
-			out = append(out, r)
+			out = append(out, m)
 			continue
 		}
 		c := content
-		if (role == "assistant" || role == "toolResult") && firstByte(content) == '"' {
+		if (m.Role == "assistant" || m.Role == "toolResult") && firstByte(content) == '"' {
 			var b objectBuilder
 			b.add("type", []byte(`"text"`))
 			b.add("text", content)
 			c = append(append([]byte{'['}, b.bytes()...), ']')
 		}
-		out = append(out, setMember(r, msg, "content", c))
+		if e, err := ParseMessage(setMember(m.Raw, members(m.Raw), "content", c)); err == nil {
+			out = append(out, e)
+		}
 	}
 	return out
 }

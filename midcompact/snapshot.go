@@ -26,7 +26,7 @@ type Snapshot struct {
 // NewSnapshot builds the snapshot of anchorBranch, the root→anchor entries.
 // nowMs stands in for Date.now() when a replaced message has no timestamp.
 func NewSnapshot(anchorBranch []pisession.Entry, nowMs float64) (*Snapshot, error) {
-	sc, err := BuildSessionContext(anchorBranch)
+	sc, parsed, err := buildContext(anchorBranch)
 	if err != nil {
 		return nil, fmt.Errorf("build session context: %w", err)
 	}
@@ -49,7 +49,7 @@ func NewSnapshot(anchorBranch []pisession.Entry, nowMs float64) (*Snapshot, erro
 			}
 		}
 	}
-	ids, err := mapEntryIDs(keys, anchorBranch, cache)
+	ids, err := mapEntryIDs(keys, anchorBranch, parsed, cache)
 	if err != nil {
 		return nil, err
 	}
