@@ -24,8 +24,10 @@ type stateflowFlags struct {
 func newStateflowCmd() *cobra.Command {
 	f := &stateflowFlags{}
 	cmd := &cobra.Command{
-		Use:   "stateflow",
-		Short: "Read, patch, check and list a StateFlow memory store offline",
+		Use:           "stateflow",
+		Short:         "Read, patch, check and list a StateFlow memory store offline",
+		SilenceUsage:  true,
+		SilenceErrors: true,
 	}
 	cmd.PersistentFlags().StringVar(&f.agentDir, "agent-dir", "", "Pi agent directory (default $PI_CODING_AGENT_DIR, else ~/.pi/agent)")
 	cmd.PersistentFlags().StringVar(&f.cwd, "cwd", "", "working directory whose CWD scope is in reach (default the current directory; need not exist)")
