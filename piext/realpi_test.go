@@ -193,3 +193,26 @@ func TestRealPi_AbortCancelsToolContext(t *testing.T) {
 		t.Errorf("agent_settled = %+v", s)
 	}
 }
+
+func TestRealPi_ReloadKeepsOneSidecarRebound(t *testing.T) {
+	t.Parallel()
+	p := newProbe(t, script(map[string][]modelserver.ToolCall{"ECHO": {toolCall("call_e", "probe_echo", `{"word":"after-reload"}`)}}))
+	c := p.start(t)
+	ctx := testCtx(t)
+	first := p.waitRecord(t, ctx, func(r record) bool { return r.Ev == "start" }).Pid
+	if _, err := c.Prompt(ctx, pirpc.PromptCommand{Message: "/probe:reload"}); err != nil {
+		t.Fatal(err)
+	}
+	p.waitRecord(t, ctx, func(r record) bool { return r.Ev == "hook" && r.Event == "session_start" && r.Gen == 2 })
+	if _, err := c.Prompt(ctx, pirpc.PromptCommand{Message: "ECHO please"}); err != nil {
+		t.Fatal(err)
+	}
+	evs := until(t, ctx, c, settled)
+	ends := find[*pirpc.ToolExecutionEnd](evs)
+	if len(ends) != 1 || ends[0].IsError || !strings.Contains(string(ends[0].Result), "echo:after-reload") {
+		t.Fatalf("tool after /reload: %+v", ends)
+	}
+	if got := pids(p.records(t)); len(got) != 1 || !got[first] {
+		t.Errorf("sidecars after /reload = %v, want only %d", got, first)
+	}
+}

@@ -55,7 +55,7 @@ func main() {
 	hooks := []piext.Hook{}
 	var lastSession *piext.Pi
 	var sessMu sync.Mutex
-	piext.Main(&piext.Extension{
+	ext := &piext.Extension{
 		Name: "probe",
 		Tools: []piext.Tool{
 			{Name: "probe_echo", Label: "Probe echo", Description: "Echo a word back",
@@ -117,6 +117,12 @@ func main() {
 				sessMu.Unlock()
 				return c.Pi.Notify(ctx, fmt.Sprintf("answers ok=%v pick=%s/%s args=%s", ok.Confirmed, pick.Status, pick.Value, c.Args), "info")
 			}},
+			{Name: "probe:reload", Description: "Reload extensions (ctx.reload)",
+				Run: func(ctx context.Context, c *piext.CommandCall) error {
+					_, err := c.Pi.Call(ctx, "ctx", "reload")
+					rec.log("reloaded", "err", fmt.Sprint(err))
+					return err
+				}},
 			{Name: "probe:later", Description: "A session-scoped call outside any handler",
 				Run: func(ctx context.Context, c *piext.CommandCall) error {
 					sessMu.Lock()
@@ -183,8 +189,34 @@ func main() {
 				return &piext.ContextResult{Messages: out}, nil
 			}),
 		),
-	})
+	}
+	if os.Getenv("PIKIT_PROBE_BYTEWISE") == "1" && (len(os.Args) < 2 || os.Args[1] != piext.ManifestFlag) {
+		// Every byte to the bridge in its own write, 100 µs apart: the
+		// bridge must split lines on byte 10 over Buffers.
+		out, err := piext.TakeStdout()
+		if err != nil {
+			os.Exit(1)
+		}
+		if err := piext.Serve(context.Background(), ext, os.Stdin, bytewise{out}); err != nil {
+			os.Exit(1)
+		}
+		return
+	}
+	piext.Main(ext)
 }
+
+type bytewise struct{ f *os.File }
+
+func (b bytewise) Write(p []byte) (int, error) {
+	for i := range p {
+		if _, err := b.f.Write(p[i : i+1]); err != nil {
+			return i, err
+		}
+		time.Sleep(100 * time.Microsecond)
+	}
+	return len(p), nil
+}
+
 
 // withHooks returns the hooks unless $PIKIT_PROBE_HOOKS is "0" (read at
 // install time too: the manifest then has none).
