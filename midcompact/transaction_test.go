@@ -97,6 +97,13 @@ func TestPlanCommit_LegacyTelemetry(t *testing.T) {
 	if lc.EstimatedSavedTokens != 21000 || *lc.ProjectedTokens != 49000 || *lc.ProjectedPercent != 49 {
 		t.Errorf("legacy telemetry = %d %v %v", lc.EstimatedSavedTokens, *lc.ProjectedTokens, *lc.ProjectedPercent)
 	}
+	// A range that "saves" nothing by the legacy estimate commits all the
+	// same: approx tokens never decide (seed 001 §Persistence).
+	d.Ranges[0].OriginalApproxTokens, d.Ranges[0].CompressedApproxTokens = 0, 1_000_000
+	res, err = PlanCommit(tx, d, snap, testNow)
+	if err != nil || res.State.LastCommit.EstimatedSavedTokens != 0 || *res.State.LastCommit.ProjectedTokens != 70000 {
+		t.Errorf("legacy fields gated the commit: %v", err)
+	}
 }
 
 func TestNewTransaction(t *testing.T) {
