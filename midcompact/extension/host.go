@@ -1,0 +1,66 @@
+package extension
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/pikit-dev/pikit/internal/pisession"
+	"github.com/pikit-dev/pikit/piext"
+)
+
+// host is the part of Pi a handler calls back into. *piext.Pi is the real
+// one; tests of edge cases real Pi cannot produce on demand pass a fake.
+type host interface {
+	Notify(ctx context.Context, message, level string) error
+	SetStatus(ctx context.Context, key, text string) error
+	WaitForIdle(ctx context.Context) error
+	GetBranch(ctx context.Context, fromID string) ([]piext.Entry, error)
+	GetEntries(ctx context.Context) ([]piext.Entry, error)
+	GetLeafID(ctx context.Context) (string, error)
+	AppendEntry(ctx context.Context, customType string, data any) error
+	SetLabel(ctx context.Context, entryID, label string) error
+	NavigateTree(ctx context.Context, targetID string, opts piext.NavigateOptions) (bool, error)
+	SendUserMessage(ctx context.Context, text, deliverAs string) error
+	Select(ctx context.Context, title string, options []string, o piext.DialogOptions) (piext.DialogResult, error)
+	Confirm(ctx context.Context, title, message string, o piext.DialogOptions) (piext.DialogResult, error)
+	HasUI(ctx context.Context) (bool, error)
+	Mode(ctx context.Context) (string, error)
+	GetContextUsage(ctx context.Context) (json.RawMessage, error)
+}
+
+var _ host = (*piext.Pi)(nil)
+
+// sessionEntries converts Pi's entries to the core's reader type, reading
+// each entry's top-level strings in one pass (a non-string reads as "").
+func sessionEntries(es []piext.Entry) []pisession.Entry {
+	out := make([]pisession.Entry, len(es))
+	for i, e := range es {
+		var top struct {
+			ID        json.RawMessage `json:"id"`
+			ParentID  json.RawMessage `json:"parentId"`
+			Type      json.RawMessage `json:"type"`
+			Timestamp json.RawMessage `json:"timestamp"`
+		}
+		_ = json.Unmarshal(e.Raw, &top) // an entry that is not an object keeps only Raw
+		out[i] = pisession.Entry{Raw: e.Raw, ID: jsonStr(top.ID), ParentID: jsonStr(top.ParentID),
+			Type: jsonStr(top.Type), Timestamp: jsonStr(top.Timestamp)}
+	}
+	return out
+}
+
+func jsonStr(raw json.RawMessage) string {
+	var s string
+	if len(raw) == 0 || raw[0] != '"' || json.Unmarshal(raw, &s) != nil {
+		return ""
+	}
+	return s
+}
+
+// branch returns the session branch root → fromID ("" = the leaf).
+func branch(ctx context.Context, h host, fromID string) ([]pisession.Entry, error) {
+	es, err := h.GetBranch(ctx, fromID)
+	if err != nil {
+		return nil, err
+	}
+	return sessionEntries(es), nil
+}
