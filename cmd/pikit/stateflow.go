@@ -73,7 +73,12 @@ func (f *stateflowFlags) open(cmd *cobra.Command, session string) (*store.Store,
 		return nil, err
 	}
 	stderr := cmd.ErrOrStderr()
+	var diag *store.Diagnostics
+	if cfg.Logging {
+		diag = store.NewDiagnostics(agentDir)
+	}
 	return store.Open(l, &store.Options{
+		Diagnostics:    diag,
 		HistoryLimit:   cfg.HistoryLimit,
 		NewSessionMode: cfg.Mode,
 		OnLockWait: func(pid int) {

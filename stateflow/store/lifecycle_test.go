@@ -70,3 +70,16 @@ func TestLifecycle_modeResponseFork(t *testing.T) {
 func contains2(s, sub string) bool {
 	return len(s) >= len(sub) && (s == sub || len(replaceOnce(s, sub, "")) != len(s))
 }
+
+func TestDiagnostics_invalidPatchLogged(t *testing.T) {
+	dir := t.TempDir()
+	l, _ := NewLayout(filepath.Join(dir, "state-flow"), "/home/u/proj", "")
+	s := Open(l, &Options{HistoryLimit: 7, Diagnostics: NewDiagnostics(dir)})
+	if _, err := s.PatchState(context.Background(), []byte(`{"cwd":{"response":{}}}`), nil); err == nil {
+		t.Fatal("invalid patch accepted")
+	}
+	b, err := os.ReadFile(DiagnosticsPath(dir))
+	if err != nil || !contains2(string(b), `"category":"invalid-patch","message":"Unknown State Flow patch key \"response\"`) {
+		t.Fatalf("diagnostics: %s %v", b, err)
+	}
+}

@@ -26,6 +26,9 @@ type Options struct {
 	OnLockWait func(pid int)
 	// Logger receives recovery reports (nil: discarded).
 	Logger *slog.Logger
+	// Diagnostics receives invalid-patch and publication-conflict events
+	// when config.json enables logging (nil: none).
+	Diagnostics *Diagnostics
 	// NewID returns a fresh transition or origin id (nil: random UUID v4).
 	// Tests set it to get deterministic files.
 	NewID func() string

@@ -15,10 +15,21 @@ import (
 // `pikit stateflow patch` both call it.
 func (s *Store) PatchState(ctx context.Context, raw []byte, po *PatchOptions) (*sf.PatchResult, error) {
 	args, err := sf.DecodePatchArgs(s.opts.Roots, raw)
-	if err != nil {
-		return nil, err
+	if err == nil {
+		var res *sf.PatchResult
+		if res, err = s.Patch(ctx, args, po); err == nil {
+			return res, nil
+		}
 	}
-	return s.Patch(ctx, args, po)
+	var te *sf.ToolError
+	var se *Error
+	switch {
+	case errors.As(err, &te):
+		s.opts.Diagnostics.Log(DiagInvalidPatch, te.Msg)
+	case errors.As(err, &se):
+		s.opts.Diagnostics.Log(DiagPublicationConflict, se.Msg)
+	}
+	return nil, err
 }
 
 // ReadState runs the read_state tool on raw JSON arguments (reference §1.8)
