@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -291,9 +292,11 @@ func TestRealPi_InstalledHelloToolWorks(t *testing.T) {
 		"GREET": {toolCall("call_h", "hello", `{"name":"Ada"}`)},
 	})})
 	dir := env.InstallExtension(t, "hello", "") // built-in: pikit ext run hello
-	if _, err := os.Stat(filepath.Join(dir, "piext.json")); err != nil {
+	if _, err := os.Stat(filepath.Join(dir, "skills", "hello-greeting", "SKILL.md")); err != nil {
 		t.Fatal(err)
 	}
+	// The skill reaches Pi through resources_discover, not discovery.
+	env.Args = slices.DeleteFunc(env.Args, func(a string) bool { return a == "--no-skills" })
 	p := &probe{env: env}
 	c := p.start(t)
 	ctx := testCtx(t)
@@ -304,5 +307,8 @@ func TestRealPi_InstalledHelloToolWorks(t *testing.T) {
 	ends := find[*pirpc.ToolExecutionEnd](evs)
 	if len(ends) != 1 || ends[0].IsError || !strings.Contains(string(ends[0].Result), "Hello, Ada!") {
 		t.Fatalf("hello tool: %+v", ends)
+	}
+	if sys := env.Server.Requests()[0].Messages[0].Text(); !strings.Contains(sys, "hello-greeting") {
+		t.Errorf("the skill is not in the system prompt")
 	}
 }

@@ -11,7 +11,7 @@ import (
 
 // New returns the extension.
 func New() *piext.Extension {
-	return &piext.Extension{Name: "hello",
+	return &piext.Extension{Name: "hello", Skills: Skills(),
 		Tools: []piext.Tool{{Name: "hello", Description: "Greet someone by name",
 			Parameters: json.RawMessage(`{"type":"object","properties":{"name":{"type":"string"}},"required":["name"]}`),
 			Execute: func(ctx context.Context, c *piext.ToolCall) (*piext.ToolResult, error) {

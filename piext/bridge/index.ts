@@ -490,9 +490,12 @@ export default function (pi: any) {
         const hashes = input.map(hashMessage);
         const send = async (full: boolean) => {
           const messages = input.map((m, i) => (full || !sc.known.has(hashes[i]) ? { h: hashes[i], m } : { h: hashes[i] }));
-          const res = await sc.call("hook", { ...base, messages }, { timeoutMs: HOOK_TIMEOUT_MS });
+          const res = sc.call("hook", { ...base, messages }, { timeoutMs: HOOK_TIMEOUT_MS });
+          // Known once sent: the sidecar mirrors a call even when its answer
+          // comes too late; if it did not, it answers "unknown message" and
+          // the next call resends in full.
           sc.known = new Set(hashes);
-          return res;
+          return await res;
         };
         let res: any;
         try {

@@ -217,7 +217,6 @@ func (b bytewise) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-
 // withHooks returns the hooks unless $PIKIT_PROBE_HOOKS is "0" (read at
 // install time too: the manifest then has none).
 func withHooks(base []piext.Hook, hs ...piext.Hook) []piext.Hook {

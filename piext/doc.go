@@ -1,0 +1,63 @@
+// Package piext writes Pi extensions in Go. Pi (1.6.0) loads only
+// TypeScript/JavaScript extensions; piext installs a small TypeScript bridge
+// (embedded, see piext/bridge) that Pi loads through jiti and that forwards
+// the extension's tools, commands and hooks to a Go sidecar over JSON-RPC 2.0
+// on stdio (internal/jsonrpc), letting Go call back into Pi.
+//
+// # Writing an extension
+//
+// An [Extension] lists [Tool]s (JSON Schema parameters as given; Execute
+// gets a ctx cancelled by Pi's abort, can send progress with
+// [ToolCall.Update], returns text/image [Content], details and isError),
+// [Command]s ("name:sub", argument completions) and [Hook]s (any Pi event;
+// each declared [FailOpen] or [FailClosed]). A program of its own is one
+// call:
+//
+//	func main() {
+//		piext.Main(&piext.Extension{Name: "hello", Tools: []piext.Tool{{
+//			Name: "hello", Description: "Greet someone",
+//			Parameters: json.RawMessage(`{"type":"object","properties":{"name":{"type":"string"}}}`),
+//			Execute: func(ctx context.Context, c *piext.ToolCall) (*piext.ToolResult, error) {
+//				return &piext.ToolResult{Content: []piext.Content{piext.Text("Hello!")}}, nil
+//			},
+//		}}})
+//	}
+//
+// and `pikit ext install hello --exec ./hello` installs it (see
+// examples/piext-hello).
+//
+// # Calling back into Pi
+//
+// Every handler gets a [Pi] bound to the context Pi passed to that handler;
+// [Pi.Session] gives a handle for session-scoped calls after the handler
+// returned, which fail with [ErrStaleSession] once the session was replaced.
+// Each method is one row of the bridge's allowlist of pi, ctx, ctx.ui and
+// ctx.sessionManager methods; [Pi.Call] reaches any row. Messages and entries
+// stay opaque JSON ([Message], [Entry]) with typed accessors.
+//
+// # Order, failure and timeouts
+//
+// The bridge awaits each hook; Go runs one session's hooks one at a time in
+// arrival order, tools and commands concurrently. A hook gets [HookTimeout]
+// (5 s), a call back into Pi [ReverseCallTimeout] (30 s); tools, commands and
+// dialogs have none. A hook that cannot be answered fails as declared:
+// tool_call closed ({block: true, reason}), everything else open by default
+// (the event goes on unmodified, the first failure of a sidecar's life shown
+// as an extension_error). The sidecar starts in session_start or on first
+// use, one per installed extension per Pi process (kept on globalThis across
+// /reload), is rebound on every session_start and after a respawn, and
+// respawns on the next call after a crash.
+//
+// # The context hook
+//
+// Pi clones the messages before every context dispatch. The bridge keeps a
+// content hash per message and sends only messages the sidecar has not seen;
+// Go keeps the mirror, hands the handler the full [Event.Messages] and sends
+// back an edit list (runs of unchanged input plus new messages) built from
+// the [ContextResult].
+//
+// # Protocol
+//
+// Version [ProtocolVersion] in initialize; a mismatch says to run
+// `pikit ext install NAME` again. Methods and shapes are in protocol.go.
+package piext

@@ -1,0 +1,87 @@
+package piext_test
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+	"testing/fstest"
+
+	"github.com/pikit-dev/pikit/piext"
+)
+
+func TestInstall_IdempotentUninstallListRefusesForeign(t *testing.T) {
+	dir := t.TempDir()
+	exe := filepath.Join(t.TempDir(), "ext")
+	if err := os.WriteFile(exe, []byte("#!/bin/sh\n"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	m := (&piext.Extension{Name: "demo"}).Manifest()
+	skills := fstest.MapFS{"s1/SKILL.md": {Data: []byte("---\nname: s1\n---\n")}}
+	o := piext.InstallOptions{Dir: dir, Command: []string{exe, "ext", "run", "demo"}, Manifest: m, Skills: skills}
+	folder, err := piext.WriteInstall(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := piext.WriteInstall(o); err != nil {
+		t.Fatalf("second install: %v", err)
+	}
+	for _, f := range []string{"package.json", "index.ts", "piext.json", "skills/s1/SKILL.md"} {
+		st, err := os.Stat(filepath.Join(folder, f))
+		if err != nil || st.Mode().Perm() != 0o600 {
+			t.Errorf("%s: %v %v", f, err, st)
+		}
+	}
+	in, err := piext.ReadInstall(folder)
+	if err != nil || in.Protocol != piext.ProtocolVersion || in.Command[0] != exe {
+		t.Errorf("piext.json = %+v, %v", in, err)
+	}
+	list, err := piext.List(dir)
+	if err != nil || len(list) != 1 || !list[0].CommandOK {
+		t.Fatalf("list = %+v, %v", list, err)
+	}
+	os.Remove(exe)
+	if list, _ := piext.List(dir); list[0].CommandOK {
+		t.Error("list says a removed program still exists")
+	}
+
+	// A folder without our piext.json is never touched.
+	foreign := piext.Folder(dir, "other")
+	os.MkdirAll(foreign, 0o700)
+	os.WriteFile(filepath.Join(foreign, "index.ts"), []byte("mine"), 0o600)
+	if _, err := piext.WriteInstall(piext.InstallOptions{Dir: dir, Command: []string{exe}, Manifest: (&piext.Extension{Name: "other"}).Manifest()}); !errors.Is(err, piext.ErrNotOurs) {
+		t.Errorf("install over a foreign folder: %v", err)
+	}
+	if err := piext.Uninstall(dir, "other"); !errors.Is(err, piext.ErrNotOurs) {
+		t.Errorf("uninstall a foreign folder: %v", err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(foreign, "index.ts")); string(b) != "mine" {
+		t.Error("foreign file changed")
+	}
+
+	if err := piext.Uninstall(dir, "demo"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(folder); !os.IsNotExist(err) {
+		t.Errorf("folder after uninstall: %v", err)
+	}
+	if err := piext.Uninstall(dir, "demo"); !errors.Is(err, piext.ErrNotInstalled) {
+		t.Errorf("second uninstall: %v", err)
+	}
+}
+
+func TestCheckExecutable_RefusesGoRunAndGoTestBinaries(t *testing.T) {
+	for _, tc := range []struct {
+		path string
+		ok   bool
+	}{
+		{"/tmp/go-build123456/b001/exe/pikit", false},
+		{"/tmp/TestX/piext.test", false},
+		{"/home/dev/go/bin/pikit", true},
+	} {
+		err := piext.CheckExecutable(tc.path)
+		if (err == nil) != tc.ok || (!tc.ok && !errors.Is(err, piext.ErrTempExecutable)) {
+			t.Errorf("%s: %v", tc.path, err)
+		}
+	}
+}
