@@ -34,7 +34,9 @@ type Diagnostics struct {
 
 // NewDiagnostics logs to DiagnosticsPath(agentDir) (created 0700/0600 on
 // first use).
-func NewDiagnostics(agentDir string) *Diagnostics { return &Diagnostics{path: DiagnosticsPath(agentDir)} }
+func NewDiagnostics(agentDir string) *Diagnostics {
+	return &Diagnostics{path: DiagnosticsPath(agentDir)}
+}
 
 // Log appends one event; an I/O failure is returned, never retried.
 func (d *Diagnostics) Log(category, message string) error {
