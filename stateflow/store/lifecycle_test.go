@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	sf "github.com/pikit-dev/pikit/stateflow"
 )
 
 func TestLifecycle_modeResponseFork(t *testing.T) {
@@ -81,5 +83,36 @@ func TestDiagnostics_invalidPatchLogged(t *testing.T) {
 	b, err := os.ReadFile(DiagnosticsPath(dir))
 	if err != nil || !contains2(string(b), `"category":"invalid-patch","message":"Unknown State Flow patch key \"response\"`) {
 		t.Fatalf("diagnostics: %s %v", b, err)
+	}
+}
+
+func TestStore_headsAndStatus(t *testing.T) {
+	ctx := context.Background()
+	s := newTestStore(t, testSession)
+	if _, err := s.Patch(ctx, mustArgs(t, `{"cwd":{"contract":{"db":"pg"}},"session":{"lazy":{"plan":[1]}}}`), &PatchOptions{CreateSession: true}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.AcceptResponse(ctx, "done"); err != nil {
+		t.Fatal(err)
+	}
+	head, err := s.ActiveHead(ctx, "next task", "p9")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := sf.PrefixActiveHead + `{"specification":"next task","state":{"contract":{"db":"pg"},"response":"done"},"lazy_navigation":{"available":true,"path":"effective.lazy","keys":{"plan":"array"}},"recent_transitions":{"cwd":[{"contract":{"db":"pg"}}],"session":[{"response":"done"}]}}`
+	if head[0] != want || head[1] != "State Flow projection: p9" {
+		t.Fatalf("head\n got  %s\n want %s", head[0], want)
+	}
+	passive, err := s.PassiveHead(ctx)
+	if err != nil || passive != sf.PrefixPassiveHead+`{"state":{"contract":{"db":"pg"}},"lazy_navigation":{"available":true,"path":"effective.lazy","keys":{"plan":"array"}}}` {
+		t.Fatalf("passive head %s %v", passive, err)
+	}
+	if st := s.Status(ctx, ModeActive); !contains2(st, "Revision: g0c1s2\n") || !contains2(st, "Step: 2\n") {
+		t.Fatalf("status:\n%s", st)
+	}
+	os.WriteFile(filepath.Join(s.Layout().Root, "checkpoint.json"), []byte("{"), 0o600)
+	os.WriteFile(filepath.Join(s.Layout().Root, "patches.jsonl"), nil, 0o600)
+	if st := s.Status(ctx, ModeActive); !contains2(st, "State Flow active (blocked)\n") {
+		t.Fatalf("blocked status:\n%s", st)
 	}
 }
