@@ -13,6 +13,7 @@ import (
 
 	"github.com/pikit-dev/pikit/internal/modelserver"
 	"github.com/pikit-dev/pikit/internal/pitest"
+	"github.com/pikit-dev/pikit/piext"
 	"github.com/pikit-dev/pikit/pirpc"
 )
 
@@ -310,5 +311,35 @@ func TestRealPi_InstalledHelloToolWorks(t *testing.T) {
 	}
 	if sys := env.Server.Requests()[0].Messages[0].Text(); !strings.Contains(sys, "hello-greeting") {
 		t.Errorf("the skill is not in the system prompt")
+	}
+}
+
+func TestRealPi_PackLoadsWithDashE(t *testing.T) {
+	t.Parallel()
+	env := pitest.New(t, &pitest.Options{Session: true, Script: script(map[string][]modelserver.ToolCall{
+		"GREET": {toolCall("call_h", "hello", `{"name":"Pack"}`)},
+	})})
+	pikit := os.Getenv("PIKIT_TEST_PIKIT")
+	if pikit == "" {
+		pikit = pitest.BuildCommand(t, "./cmd/pikit")
+	}
+	dir := filepath.Join(t.TempDir(), "hello-pack")
+	if out, err := exec.Command(pikit, "ext", "pack", "hello", dir).CombinedOutput(); err != nil {
+		t.Fatalf("pack: %v\n%s", err, out)
+	}
+	in, err := piext.ReadInstall(dir)
+	if err != nil || filepath.IsAbs(in.Command[0]) {
+		t.Fatalf("packed piext.json: %+v %v (want a relative command)", in, err)
+	}
+	p := &probe{env: env}
+	env.Args = append(env.Args, "-e", dir) // --no-extensions stays: -e still loads
+	c := p.start(t)
+	ctx := testCtx(t)
+	if _, err := c.Prompt(ctx, pirpc.PromptCommand{Message: "GREET"}); err != nil {
+		t.Fatal(err)
+	}
+	ends := find[*pirpc.ToolExecutionEnd](until(t, ctx, c, settled))
+	if len(ends) != 1 || ends[0].IsError || !strings.Contains(string(ends[0].Result), "Hello, Pack!") {
+		t.Fatalf("packed hello tool: %+v", ends)
 	}
 }
