@@ -69,10 +69,10 @@ func recordedMessages(t *testing.T) []json.RawMessage {
 	return msgs
 }
 
-// TestMessageKey_Node compares MessageKey with Node's JSON.stringify over
+// TestMessageKey_RealNode compares MessageKey with Node's JSON.stringify over
 // sorted keys and FNV-1a 64 (reference §2.2) on every recorded Pi message
 // and on random messages built to hit JS number and string formatting.
-func TestMessageKey_Node(t *testing.T) {
+func TestMessageKey_RealNode(t *testing.T) {
 	o := newOracle(t)
 	msgs := recordedMessages(t)
 	if len(msgs) < 10 {

@@ -110,9 +110,9 @@ var contextCases = map[string][]string{
 	},
 }
 
-// TestBuildSessionContext_Node compares the port with Pi 1.6.0's own
+// TestBuildSessionContext_RealNode compares the port with Pi 1.6.0's own
 // buildSessionContext (run in the test Node) leaf by leaf.
-func TestBuildSessionContext_Node(t *testing.T) {
+func TestBuildSessionContext_RealNode(t *testing.T) {
 	o := newOracle(t)
 	for name, lines := range contextCases {
 		t.Run(name, func(t *testing.T) {

@@ -15,13 +15,17 @@ import (
 // cannot read leaves the request unchanged.
 //
 // The bridge's mirror hands the same bytes for a message it has seen, so
-// parsed messages are kept by the address of those bytes (held, so the
-// address cannot be reused) and only new messages are parsed; keys are
-// kept in a midcompact.KeyCache. Both hold only what the last request held.
+// parsed messages and their keys are kept by the address of those bytes
+// (the key pointer holds them, so the address cannot be reused) and only new
+// messages are parsed and hashed. It holds only what the last request held.
 type projector struct {
 	mu     sync.Mutex
-	parsed map[*byte]midcompact.Message
-	keys   midcompact.KeyCache
+	parsed map[*byte]parsedMessage
+}
+
+type parsedMessage struct {
+	msg midcompact.Message
+	key string
 }
 
 // reset forgets everything (session switch).
@@ -29,7 +33,6 @@ func (p *projector) reset() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.parsed = nil
-	p.keys.Reset()
 }
 
 // project returns the projected list, or nil when nothing changes.
@@ -40,7 +43,8 @@ func (p *projector) project(in []piext.Message, blocks []midcompact.Block, nowMs
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	msgs := make([]midcompact.Message, len(in))
-	next := make(map[*byte]midcompact.Message, len(in))
+	keys := make([]string, len(in))
+	next := make(map[*byte]parsedMessage, len(in))
 	origin := make(map[*byte]int, len(in)) // the parsed message's Raw → input index
 	for i, m := range in {
 		if len(m.Raw) == 0 {
@@ -48,21 +52,22 @@ func (p *projector) project(in []piext.Message, blocks []midcompact.Block, nowMs
 		}
 		k := &m.Raw[0]
 		pm, ok := p.parsed[k]
-		if !ok || len(pm.Raw) == 0 {
-			var err error
-			if pm, err = midcompact.ParseMessage(m.Raw); err != nil {
+		if !ok || len(pm.msg.Raw) != len(m.Raw) {
+			msg, err := midcompact.ParseMessage(m.Raw)
+			if err != nil {
 				return nil
 			}
+			key, err := midcompact.MessageKey(&msg)
+			if err != nil {
+				return nil
+			}
+			pm = parsedMessage{msg, key}
 		}
 		next[k] = pm
-		msgs[i] = pm
-		origin[&pm.Raw[0]] = i
+		msgs[i], keys[i] = pm.msg, pm.key
+		origin[&pm.msg.Raw[0]] = i
 	}
 	p.parsed = next
-	keys, err := p.keys.Keys(msgs)
-	if err != nil {
-		return nil
-	}
 	res := midcompact.Project(msgs, keys, blocks, nowMs)
 	if len(res.Applied) == 0 {
 		return nil

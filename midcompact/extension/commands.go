@@ -1,0 +1,235 @@
+package extension
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"time"
+
+	"github.com/pikit-dev/pikit/midcompact"
+	"github.com/pikit-dev/pikit/piext"
+)
+
+// Start mode chooser (reference §5.3; the option wording beyond the order
+// Agent direct, User manual, Drop is this package's own).
+const (
+	startTitle       = "Midcompact: freeze the current context as an anchor and plan its compression"
+	startAgent       = "Agent direct — the Agent inspects and proposes the plan"
+	startUser        = "User manual — you select the ranges first"
+	startDrop        = "Drop — do not start"
+	rpcDialogTimeout = 120 * time.Second // the RPC chooser timeout
+)
+
+func dialogOptions(mode string) piext.DialogOptions {
+	if mode == "rpc" {
+		return piext.DialogOptions{Timeout: rpcDialogTimeout}
+	}
+	return piext.DialogOptions{}
+}
+
+// start is /midcompact:start [focus] (reference §5.1): freeze the leaf as
+// the anchor, append the transaction and an empty plan, send the start
+// prompt, and in user-first mode open Selection once the Agent has
+// acknowledged (seed 001 §Transactions).
+func (rt *runtime) start(ctx context.Context, h, session host, focus string) error {
+	if err := h.WaitForIdle(ctx); err != nil {
+		return err
+	}
+	r, err := rt.current(ctx, h)
+	if err != nil {
+		return err
+	}
+	leaf, err := h.GetLeafID(ctx)
+	if err != nil {
+		return err
+	}
+	if n := midcompact.CheckStart(r, leaf); n != nil {
+		return h.Notify(ctx, n.Text, string(n.Level))
+	}
+	mode, n, err := rt.chooseStart(ctx, h)
+	if err != nil || n != nil {
+		return notifyErr(ctx, h, n, err)
+	}
+	usage, err := contextUsage(ctx, h)
+	if err != nil {
+		return err
+	}
+	tx, err := midcompact.NewTransaction(leaf, mode, rt.now(), random5(), usage)
+	if err != nil {
+		return err
+	}
+	d := midcompact.NewDraft(tx.ID)
+	if err := h.AppendEntry(ctx, midcompact.TransactionEntryType, tx); err != nil {
+		return err
+	}
+	if err := h.AppendEntry(ctx, midcompact.DraftEntryType, d); err != nil {
+		return err
+	}
+	rt.mem.setPlan(tx, d)
+	if err := rt.showStatus(ctx, h); err != nil {
+		return err
+	}
+	if err := h.Notify(ctx, midcompact.StartNotice(tx), "info"); err != nil {
+		return err
+	}
+	if err := h.SendUserMessage(ctx, midcompact.StartPrompt(tx, d, focus), ""); err != nil {
+		return err
+	}
+	if mode != midcompact.StartUser {
+		return nil
+	}
+	if err := h.WaitForIdle(ctx); err != nil {
+		return err
+	}
+	return rt.openPlanning(ctx, h, session, selectCommand, "")
+}
+
+// chooseStart picks the start mode: agent without a UI, else the chooser.
+func (rt *runtime) chooseStart(ctx context.Context, h host) (midcompact.StartMode, *midcompact.Notice, error) {
+	ui, err := h.HasUI(ctx)
+	if err != nil || !ui {
+		return midcompact.StartAgent, nil, err
+	}
+	mode, err := h.Mode(ctx)
+	if err != nil {
+		return "", nil, err
+	}
+	res, err := h.Select(ctx, startTitle, []string{startAgent, startUser, startDrop}, dialogOptions(mode))
+	if err != nil {
+		return "", nil, err
+	}
+	if res.Status != piext.DialogAnswered || res.Value == startDrop {
+		return "", &midcompact.Notice{Level: midcompact.NoticeInfo, Text: midcompact.MsgStartCancelled}, nil
+	}
+	switch res.Value {
+	case startAgent:
+		return midcompact.StartAgent, nil, nil
+	case startUser:
+		return midcompact.StartUser, nil, nil
+	}
+	return "", &midcompact.Notice{Level: midcompact.NoticeWarning, Text: midcompact.MsgStartUnrecognized}, nil
+}
+
+// contextUsage reads ctx.getContextUsage() (nil when Pi reports none).
+func contextUsage(ctx context.Context, h host) (*midcompact.AnchorUsage, error) {
+	raw, err := h.GetContextUsage(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var u struct {
+		Tokens        *float64 `json:"tokens"`
+		ContextWindow *float64 `json:"contextWindow"`
+		Percent       *float64 `json:"percent"`
+	}
+	if json.Unmarshal(raw, &u) != nil || u.ContextWindow == nil {
+		return nil, nil
+	}
+	return &midcompact.AnchorUsage{Tokens: u.Tokens, ContextWindow: *u.ContextWindow, Percent: u.Percent}, nil
+}
+
+// random5 is five random characters of [a-z0-9] for a transaction id.
+func random5() string {
+	const alphabet = "0123456789abcdefghijklmnopqrstuvwxyz"
+	b := make([]byte, 5)
+	_, _ = rand.Read(b) // crypto/rand never fails on Linux
+	for i := range b {
+		b[i] = alphabet[int(b[i])%len(alphabet)]
+	}
+	return string(b)
+}
+
+// abort is /midcompact:abort: back to the anchor, nothing written (seed
+// 001 §Persistence).
+func (rt *runtime) abort(ctx context.Context, h host) error {
+	if err := h.WaitForIdle(ctx); err != nil {
+		return err
+	}
+	r, err := rt.current(ctx, h)
+	if err != nil {
+		return err
+	}
+	anchor, n := midcompact.PrepareAbort(r, rt.lock.Owner())
+	if n != nil {
+		return h.Notify(ctx, n.Text, string(n.Level))
+	}
+	cancelled, err := h.NavigateTree(ctx, anchor, piext.NavigateOptions{})
+	if err != nil {
+		return err
+	}
+	if !cancelled {
+		rt.mem.ended()
+		rt.lock.Reset()
+		if err := rt.showStatus(ctx, h); err != nil {
+			return err
+		}
+	}
+	done := midcompact.AbortDone(cancelled)
+	return h.Notify(ctx, done.Text, string(done.Level))
+}
+
+// commit is /midcompact:commit: validate against a fresh anchor snapshot,
+// navigate to the anchor, append the new state there, label it (seed 001
+// §Transactions). The tool can never do this.
+func (rt *runtime) commit(ctx context.Context, h host) error {
+	if err := h.WaitForIdle(ctx); err != nil {
+		return err
+	}
+	r, err := rt.current(ctx, h)
+	if err != nil {
+		return err
+	}
+	var snap *midcompact.Snapshot
+	if r.Transaction != nil && rt.lock.Owner() != midcompact.LockAgent {
+		if snap, err = rt.snapshot(ctx, h, r.Transaction.AnchorEntryID); err != nil {
+			return err
+		}
+	}
+	res, n := midcompact.PrepareCommit(r, rt.lock.Owner(), snap, rt.now())
+	if n != nil {
+		return h.Notify(ctx, n.Text, string(n.Level))
+	}
+	cancelled, err := h.NavigateTree(ctx, r.Transaction.AnchorEntryID, piext.NavigateOptions{})
+	if err != nil {
+		return err
+	}
+	if cancelled {
+		return h.Notify(ctx, midcompact.MsgCommitCancelled, "warning")
+	}
+	if err := h.AppendEntry(ctx, midcompact.StateEntryType, res.State); err != nil {
+		return err
+	}
+	id, err := h.GetLeafID(ctx)
+	if err != nil {
+		return err
+	}
+	if err := h.SetLabel(ctx, id, res.Label); err != nil {
+		return err
+	}
+	rt.mem.committed(res.State)
+	rt.lock.Reset()
+	if err := rt.showStatus(ctx, h); err != nil {
+		return err
+	}
+	return h.Notify(ctx, res.Notice, "info")
+}
+
+// status is /midcompact:status.
+func (rt *runtime) status(ctx context.Context, h host) error {
+	if err := h.WaitForIdle(ctx); err != nil {
+		return err
+	}
+	r, err := rt.current(ctx, h)
+	if err != nil {
+		return err
+	}
+	if r.Transaction == nil && r.State == nil {
+		r.State = rt.mem.get().State
+	}
+	var snap *midcompact.Snapshot
+	if r.Transaction != nil {
+		if snap, err = rt.snapshot(ctx, h, r.Transaction.AnchorEntryID); err != nil {
+			snap = nil // endpoints fall back to stored previews
+		}
+	}
+	return h.Notify(ctx, midcompact.StatusText(r, snap, rt.lock.Owner()), "info")
+}
