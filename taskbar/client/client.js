@@ -22,6 +22,17 @@
   const BACKOFF_MAX_MS = 30000;
   const READ_TIMEOUT_MS = 15000;
   const MUTATION_TIMEOUT_MS = 120000;
+  // Consecutive failed reads after which the status itself says the
+  // connection is lost (the retry note shows from the second).
+  const CONNECTION_FAILURES = 3;
+  // After Stop turns back into Run the button stays disabled this long, so a
+  // click meant as Stop that lands just after the task ended starts nothing.
+  const RUN_CALM_MS = 800;
+  const IDEMPOTENCY_HEADER = "Idempotency-Key";
+  // Per-tab session storage (one key per mount base): open panel, draft and
+  // marks of this page survive a full reload by the app's hot reload.
+  const STORAGE_PREFIX = "pi-browser-taskbar:";
+  const RESTORE_MARKS_MS = 10000;
   const MAX_MARKS = 8;
   const PROMPT_BYTES = 4000;
   const LIMITS = Object.freeze({
@@ -88,6 +99,9 @@
   const MARK_NAME_CHARS = 40;
   const UNCERTAIN_TEXT = "The request result was uncertain; current project state was reconciled.";
   const CONNECTION_LOST_TEXT = "Connection lost. Retrying without clearing the last known state.";
+  const DISCONNECTED_TEXT = "Connection lost";
+  const FRAME_TEXT =
+    "Elements inside a frame cannot be marked. Mark the frame element's surroundings on this page, or open the framed page on its own to mark inside it.";
   const CANCEL_WARNING = "Stopping cannot roll back changes Pi already made.";
   const REMOTE_WARNING = "Remote HTTP access is unencrypted. Use only on a trusted network.";
   const TRUNCATED_TEXT = "Showing the newest 32 KiB; older output was removed.";
@@ -789,9 +803,20 @@
     }
   }
 
+  // hideBootstrap keeps the bootstrap JSON off the screen even when a host
+  // stylesheet such as `* { all: unset }` undoes the user agent's
+  // `script { display: none }`: an inline !important declaration wins over
+  // any normal author rule.
+  function hideBootstrap(element) {
+    if (element && element.style && element.style.getPropertyPriority("display") !== "important") {
+      element.style.setProperty("display", "none", "important");
+    }
+  }
+
   function readBootstrap(document, previous) {
     const element = document.getElementById(BOOTSTRAP_ID);
     if (!element) return previous;
+    hideBootstrap(element);
     let data;
     try {
       data = JSON.parse(element.textContent || "{}");
@@ -906,10 +931,10 @@
       <p class="pi-note" data-truncated hidden>${TRUNCATED_TEXT}</p>
       <p class="pi-error" data-error hidden></p>
       <p class="pi-warning" data-cancel-warning hidden>${CANCEL_WARNING}</p>
-      <p class="pi-note" data-retry hidden></p>
     </div>
     </div>
     <footer class="pi-footer" data-part="footer">
+      <p class="pi-note pi-retry" data-retry hidden></p>
       <p class="pi-status" data-status data-state="starting"><span class="pi-dot" aria-hidden="true"></span><span data-status-text>Connecting</span></p>
       <div class="pi-actions pi-footer-actions">
         <button type="button" class="pi-button" data-copy disabled>Copy prompt</button>
@@ -1001,6 +1026,21 @@
     let outlineFrame = 0;
     let validateQueued = false;
     let renderedTask = "";
+    let renderedOutput = null;
+    // Connection: true after CONNECTION_FAILURES consecutive failed reads.
+    let disconnected = false;
+    // Run/Stop meaning and when it last turned from Stop back into Run.
+    let runMeaning = "run";
+    let runCalmUntil = 0;
+    let pressedMeaning = "";
+    // Tool-call boundaries in the current task's output (UTF-16 offsets).
+    let breaks = { task: "", at: [] };
+    let seenOutput = null;
+    // Marks restored after a reload whose elements are not on the page yet.
+    let pendingMarks = [];
+    let restoreUntil = 0;
+    // Same-origin frame documents listened to while marking.
+    let frameDocs = [];
 
     // --- announcements: one polite atomic region for status, activity and errors.
     function announce(text) {
@@ -1017,9 +1057,10 @@
     }
 
     // --- HTTP.
-    async function request(method, path, body, timeoutMs) {
+    async function request(method, path, body, timeoutMs, key) {
       bootstrap = readBootstrap(document, bootstrap);
       const headers = { Accept: "application/json" };
+      if (key) headers[IDEMPOTENCY_HEADER] = key;
       const init = { method, headers, credentials: "same-origin", cache: "no-store" };
       if (body !== undefined) {
         headers["Content-Type"] = "application/json";
@@ -1089,13 +1130,17 @@
       const started = generation;
       try {
         const next = await request("GET", "/state", undefined, READ_TIMEOUT_MS);
+        readFailures = 0;
         if (started === generation && !mutationPending) {
           const before = snapshot;
           snapshot = next;
           if (before && lifecycleKey(before) !== lifecycleKey(next)) notifyTabs();
-          readFailures = 0;
+          disconnected = false;
           ui.retry.hidden = true;
           ui.retry.textContent = "";
+          render();
+        } else if (disconnected) {
+          disconnected = false;
           render();
         }
         schedule(isActive(snapshot) ? ACTIVE_POLL_MS : STABLE_POLL_MS);
@@ -1111,6 +1156,12 @@
           }
           ui.retry.hidden = false;
         }
+        // Repeated failures: the status, the launcher and Run/Stop stop
+        // claiming a state the taskbar can no longer confirm.
+        if (readFailures >= CONNECTION_FAILURES && !disconnected) {
+          disconnected = true;
+          render();
+        }
         schedule(Math.min(BACKOFF_MAX_MS, BACKOFF_MIN_MS * 2 ** (readFailures - 1)));
       } finally {
         readInFlight = false;
@@ -1123,14 +1174,18 @@
 
     // mutate sends one POST/DELETE exactly once; any failure is reconciled by
     // one GET /state, never by repeating the mutation.
+    // Each call is one user action with its own Idempotency-Key: a resend of
+    // the request (the browser's own, on a reset connection) carries the same
+    // key, so the server can answer it with the first outcome.
     async function mutate(method, path, body) {
       if (mutationPending) return;
       mutationPending = true;
       generation += 1;
       clientError = "";
       renderControls();
+      const key = idempotencyKey();
       try {
-        const next = await request(method, path, body, MUTATION_TIMEOUT_MS);
+        const next = await request(method, path, body, MUTATION_TIMEOUT_MS, key);
         generation += 1;
         snapshot = next;
         mutationPending = false;
@@ -1154,6 +1209,17 @@
         notifyTabs();
         return false;
       }
+    }
+
+    // idempotencyKey is a random (version 4) UUID; crypto.getRandomValues
+    // works outside secure contexts too (remote HTTP access).
+    function idempotencyKey() {
+      const bytes = new Uint8Array(16);
+      view.crypto.getRandomValues(bytes);
+      bytes[6] = (bytes[6] & 0x0f) | 0x40;
+      bytes[8] = (bytes[8] & 0x3f) | 0x80;
+      const hex = Array.from(bytes, (byte) => byte.toString(16).padStart(2, "0")).join("");
+      return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
     }
 
     // lifecycleKey names what other tabs must learn about at once: session
@@ -1206,7 +1272,9 @@
       const taskID = snapshot && snapshot.task ? snapshot.task.id : "";
       const newTask = taskID !== "" && taskID !== renderedTask;
       renderedTask = taskID;
-      const shown = visibleState(snapshot);
+      const shown = disconnected
+        ? { word: DISCONNECTED_TEXT, text: DISCONNECTED_TEXT, state: "disconnected" }
+        : visibleState(snapshot);
       const session = snapshot && snapshot.session ? snapshot.session : { status: "starting" };
       const task = snapshot ? snapshot.task : null;
       ui.status.setAttribute("data-state", shown.state);
@@ -1223,9 +1291,12 @@
       ui.activity.textContent = activity;
       ui.activity.hidden = !activity;
       const output = task && typeof task.output === "string" ? task.output : "";
-      if (ui.output.textContent !== output) {
+      trackToolBreaks(task);
+      const outputKey = `${output}\u0000${breaks.at.join(",")}`;
+      if (renderedOutput !== outputKey) {
+        renderedOutput = outputKey;
         const atBottom = ui.output.scrollTop + ui.output.clientHeight >= ui.output.scrollHeight - 4;
-        ui.output.textContent = output;
+        renderOutput(output);
         ui.output.hidden = !output;
         if (atBottom) ui.output.scrollTop = ui.output.scrollHeight;
       }
@@ -1253,6 +1324,53 @@
       renderControls();
     }
 
+    // trackToolBreaks notes where a tool call split the task's output. The
+    // output is the plain concatenation of Pi's text (reference §7), so the
+    // client marks the boundary itself: while a tool runs no text arrives,
+    // so the length seen with a "Running …" activity is exact; when only the
+    // "Finished …"/"Tool failed …" activity was seen, the length before it is
+    // used. Truncated output (older text cut) shows no boundaries.
+    function trackToolBreaks(task) {
+      if (!task) return;
+      if (breaks.task !== task.id) {
+        breaks = { task: task.id, at: [] };
+        seenOutput = null;
+      }
+      const length = typeof task.output === "string" ? task.output.length : 0;
+      const activity = typeof task.activity === "string" ? task.activity : "";
+      if (task.output_truncated === true) {
+        if (breaks.at.length > 0) {
+          breaks.at = [];
+          saveState();
+        }
+      } else if (/^(?:Running|Finished|Tool failed) /.test(activity) && seenOutput && seenOutput.activity !== activity) {
+        const at = activity.startsWith("Running ") ? length : Math.min(seenOutput.length, length);
+        const last = breaks.at.length > 0 ? breaks.at[breaks.at.length - 1] : 0;
+        if (at > last) {
+          breaks.at.push(at);
+          saveState();
+        }
+      }
+      seenOutput = { activity, length };
+    }
+
+    // renderOutput shows the output with a visual break at each tool-call
+    // boundary; the breaks carry no text, so textContent stays the output.
+    function renderOutput(output) {
+      ui.output.textContent = "";
+      let from = 0;
+      for (const at of breaks.at) {
+        if (at <= from || at >= output.length) continue;
+        const separator = document.createElement("span");
+        separator.className = "pi-output-break";
+        separator.setAttribute("data-output-break", "");
+        separator.setAttribute("aria-hidden", "true");
+        ui.output.append(output.slice(from, at), separator);
+        from = at;
+      }
+      ui.output.append(output.slice(from));
+    }
+
     // revealFeedback scrolls the panel body (never the page) just enough to
     // show the feedback's end without hiding its start.
     function revealFeedback() {
@@ -1271,6 +1389,7 @@
       if (task && task.status === "cancelled" && shown.word === "Stopped") {
         return "Task stopped. File changes already made were not rolled back.";
       }
+      if (shown.state === "disconnected") return "Connection lost. Pi's state is unknown until the taskbar reconnects.";
       if (shown.word === "Ready") return error ? `Pi is ready. ${error}` : "Pi is ready.";
       if (shown.word === "Working") return activity ? `Working. ${activity}` : "Working.";
       return error ? `${shown.text}. ${error}` : `${shown.text}. ${activity}`;
@@ -1303,13 +1422,20 @@
       // Run keeps focus across state changes, so it is never natively
       // disabled: aria-disabled carries the state and the handler checks it.
       let runText = "Run with Pi";
-      let runOff = mutationPending || session !== "ready" || problem !== "";
+      let runOff = mutationPending || disconnected || session !== "ready" || problem !== "";
+      let meaning = "run";
       if (running) {
         runText = "Stop task";
-        runOff = mutationPending;
+        runOff = mutationPending || disconnected;
+        meaning = "stop";
       } else if (cancelling) {
         runText = "Stopping…";
         runOff = true;
+        meaning = "stopping";
+      }
+      if (meaning !== runMeaning) {
+        if (meaning === "run") runCalmUntil = view.performance.now() + RUN_CALM_MS;
+        runMeaning = meaning;
       }
       ui.run.textContent = runText;
       ui.run.setAttribute("aria-disabled", String(runOff));
@@ -1331,6 +1457,7 @@
       ui.panel.hidden = !open;
       host.toggleAttribute("data-open", open);
       renderControls();
+      saveState();
       scheduleOutlines();
       if (open) {
         // The newest output first, as it streams in (the closed panel has no layout).
@@ -1360,6 +1487,7 @@
     ui.prompt.addEventListener("input", () => {
       clientError = "";
       renderControls();
+      saveState();
     });
 
     // --- session reset (seed "Session reset"): asked once, sent once.
@@ -1386,8 +1514,20 @@
     });
 
     // --- task actions.
+    // A press that began on Stop (or Stopping…) stays a stop: when the task
+    // ends between press and release, or just before a click or key press,
+    // Run has replaced Stop under the pointer and the click starts nothing.
+    ui.run.addEventListener("pointerdown", () => {
+      pressedMeaning = runMeaning;
+    });
     ui.run.addEventListener("click", () => {
+      const pressed = pressedMeaning;
+      pressedMeaning = "";
       if (ui.run.getAttribute("aria-disabled") === "true") return;
+      if (runMeaning === "run" && (pressed === "stop" || pressed === "stopping" || view.performance.now() < runCalmUntil)) {
+        announce("The task had already ended; nothing was started.");
+        return;
+      }
       const task = snapshot ? snapshot.task : null;
       if (task && task.status === "running") {
         mutate("DELETE", `/tasks/${encodeURIComponent(task.id)}`).then(() => ui.run.focus());
@@ -1397,6 +1537,7 @@
       if (!prompt || utf8Length(prompt) > PROMPT_BYTES) return;
       validateMarks();
       const context = capture();
+      saveState();
       mutate("POST", "/tasks", { prompt, context });
     });
 
@@ -1478,6 +1619,92 @@
       ui.marks.hidden = marks.length === 0;
       renderControls();
       scheduleOutlines();
+      saveState();
+    }
+
+    // --- per-tab state across a full reload (session storage, this mount
+    // base): panel open, draft, marks (by selector, on the same page) and the
+    // current task's output breaks. Restored only when the page was reloaded.
+    function storageKey() {
+      return STORAGE_PREFIX + bootstrap.mountBase;
+    }
+
+    function pageKey() {
+      return view.location.pathname + view.location.search;
+    }
+
+    function saveState() {
+      try {
+        view.sessionStorage.setItem(
+          storageKey(),
+          JSON.stringify({
+            v: 1,
+            page: pageKey(),
+            open: !ui.panel.hidden,
+            draft: ui.prompt.value,
+            marks: marks.map((mark) => mark.selector).concat(pendingMarks).slice(0, MAX_MARKS),
+            breaks,
+          }),
+        );
+      } catch (_error) {
+        // Storage disabled or full: a reload then starts fresh.
+      }
+    }
+
+    function savedState() {
+      try {
+        const entry = view.performance.getEntriesByType("navigation")[0];
+        if (!entry || entry.type !== "reload") return null;
+        const saved = JSON.parse(view.sessionStorage.getItem(storageKey()) || "null");
+        return saved && saved.v === 1 && saved.page === pageKey() ? saved : null;
+      } catch (_error) {
+        return null;
+      }
+    }
+
+    function restoreState() {
+      const saved = savedState();
+      if (!saved) return;
+      if (typeof saved.draft === "string") ui.prompt.value = saved.draft;
+      const stored = saved.breaks;
+      if (stored && typeof stored.task === "string" && Array.isArray(stored.at)) {
+        breaks = { task: stored.task, at: stored.at.filter((at) => Number.isSafeInteger(at) && at > 0).slice(0, 1000) };
+      }
+      if (Array.isArray(saved.marks)) {
+        pendingMarks = saved.marks.filter((selector) => typeof selector === "string").slice(0, MAX_MARKS);
+        restoreUntil = view.performance.now() + RESTORE_MARKS_MS;
+        restoreMarks();
+      }
+      if (saved.open === true) setOpen(true);
+      else renderControls();
+    }
+
+    // restoreMarks marks again each saved selector that names exactly one
+    // capturable element; the rest wait (an app may render late) until
+    // RESTORE_MARKS_MS after the reload.
+    function restoreMarks() {
+      if (pendingMarks.length === 0) return;
+      const left = [];
+      let added = false;
+      for (const selector of pendingMarks) {
+        let found = [];
+        try {
+          found = document.querySelectorAll(selector);
+        } catch (_error) {
+          continue;
+        }
+        const element = found.length === 1 ? found[0] : null;
+        if (!element || !capturable(element, host)) {
+          left.push(selector);
+          continue;
+        }
+        if (marks.length < MAX_MARKS && !marks.some((mark) => mark.element === element || mark.selector === selector)) {
+          marks.push({ element, selector, name: markName(element) });
+          added = true;
+        }
+      }
+      pendingMarks = view.performance.now() < restoreUntil ? left : [];
+      if (added) renderMarks();
     }
 
     function removeMark(index) {
@@ -1584,6 +1811,78 @@
       }
     }
 
+    // --- frames: a frame's elements are not part of the captured page, so
+    // marking inside one is refused with guidance. Same-origin frame
+    // documents are listened to while marking (Escape cancels from there
+    // too); focus moving into any other frame refuses at once.
+    function refuseFrame() {
+      stopMarking(true);
+      clientError = FRAME_TEXT;
+      render();
+      announce(FRAME_TEXT);
+    }
+
+    function onFrameKey(event) {
+      if (event.key === "Escape") {
+        event.preventDefault();
+        event.stopPropagation();
+        stopMarking(true);
+        announce("Marking cancelled.");
+      } else if (event.key === "Enter" || event.key === " ") {
+        event.preventDefault();
+        event.stopPropagation();
+        refuseFrame();
+      }
+    }
+
+    function onFramePointer(event) {
+      event.preventDefault();
+      event.stopPropagation();
+      if (event.type === "click") refuseFrame();
+    }
+
+    const frameListeners = [
+      ["keydown", onFrameKey],
+      ["mousedown", onFramePointer],
+      ["click", onFramePointer],
+    ];
+
+    function listenToFrames() {
+      frameDocs = [];
+      for (const frame of document.querySelectorAll("iframe, frame")) {
+        let frameDocument = null;
+        try {
+          frameDocument = frame.contentDocument;
+        } catch (_error) {
+          frameDocument = null;
+        }
+        if (!frameDocument) continue;
+        for (const [type, listener] of frameListeners) frameDocument.addEventListener(type, listener, true);
+        frameDocs.push(frameDocument);
+      }
+    }
+
+    function unlistenToFrames() {
+      for (const frameDocument of frameDocs) {
+        for (const [type, listener] of frameListeners) frameDocument.removeEventListener(type, listener, true);
+      }
+      frameDocs = [];
+    }
+
+    function onWindowBlur() {
+      view.setTimeout(() => {
+        const active = document.activeElement;
+        if (!marking || !active || (active.localName !== "iframe" && active.localName !== "frame")) return;
+        let frameDocument = null;
+        try {
+          frameDocument = active.contentDocument;
+        } catch (_error) {
+          frameDocument = null;
+        }
+        if (!frameDocument || !frameDocs.includes(frameDocument)) refuseFrame();
+      }, 0);
+    }
+
     function swallow(event) {
       if (!insideHost(event)) {
         event.preventDefault();
@@ -1613,6 +1912,8 @@
       ui.markHelp.hidden = false;
       host.setAttribute("data-marking", "");
       for (const [type, listener] of markListeners) document.addEventListener(type, listener, true);
+      listenToFrames();
+      view.addEventListener("blur", onWindowBlur);
       announce(MARK_HELP);
     }
 
@@ -1624,6 +1925,8 @@
       ui.markHelp.hidden = true;
       host.removeAttribute("data-marking");
       for (const [type, listener] of markListeners) document.removeEventListener(type, listener, true);
+      unlistenToFrames();
+      view.removeEventListener("blur", onWindowBlur);
       scheduleOutlines();
       if (focusMark) ui.mark.focus();
     }
@@ -1681,7 +1984,20 @@
           outline.appendChild(badge);
         }
         ui.outlines.appendChild(outline);
+        if (box.label) keepInViewport(outline.firstChild);
       }
+    }
+
+    // keepInViewport moves a mark badge back inside the viewport (2 px in)
+    // when its corner position would put it past a page edge.
+    function keepInViewport(badge) {
+      const rect = badge.getBoundingClientRect();
+      const width = document.documentElement.clientWidth || view.innerWidth;
+      const height = document.documentElement.clientHeight || view.innerHeight;
+      const shift = (low, high, limit) => (low < 2 ? 2 - low : high > limit - 2 ? Math.max(2 - low, limit - 2 - high) : 0);
+      const dx = shift(rect.left, rect.right, width);
+      const dy = shift(rect.top, rect.bottom, height);
+      if (dx !== 0 || dy !== 0) badge.style.transform = `translate(${dx}px, ${dy}px)`;
     }
 
     // --- host navigation (seed "Browser reconciliation and host navigation").
@@ -1691,6 +2007,7 @@
 
     const observer = new view.MutationObserver((records) => {
       if (!host.isConnected || host.parentNode !== document.body) ensureAttached();
+      if (pendingMarks.length > 0) restoreMarks();
       if (marks.length > 0 && !validateQueued && records.length > 0) {
         validateQueued = true;
         view.queueMicrotask(() => {
@@ -1764,6 +2081,7 @@
     applyTheme();
     document.body.appendChild(host);
     tabChannel();
+    restoreState();
     render();
     refresh();
     return controller;
@@ -1792,8 +2110,17 @@
   };
   globalThis.PiBrowserTaskbar = api;
 
+  // A page shown inside a frame gets no taskbar of its own: the top-level
+  // page has one, and marking covers only the top-level document.
+  let framed = true;
+  try {
+    framed = window.self !== window.top;
+  } catch (_error) {
+    framed = true;
+  }
+  hideBootstrap(document.getElementById(BOOTSTRAP_ID));
   const start = () => {
-    if (document.body) mount(document, fallbackBootstrap);
+    if (document.body && !framed) mount(document, fallbackBootstrap);
   };
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", start, { once: true });
   else start();
