@@ -1,0 +1,57 @@
+// Package extension is midcompact as a Pi extension on piext (seed 001):
+// `pikit ext install midcompact` installs it, and a Pi session then starts,
+// plans, commits and recalls.
+//
+// The core (package midcompact) decides everything; this package only wires
+// Pi to it:
+//
+//   - the `midcompact` tool: the core's schema and midcompact.Execute;
+//     a plan mutation appends the full `midcompact-draft` entry the core
+//     returns and refreshes the footer status (key "midcompact");
+//   - the commands midcompact:start|abort|commit|status|review|select and
+//     the aliases review-webui, select-webui, plus close-webui (reference
+//     §5.1): start freezes the leaf as the anchor, appends transaction and
+//     empty plan, sends the start prompt and, user-first, opens Selection;
+//     commit validates against a fresh anchor snapshot, navigates to the
+//     anchor (summarize off), appends the state there and labels it; abort
+//     navigates and writes nothing; every command but close-webui waits for
+//     idle first;
+//   - hooks: session_start and session_tree close registered workbenches,
+//     then restore from the branch and reset the planning lock;
+//     session_shutdown clears everything; agent_start takes the lock for the
+//     agent while a transaction exists and agent_settled gives it back;
+//     before_agent_start adds the hidden `midcompact-handoff` message;
+//     context projects (below).
+//
+// # Projection
+//
+// The context hook replaces committed blocks by their summary wrappers on
+// every LLM request (midcompact.Project: fail-open per block and for
+// overlaps) and answers through piext's incremental path: unchanged messages
+// go back as references, only wrappers cross the pipe. Messages the bridge
+// already sent are parsed and hashed once (keyed by the mirror's bytes).
+// The hook makes no call back into Pi: the active state is kept in memory,
+// set by restore and by commit. A message it cannot read leaves the request
+// unchanged.
+//
+// # Planning surfaces
+//
+// The web workbench and the TUI overlays are behind the [Surfaces]
+// interface (Options.Surfaces). The extension resolves the surface argument
+// or chooser, refuses a second planning UI and an agent-held lock, takes
+// the UI lock and hands the surface a [Plan] (read the ReviewState, save a
+// selection, edit or remove a range; Release gives the lock back). Without
+// Surfaces (this build) select/review answer that the surface is not part of
+// this build and close-webui finds no WebUI open (reference §5.6 text).
+//
+// # Decisions
+//
+//   - The planning lock is not exposed to other extensions (upstream
+//     `pi.midcompactPlanningLock`): piext has no cross-extension object.
+//   - Start-mode chooser labels beyond the order Agent direct, User manual,
+//     Drop, and the title, are this package's own.
+//   - Selection/Review without a transaction warn `No active midcompact
+//     transaction.`.
+//   - A state entry renderer (reference §3.5) is not registered: piext
+//     offers no registerEntryRenderer.
+package extension

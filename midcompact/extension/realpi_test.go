@@ -1,0 +1,152 @@
+package extension_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/pikit-dev/pikit/internal/modelserver"
+	"github.com/pikit-dev/pikit/midcompact"
+	"github.com/pikit-dev/pikit/pirpc"
+)
+
+const (
+	firstUser  = "hello one alpha-original"
+	secondUser = "hello two beta"
+	wrapperC1  = "[Midcompact summary c0001: first greeting]"
+)
+
+// toolTexts are the results of the midcompact tool among evs.
+func toolTexts(evs []pirpc.Event) []string {
+	var out []string
+	for _, e := range find[*pirpc.ToolExecutionEnd](evs) {
+		out = append(out, string(e.Result))
+	}
+	return out
+}
+
+// Seed 001 §Transactions, §Projection, §Persistence end to end on the real
+// Pi: the model inspects and plans through the tool, the user commits with
+// the RPC prompt, the next request carries the summary wrapper instead of the
+// originals, recall returns the original, and a Pi restarted on the same
+// session file still projects.
+func TestRealPi_PlanCommitProjectRecallRestart(t *testing.T) {
+	t.Parallel()
+	env := newEnv(t)
+	s := startPi(t, env)
+	ctx := testCtx(t)
+	s.prompt(t, ctx, firstUser)
+	s.prompt(t, ctx, secondUser)
+
+	s.command(t, ctx, "/midcompact:start", "Agent direct", "Midcompact started at anchor")
+	evs := s.until(t, ctx, settled)
+	texts := toolTexts(evs)
+	if len(texts) != 2 || !strings.Contains(texts[0], "Totals: 4 atoms") || !strings.Contains(texts[1], "added d1") {
+		t.Fatalf("tool results = %q", texts)
+	}
+	es, _ := s.entries(t, ctx)
+	if n := len(customOf(es, midcompact.DraftEntryType)); n != 2 {
+		t.Errorf("draft entries = %d, want 2 (start, plan_add)", n)
+	}
+	var status []string
+	for _, r := range find[*pirpc.ExtensionUIRequest](evs) {
+		if r.Method == "setStatus" && r.StatusKey == "midcompact" && r.StatusText != nil {
+			status = append(status, *r.StatusText)
+		}
+	}
+	if len(status) == 0 || !strings.Contains(strings.Join(status, "|"), "Agent editing") {
+		t.Errorf("footer status during the agent turn = %q", status)
+	}
+
+	cevs := s.command(t, ctx, "/midcompact:commit", "", "Midcompact committed: 1 new range(s)")
+	for _, n := range notices(cevs) {
+		if strings.Contains(n, "currently processing") {
+			t.Errorf("commit refused after the turn: %q", n)
+		}
+	}
+	es, leaf := s.entries(t, ctx)
+	states := customOf(es, midcompact.StateEntryType)
+	txs := customOf(es, midcompact.TransactionEntryType)
+	if len(states) != 1 || len(txs) != 1 {
+		t.Fatalf("state entries %d, transaction entries %d", len(states), len(txs))
+	}
+	anchor := txs[0]["data"].(map[string]any)["anchorEntryId"]
+	if states[0]["parentId"] != anchor || states[0]["id"] != leaf {
+		t.Errorf("state parent %v leaf %v, want parent = anchor %v and leaf = state %v", states[0]["parentId"], leaf, anchor, states[0]["id"])
+	}
+	labelled := false
+	for _, e := range es {
+		if e["type"] == "label" && e["targetId"] == states[0]["id"] && strings.HasPrefix(e["label"].(string), "midcompact +1") {
+			labelled = true
+		}
+	}
+	if !labelled {
+		t.Errorf("no midcompact label on the state entry")
+	}
+
+	s.prompt(t, ctx, "after commit gamma")
+	assertProjected(t, env.Server.Requests())
+
+	evs = s.prompt(t, ctx, "RECALL c0001 please")
+	if texts := toolTexts(evs); len(texts) != 1 || !strings.Contains(texts[0], firstUser) || strings.Contains(texts[0], wrapperC1) {
+		t.Errorf("recall_read = %q, want the original", texts)
+	}
+	assertProjected(t, env.Server.Requests()) // recall never re-projects
+
+	st, err := s.c.GetState(ctx)
+	if err != nil || st.SessionFile == "" {
+		t.Fatalf("state %+v, %v", st, err)
+	}
+	if err := s.c.Close(ctx); err != nil {
+		t.Logf("close: %v", err)
+	}
+	s2 := startPi(t, env, "--session", st.SessionFile)
+	s2.prompt(t, ctx, "restarted delta")
+	assertProjected(t, env.Server.Requests())
+}
+
+// assertProjected checks the last model request: the summary wrapper is
+// there, the replaced originals are not, the kept ones are.
+func assertProjected(t *testing.T, reqs []modelserver.Request) {
+	t.Helper()
+	last := reqs[len(reqs)-1]
+	body := string(last.Body)
+	if !strings.Contains(body, wrapperC1) || !strings.Contains(body, "SUMMARY-ONE of the first exchange") {
+		t.Errorf("last request lacks the summary wrapper: %s", body)
+	}
+	if strings.Contains(body, firstUser) {
+		t.Errorf("last request still carries the replaced original")
+	}
+	if !strings.Contains(body, secondUser) {
+		t.Errorf("last request lost the kept message")
+	}
+}
+
+// Seed 001 §Persistence: abort navigates back to the anchor and appends
+// nothing.
+func TestRealPi_AbortReturnsToAnchorWritesNothing(t *testing.T) {
+	t.Parallel()
+	env := newEnv(t)
+	s := startPi(t, env)
+	ctx := testCtx(t)
+	s.prompt(t, ctx, firstUser)
+	s.command(t, ctx, "/midcompact:start", "Agent direct", "Midcompact started at anchor")
+	s.until(t, ctx, settled)
+	before, _ := s.entries(t, ctx)
+	txs := customOf(before, midcompact.TransactionEntryType)
+	if len(txs) != 1 {
+		t.Fatalf("transactions = %d", len(txs))
+	}
+	anchor := txs[0]["data"].(map[string]any)["anchorEntryId"]
+	s.command(t, ctx, "/midcompact:abort", "", midcompact.MsgAborted)
+	after, leaf := s.entries(t, ctx)
+	if len(after) != len(before) {
+		t.Errorf("entries %d → %d: abort wrote something", len(before), len(after))
+	}
+	if leaf != anchor {
+		t.Errorf("leaf %q, want the anchor %v", leaf, anchor)
+	}
+	evs := s.command(t, ctx, "/midcompact:status", "", "No active transaction")
+	if n := notices(evs); n[len(n)-1] != "No active transaction and no active midcompact blocks on this branch." {
+		t.Errorf("status = %q", n)
+	}
+}
