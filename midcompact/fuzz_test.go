@@ -2,9 +2,11 @@ package midcompact
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"testing"
+	"unicode/utf8"
 )
 
 // FuzzDecodeRequest: the decoder never panics, and whatever it accepts
@@ -70,6 +72,34 @@ func FuzzJSDate(f *testing.F) {
 		ms := parseJSDate(s)
 		if ms == ms && (ms != float64(int64(ms)) || ms > maxTimeMs || ms < -maxTimeMs) {
 			t.Fatalf("parseJSDate(%q) = %v", s, ms)
+		}
+	})
+}
+
+// FuzzMessageKey_RealNode differentially fuzzes MessageKey against Node's
+// JSON.stringify over sorted keys and FNV-1a 64 (reference §2.2): any
+// UTF-8 JSON object both accept must get the same key, and they must agree
+// on which texts are JSON.
+func FuzzMessageKey_RealNode(f *testing.F) {
+	f.Add([]byte(`{"role":"user","content":"hi","timestamp":1}`))
+	f.Add([]byte(`{"role":"assistant","usage":{"cost":{"total":1e-7,"input":0.1}},"content":[{"type":"text","text":"\u2028<&>"}],"timestamp":1.5e21}`))
+	f.Add([]byte(`{"b":1,"10":2,"2":3,"a":{"\ud800":"\udfff","é":-0}}`))
+	o := newOracle(f)
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if !utf8.Valid(data) || !json.Valid(data) || firstByte(data) != '{' {
+			return
+		}
+		m, err := ParseMessage(data)
+		if err != nil {
+			return
+		}
+		got, err := MessageKey(&m)
+		want, oerr := o.tryKey(data)
+		if (err != nil) != (oerr != "") {
+			t.Fatalf("%s: Go error %v, Node error %q", data, err, oerr)
+		}
+		if err == nil && got != want {
+			t.Fatalf("%s:\n got %s\nwant %s", data, got, want)
 		}
 	})
 }

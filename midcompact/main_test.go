@@ -49,7 +49,7 @@ type oracle struct {
 
 // newOracle starts the Node oracle of the test deps; it is stopped when the
 // test ends.
-func newOracle(t *testing.T) *oracle {
+func newOracle(t testing.TB) *oracle {
 	t.Helper()
 	inst := pitest.Require(t)
 	sm := filepath.Join(inst.Root, "node_modules", "@earendil-works", "pi-coding-agent", "dist", "core", "session-manager.js")
@@ -95,6 +95,26 @@ func (o *oracle) ask(t *testing.T, req any, resp any) {
 	if err := json.Unmarshal(line, resp); err != nil {
 		t.Fatalf("decode oracle %q: %v", line, err)
 	}
+}
+
+// tryKey asks for a key, returning Node's error text instead of failing.
+func (o *oracle) tryKey(raw json.RawMessage) (key, nodeErr string) {
+	b, err := json.Marshal(map[string]any{"op": "key", "message": raw})
+	if err != nil {
+		return "", err.Error()
+	}
+	if _, err := o.in.Write(append(b, '\n')); err != nil {
+		return "", err.Error()
+	}
+	line, err := o.out.ReadBytes('\n')
+	if err != nil {
+		return "", err.Error()
+	}
+	var r struct{ Key, Error string }
+	if err := json.Unmarshal(line, &r); err != nil {
+		return "", err.Error()
+	}
+	return r.Key, r.Error
 }
 
 func (o *oracle) key(t *testing.T, raw json.RawMessage) string {
