@@ -16,6 +16,8 @@ import (
 // 15 MB transcript, Go changing nothing or one message of at most 10 KB.
 // Each case reports p50/p95 in ms and the sidecar's RSS. The sidecar is a
 // build without -race (the figures are the product's, not the detector's).
+// The 15 MB case runs 30 calls per phase (each clones 15 MB first, as Pi
+// does); pass a larger count for the p50-over-200 figure on a quiet host.
 //
 //	go test -run XX -bench BridgeContext -benchtime 1x ./piext/
 func BenchmarkBridgeContext(b *testing.B) {
@@ -32,7 +34,7 @@ func BenchmarkBridgeContext(b *testing.B) {
 		n, size, iters int
 	}{
 		{"10msgs", 10, 200, 300},
-		{"15MB", 300, 50 << 10, 60},
+		{"15MB", 300, 50 << 10, 30},
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			for range b.N {

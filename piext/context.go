@@ -30,7 +30,7 @@ func (m *mirror) apply(wire []WireMessage) ([]Message, error) {
 			}
 		}
 		next[w.Hash] = raw
-		out[i] = Message{Raw: raw, origin: i + 1}
+		out[i] = Message{Raw: raw, origin: i + 1, fresh: w.Message != nil}
 	}
 	m.byHash = next
 	return out, nil

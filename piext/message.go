@@ -1,6 +1,7 @@
 package piext
 
 import (
+	"bytes"
 	"encoding/base64"
 	"encoding/json"
 	"strings"
@@ -13,7 +14,14 @@ type Message struct {
 	// origin is 1 + the index in the context input this message came from
 	// unchanged; 0 for a new or edited message.
 	origin int
+	fresh  bool
 }
+
+// Fresh reports whether the bridge sent this message's content in this
+// context call: it is new, or changed since the sidecar last saw it (also
+// when an earlier extension edited it in place). An O(change) handler looks
+// only at fresh messages.
+func (m Message) Fresh() bool { return m.fresh }
 
 // NewMessage returns a message from its JSON.
 func NewMessage(raw json.RawMessage) Message { return Message{Raw: raw} }
@@ -54,12 +62,32 @@ func (e Entry) Message() (Message, bool) {
 // Field returns the raw value of a top-level member, or nil.
 func (e Entry) Field(name string) json.RawMessage { return field(e.Raw, name) }
 
+// field returns a top-level member's raw value. It streams the object and
+// stops at the member, so a leading "role" or "id" costs little on a large
+// message. The last duplicate wins only among members read before the stop;
+// Pi never writes duplicates.
 func field(raw json.RawMessage, name string) json.RawMessage {
-	var m map[string]json.RawMessage
-	if json.Unmarshal(raw, &m) != nil {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
 		return nil
 	}
-	return m[name]
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil
+		}
+		var v json.RawMessage
+		if k, _ := tok.(string); k == name {
+			if dec.Decode(&v) != nil {
+				return nil
+			}
+			return v
+		}
+		if dec.Decode(&v) != nil {
+			return nil
+		}
+	}
+	return nil
 }
 
 func str(raw json.RawMessage, name string) string {

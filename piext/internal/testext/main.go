@@ -174,7 +174,8 @@ func main() {
 				out := make([]piext.Message, 0, len(ev.Messages))
 				changed := false
 				for _, m := range ev.Messages {
-					if m.Role() == "user" && strings.Contains(m.Text(), "CTXEDIT") {
+					// O(change): only messages the bridge sent in full this call.
+					if m.Fresh() && m.Role() == "user" && strings.Contains(m.Text(), "CTXEDIT") {
 						raw := strings.Replace(string(m.Raw), "CTXEDIT", "CTXEDIT-SEEN-BY-GO", 1)
 						out = append(out, piext.NewMessage(json.RawMessage(raw)))
 						changed = true
