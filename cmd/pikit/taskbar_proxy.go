@@ -3,12 +3,14 @@ package main
 import (
 	"github.com/spf13/cobra"
 
+	"github.com/pikit-dev/pikit/taskbar/broker"
 	"github.com/pikit-dev/pikit/taskbar/host"
 	"github.com/pikit-dev/pikit/taskbar/proxy"
 )
 
 func newTaskbarProxyCmd() *cobra.Command {
 	var o host.ProxyOptions
+	var inProcess bool
 	cmd := &cobra.Command{
 		Use:   "proxy --upstream URL",
 		Short: "Put the taskbar in front of any development server (Rails, Phoenix, Django, Vite, ...)",
@@ -17,9 +19,15 @@ into HTML pages, serves the taskbar API under its mount, and passes everything e
 untouched (WebSocket upgrades, server-sent events, streamed bodies). Pi runs in the current
 directory unless PI_BROWSER_TASKBAR_PROJECT_ROOT says otherwise.
 
+Pi lives in the project broker, as for a Go app with the taskbar mounted: every proxy and Go
+app process of one project directory shares one broker and one Pi, so a task started through
+one is seen from all, and restarting the proxy keeps the conversation and a running task. The
+broker is this binary (` + "`pikit taskbar broker`" + `); it exits 5 minutes after its last client when no task
+runs. --in-process instead runs Pi inside this proxy, stopped with it and shared with nobody.
+
 Pi is PI_BROWSER_TASKBAR_EXECUTABLE when set, else ` + "`pi`" + ` on PATH (1.6.0 or newer), else the Pi
 that ` + "`pikit demo`" + ` installed in the per-user cache; nothing is installed. At start the proxy
-says which Pi it uses, its model, and what to do when Pi or a model provider is missing.
+says which Pi it uses, and what to do when Pi or a model provider is missing.
 
 The proxy listens on loopback unless --listen says otherwise. Connections that stall are
 closed (headers within 10 s, a request body within 30 s, idle keep-alive after 30 s, at
@@ -27,11 +35,19 @@ most 256 open); WebSockets and event streams are never cut.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			o.Out = cmd.OutOrStdout()
+			if inProcess {
+				o.Taskbar.InProcess = true
+			} else {
+				// The broker launcher is this binary: `<exe> taskbar broker …`.
+				o.Taskbar.Broker = &broker.ClientOptions{}
+				o.Taskbar.SelfBroker = true
+			}
 			return host.RunProxy(cmd.Context(), &o)
 		},
 	}
 	cmd.Flags().StringVar(&o.Upstream, "upstream", "", "base URL of the development server, e.g. http://127.0.0.1:3000")
 	cmd.Flags().StringVar(&o.Listen, "listen", proxy.DefaultListen, "address the proxy listens on")
+	cmd.Flags().BoolVar(&inProcess, "in-process", false, "run Pi inside this proxy instead of the shared project broker")
 	_ = cmd.MarkFlagRequired("upstream")
 	return cmd
 }

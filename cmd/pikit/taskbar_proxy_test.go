@@ -1,0 +1,263 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/pikit-dev/pikit/internal/modelserver"
+	"github.com/pikit-dev/pikit/internal/pitest"
+	"github.com/pikit-dev/pikit/taskbar"
+	"github.com/pikit-dev/pikit/taskbar/broker"
+	rt "github.com/pikit-dev/pikit/taskbar/runtime"
+)
+
+// taskbarSite is one place serving the taskbar API (a proxy or a Go app):
+// its base URL and the CSRF cookie its page set.
+type taskbarSite struct {
+	base string
+	jar  *http.Cookie
+}
+
+// openSite loads base's page and keeps the CSRF cookie it sets.
+func openSite(t *testing.T, base string) *taskbarSite {
+	t.Helper()
+	resp, err := http.Get(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	for _, c := range resp.Cookies() {
+		if c.Name == taskbar.CSRFCookieName {
+			return &taskbarSite{base: strings.TrimSuffix(base, "/"), jar: c}
+		}
+	}
+	t.Fatalf("the page at %s set no CSRF cookie", base)
+	return nil
+}
+
+func (s *taskbarSite) do(t *testing.T, method, path string, body []byte) (int, rt.Snapshot) {
+	t.Helper()
+	req, _ := http.NewRequest(method, s.base+taskbar.DefaultMountBase+path, bytes.NewReader(body))
+	req.AddCookie(s.jar)
+	req.Header.Set(taskbar.CSRFHeader, s.jar.Value)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	var snap rt.Snapshot
+	if resp.StatusCode < 300 {
+		if err := json.Unmarshal(raw, &snap); err != nil {
+			t.Fatalf("%s %s: %v: %s", method, path, err, raw)
+		}
+	}
+	return resp.StatusCode, snap
+}
+
+func (s *taskbarSite) wait(t *testing.T, what string, cond func(rt.Snapshot) bool) rt.Snapshot {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for {
+		code, snap := s.do(t, "GET", "/state", nil)
+		if code == http.StatusOK && cond(snap) {
+			return snap
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: timed out waiting for %s: %d %+v", s.base, what, code, snap)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func taskBody(prompt string) []byte {
+	b, _ := json.Marshal(map[string]any{"prompt": prompt, "context": map[string]any{
+		"contract_version": 1,
+		"location":         map[string]any{"origin": "http://localhost:4000", "path": "/", "query_names": []string{}},
+		"route":            nil,
+		"snapshot":         map[string]any{"tag": "main", "children": []any{}},
+		"focus_points":     []any{}, "truncation": []any{},
+	}})
+	return b
+}
+
+var proxyURLLine = regexp.MustCompile(`^pikit taskbar proxy: (http://\S+/) -> `)
+
+// startProxy runs `pikit taskbar proxy` as a process with env and returns
+// its URL and a function that stops it with SIGTERM and waits.
+func startProxy(t *testing.T, env []string, args ...string) (string, func()) {
+	t.Helper()
+	cmd := procs.Command(t, "pikit", append([]string{"taskbar", "proxy", "--listen", "127.0.0.1:0"}, args...)...)
+	cmd.Env = append(cmd.Env, env...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	urls := make(chan string, 1)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			if m := proxyURLLine.FindStringSubmatch(sc.Text()); m != nil {
+				urls <- m[1]
+			}
+		}
+	}()
+	stop := func() {
+		cmd.Process.Signal(syscall.SIGTERM)
+		<-done
+		if err := cmd.Wait(); err != nil {
+			t.Errorf("proxy: %v\n%s", err, stderr.String())
+		}
+	}
+	select {
+	case u := <-urls:
+		return u, stop
+	case <-time.After(30 * time.Second):
+		cmd.Process.Kill()
+		<-done
+		cmd.Wait()
+		t.Fatalf("the proxy printed no URL; stderr:\n%s", stderr.String())
+		return "", nil
+	}
+}
+
+// stopBroker stops the project broker under base with SIGTERM (its
+// graceful path) and waits until its pid is gone.
+func stopBroker(t *testing.T, base, root string) {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(broker.RuntimeDir(base, root), "endpoint.json"))
+	if err != nil {
+		return // no broker (already gone)
+	}
+	var ep broker.Endpoint
+	if err := json.Unmarshal(data, &ep); err != nil || ep.PID <= 0 {
+		t.Errorf("endpoint.json: %v", err)
+		return
+	}
+	syscall.Kill(ep.PID, syscall.SIGTERM)
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		if syscall.Kill(ep.PID, 0) != nil {
+			return
+		}
+	}
+	t.Errorf("broker %d still running 20 s after SIGTERM", ep.PID)
+}
+
+// TestTaskbarProxy_OneBrokerPerProject is "one Pi per project, whatever
+// serves the page": two `pikit taskbar proxy` processes and a Go app (the
+// project broker client a mounted host uses) on one project directory share
+// one broker and one real Pi 1.6.0: the same session everywhere, a task
+// started through one proxy is seen running from the other and from the Go
+// app, a second task is refused while it runs, and a restarted proxy finds
+// the conversation and the running task.
+func TestTaskbarProxy_OneBrokerPerProject(t *testing.T) {
+	words := strings.SplitAfter(strings.TrimSpace(strings.Repeat("slow ", 60)), " ")
+	penv := pitest.New(t, &pitest.Options{Script: modelserver.Switch(
+		modelserver.Script{Text: []string{"ok"}},
+		modelserver.Case{Contains: "stream slowly", Script: modelserver.Script{Text: words, Delay: 50 * time.Millisecond}},
+	)})
+	upstream := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		io.WriteString(w, "<!doctype html><html><body><p>app</p></body></html>")
+	}))
+	defer upstream.Close()
+	xdg, err := os.MkdirTemp("", "tbp") // short: the socket path must fit sun_path
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(xdg) })
+	if err := os.Chmod(xdg, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	base := broker.DefaultRuntimeBase(func(k string) string {
+		if k == "XDG_RUNTIME_DIR" {
+			return xdg
+		}
+		return ""
+	})
+	root, err := filepath.EvalSymlinks(penv.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { stopBroker(t, base, root) })
+	env := append([]string{"XDG_RUNTIME_DIR=" + xdg, taskbar.EnvProjectRoot + "=" + root,
+		taskbar.EnvExecutable + "=" + penv.Wrapper(t)}, penv.Env...)
+
+	urlA, stopA := startProxy(t, env, "--upstream", upstream.URL)
+	urlB, stopB := startProxy(t, env, "--upstream", upstream.URL)
+	defer stopB()
+	a, b := openSite(t, urlA), openSite(t, urlB)
+
+	// The Go app's owner: the project broker client, spawning this binary
+	// as `pikit taskbar broker` when it is the first.
+	app := broker.NewClient(&broker.ClientOptions{ProjectRoot: root, RuntimeBase: base, Executable: penv.Wrapper(t),
+		Command: []string{os.Args[0], "taskbar", "broker"}, Env: append(procs.Env(t, "pikit"), penv.Env...)})
+	defer app.Close()
+	appState := func() rt.Snapshot {
+		t.Helper()
+		raw, err := app.State(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		var s rt.Snapshot
+		if err := json.Unmarshal(raw, &s); err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+
+	ready := a.wait(t, "ready", func(s rt.Snapshot) bool { return s.Session.Status == rt.SessionReady })
+	if s := b.wait(t, "ready", func(s rt.Snapshot) bool { return s.Session.Status == rt.SessionReady }); *s.Session.ID != *ready.Session.ID {
+		t.Fatalf("the two proxies have different Pi sessions (%s, %s): each started its own Pi", *ready.Session.ID, *s.Session.ID)
+	}
+	if s := appState(); s.Session.ID == nil || *s.Session.ID != *ready.Session.ID {
+		t.Fatalf("the Go app sees session %v, the proxies %s", s.Session.ID, *ready.Session.ID)
+	}
+
+	code, started := a.do(t, "POST", "/tasks", taskBody("Please stream slowly."))
+	if code != http.StatusAccepted {
+		t.Fatalf("task through proxy A: %d", code)
+	}
+	b.wait(t, "the task started through A", func(s rt.Snapshot) bool {
+		return s.Task != nil && s.Task.ID == started.Task.ID && strings.Contains(s.Task.Output, "slow slow")
+	})
+	if s := appState(); s.Task == nil || s.Task.ID != started.Task.ID || s.Task.Status != rt.TaskRunning {
+		t.Fatalf("the Go app sees task %+v, want %s running", s.Task, started.Task.ID)
+	}
+	if code, _ := b.do(t, "POST", "/tasks", taskBody("A second task.")); code != http.StatusConflict {
+		t.Errorf("a second task through proxy B while one runs: %d, want 409", code)
+	}
+
+	stopA()
+	urlA, stopA = startProxy(t, env, "--upstream", upstream.URL)
+	defer stopA()
+	a = openSite(t, urlA)
+	s := a.wait(t, "state after the restart", func(rt.Snapshot) bool { return true })
+	if s.Session.ID == nil || *s.Session.ID != *ready.Session.ID || s.Task == nil || s.Task.ID != started.Task.ID {
+		t.Fatalf("after restarting proxy A: session %v task %+v, want session %s and task %s", s.Session.ID, s.Task, *ready.Session.ID, started.Task.ID)
+	}
+	done := a.wait(t, "the task completed", func(s rt.Snapshot) bool { return s.Task.Status.Terminal() })
+	if done.Task.Status != rt.TaskCompleted || done.Task.Output != strings.Join(words, "") {
+		t.Fatalf("task = %s %q", done.Task.Status, done.Task.Output)
+	}
+}
+
