@@ -260,4 +260,3 @@ func TestTaskbarProxy_OneBrokerPerProject(t *testing.T) {
 		t.Fatalf("task = %s %q", done.Task.Status, done.Task.Output)
 	}
 }
-
