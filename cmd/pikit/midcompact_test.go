@@ -42,6 +42,11 @@ func TestMidcompactStatus(t *testing.T) {
 	if err != nil || !strings.HasPrefix(out, "Midcompact active on this branch: 2 block(s), ") {
 		t.Errorf("status = %q, %v", out, err)
 	}
+	out, _, err = runPikit(t, "", "midcompact", "status", filepath.Join(midcompactSessions, "upstream.jsonl"))
+	if err != nil || !strings.HasPrefix(out, "Context awareness (Pi reported; informational, not a target):\nanchor: 70k / 100k (70%) [Pi reported]\n") ||
+		!strings.Contains(out, "\nfrom: User: old requirement\n") || !strings.HasSuffix(out, "\nMode: agent-first · lock: free\n") {
+		t.Errorf("status with a transaction = %q, %v", out, err)
+	}
 }
 
 // TestMidcompact_BadFiles: malformed or foreign files get a one-line error
