@@ -46,7 +46,7 @@ func Stage(roots *Roots, current map[string]map[string]any, args PatchArgs) (*St
 		}
 		after, receipts := Cascade(scope, before, Prune(applied))
 		after = Prune(keepCarried(roots, scope, after, before))
-		if err := ValidateState(roots, scope, after); err != nil {
+		if err := ValidateState(roots, scope, touched(after, p, receipts)); err != nil {
 			return nil, &ToolError{Msg: err.Error()}
 		}
 		st.After[scope] = after
@@ -75,6 +75,26 @@ func keepCarried(roots *Roots, scope string, after, before map[string]any) map[s
 		case !ok && IsExternalRoot(k):
 			if bv, had := before[k]; had {
 				out[k] = bv
+			}
+		}
+	}
+	return out
+}
+
+// touched narrows a staged state to the roots a patch (and its cascade) can
+// have changed; the others are unchanged from a validated snapshot, so
+// validation need not rescan them.
+func touched(after, patch map[string]any, cascaded []string) map[string]any {
+	out := map[string]any{}
+	for k := range patch {
+		if v, ok := after[k]; ok {
+			out[k] = v
+		}
+	}
+	if len(cascaded) > 0 {
+		for _, k := range []string{PlaneWorking, PlaneLazy} {
+			if v, ok := after[k]; ok {
+				out[k] = v
 			}
 		}
 	}

@@ -1,0 +1,84 @@
+package extension
+
+import (
+	"context"
+	"time"
+
+	"github.com/pikit-dev/pikit/piext"
+	sf "github.com/pikit-dev/pikit/stateflow"
+	"github.com/pikit-dev/pikit/stateflow/store"
+)
+
+// modeNotice is the notice of a mode command (our wording).
+var modeNotice = map[string]string{
+	store.ModeActive:  "State Flow active: each run starts from the accepted state.",
+	store.ModePassive: "State Flow passive: memory is offered as a head; ordinary conversation.",
+	store.ModeOff:     "State Flow off: nothing is injected; memory is kept on disk.",
+}
+
+// modeCommand selects a mode (reference §1.3): Active validates the
+// session's memory (initializing absent storage) and bootstraps inside an
+// existing conversation; Passive persists runtime-only; Off records only
+// the native policy. Each records a snapshot entry on the branch.
+func (x *ext) modeCommand(mode string) func(ctx context.Context, c *piext.CommandCall) error {
+	return func(ctx context.Context, c *piext.CommandCall) error {
+		sess := x.sessionFor(ctx, c.Session, c.Pi)
+		if _, err := x.config(); err != nil {
+			return c.Pi.Notify(ctx, err.Error(), "error")
+		}
+		sess.mu.Lock()
+		from := sess.policy.Mode
+		sess.mu.Unlock()
+		bootstrap := mode == store.ModeActive && from != store.ModeActive && hasConversation(ctx, c.Pi)
+		var blocked error
+		if mode != store.ModeOff {
+			if sess.store == nil {
+				return c.Pi.Notify(ctx, sf.MsgRuntimeUnavailable, "error")
+			}
+			if err := sess.store.SetMode(ctx, mode, bootstrap); err != nil {
+				return c.Pi.Notify(ctx, errorText(err), "error")
+			}
+			if _, err := sess.store.Read(ctx); err != nil {
+				blocked = err
+			}
+		}
+		sess.mu.Lock()
+		sess.policy = sf.Policy{Mode: mode}
+		sess.bootstrap = bootstrap
+		sess.blocked = blocked
+		sess.handoff = from == store.ModeActive && mode == store.ModePassive
+		sess.passive = ""
+		sess.run = run{}
+		sess.response = nil
+		sess.mu.Unlock()
+		data := map[string]any{"mode": mode}
+		if bootstrap {
+			data["bootstrap"] = true
+		}
+		if from == store.ModeActive && mode != store.ModeActive {
+			_ = c.Pi.AppendEntry(ctx, entryPassiveStop, map[string]any{"at": time.Now().UTC().Format(time.RFC3339Nano), "from": from, "mode": mode})
+		}
+		if err := c.Pi.AppendEntry(ctx, entrySnapshot, data); err != nil {
+			return err
+		}
+		x.publishPolicy(ctx, c.Pi, sess)
+		if blocked != nil {
+			return c.Pi.Notify(ctx, errorText(blocked), "error")
+		}
+		return c.Pi.Notify(ctx, modeNotice[mode], "info")
+	}
+}
+
+// status answers /state-flow-status with the core's report (reference
+// §1.3); it only reads.
+func (x *ext) status(ctx context.Context, c *piext.CommandCall) error {
+	sess := x.sessionFor(ctx, c.Session, c.Pi)
+	if _, err := x.config(); err != nil {
+		return c.Pi.Notify(ctx, err.Error(), "error")
+	}
+	if sess.store == nil {
+		return c.Pi.Notify(ctx, sf.MsgRuntimeUnavailable, "error")
+	}
+	p, _ := sess.snapshotPolicy()
+	return c.Pi.Notify(ctx, sess.store.Status(ctx, p.Mode), "info")
+}

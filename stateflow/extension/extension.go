@@ -1,0 +1,151 @@
+// Package extension is the StateFlow Pi extension on piext (reference
+// stateflow.md §1.2–§1.12, §2.10, Appendix A): the patch_state and
+// read_state tools, the /state-flow-active|passive|off|status commands and
+// the hooks that inject memory into Pi's context. The memory itself, its
+// texts and its files are package stateflow and stateflow/store; this
+// package only wires them to Pi's events.
+//
+// # Where things live
+//
+// The store is <agentDir>/state-flow/ (agent dir handed over by cmd/pikit:
+// PI_CODING_AGENT_DIR, else ~/.pi/agent). The session key is the basename of
+// Pi's session file without ".jsonl" (the session id with --no-session).
+// config.json is read once per extension load (the first session bound).
+//
+// # Mode
+//
+// A session's mode is the last "state-flow-snapshot" custom entry on its
+// branch (reference §2.2 "Pi native session entries"): resume, reload and
+// fork carry it with the branch, and Off therefore needs no store I/O. A
+// branch without one is a new session and takes config.json's mode. The
+// session's config.json in the store is kept in step (store.SetMode) for
+// other readers. A config.json that fails loading leaves every session Off,
+// and the tools and commands answer its exact error.
+//
+// # Decisions where the reference is silent
+//
+//   - The mode commands' notices ("State Flow active." …) are ours.
+//   - Tail notices are not injected: the state_updates receipt travels in
+//     the patch_state result the model reads at the same position.
+//   - The exit handoff replaces the Passive head in the first Passive
+//     contexts after leaving Active, until the session is bound again.
+//   - The barrier hook fails open: a dead sidecar must not block every
+//     other tool.
+//   - Native compaction after a run (24,000 tokens), Git backup, artifact
+//     source observation and Skill acquisition are not done.
+package extension
+
+import (
+	"encoding/json"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+
+	"github.com/pikit-dev/pikit/piext"
+	sf "github.com/pikit-dev/pikit/stateflow"
+	"github.com/pikit-dev/pikit/stateflow/store"
+)
+
+// Name is the extension's name: `pikit ext install stateflow`.
+const Name = "stateflow"
+
+// New returns the StateFlow extension for Pi's agent dir agentDir
+// (PI_CODING_AGENT_DIR; "" means home/.pi/agent, a leading "~" is home, as
+// Pi expands it). cmd/pikit reads both from the environment; the extension
+// reads none itself. It touches nothing on disk until Pi binds a session.
+func New(agentDir, home string) *piext.Extension {
+	x := &ext{roots: sf.BuiltinRoots(), agentDir: resolveAgentDir(agentDir, home)}
+	return x.extension()
+}
+
+func resolveAgentDir(d, home string) string {
+	switch {
+	case d == "":
+		d = filepath.Join(home, ".pi", "agent")
+	case d == "~":
+		d = home
+	case strings.HasPrefix(d, "~/"):
+		d = filepath.Join(home, d[2:])
+	}
+	if abs, err := filepath.Abs(d); err == nil {
+		d = abs
+	}
+	return d
+}
+
+// ext is one sidecar's StateFlow: the configuration (loaded once) and the
+// currently bound session.
+type ext struct {
+	roots    *sf.Roots
+	agentDir string
+
+	cfgOnce sync.Once
+	cfg     sf.Config
+	cfgErr  error
+
+	mu  sync.Mutex
+	cur *session // the session of the latest generation, or nil
+}
+
+func (x *ext) root() string { return filepath.Join(x.agentDir, "state-flow") }
+
+// config loads <root>/config.json once (reference §1.4): missing means
+// defaults; anything else unreadable or invalid is the load error.
+func (x *ext) config() (sf.Config, error) {
+	x.cfgOnce.Do(func() {
+		x.cfg = sf.DefaultConfig()
+		path := filepath.Join(x.root(), "config.json")
+		data, err := os.ReadFile(path)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+		case err != nil:
+			x.cfgErr = &sf.ConfigError{Msg: err.Error()}
+		default:
+			x.cfg, x.cfgErr = sf.ParseConfig(data, path)
+		}
+	})
+	return x.cfg, x.cfgErr
+}
+
+func (x *ext) extension() *piext.Extension {
+	patchSchema, _ := json.Marshal(sf.PatchStateSchema(x.roots))
+	readSchema, _ := json.Marshal(sf.ReadStateSchema())
+	return &piext.Extension{
+		Name: Name,
+		Tools: []piext.Tool{{
+			Name: sf.ToolPatchState, Label: "Patch State", Parameters: patchSchema, ExecutionMode: "sequential",
+			Description:   patchDescription,
+			PromptSnippet: "Compile durable requirements, decisions and findings into State Flow memory",
+			Execute:       x.patchState,
+		}, {
+			Name: sf.ToolReadState, Label: "Read State", Parameters: readSchema,
+			Description:   readDescription,
+			PromptSnippet: "Read State Flow memory (effective, scopes, history, lazy)",
+			Execute:       x.readState,
+		}},
+		Commands: []piext.Command{
+			{Name: "state-flow-active", Description: "State Flow: Active mode (each run starts from accepted state)", Run: x.modeCommand(store.ModeActive)},
+			{Name: "state-flow-passive", Description: "State Flow: Passive mode (memory head, ordinary conversation)", Run: x.modeCommand(store.ModePassive)},
+			{Name: "state-flow-off", Description: "State Flow: Off (memory kept on disk, nothing injected)", Run: x.modeCommand(store.ModeOff)},
+			{Name: "state-flow-status", Description: "State Flow: report keys, revisions, history and effective memory", Run: x.status},
+		},
+		Hooks: []piext.Hook{
+			{Event: "session_start", Handle: x.onSessionStart},
+			{Event: "before_agent_start", Handle: x.onBeforeAgentStart},
+			{Event: "context", Handle: x.onContext},
+			{Event: "message_end", Handle: x.onMessageEnd},
+			{Event: "tool_call", Failure: piext.FailOpen, Handle: x.onToolCall},
+			{Event: "turn_end", Handle: x.onTurnEnd},
+		},
+	}
+}
+
+const patchDescription = "Materialize durable semantic state atomically. Arguments are per-scope (global, cwd, session) " +
+	"merge patches over the planes intents, contract, working, artifacts and lazy: objects merge, other values replace, " +
+	"null deletes a key, an object of \"[N]\" keys patches existing array elements. Omit unchanged scopes."
+
+const readDescription = "Read State Flow memory: path (or paths) like effective.contract.db, session.working, " +
+	"cwd[2].intents, lazy.notes or session.patches[0]; projection value (default), keys or patch."

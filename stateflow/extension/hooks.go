@@ -1,0 +1,303 @@
+package extension
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/pikit-dev/pikit/piext"
+	sf "github.com/pikit-dev/pikit/stateflow"
+	"github.com/pikit-dev/pikit/stateflow/store"
+)
+
+// onBeforeAgentStart adds the state_flow system-prompt section (reference
+// §1.11) and, in Active, captures the prompt as the run's specification
+// without a storage write (§1.12 step 1).
+func (x *ext) onBeforeAgentStart(ctx context.Context, ev *piext.Event) (any, error) {
+	sess := x.sessionFor(ctx, ev.Session, ev.Pi)
+	var p struct {
+		Prompt       string `json:"prompt"`
+		SystemPrompt string `json:"systemPrompt"`
+	}
+	if err := ev.Decode(&p); err != nil {
+		return nil, err
+	}
+	sess.mu.Lock()
+	pol, bootstrap := sess.policy, sess.bootstrap
+	if pol.Err == nil && pol.Mode == store.ModeActive {
+		sess.run = run{pending: true, spec: p.Prompt}
+		sess.response = nil
+		clear(sess.barrier)
+	}
+	sess.mu.Unlock()
+	if pol.Err != nil || pol.Mode == store.ModeOff {
+		return nil, nil
+	}
+	section := sf.SystemSection(x.roots, pol.Mode, bootstrap)
+	if section == "" {
+		return nil, nil
+	}
+	return map[string]string{"systemPrompt": p.SystemPrompt + "\n\n" + section}, nil
+}
+
+// onContext projects the conversation for one LLM call (reference §1.11):
+// Active puts the frozen runtime-context head first and keeps only the
+// current run (plus foreign custom messages), unless bootstrapping; Passive
+// puts the passive head (or the exit handoff) first and keeps everything.
+func (x *ext) onContext(ctx context.Context, ev *piext.Event) (any, error) {
+	sess := x.sessionFor(ctx, ev.Session, ev.Pi)
+	pol, _ := sess.snapshotPolicy()
+	if pol.Err != nil || pol.Mode == store.ModeOff || sess.store == nil {
+		return nil, nil
+	}
+	if pol.Mode == store.ModePassive {
+		return x.passiveContext(ctx, sess, ev.Messages)
+	}
+	return x.activeContext(ctx, sess, ev)
+}
+
+func (x *ext) passiveContext(ctx context.Context, sess *session, msgs []piext.Message) (any, error) {
+	sess.mu.Lock()
+	text, handoff, blocked := sess.passive, sess.handoff, sess.blocked
+	sess.mu.Unlock()
+	if blocked != nil {
+		return nil, nil // Passive injects only once a validated memory view exists
+	}
+	if text == "" {
+		var err error
+		if handoff {
+			text, err = x.exitHandoff(ctx, sess.store)
+		} else {
+			text, err = sess.store.PassiveHead(ctx)
+		}
+		if err != nil {
+			return nil, nil
+		}
+		sess.mu.Lock()
+		sess.passive = text
+		sess.mu.Unlock()
+	}
+	head, err := userMessage(nil, text)
+	if err != nil {
+		return nil, err
+	}
+	return &piext.ContextResult{Messages: append([]piext.Message{head}, msgs...)}, nil
+}
+
+// exitHandoff is {state, continuation} with the latest accepted response
+// as the continuation.
+func (x *ext) exitHandoff(ctx context.Context, st *store.Store) (string, error) {
+	snap, err := st.Read(ctx)
+	if err != nil {
+		return "", err
+	}
+	eff, err := snap.View.EffectiveAt(0)
+	if err != nil {
+		return "", err
+	}
+	cont, _ := eff[sf.PlaneResponse].(string)
+	return sf.ExitHandoff(x.roots, eff, cont)
+}
+
+func (x *ext) activeContext(ctx context.Context, sess *session, ev *piext.Event) (any, error) {
+	msgs := ev.Messages
+	sess.mu.Lock()
+	r, bootstrap, blocked := sess.run, sess.bootstrap, sess.blocked
+	sess.mu.Unlock()
+	if blocked != nil {
+		_ = ev.Pi.Abort(ctx) // Pi would swallow the error (reference §1.12 step 2, §2.9)
+		return nil, nil
+	}
+	if !r.started {
+		// The first context of a run: publish the specification, anchor
+		// the run at its first user message, freeze the head.
+		if r.pending {
+			if err := sess.store.SetSpecification(ctx, r.spec); err != nil {
+				x.block(ctx, sess, ev.Pi, err)
+				return nil, nil
+			}
+		}
+		for i := len(msgs) - 1; i >= 0; i-- {
+			if msgs[i].Role() == "user" {
+				r.anchor = msgs[i].Field("timestamp")
+				break
+			}
+		}
+		head, err := sess.store.ActiveHead(ctx, r.spec, newUUID())
+		if err != nil {
+			x.block(ctx, sess, ev.Pi, err)
+			return nil, nil
+		}
+		r.head, r.pending, r.started = head, false, true
+		sess.mu.Lock()
+		sess.run = r
+		sess.mu.Unlock()
+	}
+	head, err := userMessage(r.anchor, r.head[0], r.head[1])
+	if err != nil {
+		return nil, err
+	}
+	out := []piext.Message{head}
+	at := anchorIndex(msgs, r.anchor)
+	if bootstrap || at < 0 {
+		return &piext.ContextResult{Messages: append(out, msgs...)}, nil
+	}
+	for i, m := range msgs {
+		if i >= at || m.Role() == "custom" {
+			out = append(out, m)
+		}
+	}
+	return &piext.ContextResult{Messages: out}, nil
+}
+
+// block marks Active memory unreadable (status "active (blocked)") and
+// aborts the run.
+func (x *ext) block(ctx context.Context, sess *session, pi *piext.Pi, err error) {
+	sess.mu.Lock()
+	sess.blocked = err
+	sess.mu.Unlock()
+	x.publishPolicy(ctx, pi, sess)
+	_ = pi.Abort(ctx)
+}
+
+// anchorIndex is the index of the user message with the anchor's
+// timestamp, or -1 when it is uncertain (then everything is kept).
+func anchorIndex(msgs []piext.Message, anchor json.RawMessage) int {
+	if len(anchor) == 0 {
+		return -1
+	}
+	for i, m := range msgs {
+		if m.Role() == "user" && bytes.Equal(m.Field("timestamp"), anchor) {
+			return i
+		}
+	}
+	return -1
+}
+
+// userMessage is a synthetic user message of text blocks (user-level data,
+// reference §1.6, §1.11) with the given timestamp (now when nil).
+func userMessage(ts json.RawMessage, texts ...string) (piext.Message, error) {
+	content := make([]piext.Content, len(texts))
+	for i, t := range texts {
+		content[i] = piext.Text(t)
+	}
+	if ts == nil {
+		ts = json.RawMessage(fmt.Sprint(time.Now().UnixMilli()))
+	}
+	raw, err := json.Marshal(struct {
+		Role      string          `json:"role"`
+		Content   []piext.Content `json:"content"`
+		Timestamp json.RawMessage `json:"timestamp"`
+	}{"user", content, ts})
+	return piext.NewMessage(raw), err
+}
+
+// onMessageEnd decides the Active barrier for an assistant message's tool
+// calls, or arms response reconciliation for a final answer (reference
+// §1.7 "Barrier", §1.12 step 4).
+func (x *ext) onMessageEnd(ctx context.Context, ev *piext.Event) (any, error) {
+	sess := x.sessionFor(ctx, ev.Session, ev.Pi)
+	var p struct {
+		Message struct {
+			Role       string `json:"role"`
+			StopReason string `json:"stopReason"`
+			Content    []struct {
+				Type string `json:"type"`
+				Text string `json:"text"`
+				ID   string `json:"id"`
+				Name string `json:"name"`
+			} `json:"content"`
+		} `json:"message"`
+	}
+	if err := ev.Decode(&p); err != nil || p.Message.Role != "assistant" {
+		return nil, nil
+	}
+	var ids, names []string
+	text := ""
+	for _, c := range p.Message.Content {
+		switch c.Type {
+		case "toolCall":
+			ids, names = append(ids, c.ID), append(names, c.Name)
+		case "text":
+			text += c.Text
+		}
+	}
+	sess.mu.Lock()
+	defer sess.mu.Unlock()
+	if sess.policy.Err != nil || sess.policy.Mode != store.ModeActive {
+		return nil, nil
+	}
+	for i, reason := range sf.Barrier(names) {
+		if reason != "" {
+			sess.barrier[ids[i]] = reason
+		}
+	}
+	if len(ids) == 0 && p.Message.StopReason != "aborted" && p.Message.StopReason != "error" {
+		sess.response = &text
+	}
+	return nil, nil
+}
+
+// onToolCall blocks the calls the barrier rejected.
+func (x *ext) onToolCall(ctx context.Context, ev *piext.Event) (any, error) {
+	sess := x.sessionFor(ctx, ev.Session, ev.Pi)
+	var p struct {
+		ToolCallID string `json:"toolCallId"`
+	}
+	if err := ev.Decode(&p); err != nil {
+		return nil, nil
+	}
+	sess.mu.Lock()
+	reason := sess.barrier[p.ToolCallID]
+	delete(sess.barrier, p.ToolCallID)
+	sess.mu.Unlock()
+	if reason == "" {
+		return nil, nil
+	}
+	return map[string]any{"block": true, "reason": reason}, nil
+}
+
+// onTurnEnd stores an armed final answer as the Session response, completes
+// the run and records the native checkpoint entry (reference §1.12 step 5).
+func (x *ext) onTurnEnd(ctx context.Context, ev *piext.Event) (any, error) {
+	sess := x.sessionFor(ctx, ev.Session, ev.Pi)
+	sess.mu.Lock()
+	resp := sess.response
+	sess.response = nil
+	sess.mu.Unlock()
+	if resp == nil || sess.store == nil {
+		return nil, nil
+	}
+	if _, err := sess.store.AcceptResponse(ctx, *resp); err != nil {
+		x.block(ctx, sess, ev.Pi, err)
+		return nil, nil
+	}
+	snap, err := sess.store.Read(ctx)
+	if err != nil {
+		x.block(ctx, sess, ev.Pi, err)
+		return nil, nil
+	}
+	sess.mu.Lock()
+	sess.bootstrap = false
+	sess.run = run{}
+	mode := sess.policy.Mode
+	sess.mu.Unlock()
+	data := map[string]any{"mode": mode, "step": snap.Step}
+	if h := snap.View.Head(); h.ID != "" {
+		data["boundary"] = h.ID
+	}
+	_ = ev.Pi.AppendEntry(ctx, entrySnapshot, data)
+	return nil, nil
+}
+
+// newUUID returns a random (version 4) UUID, the volatile projection id.
+func newUUID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
+}

@@ -1,0 +1,235 @@
+package extension
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"path/filepath"
+	"strings"
+	"sync"
+
+	"github.com/pikit-dev/pikit/piext"
+	sf "github.com/pikit-dev/pikit/stateflow"
+	"github.com/pikit-dev/pikit/stateflow/store"
+)
+
+// Native checkpoint entry types (reference §2.2 "Pi native session
+// entries").
+const (
+	entrySnapshot    = "state-flow-snapshot"
+	entryPassiveStop = "state-flow-passive-stop"
+)
+
+// statusKey is the footer status key; the text is "state-flow active",
+// "state-flow passive" or "state-flow active (blocked)" (reference §1.3).
+const statusKey = "state-flow"
+
+// session is the StateFlow state of one bound Pi session (one generation).
+// The store is the memory; the fields under mu are per-process lifecycle:
+// the mode, the current run's specification and frozen head, the barrier
+// decisions and the armed response.
+type session struct {
+	gen   uint64
+	store *store.Store // nil when the session has no key in reach
+
+	mu        sync.Mutex
+	policy    sf.Policy
+	bootstrap bool
+	blocked   error // unreadable memory under Active (reference §2.9)
+	handoff   bool  // left Active: the exit handoff replaces the Passive head
+	run       run
+	passive   string // frozen Passive head or handoff ("" = compute)
+	barrier   map[string]string
+	response  *string // armed final answer of the current run
+}
+
+// run is the current Active run: its specification, the anchor (the
+// timestamp of its first user message, raw JSON) and the frozen head.
+type run struct {
+	pending bool // before_agent_start seen, first context not yet
+	spec    string
+	anchor  json.RawMessage
+	head    [2]string
+	started bool
+}
+
+func (s *session) snapshotPolicy() (sf.Policy, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.policy, s.bootstrap
+}
+
+// sessionFor returns the state of the session a call belongs to, attaching
+// it when the sidecar has not seen that generation yet (a respawn sends no
+// session_start).
+func (x *ext) sessionFor(ctx context.Context, s piext.Session, pi *piext.Pi) *session {
+	x.mu.Lock()
+	cur := x.cur
+	x.mu.Unlock()
+	if cur != nil && cur.gen == s.Generation {
+		return cur
+	}
+	return x.attach(ctx, s, pi, "respawn", "")
+}
+
+// attach binds a session (reference §2.10): the mode from the branch's last
+// snapshot entry, else config.json's default (a new session, initialized in
+// the store unless Off); a fork copies the parent's current memory; Off does
+// no store I/O.
+func (x *ext) attach(ctx context.Context, s piext.Session, pi *piext.Pi, reason, parentFile string) *session {
+	cfg, cfgErr := x.config()
+	sess := &session{gen: s.Generation, barrier: map[string]string{}}
+	if key := sessionKey(s); key != "" && s.Cwd != "" {
+		if l, err := store.NewLayout(x.root(), s.Cwd, key); err == nil {
+			var diag *store.Diagnostics
+			if cfg.Logging {
+				diag = store.NewDiagnostics(x.agentDir)
+			}
+			sess.store = store.Open(l, &store.Options{Roots: x.roots, HistoryLimit: cfg.HistoryLimit, NewSessionMode: cfg.Mode, Diagnostics: diag})
+		}
+	}
+	stored, bootstrap := branchMode(ctx, pi)
+	sess.policy = sf.ResolvePolicy(cfg, cfgErr, stored)
+	sess.bootstrap = bootstrap && sess.policy.Mode == store.ModeActive
+	if sess.policy.Mode != store.ModeOff {
+		switch {
+		case sess.store == nil:
+			sess.blocked = errors.New(sf.MsgRuntimeUnavailable)
+		case reason == "fork" && parentFile != "" && stored != "":
+			parent := strings.TrimSuffix(filepath.Base(parentFile), ".jsonl")
+			if err := sess.store.Fork(ctx, parent, sess.policy.Mode); err != nil && !errors.Is(err, store.ErrChildOccupied) {
+				sess.blocked = err
+			}
+		case stored == "":
+			if err := sess.store.SetMode(ctx, sess.policy.Mode, false); err != nil {
+				sess.blocked = err
+			} else {
+				_ = pi.AppendEntry(ctx, entrySnapshot, map[string]any{"mode": sess.policy.Mode})
+			}
+		}
+		if sess.blocked == nil {
+			if _, err := sess.store.Read(ctx); err != nil {
+				sess.blocked = err
+			}
+		}
+	}
+	x.mu.Lock()
+	if x.cur == nil || x.cur.gen <= sess.gen {
+		x.cur = sess
+	}
+	x.mu.Unlock()
+	x.publishPolicy(ctx, pi, sess)
+	return sess
+}
+
+// sessionKey is the session file's basename without ".jsonl", or the
+// session id without a file (reference §2.1).
+func sessionKey(s piext.Session) string {
+	if s.File != "" {
+		return strings.TrimSuffix(filepath.Base(s.File), ".jsonl")
+	}
+	return s.ID
+}
+
+// branchMode reads the mode (and bootstrap) of the last snapshot entry on
+// the branch; "" when there is none (a new session). A legacy
+// {disabled:true} reads as Off.
+func branchMode(ctx context.Context, pi *piext.Pi) (string, bool) {
+	es, err := pi.GetBranch(ctx, "")
+	if err != nil {
+		return "", false
+	}
+	for i := len(es) - 1; i >= 0; i-- {
+		if es[i].Type() != "custom" || es[i].CustomType() != entrySnapshot {
+			continue
+		}
+		var d struct {
+			Mode      string `json:"mode"`
+			Bootstrap bool   `json:"bootstrap"`
+			Disabled  bool   `json:"disabled"`
+		}
+		if json.Unmarshal(es[i].Field("data"), &d) != nil {
+			continue
+		}
+		switch {
+		case d.Mode == store.ModeActive || d.Mode == store.ModePassive || d.Mode == store.ModeOff:
+			return d.Mode, d.Bootstrap
+		case d.Disabled:
+			return store.ModeOff, false
+		}
+	}
+	return "", false
+}
+
+// hasConversation reports whether the branch already holds a message (a
+// mode selected inside an existing conversation bootstraps, reference §1.2).
+func hasConversation(ctx context.Context, pi *piext.Pi) bool {
+	es, err := pi.GetBranch(ctx, "")
+	if err != nil {
+		return false
+	}
+	for _, e := range es {
+		if e.Type() == "message" {
+			return true
+		}
+	}
+	return false
+}
+
+// publishPolicy shows the mode in the footer and exposes the tools only in
+// Active and Passive (reference §1.2, §1.3).
+func (x *ext) publishPolicy(ctx context.Context, pi *piext.Pi, s *session) {
+	s.mu.Lock()
+	p, blocked := s.policy, s.blocked
+	s.mu.Unlock()
+	status := ""
+	if p.Err == nil && p.Mode != store.ModeOff {
+		status = "state-flow " + p.Mode
+		if blocked != nil && p.Mode == store.ModeActive {
+			status += " (blocked)"
+		}
+	}
+	_ = pi.SetStatus(ctx, statusKey, status)
+	active, err := pi.GetActiveTools(ctx)
+	if err != nil {
+		return
+	}
+	next := make([]string, 0, len(active)+2)
+	for _, n := range active {
+		if n != sf.ToolPatchState && n != sf.ToolReadState {
+			next = append(next, n)
+		}
+	}
+	if p.ToolsExposed() {
+		next = append(next, sf.ToolReadState, sf.ToolPatchState)
+	}
+	if !sameSet(active, next) {
+		_ = pi.SetActiveTools(ctx, next)
+	}
+}
+
+func sameSet(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	seen := make(map[string]bool, len(a))
+	for _, n := range a {
+		seen[n] = true
+	}
+	for _, n := range b {
+		if !seen[n] {
+			return false
+		}
+	}
+	return true
+}
+
+func (x *ext) onSessionStart(ctx context.Context, ev *piext.Event) (any, error) {
+	var p struct {
+		Reason              string `json:"reason"`
+		PreviousSessionFile string `json:"previousSessionFile"`
+	}
+	_ = ev.Decode(&p)
+	x.attach(ctx, ev.Session, ev.Pi, p.Reason, p.PreviousSessionFile)
+	return nil, nil
+}
