@@ -1,0 +1,100 @@
+package piext_test
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// tmuxPi runs interactive Pi (TUI mode) with the probe extension in a
+// private tmux server and returns a function that runs tmux commands on it.
+func tmuxPi(t *testing.T, p *probe) func(args ...string) string {
+	t.Helper()
+	if _, err := exec.LookPath("tmux"); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("tmux required under CI=true (scripts/install-test-deps)")
+		}
+		t.Skip("tmux not installed")
+	}
+	var sh strings.Builder
+	sh.WriteString("#!/bin/sh\n")
+	for _, kv := range p.env.Env {
+		k, v, _ := strings.Cut(kv, "=")
+		fmt.Fprintf(&sh, "export %s='%s'\n", k, strings.ReplaceAll(v, "'", `'\''`))
+	}
+	fmt.Fprintf(&sh, "cd '%s'\nexec '%s'", p.env.Dir, p.env.Executable)
+	for _, a := range p.env.Args {
+		fmt.Fprintf(&sh, " '%s'", strings.ReplaceAll(a, "'", `'\''`))
+	}
+	sh.WriteString("\n")
+	script := filepath.Join(t.TempDir(), "run-pi")
+	if err := os.WriteFile(script, []byte(sh.String()), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	sock := fmt.Sprintf("pikit-piext-%d-%d", os.Getpid(), time.Now().UnixNano())
+	tmux := func(args ...string) string {
+		out, err := exec.Command("tmux", append([]string{"-L", sock}, args...)...).CombinedOutput()
+		if err != nil && args[0] != "kill-server" {
+			t.Fatalf("tmux %v: %v\n%s", args, err, out)
+		}
+		return string(out)
+	}
+	tmux("new-session", "-d", "-s", "pi", "-x", "120", "-y", "40", script)
+	t.Cleanup(func() { tmux("kill-server") })
+	return tmux
+}
+
+func TestTmux_ReloadKeepsOneSidecar(t *testing.T) {
+	t.Parallel()
+	p := newProbe(t, nil)
+	tmux := tmuxPi(t, p)
+	ctx := testCtx(t)
+	first := p.waitRecord(t, ctx, func(r record) bool { return r.Ev == "hook" && r.Event == "session_start" }).Pid
+	// The editor takes input once Pi has drawn; retry the command until the
+	// reload shows up as the second session_start.
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		tmux("send-keys", "-t", "pi", "/reload", "Enter")
+		if waitFor(func() bool {
+			for _, r := range p.records(t) {
+				if r.Ev == "hook" && r.Event == "session_start" && r.Gen >= 2 {
+					return true
+				}
+			}
+			return false
+		}, 10*time.Second) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no session_start after /reload; screen:\n%s", tmux("capture-pane", "-p", "-t", "pi"))
+		}
+	}
+	if got := pids(p.records(t)); len(got) != 1 || !got[first] {
+		t.Errorf("sidecars after /reload = %v, want only %d", got, first)
+	}
+	screen := tmux("capture-pane", "-p", "-t", "pi")
+	if strings.Contains(screen, "stray print") {
+		t.Errorf("a sidecar print reached the terminal:\n%s", screen)
+	}
+	tmux("kill-server")
+	killed := time.Now()
+	if !waitFor(func() bool { return !alive(first) }, 5*time.Second) {
+		t.Errorf("sidecar %d alive 5 s after the terminal closed", first)
+	}
+	t.Logf("terminal closed → sidecar gone in %v", time.Since(killed))
+}
+
+func waitFor(cond func() bool, d time.Duration) bool {
+	end := time.Now().Add(d)
+	for time.Now().Before(end) {
+		if cond() {
+			return true
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return cond()
+}
