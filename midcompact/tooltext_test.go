@@ -105,3 +105,25 @@ func TestLocate(t *testing.T) {
 		t.Errorf("no match = %q", got)
 	}
 }
+
+// TestExecute_ReadsWriteNothing: every read-only action returns no draft
+// (nothing is appended) and the tool has no way to start or commit.
+func TestExecute_ReadsWriteNothing(t *testing.T) {
+	s := newMemSession(t, fixture(t, "kinds"))
+	startTx(t, s, StartAgent)
+	s.call(nil, `{"action":"plan_add","start":"a0001","end":"a0001","summary":"x"}`)
+	n := len(s.lines)
+	for _, req := range []string{
+		`{"action":"inspect"}`, `{"action":"measure","candidates":[{"start":"a0001","end":"a0002"}]}`,
+		`{"action":"locate_ref","ref":"a0001","detail":"full"}`, `{"action":"locate_search","pattern":"auth"}`,
+		`{"action":"plan_show"}`, `{"action":"plan_read","range_id":"d1"}`,
+		`{"action":"recall_list"}`, `{"action":"recall_read","block":"c0001"}`,
+	} {
+		if res := s.call(nil, req); res.Draft != nil || strings.HasPrefix(res.Text, "Error: ") && req != `{"action":"recall_read","block":"c0001"}` {
+			t.Errorf("%s: draft %v, text %q", req, res.Draft != nil, res.Text)
+		}
+	}
+	if len(s.lines) != n {
+		t.Errorf("read-only actions appended %d entries", len(s.lines)-n)
+	}
+}
