@@ -26,7 +26,7 @@ func (e *Endpoint) handleWait(w http.ResponseWriter, r *http.Request) *Error {
 		if bt := e.nextBatchLocked(); bt != nil {
 			e.waitParked = false
 			if !bt.served {
-				// Served only orders re-serving; the flusher records it.
+				// Served only orders re-serving; the derived-file writer records it.
 				bt.served = true
 				bt.fileDirty = true
 				e.markBoardDirtyLocked()

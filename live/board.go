@@ -176,7 +176,7 @@ type batch struct {
 	order  int64
 	served bool
 	env    *WakeEnvelope
-	// fileDirty: state/batches/<id>.json lags memory; the flusher writes it.
+	// fileDirty: state/batches/<id>.json lags memory; the derived-file writer writes it.
 	// Only batches derived from the event log may lag (recovery rebuilds them).
 	fileDirty bool
 }

@@ -143,7 +143,7 @@ func (e *Endpoint) rollbackLocked(prev *Board) {
 // wakes a parked wait: nothing escapes before the durable commit.
 func (e *Endpoint) afterCommitLocked(produced *effects) {
 	// The event log already holds these batches (recovery rebuilds them), so
-	// their files are written by the flusher and the wake does not wait.
+	// their files are written by the derived-file writer and the wake does not wait.
 	for _, bt := range produced.batches {
 		bt.fileDirty = true
 		e.batches[bt.env.CheckpointID] = bt
