@@ -1,8 +1,11 @@
 package main
 
 import (
+	"os"
+
 	hello "github.com/pikit-dev/pikit/examples/piext-hello"
 	"github.com/pikit-dev/pikit/piext"
+	sfext "github.com/pikit-dev/pikit/stateflow/extension"
 )
 
 // builtinExtensions is the one table of Go extensions pikit carries:
@@ -10,6 +13,7 @@ import (
 // A new extension is one row.
 func builtinExtensions() map[string]func() *piext.Extension {
 	return map[string]func() *piext.Extension{
-		"hello": hello.New,
+		"hello":     hello.New,
+		"stateflow": func() *piext.Extension { return sfext.New(os.Getenv("PI_CODING_AGENT_DIR"), os.Getenv("HOME")) },
 	}
 }
