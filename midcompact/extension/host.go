@@ -3,6 +3,7 @@ package extension
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 
 	"github.com/pikit-dev/pikit/internal/pisession"
 	"github.com/pikit-dev/pikit/piext"
@@ -14,8 +15,7 @@ type host interface {
 	Notify(ctx context.Context, message, level string) error
 	SetStatus(ctx context.Context, key, text string) error
 	WaitForIdle(ctx context.Context) error
-	GetBranch(ctx context.Context, fromID string) ([]piext.Entry, error)
-	GetEntries(ctx context.Context) ([]piext.Entry, error)
+	Call(ctx context.Context, target, method string, args ...any) (json.RawMessage, error)
 	GetLeafID(ctx context.Context) (string, error)
 	AppendEntry(ctx context.Context, customType string, data any) error
 	SetLabel(ctx context.Context, entryID, label string) error
@@ -30,9 +30,17 @@ type host interface {
 
 var _ host = (*piext.Pi)(nil)
 
-// sessionEntries converts Pi's entries to the core's reader type, reading
-// each entry's top-level strings in one pass (a non-string reads as "").
-func sessionEntries(es []piext.Entry) []pisession.Entry {
+// sessionEntries converts Pi's entries (a JSON array) to the core's reader
+// type, reading each entry's top-level strings in one pass (a non-string
+// reads as ""). It decodes the raw array itself: piext.Entry keeps no Raw
+// when decoded from JSON (Pi.GetBranch/GetEntries return empty entries).
+func sessionEntries(raw json.RawMessage) ([]pisession.Entry, error) {
+	var es []json.RawMessage
+	if len(raw) > 0 && string(raw) != "null" {
+		if err := json.Unmarshal(raw, &es); err != nil {
+			return nil, fmt.Errorf("session entries: %w", err)
+		}
+	}
 	out := make([]pisession.Entry, len(es))
 	for i, e := range es {
 		var top struct {
@@ -41,11 +49,11 @@ func sessionEntries(es []piext.Entry) []pisession.Entry {
 			Type      json.RawMessage `json:"type"`
 			Timestamp json.RawMessage `json:"timestamp"`
 		}
-		_ = json.Unmarshal(e.Raw, &top) // an entry that is not an object keeps only Raw
-		out[i] = pisession.Entry{Raw: e.Raw, ID: jsonStr(top.ID), ParentID: jsonStr(top.ParentID),
+		_ = json.Unmarshal(e, &top) // an entry that is not an object keeps only Raw
+		out[i] = pisession.Entry{Raw: e, ID: jsonStr(top.ID), ParentID: jsonStr(top.ParentID),
 			Type: jsonStr(top.Type), Timestamp: jsonStr(top.Timestamp)}
 	}
-	return out
+	return out, nil
 }
 
 func jsonStr(raw json.RawMessage) string {
@@ -58,9 +66,13 @@ func jsonStr(raw json.RawMessage) string {
 
 // branch returns the session branch root → fromID ("" = the leaf).
 func branch(ctx context.Context, h host, fromID string) ([]pisession.Entry, error) {
-	es, err := h.GetBranch(ctx, fromID)
+	args := []any{}
+	if fromID != "" {
+		args = append(args, fromID)
+	}
+	raw, err := h.Call(ctx, "session", "getBranch", args...)
 	if err != nil {
 		return nil, err
 	}
-	return sessionEntries(es), nil
+	return sessionEntries(raw)
 }

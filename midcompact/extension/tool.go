@@ -40,12 +40,16 @@ func (rt *runtime) tool(ctx context.Context, h host, params json.RawMessage) (st
 		return ab, err
 	}
 	if requestAction(params) == string(midcompact.ActRecallRead) {
-		all, err := h.GetEntries(ctx)
+		raw, err := h.Call(ctx, "session", "getEntries")
+		if err != nil {
+			return "", err
+		}
+		all, err := sessionEntries(raw)
 		if err != nil {
 			return "", err
 		}
 		byID := make(map[string]pisession.Entry, len(all))
-		for _, e := range sessionEntries(all) {
+		for _, e := range all {
 			byID[e.ID] = e
 		}
 		env.Lookup = func(id string) (pisession.Entry, bool) { e, ok := byID[id]; return e, ok }
