@@ -93,3 +93,13 @@ func TestExpandSelection(t *testing.T) {
 		t.Errorf("replaced = %+v", n.Ranges)
 	}
 }
+
+func TestSelectionHeader(t *testing.T) {
+	s := snapshotOf(t, readSession(t,
+		`{"type":"message","id":"e1","parentId":null,"timestamp":"t","message":{"role":"user","content":"phase one","timestamp":1}}`,
+		`{"type":"message","id":"e2","parentId":"e1","timestamp":"t","message":{"role":"assistant","content":[{"type":"text","text":"old exploration"}],"timestamp":2}}`,
+	), "")
+	if got := SelectionHeader(s, map[int]bool{0: true}); got != "Selected 1/2 atoms | 9/24 chars (37.5% of anchor) | up to 37.5% fewer anchor chars" {
+		t.Errorf("header = %q", got)
+	}
+}

@@ -27,7 +27,15 @@
 //     (text, new draft or nil); it never starts or commits.
 //   - Transactions: [NewTransaction], [ValidateCommit], [PlanCommit] compute
 //     what the commands append; [PlanningLock] is the runtime lock.
-//   - Projection and recall: [Project], [RecallList], [RecallRead].
+//   - Projection and recall: [Project], [RecallList], [RecallRead];
+//     [KeyCache] keys each context message once per session.
+//   - Commands and surfaces: [CheckStart], [PrepareAbort], [PrepareCommit],
+//     [StartPrompt], [HandoffMessage], [ResolveStartMode], [ResolveSurface],
+//     [OpenPlanningUI], [ExpandSelection], [Draft.ReplaceRanges],
+//     [SelectionHeader]; [NewReviewState] is the workbench payload. All
+//     return texts and notices; the piext layer shows them.
+//   - [Runtime] is the per-session memory the extension wires to Pi's
+//     events (session_start/tree/shutdown, agent_start/settled, context).
 //
 // # Example
 //
@@ -72,6 +80,11 @@
 //   - stableStringify rebuilds each object with sorted keys, so a JS object
 //     still lists integer-like keys first; the Node differential test pins
 //     this reading.
+//   - Start chooser labels (`Agent direct — the Agent plans first`, `User
+//     manual — you select ranges first`, `Drop`), the chooser title, the
+//     elided parts of the start prompt, the surface chooser's unrecognized
+//     answer (`Midcompact <cmd> was not opened: …`) and the handoff's
+//     "Infer from the request whether …" are this package's wording.
 //   - The planning lock is not exposed to other extensions (upstream:
 //     `pi.midcompactPlanningLock`); piext offers no cross-extension object,
 //     and UIs and tests use [PlanningLock] directly.

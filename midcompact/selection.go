@@ -101,3 +101,24 @@ func (d *Draft) ReplaceRanges(s *Snapshot, spans []IndexSpan) *Draft {
 	n.Revision++
 	return n
 }
+
+// SelectionHeader is the Selection surfaces' summary line (reference §5.5):
+// `Selected a/b atoms | x/y chars (p% of anchor) | up to p% fewer anchor
+// chars`, chars being factual content chars.
+func SelectionHeader(s *Snapshot, selected map[int]bool) string {
+	chosen, chars := 0, 0
+	for i := range s.Atoms {
+		if selected[i] {
+			chosen++
+			chars += s.Atoms[i].Metrics.ContentChars
+		}
+	}
+	total := s.totalChars()
+	pct := 0.0
+	if total > 0 {
+		pct = float64(chars) / float64(total) * 100
+	}
+	p := formatPercent(&pct)
+	return "Selected " + itoa(chosen) + "/" + itoa(len(s.Atoms)) + " atoms | " + itoa(chars) + "/" + itoa(total) +
+		" chars (" + p + "% of anchor) | up to " + p + "% fewer anchor chars"
+}

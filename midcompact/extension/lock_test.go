@@ -1,0 +1,164 @@
+package extension
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/pikit-dev/pikit/midcompact"
+)
+
+// holdSurface is a workbench double: Open keeps the UI lock until
+// CloseAll, as a web workbench does until its cleanup ends.
+type holdSurface struct {
+	mu   sync.Mutex
+	open []*Plan
+}
+
+func (s *holdSurface) Open(_ context.Context, req OpenRequest) (string, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.open = append(s.open, req.Plan)
+	return "workbench ready", nil
+}
+
+func (s *holdSurface) Registered() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.open) > 0
+}
+
+func (s *holdSurface) CloseAll(ctx context.Context) error {
+	s.mu.Lock()
+	open := s.open
+	s.open = nil
+	s.mu.Unlock()
+	for _, p := range open {
+		p.Release(ctx)
+	}
+	return nil
+}
+
+func newTestRuntime(s Surfaces) *runtime {
+	if s == nil {
+		s = noSurfaces{}
+	}
+	return &runtime{surfaces: s, now: func() time.Time { return time.UnixMilli(1_800_000_000_000) }}
+}
+
+// started is a runtime with an agent-first transaction over two exchanges.
+func started(t *testing.T, s Surfaces) (*runtime, *fakeHost) {
+	t.Helper()
+	ctx := t.Context()
+	h := &fakeHost{selects: []string{startAgent}}
+	h.message("user", "hello one")
+	h.message("assistant", "ack one")
+	h.message("user", "hello two")
+	h.message("assistant", "ack two")
+	rt := newTestRuntime(s)
+	if err := rt.restore(ctx, h); err != nil {
+		t.Fatal(err)
+	}
+	if err := rt.start(ctx, h, h, ""); err != nil {
+		t.Fatal(err)
+	}
+	if n := h.lastNotice(); n != "info: Midcompact started at anchor e4 (agent-first). Anchor context 70k/100k (70%) [Pi reported]." {
+		t.Fatalf("start notice = %q", n)
+	}
+	return rt, h
+}
+
+// Seed 001 §Concurrency: an agent turn holds the lock from agent_start to
+// agent_settled; Selection/Review, commit and abort are refused meanwhile
+// with the reference's texts and nothing changes; after the turn they work.
+func TestLock_AgentTurnRefusesPlanningUI(t *testing.T) {
+	ctx := t.Context()
+	rt, h := started(t, &holdSurface{})
+	rt.lock.AcquireAgent() // agent_start while a transaction exists
+	entries := len(h.entries)
+	for _, c := range []struct {
+		run  func() error
+		want string
+	}{
+		{func() error { return rt.openPlanning(ctx, h, h, selectCommand, "webui") }, "warning: The Agent is currently processing the midcompact plan. Try Selection after the Agent turn ends."},
+		{func() error { return rt.openPlanning(ctx, h, h, reviewCommand, "webui") }, "warning: The Agent is currently processing the midcompact plan. Try opening review after the Agent turn ends."},
+		{func() error { return rt.commit(ctx, h) }, "warning: " + midcompact.MsgCommitAgentLocked},
+		{func() error { return rt.abort(ctx, h) }, "warning: " + midcompact.MsgAbortAgentLocked},
+	} {
+		if err := c.run(); err != nil {
+			t.Fatal(err)
+		}
+		if got := h.lastNotice(); got != c.want {
+			t.Errorf("notice = %q, want %q", got, c.want)
+		}
+	}
+	if len(h.entries) != entries || rt.lock.Owner() != midcompact.LockAgent {
+		t.Errorf("refusals changed something: entries %d → %d, lock %s", entries, len(h.entries), rt.lock.Owner())
+	}
+	rt.lock.ReleaseAgent() // agent_settled
+	if err := rt.openPlanning(ctx, h, h, selectCommand, "webui"); err != nil {
+		t.Fatal(err)
+	}
+	if got := h.lastNotice(); got != "info: workbench ready" || rt.lock.Owner() != midcompact.LockUI {
+		t.Errorf("after the turn: notice %q lock %s", got, rt.lock.Owner())
+	}
+}
+
+// Seed 001 §Concurrency: with a workbench registered, the model's plan call
+// is refused with the reference's text and notice, a second planning UI is
+// refused, close-webui releases the workbench's lock and the agent can plan.
+func TestLock_WorkbenchRefusesAgentPlanAndSecondUI(t *testing.T) {
+	ctx := t.Context()
+	rt, h := started(t, &holdSurface{})
+	if err := rt.openPlanning(ctx, h, h, reviewCommand, "webui"); err != nil {
+		t.Fatal(err)
+	}
+	entries := len(h.entries)
+	add := []byte(`{"request":{"action":"plan_add","start":"a0001","end":"a0002","summary":"s"}}`)
+	if got := rt.runTool(ctx, h, add); got != midcompact.MsgToolBlocked {
+		t.Errorf("tool = %q", got)
+	}
+	if got := h.notices[len(h.notices)-1]; got != "warning: "+midcompact.NoticeToolBlocked {
+		t.Errorf("notice = %q", got)
+	}
+	if len(h.entries) != entries {
+		t.Errorf("a refused plan call appended an entry")
+	}
+	if err := rt.openPlanning(ctx, h, h, selectCommand, "webui"); err != nil {
+		t.Fatal(err)
+	}
+	if got := h.lastNotice(); got != "warning: "+msgUIAlreadyOpen {
+		t.Errorf("second UI: %q", got)
+	}
+	if err := rt.closeWebUI(ctx, h); err != nil {
+		t.Fatal(err)
+	}
+	if got := h.lastNotice(); got != "info: "+msgWebUIClosed || rt.lock.Owner() != midcompact.LockFree {
+		t.Errorf("close-webui: %q, lock %s", got, rt.lock.Owner())
+	}
+	if got := rt.runTool(ctx, h, add); got[:len("Plan v1: added d1")] != "Plan v1: added d1" {
+		t.Errorf("tool after close = %q", got)
+	}
+}
+
+// close-webui is not a generic unlock: with no workbench it says so and
+// leaves an agent-held lock alone (reference §5.6).
+func TestCloseWebUI_NoWorkbenchKeepsAgentLock(t *testing.T) {
+	ctx := t.Context()
+	rt, h := started(t, nil)
+	rt.lock.AcquireAgent()
+	if err := rt.closeWebUI(ctx, h); err != nil {
+		t.Fatal(err)
+	}
+	if got := h.lastNotice(); got != "info: "+msgNoWebUI || rt.lock.Owner() != midcompact.LockAgent {
+		t.Errorf("notice %q lock %s", got, rt.lock.Owner())
+	}
+	rt.lock.ReleaseAgent()
+	if err := rt.openPlanning(ctx, h, h, selectCommand, "webui"); err != nil {
+		t.Fatal(err)
+	}
+	if got := h.lastNotice(); got != "error: Midcompact WebUI failed: the web workbench is not part of this build." || rt.lock.Owner() != midcompact.LockFree {
+		t.Errorf("no workbench: %q lock %s", got, rt.lock.Owner())
+	}
+}
