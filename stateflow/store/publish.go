@@ -48,12 +48,21 @@ type publisher struct {
 // per directory); verify; remove the journal. On failure, files still holding
 // this publisher's output get their pre-image back.
 func (p *publisher) publish(basis capture, writes []write) error {
-	now, err := captureCohort(p.layout)
-	if err != nil {
-		return err
+	// Re-capture the files this cohort does not write; the written ones are
+	// compared one by one just before each is replaced (apply).
+	writing := map[string]bool{}
+	for _, w := range writes {
+		writing[w.Rel] = true
 	}
 	for k, f := range basis {
-		if now[k].identity() != f.identity() {
+		if writing[k] {
+			continue
+		}
+		data, ok, err := readFile(p.layout.Root, k)
+		if err != nil {
+			return err
+		}
+		if identityOf(data, ok) != f.identity() {
 			return &Error{Msg: msgBaseChanged}
 		}
 	}
@@ -70,8 +79,11 @@ func (p *publisher) publish(basis capture, writes []write) error {
 			e.Data = base64.StdEncoding.EncodeToString(w.Data)
 		}
 		doc.Files = append(doc.Files, e)
-		if err := ensureDirs(p.layout.Root, w.Rel); err != nil {
-			return err
+		if d := filepath.Dir(w.Rel); !writing["dir:"+d] {
+			writing["dir:"+d] = true
+			if err := ensureDirs(p.layout.Root, w.Rel); err != nil {
+				return err
+			}
 		}
 	}
 	jb, err := sf.CanonicalLine(doc)
