@@ -21,7 +21,8 @@ type ToolEnv struct {
 	Branch []pisession.Entry
 	// Lookup finds any entry of the session tree (getEntries()).
 	Lookup EntryLookup
-	// AnchorBranch returns the branch root → anchorEntryId.
+	// AnchorBranch returns the branch root → anchorEntryId (required for
+	// every action but recall).
 	AnchorBranch func(anchorEntryID string) ([]pisession.Entry, error)
 	// Memory is the runtime's last known state, transaction and draft,
 	// used when the branch has none (reference §1.3 steps 3–4).
@@ -79,6 +80,9 @@ func Execute(params []byte, env *ToolEnv) ToolResult {
 	}
 	if env.Lock != nil && !env.Lock.AcquireAgent() {
 		return ToolResult{Text: MsgToolBlocked, Warning: NoticeToolBlocked}
+	}
+	if env.AnchorBranch == nil {
+		return errorResult(errors.New("midcompact: no anchor branch source"))
 	}
 	branch, err := env.AnchorBranch(tx.AnchorEntryID)
 	if err != nil && !errors.Is(err, pisession.ErrMissingParent) {
