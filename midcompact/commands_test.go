@@ -103,3 +103,21 @@ func TestSelectionHeader(t *testing.T) {
 		t.Errorf("header = %q", got)
 	}
 }
+
+func TestStateCardLines(t *testing.T) {
+	st := Restore(branchOf(t, fixture(t, "committed"), "")).State
+	got := StateCardLines(st, true)
+	want := []string{
+		"✓ MIDCOMPACT · +2 ranges · 2 active · 209 → 331 content chars · 1 images",
+		"anchor 70% [Pi reported] · 209 → 331 chars · 1 images",
+		"c0001 · phase one · 153 → 173 chars", "Phase one summarized.",
+		"c0002 · 56 → 158 chars", "Login screenshot.",
+		"Original history retained; use midcompact recall when exact details are needed.",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("card:\n%s", strings.Join(got, "\n"))
+	}
+	if len(StateCardLines(st, false)) != 2 {
+		t.Error("collapsed card")
+	}
+}

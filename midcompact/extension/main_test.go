@@ -3,6 +3,7 @@ package extension_test
 import (
 	"context"
 	"encoding/json"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -21,16 +22,19 @@ func testCtx(t *testing.T) context.Context {
 	return ctx
 }
 
+// firstGroup finds the inventory group of the first user message.
+var firstGroup = regexp.MustCompile(`(a\d{4})→(a\d{4}) \|[^\n]*\| ` + firstUser)
+
 // mcScript is the scripted model: the start prompt makes it inspect, the
-// inventory makes it plan a0001→a0002 with a summary, RECALL makes it
+// inventory makes it plan the first user's group with a summary, RECALL makes it
 // recall c0001; everything else is answered "ack".
 func mcScript(r *modelserver.Request) modelserver.Script {
 	call := func(id, args string) modelserver.Script {
 		return modelserver.Script{ToolCalls: []modelserver.ToolCall{{ID: id, Name: "midcompact", Arguments: []string{args}}}}
 	}
 	if last := r.Last(); last.Role == "tool" {
-		if strings.Contains(last.Text(), "Totals:") {
-			return call("call_plan", `{"request":{"action":"plan_add","start":"a0001","end":"a0002","summary":"SUMMARY-ONE of the first exchange","topic":"first greeting"}}`)
+		if m := firstGroup.FindStringSubmatch(last.Text()); m != nil {
+			return call("call_plan", `{"request":{"action":"plan_add","start":"`+m[1]+`","end":"`+m[2]+`","summary":"SUMMARY-ONE of the first exchange","topic":"first greeting"}}`)
 		}
 		return modelserver.Script{Text: []string{"planned"}}
 	}
