@@ -15,6 +15,7 @@ import (
 
 	"github.com/go-json-experiment/json"
 	"github.com/gofrs/flock"
+	"github.com/pikit-dev/pikit/internal/durable"
 	"github.com/pikit-dev/pikit/live"
 	"github.com/spf13/cobra"
 )
@@ -82,7 +83,7 @@ func startLive(ctx context.Context, o liveStart) (live.StartLine, error) {
 		return live.StartLine{}, err
 	}
 	dir := filepath.Dir(pidPath)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
+	if err := durable.MkdirAll(dir, 0o700); err != nil {
 		return live.StartLine{}, fmt.Errorf("live: create state dir: %w", err)
 	}
 	lk := flock.New(filepath.Join(dir, "start.lock"), flock.SetPermissions(0o600))
