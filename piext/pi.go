@@ -285,7 +285,7 @@ func (p *Pi) Compact(ctx context.Context, customInstructions string) error {
 	return call0(ctx, p, "ctx", "compact", opts)
 }
 
-var dialogs = map[string]bool{"select": true, "confirm": true, "input": true, "editor": true}
+var dialogs = map[string]bool{"select": true, "confirm": true, "input": true, "editor": true, "custom": true}
 
 // DialogStatus tells how a dialog ended.
 type DialogStatus string

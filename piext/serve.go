@@ -64,15 +64,16 @@ type CommandCall struct {
 
 // runtime serves one Extension on one connection.
 type runtime struct {
-	ext      *Extension
-	log      *slog.Logger
-	conn     *jsonrpc.Conn
-	tools    map[string]*Tool
-	commands map[string]*Command
-	hooks    map[string]*Hook
-	session  atomic.Pointer[Session]
-	mirror   mirror        // only touched by the ordered worker (hooks)
-	ready    chan struct{} // closed once conn is set
+	ext        *Extension
+	log        *slog.Logger
+	conn       *jsonrpc.Conn
+	tools      map[string]*Tool
+	commands   map[string]*Command
+	hooks      map[string]*Hook
+	session    atomic.Pointer[Session]
+	mirror     mirror // only touched by the ordered worker (hooks)
+	components components
+	ready      chan struct{} // closed once conn is set
 }
 
 func (rt *runtime) generation() uint64 {
@@ -188,6 +189,18 @@ func (rt *runtime) handle(ctx context.Context, req *jsonrpc.Request) (any, error
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "no command " + p.Command}
 		}
 		return nil, c.Run(ctx, &CommandCall{Args: p.Args, Session: rt.current(), Pi: rt.bound(p.CtxID, p.Generation)})
+	case MethodUIRender:
+		var p RenderParams
+		if err := json.Unmarshal(req.Params, &p); err != nil {
+			return nil, invalidParams(err)
+		}
+		return rt.components.render(&p)
+	case MethodUIInput:
+		var p InputParams
+		if err := json.Unmarshal(req.Params, &p); err != nil {
+			return nil, invalidParams(err)
+		}
+		return rt.components.input(&p)
 	case MethodCommandComplete:
 		var p CompleteParams
 		if err := json.Unmarshal(req.Params, &p); err != nil {

@@ -98,3 +98,35 @@ func waitFor(cond func() bool, d time.Duration) bool {
 	}
 	return cond()
 }
+
+func TestTmux_RemoteComponent(t *testing.T) {
+	t.Parallel()
+	p := newProbe(t, nil)
+	tmux := tmuxPi(t, p)
+	ctx := testCtx(t)
+	p.waitRecord(t, ctx, func(r record) bool { return r.Ev == "hook" && r.Event == "session_start" })
+	screen := func() string { return tmux("capture-pane", "-p", "-t", "pi") }
+	deadline := time.Now().Add(60 * time.Second)
+	for !strings.Contains(screen(), "PROBE PANEL count=0 width=") {
+		if time.Now().After(deadline) {
+			t.Fatalf("panel never drawn; screen:\n%s", screen())
+		}
+		tmux("send-keys", "-t", "pi", "/probe:panel", "Enter")
+		waitFor(func() bool { return strings.Contains(screen(), "PROBE PANEL") }, 10*time.Second)
+	}
+	for _, line := range strings.Split(screen(), "\n") {
+		if len([]rune(line)) > 120 {
+			t.Errorf("a line wider than the terminal: %d columns", len([]rune(line)))
+		}
+	}
+	tmux("send-keys", "-t", "pi", "Up")
+	if !waitFor(func() bool { return strings.Contains(screen(), "PROBE PANEL count=1") }, 20*time.Second) {
+		t.Fatalf("Up did not reach Go; screen:\n%s", screen())
+	}
+	tmux("send-keys", "-t", "pi", "Up")
+	waitFor(func() bool { return strings.Contains(screen(), "PROBE PANEL count=2") }, 20*time.Second)
+	tmux("send-keys", "-t", "pi", "Enter")
+	if !waitFor(func() bool { return strings.Contains(screen(), "panel result 2") }, 20*time.Second) {
+		t.Fatalf("no result after Enter; screen:\n%s", screen())
+	}
+}

@@ -68,7 +68,7 @@ const ALLOW: Record<string, Record<string, "call" | "prop" | "dialog" | ((env: C
     waitForIdle: "call", navigateTree: "call", newSession: "call", fork: "call", switchSession: "call", reload: "call",
   },
   ui: {
-    select: "dialog", confirm: "dialog", input: "dialog", editor: "dialog",
+    select: "dialog", confirm: "dialog", input: "dialog", editor: "dialog", custom: (env, args) => remoteComponent(env, args[0] ?? {}),
     notify: "call", setStatus: "call", setWidget: "call", setTitle: "call", setEditorText: "call", getEditorText: "call",
   },
   session: {
@@ -85,7 +85,69 @@ const ALLOW: Record<string, Record<string, "call" | "prop" | "dialog" | ((env: C
   },
 };
 
-type CallEnv = { pi: any; ctx: any; signal: AbortSignal };
+type CallEnv = { pi: any; ctx: any; signal: AbortSignal; sc: Sidecar };
+
+const PALETTE = ["text", "accent", "border", "borderAccent", "success", "error", "warning", "muted", "dim"];
+
+// remoteComponent shows a Go component through ctx.ui.custom. pi-tui's
+// render(width) is synchronous: it returns Go's last lines for that width
+// (through truncateToWidth, so no line is wider than the terminal) and asks
+// Go for fresh ones, re-rendering when they arrive. Keys go to Go as pi-tui
+// key names.
+async function remoteComponent(env: CallEnv, spec: { id?: string; overlay?: boolean }) {
+  const { ctx, sc } = env;
+  if (ctx.mode !== "tui" || typeof ctx.ui?.custom !== "function") throw rpcError(CODE.unavailable, "unavailable here: ui.custom needs interactive (TUI) mode");
+  const id = String(spec.id ?? "");
+  // Imported here: Pi maps the module for extensions; nothing else loads it.
+  const { parseKey, truncateToWidth } = await import("@earendil-works/pi-tui");
+  return await ctx.ui.custom(
+    (tui: any, theme: any, _kb: any, done: (r: any) => void) => {
+      let lines: string[] = [];
+      let width = 0;
+      let asked = -1;
+      let finished = false;
+      const palette: Record<string, string> = {};
+      for (const name of PALETTE) {
+        try {
+          palette[name] = theme.getFgAnsi(name);
+        } catch {}
+      }
+      const take = (r: any) => {
+        if (finished || !r) return;
+        if (Array.isArray(r.lines)) lines = r.lines.map(String);
+        if (r.done) {
+          finished = true;
+          done(r.result);
+        }
+        tui.requestRender();
+      };
+      const fail = (e: any) => {
+        if (finished) return;
+        finished = true;
+        done(undefined);
+        trace(sc.name, "component failed: " + errText(e));
+      };
+      return {
+        render(w: number) {
+          if (w !== asked) {
+            asked = w;
+            width = w;
+            sc.request("ui/render", { id, width: w, palette }).then(take, fail);
+          }
+          return lines.map((l) => truncateToWidth(l, w));
+        },
+        handleInput(data: string) {
+          const key = parseKey(data) ?? data;
+          sc.request("ui/input", { id, key, width }).then(take, fail);
+        },
+        invalidate() {
+          asked = -1;
+        },
+      };
+    },
+    { overlay: !!spec.overlay },
+  );
+}
 
 function rpcError(code: number, message: string) {
   const e: any = new Error(message);
@@ -326,7 +388,7 @@ class Sidecar {
         throw rpcError(CODE.staleSession, `stale session: generation ${generation} was replaced by ${this.generation}`);
       ctx = this.sessionCtx;
     }
-    const env: CallEnv = { pi: this.pi, ctx, signal };
+    const env: CallEnv = { pi: this.pi, ctx, signal, sc: this };
     if (typeof row === "function") return row(env, args);
     const obj = target === "pi" ? this.pi : target === "ctx" ? ctx : target === "ui" ? ctx.ui : ctx.sessionManager;
     if (row === "prop") return obj[m];

@@ -123,6 +123,14 @@ func main() {
 					rec.log("reloaded", "err", fmt.Sprint(err))
 					return err
 				}},
+			{Name: "probe:panel", Description: "A Go-drawn TUI component",
+				Run: func(ctx context.Context, c *piext.CommandCall) error {
+					res, err := c.Pi.Custom(ctx, &panel{}, piext.CustomOptions{})
+					if err != nil {
+						return c.Pi.Notify(ctx, "panel: "+err.Error(), "error")
+					}
+					return c.Pi.Notify(ctx, "panel result "+string(res), "info")
+				}},
 			{Name: "probe:later", Description: "A session-scoped call outside any handler",
 				Run: func(ctx context.Context, c *piext.CommandCall) error {
 					sessMu.Lock()
@@ -225,4 +233,28 @@ func withHooks(base []piext.Hook, hs ...piext.Hook) []piext.Hook {
 		return base
 	}
 	return append(base, hs...)
+}
+
+// panel is a remote TUI component: a counter moved with up/down, closed
+// with enter; one line is far wider than any terminal.
+type panel struct{ n int }
+
+func (p *panel) Render(width int, palette map[string]string) []string {
+	return []string{
+		palette["accent"] + fmt.Sprintf("PROBE PANEL count=%d width=%d", p.n, width) + "\x1b[39m",
+		strings.Repeat("W", 500),
+		"up/down to count, enter to finish",
+	}
+}
+
+func (p *panel) HandleKey(key string) (bool, any) {
+	switch key {
+	case "up":
+		p.n++
+	case "down":
+		p.n--
+	case "enter":
+		return true, p.n
+	}
+	return false, nil
 }

@@ -1,0 +1,144 @@
+package piext
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"sync"
+
+	"github.com/pikit-dev/pikit/internal/jsonrpc"
+)
+
+// Methods the bridge calls for a remote TUI component.
+const (
+	MethodUIRender = "ui/render" // RenderParams → RenderResult
+	MethodUIInput  = "ui/input"  // InputParams → RenderResult
+)
+
+// Component is a TUI component drawn by Go inside interactive Pi (an
+// overlay or inline component of ctx.ui.custom). pi-tui renders
+// synchronously, so the bridge shows Go's last lines for a width and asks
+// for a re-render when Go answers; every line passes through pi-tui's
+// truncateToWidth, so a line wider than the terminal cannot break it.
+// Methods are called one at a time.
+type Component interface {
+	// Render returns the lines for a viewport width in columns. Palette maps
+	// theme color names ("accent", "muted", "error", ...) to their ANSI
+	// foreground sequences.
+	Render(width int, palette map[string]string) []string
+	// HandleKey gets one key as pi-tui names it ("up", "enter", "escape",
+	// "ctrl+c", or the typed text). done ends the component with result.
+	HandleKey(key string) (done bool, result any)
+}
+
+// RenderParams ask a component for its lines.
+type RenderParams struct {
+	ID      string            `json:"id"`
+	Width   int               `json:"width"`
+	Palette map[string]string `json:"palette,omitempty"`
+}
+
+// InputParams deliver one key.
+type InputParams struct {
+	ID    string `json:"id"`
+	Key   string `json:"key"`
+	Width int    `json:"width"`
+}
+
+// RenderResult carries new lines and, when the component finished, its
+// result.
+type RenderResult struct {
+	Lines  []string `json:"lines"`
+	Done   bool     `json:"done,omitempty"`
+	Result any      `json:"result,omitempty"`
+}
+
+// CustomOptions of [Pi.Custom].
+type CustomOptions struct {
+	Overlay bool `json:"overlay,omitempty"`
+}
+
+// components holds the live remote components of one runtime.
+type components struct {
+	mu   sync.Mutex
+	next int
+	live map[string]*liveComponent
+}
+
+type liveComponent struct {
+	mu      sync.Mutex
+	c       Component
+	palette map[string]string
+}
+
+func (cs *components) add(c Component) string {
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	cs.next++
+	id := strconv.Itoa(cs.next)
+	if cs.live == nil {
+		cs.live = map[string]*liveComponent{}
+	}
+	cs.live[id] = &liveComponent{c: c}
+	return id
+}
+
+func (cs *components) get(id string) (*liveComponent, error) {
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	if lc := cs.live[id]; lc != nil {
+		return lc, nil
+	}
+	return nil, &jsonrpc.Error{Code: CodeStaleContext, Message: "no component " + id}
+}
+
+func (cs *components) remove(id string) {
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	delete(cs.live, id)
+}
+
+func (cs *components) render(p *RenderParams) (*RenderResult, error) {
+	lc, err := cs.get(p.ID)
+	if err != nil {
+		return nil, err
+	}
+	lc.mu.Lock()
+	defer lc.mu.Unlock()
+	if p.Palette != nil {
+		lc.palette = p.Palette
+	}
+	return &RenderResult{Lines: orEmpty(lc.c.Render(p.Width, lc.palette))}, nil
+}
+
+func (cs *components) input(p *InputParams) (*RenderResult, error) {
+	lc, err := cs.get(p.ID)
+	if err != nil {
+		return nil, err
+	}
+	lc.mu.Lock()
+	defer lc.mu.Unlock()
+	done, result := lc.c.HandleKey(p.Key)
+	return &RenderResult{Lines: orEmpty(lc.c.Render(p.Width, lc.palette)), Done: done, Result: result}, nil
+}
+
+func orEmpty(l []string) []string {
+	if l == nil {
+		return []string{}
+	}
+	return l
+}
+
+// Custom shows c in interactive Pi (ctx.ui.custom) and waits until it is
+// done, returning its result as JSON. Outside TUI mode it returns
+// [ErrUnavailable]. No timeout: the user drives it.
+func (p *Pi) Custom(ctx context.Context, c Component, opts CustomOptions) (json.RawMessage, error) {
+	id := p.rt.components.add(c)
+	defer p.rt.components.remove(id)
+	raw, err := p.Call(ctx, "ui", "custom", map[string]any{"id": id, "overlay": opts.Overlay})
+	if err != nil {
+		return nil, fmt.Errorf("piext: custom component: %w", err)
+	}
+	return raw, nil
+}
