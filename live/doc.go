@@ -71,6 +71,14 @@
 //     through internal/durable; board.json and batch files are written from
 //     a snapshot outside the endpoint lock.
 //
+// Every refusal is a JSON body, with one exception: a request line whose
+// percent-escapes are malformed (GET /%E0%A4%A) is refused by net/http
+// before routing with its own plain-text 400 (a listener-level parser
+// would duplicate net/http's); a path that decodes to invalid UTF-8
+// (GET /%FF) reaches the router and gets {"error":"bad request"}. The Host
+// header is not checked: every route needs a bearer token (page routes
+// also the exact Origin), and tunnels forward public host names.
+//
 // A storage failure the endpoint cannot roll back is sticky: every route
 // answers 503 {"error":"storage_failed"} from then on and [Endpoint.Close]
 // returns it.
