@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"sync"
 
 	"github.com/pikit-dev/pikit/internal/durable"
 	sf "github.com/pikit-dev/pikit/stateflow"
@@ -46,6 +47,12 @@ type Store struct {
 	layout Layout
 	opts   Options
 	lock   lockWaiter
+
+	// mu guards the read cache: the last decoded, validated snapshot and
+	// the file revision it was decoded from. Read hands out clones.
+	mu       sync.Mutex
+	cached   *Snapshot
+	cacheRev string
 }
 
 // Open returns a Store for layout. It touches nothing on disk.
@@ -100,11 +107,38 @@ func (s *Store) Read(ctx context.Context) (*Snapshot, error) {
 	}
 	var snap *Snapshot
 	err := s.withLock(ctx, func(ctx context.Context) error {
-		var err error
-		snap, err = s.load()
-		return err
+		if err := checkLegacy(s.layout); err != nil {
+			return err
+		}
+		c, err := captureCohort(s.layout)
+		if err != nil {
+			return err
+		}
+		rev := c.revision(s.layout.Root)
+		s.mu.Lock()
+		cached, cachedRev := s.cached, s.cacheRev
+		s.mu.Unlock()
+		if cached != nil && cachedRev == rev && !cached.adopted {
+			snap = cached.clone()
+			return nil
+		}
+		if snap, err = s.snapshot(c); err != nil {
+			return err
+		}
+		s.mu.Lock()
+		s.cached, s.cacheRev = snap.clone(), rev
+		s.mu.Unlock()
+		return nil
 	})
 	return snap, err
+}
+
+// clone copies a snapshot so its View (and read memo) is private; the
+// decoded files are shared read-only.
+func (sn *Snapshot) clone() *Snapshot {
+	out := *sn
+	out.View = sn.View.Clone()
+	return &out
 }
 
 // withLock runs fn holding the store lock, after completing any interrupted
