@@ -39,6 +39,14 @@
 // upstream writer ignores the journal file; it can only be left behind by a
 // crash of ours, and the next pikit writer resolves it.
 //
+// # Reads
+//
+// Every read takes the store lock (so it never sees a half-applied cohort
+// and completes an interrupted one), captures the owned files and, when
+// their identities equal the last decoded cohort's, reuses that decoded,
+// validated snapshot (a private clone per call) instead of decoding again.
+// A read never creates a store that does not exist.
+//
 // # Not here
 //
 // Git backup (optional and never authoritative upstream) is out of scope.
