@@ -4,6 +4,7 @@ import (
 	"os"
 
 	hello "github.com/pikit-dev/pikit/examples/piext-hello"
+	mcext "github.com/pikit-dev/pikit/midcompact/extension"
 	"github.com/pikit-dev/pikit/piext"
 	sfext "github.com/pikit-dev/pikit/stateflow/extension"
 )
@@ -13,7 +14,8 @@ import (
 // A new extension is one row.
 func builtinExtensions() map[string]func() *piext.Extension {
 	return map[string]func() *piext.Extension{
-		"hello":     hello.New,
-		"stateflow": func() *piext.Extension { return sfext.New(os.Getenv("PI_CODING_AGENT_DIR"), os.Getenv("HOME")) },
+		"hello":      hello.New,
+		"midcompact": mcext.New,
+		"stateflow":  func() *piext.Extension { return sfext.New(os.Getenv("PI_CODING_AGENT_DIR"), os.Getenv("HOME")) },
 	}
 }
