@@ -67,11 +67,13 @@ func taskSnap(status, activity, output string) rt.Snapshot {
 }
 
 type recorded struct {
-	Method string
-	Path   string
-	CSRF   string
-	Body   []byte
-	At     time.Time
+	Method  string
+	Path    string
+	CSRF    string
+	IdemKey string // Idempotency-Key header
+	Dest    string // Sec-Fetch-Dest header
+	Body    []byte
+	At      time.Time
 }
 
 // readFault says how the next GET /state requests fail.
@@ -159,7 +161,8 @@ func (a *api) record(r *http.Request) []byte {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.requests = append(a.requests, recorded{Method: r.Method, Path: strings.TrimPrefix(r.URL.EscapedPath(), mountBase),
-		CSRF: r.Header.Get(client.CSRFHeader), Body: body, At: time.Now()})
+		CSRF: r.Header.Get(client.CSRFHeader), IdemKey: r.Header.Get("Idempotency-Key"), Dest: r.Header.Get("Sec-Fetch-Dest"),
+		Body: body, At: time.Now()})
 	return body
 }
 
