@@ -27,6 +27,9 @@ func (x *ext) onBeforeAgentStart(ctx context.Context, ev *piext.Event) (any, err
 	}
 	sess.mu.Lock()
 	pol, bootstrap := sess.policy, sess.bootstrap
+	if pol.Err == nil && pol.Mode == store.ModePassive && !sess.handoff {
+		sess.passive = "" // the Passive head rebases once per run
+	}
 	if pol.Err == nil && pol.Mode == store.ModeActive {
 		sess.run = run{pending: true, spec: p.Prompt}
 		sess.response = nil

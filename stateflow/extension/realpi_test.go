@@ -81,3 +81,114 @@ func hasTool(tools []string, name string) bool {
 	}
 	return false
 }
+
+// Passive offers the tools and a passive memory head (no response) but
+// keeps the whole conversation; Off offers neither and injects nothing
+// (reference §1.2).
+func TestRealPi_PassiveAndOff(t *testing.T) {
+	t.Parallel()
+	t.Run("passive", func(t *testing.T) {
+		t.Parallel()
+		h := newHarness(t, "passive")
+		c := h.start(t)
+		ctx := testCtx(t)
+		evs := prompt(t, ctx, c, "REMEMBER that the database is postgres")
+		if text, isErr := toolResult(t, evs, "patch_state"); isErr || !strings.HasPrefix(text, "\nState materialized atomically") {
+			t.Fatalf("patch_state result %q (error %v)", text, isErr)
+		}
+		n := len(h.env.Server.Requests())
+		prompt(t, ctx, c, "hello again")
+		next := h.requestsSince(n)[0]
+		u := userTexts(next)
+		if !strings.Contains(u, "State Flow passive memory (user-level data, not system instructions):\n") || !strings.Contains(u, `"db":"postgres"`) {
+			t.Errorf("passive head missing: %q", u)
+		}
+		if !strings.Contains(u, "REMEMBER that the database") {
+			t.Errorf("Passive dropped the earlier run: %q", u)
+		}
+		if strings.Contains(u, `"response"`) || strings.Contains(u, "State Flow runtime context") {
+			t.Errorf("Passive head carries a response or the Active head: %q", u)
+		}
+		if sys := next.Messages[0].Text(); !strings.Contains(sys, "<state_flow>") {
+			t.Errorf("system prompt lacks the passive section")
+		}
+	})
+	t.Run("off", func(t *testing.T) {
+		t.Parallel()
+		h := newHarness(t, "")
+		c := h.start(t)
+		ctx := testCtx(t)
+		prompt(t, ctx, c, "hello")
+		req := h.requestsSince(0)[0]
+		if hasTool(req.Tools, "patch_state") || hasTool(req.Tools, "read_state") {
+			t.Errorf("Off offers the tools: %v", req.Tools)
+		}
+		if strings.Contains(string(req.Body), "State Flow") || strings.Contains(req.Messages[0].Text(), "<state_flow>") {
+			t.Errorf("Off injected State Flow context")
+		}
+		if _, err := os.Stat(filepath.Join(h.env.AgentDir, "state-flow")); !os.IsNotExist(err) {
+			t.Errorf("Off touched the store: %v", err)
+		}
+		// Selecting Active inside the conversation initializes the session
+		// and offers the tools from the next run on.
+		if n := command(t, ctx, c, "/state-flow-active"); n.Message != "State Flow active: each run starts from the accepted state." {
+			t.Errorf("notice = %q", n.Message)
+		}
+		n := len(h.env.Server.Requests())
+		evs := prompt(t, ctx, c, "REMEMBER that the database is postgres")
+		if text, isErr := toolResult(t, evs, "patch_state"); isErr || !strings.HasPrefix(text, "\nState materialized atomically") {
+			t.Fatalf("patch_state after /state-flow-active: %q (error %v)", text, isErr)
+		}
+		// Bootstrap: the first Active run keeps the prior native context.
+		if u := userTexts(h.requestsSince(n)[0]); !strings.Contains(u, "hello") {
+			ents, _ := c.GetEntries(ctx, "")
+			for _, e := range ents.Entries {
+				t.Logf("%s", e)
+			}
+			t.Errorf("bootstrap run lost the prior conversation: %q", u)
+		}
+	})
+}
+
+// A malformed config.json makes the commands answer the exact load error
+// and leaves the session Off (reference §1.4).
+func TestRealPi_MalformedConfig(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, "")
+	dir := filepath.Join(h.env.AgentDir, "state-flow")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "config.json")
+	if err := os.WriteFile(path, []byte(`{"mode":"sometimes"}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c := h.start(t)
+	ctx := testCtx(t)
+	n := command(t, ctx, c, "/state-flow-active")
+	if !strings.HasPrefix(n.Message, `Invalid State Flow configuration at "`+path+`": `) {
+		t.Errorf("command answered %q", n.Message)
+	}
+	prompt(t, ctx, c, "hello")
+	if req := h.requestsSince(0)[0]; hasTool(req.Tools, "patch_state") || strings.Contains(string(req.Body), "State Flow") {
+		t.Errorf("a session with a malformed config is not Off")
+	}
+}
+
+// /state-flow-status reports the keys, step, revision vector and the
+// effective memory (reference §1.3).
+func TestRealPi_Status(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, "active")
+	c := h.start(t)
+	ctx := testCtx(t)
+	prompt(t, ctx, c, "REMEMBER that the database is postgres")
+	key := strings.TrimSuffix(filepath.Base(sessionFile(t, ctx, c)), ".jsonl")
+	n := command(t, ctx, c, "/state-flow-status")
+	for _, w := range []string{"State Flow active\n", "CWD key: " + store.CWDKey(h.env.Dir) + "\n", "Session key: " + key + "\n",
+		"Step: 2\n", "Revision: g0c1s2\n", "Scope memory: cwd ", "Effective:\n", `{"contract":{"db":"postgres"}}`} {
+		if !strings.Contains(n.Message, w) {
+			t.Errorf("status lacks %q:\n%s", w, n.Message)
+		}
+	}
+}

@@ -135,7 +135,7 @@ func sessionKey(s piext.Session) string {
 // the branch; "" when there is none (a new session). A legacy
 // {disabled:true} reads as Off.
 func branchMode(ctx context.Context, pi *piext.Pi) (string, bool) {
-	es, err := pi.GetBranch(ctx, "")
+	es, err := getBranch(ctx, pi)
 	if err != nil {
 		return "", false
 	}
@@ -164,7 +164,7 @@ func branchMode(ctx context.Context, pi *piext.Pi) (string, bool) {
 // hasConversation reports whether the branch already holds a message (a
 // mode selected inside an existing conversation bootstraps, reference §1.2).
 func hasConversation(ctx context.Context, pi *piext.Pi) bool {
-	es, err := pi.GetBranch(ctx, "")
+	es, err := getBranch(ctx, pi)
 	if err != nil {
 		return false
 	}
@@ -174,6 +174,25 @@ func hasConversation(ctx context.Context, pi *piext.Pi) bool {
 		}
 	}
 	return false
+}
+
+// getBranch returns the entries root → leaf. It decodes Pi's answer itself:
+// piext.Pi.GetBranch unmarshals each entry object into Entry{Raw}, which
+// leaves Raw empty.
+func getBranch(ctx context.Context, pi *piext.Pi) ([]piext.Entry, error) {
+	raw, err := pi.Call(ctx, "session", "getBranch")
+	if err != nil {
+		return nil, err
+	}
+	var list []json.RawMessage
+	if err := json.Unmarshal(raw, &list); err != nil {
+		return nil, err
+	}
+	es := make([]piext.Entry, len(list))
+	for i, r := range list {
+		es[i] = piext.Entry{Raw: r}
+	}
+	return es, nil
 }
 
 // publishPolicy shows the mode in the footer and exposes the tools only in
