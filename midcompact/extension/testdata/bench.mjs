@@ -1,0 +1,89 @@
+// bench.mjs drives the installed midcompact bridge (index.ts) without Pi,
+// as piext/testdata/harness.mjs does: a fake `pi` records registrations,
+// a fake ctx answers the calls the sidecar makes. It times the context
+// hook around the handler (Node hrtime) against a no-op TypeScript context
+// handler timed the same way in the same run.
+//   node --experimental-strip-types bench.mjs <folder>/index.ts <data.json> <iterations>
+// data.json: {messages: AgentMessage[], branch: SessionEntry[]}.
+// Prints "BENCH <json>" on stdout.
+import * as fs from "node:fs";
+
+const [, , bridgePath, dataPath, itersArg] = process.argv;
+const iters = Number(itersArg);
+const data = JSON.parse(fs.readFileSync(dataPath, "utf8"));
+let branch = data.branch;
+const keep = setInterval(() => {}, 1000);
+const handlers = {};
+const pi = {
+  on: (e, h) => (handlers[e] ??= []).push(h),
+  registerTool: () => {},
+  registerCommand: () => {},
+  appendEntry: () => {},
+};
+const ctx = {
+  hasUI: true,
+  mode: "rpc",
+  cwd: "/project",
+  ui: { notify: () => {}, setStatus: () => {} },
+  sessionManager: {
+    getSessionId: () => "session-1",
+    getSessionFile: () => undefined,
+    getEntries: () => branch,
+    getBranch: () => branch,
+    getLeafId: () => branch[branch.length - 1]?.id ?? null,
+    getLeafEntry: () => branch[branch.length - 1],
+  },
+};
+const mod = await import(bridgePath);
+mod.default(pi);
+const emit = async (event, ev) => {
+  let res;
+  for (const h of handlers[event] ?? []) res = await h(ev, ctx);
+  return res;
+};
+await emit("session_start", { reason: "startup" });
+
+const base = data.messages;
+const ours = handlers.context[0];
+const noop = async () => undefined;
+const time = async (h) => {
+  const ms = [];
+  for (let i = 0; i < iters; i++) {
+    const msgs = structuredClone(base); // Pi clones before every dispatch
+    const t0 = process.hrtime.bigint();
+    await h({ type: "context", messages: msgs }, ctx);
+    ms.push(Number(process.hrtime.bigint() - t0) / 1e6);
+  }
+  ms.sort((a, b) => a - b);
+  return { p50: ms[Math.floor(ms.length * 0.5)], p95: ms[Math.floor(ms.length * 0.95)] };
+};
+// The first calls ship every message to the sidecar.
+const t0 = Date.now();
+let firstError = null;
+let projected = null;
+for (let i = 0; i < 2; i++) {
+  try {
+    projected = await ours({ type: "context", messages: structuredClone(base) }, ctx);
+  } catch (e) {
+    firstError = String(e.message);
+  }
+}
+const firstMs = Date.now() - t0;
+const floor = await time(noop);
+const projection = await time(ours);
+// The same bridge path with nothing to project (no committed blocks on a
+// new branch): the piext floor of a 15 MB context call.
+branch = [];
+await emit("session_start", { reason: "new" });
+for (let i = 0; i < 2; i++) {
+  try {
+    await ours({ type: "context", messages: structuredClone(base) }, ctx);
+  } catch {}
+}
+const unchanged = await time(ours);
+const out = projected?.messages ?? null;
+const summaries = out ? out.filter((m) => m.customType === "midcompact-summary").length : 0;
+process.stdout.write("BENCH " + JSON.stringify({ n: base.length, iters, floor, unchanged, projection, firstMs, firstError, outMessages: out?.length ?? null, summaries }) + "\n");
+globalThis[Symbol.for("pikit.piext.midcompact")]?.stop();
+clearInterval(keep);
+setTimeout(() => process.exit(0), 100);
