@@ -3,6 +3,9 @@ package extension
 import (
 	"context"
 	"errors"
+	"io/fs"
+	"os"
+	"syscall"
 
 	"github.com/pikit-dev/pikit/piext"
 	sf "github.com/pikit-dev/pikit/stateflow"
@@ -15,25 +18,20 @@ func toolError(err error) *piext.ToolResult {
 	return &piext.ToolResult{Content: []piext.Content{piext.Text("\n" + errorText(err))}, Details: map[string]any{}, IsError: true}
 }
 
-// errorText is the message the model sees: the core's exact text for its
-// typed errors, a generic unavailability text otherwise (I/O errors may
-// name paths, which never reach the model).
+// errorText is the message the model sees: the core's exact text, except
+// for operating-system errors, which may name absolute paths and never
+// reach the model (they read as the runtime being unavailable).
 func errorText(err error) string {
 	var (
-		te  *sf.ToolError
-		pe  *sf.PatchError
-		se  *sf.StateError
-		tm  *sf.TemporalError
-		ce  *sf.ConfigError
-		ste *store.Error
+		pe *fs.PathError
+		le *os.LinkError
+		se *os.SyscallError
+		en syscall.Errno
 	)
-	switch {
-	case errors.As(err, &te), errors.As(err, &pe), errors.As(err, &se), errors.As(err, &tm), errors.As(err, &ce), errors.As(err, &ste):
-		return err.Error()
-	case errors.Is(err, store.ErrNotOwned), errors.Is(err, store.ErrLockBusy):
-		return err.Error()
+	if errors.As(err, &pe) || errors.As(err, &le) || errors.As(err, &se) || errors.As(err, &en) {
+		return sf.MsgRuntimeUnavailable
 	}
-	return sf.MsgRuntimeUnavailable
+	return err.Error()
 }
 
 // usable returns the store a tool may use, or the error it answers with:
