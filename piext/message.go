@@ -129,3 +129,31 @@ func Text(s string) Content { return Content{Type: "text", Text: s} }
 func Image(data []byte, mimeType string) Content {
 	return Content{Type: "image", Data: base64.StdEncoding.EncodeToString(data), MimeType: mimeType}
 }
+
+// UnmarshalJSON keeps the message's JSON as it is.
+func (m *Message) UnmarshalJSON(b []byte) error {
+	m.Raw = append(json.RawMessage(nil), b...)
+	return nil
+}
+
+// MarshalJSON writes the message's JSON as it is (null when empty).
+func (m Message) MarshalJSON() ([]byte, error) {
+	if len(m.Raw) == 0 {
+		return []byte("null"), nil
+	}
+	return m.Raw, nil
+}
+
+// UnmarshalJSON keeps the entry's JSON as it is.
+func (e *Entry) UnmarshalJSON(b []byte) error {
+	e.Raw = append(json.RawMessage(nil), b...)
+	return nil
+}
+
+// MarshalJSON writes the entry's JSON as it is (null when empty).
+func (e Entry) MarshalJSON() ([]byte, error) {
+	if len(e.Raw) == 0 {
+		return []byte("null"), nil
+	}
+	return e.Raw, nil
+}

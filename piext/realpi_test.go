@@ -216,3 +216,61 @@ func TestRealPi_ReloadKeepsOneSidecarRebound(t *testing.T) {
 		t.Errorf("sidecars after /reload = %v, want only %d", got, first)
 	}
 }
+
+func TestRealPi_CallsBackIntoPiAndMoreHooks(t *testing.T) {
+	t.Parallel()
+	p := newProbe(t, script(map[string][]modelserver.ToolCall{"ECHO": {toolCall("call_e", "probe_echo", `{"word":"w"}`)}}))
+	c := p.start(t)
+	ctx := testCtx(t)
+	if _, err := c.Prompt(ctx, pirpc.PromptCommand{Message: "ECHO please"}); err != nil {
+		t.Fatal(err)
+	}
+	evs := until(t, ctx, c, settled)
+	// tool_result patch: visible in the result and in what the model got.
+	ends := find[*pirpc.ToolExecutionEnd](evs)
+	if len(ends) != 1 || !strings.Contains(string(ends[0].Result), "[patched]") {
+		t.Errorf("tool_result patch: %+v", ends)
+	}
+	if reqs := p.env.Server.Requests(); len(reqs) < 2 || !strings.Contains(reqs[1].Last().Text(), "[patched]") {
+		t.Errorf("the model did not get the patched result")
+	}
+	go c.Prompt(ctx, pirpc.PromptCommand{Message: "/probe:calls"})
+	var report string
+	until(t, ctx, c, func(ev pirpc.Event) bool {
+		r, ok := ev.(*pirpc.ExtensionUIRequest)
+		if !ok {
+			return false
+		}
+		switch r.Method {
+		case "input":
+			v := "typed"
+			c.RespondUI(ctx, pirpc.ExtensionUIResponse{ID: r.ID, Value: &v})
+		case "editor":
+			c.RespondUI(ctx, pirpc.ExtensionUIResponse{ID: r.ID, Cancelled: true})
+		case "notify":
+			report = r.Message
+		}
+		return strings.HasPrefix(report, "calls ")
+	})
+	for _, f := range strings.Fields(strings.TrimPrefix(report, "calls ")) {
+		if !strings.HasSuffix(f, "=ok") {
+			t.Errorf("call back into Pi: %s", f)
+		}
+	}
+	if n := len(strings.Fields(report)); n < 30 {
+		t.Errorf("report has %d calls: %s", n-1, report)
+	}
+	until(t, ctx, c, settled) // sendUserMessage started a run
+	seen := map[string]bool{}
+	for _, r := range p.records(t) {
+		if r.Ev == "hook" {
+			seen[r.Event] = true
+		}
+	}
+	for _, ev := range []string{"agent_start", "turn_end", "tool_execution_start", "tool_execution_end", "message_end",
+		"before_provider_request", "context_with_system", "tool_result", "session_tree"} {
+		if !seen[ev] {
+			t.Errorf("hook %s never reached Go", ev)
+		}
+	}
+}

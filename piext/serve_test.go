@@ -222,3 +222,19 @@ func TestManifest_FailureDefaults(t *testing.T) {
 	}()
 	(&piext.Extension{Name: "x", Commands: []piext.Command{{Name: "Bad Name"}}}).Manifest()
 }
+
+func TestEntryAndMessage_KeepRawJSON(t *testing.T) {
+	var es []piext.Entry
+	in := `[{"type":"message","id":"a1","parentId":null,"message":{"role":"user","content":[{"type":"text","text":"hi"}],"newField":1}}]`
+	if err := json.Unmarshal([]byte(in), &es); err != nil {
+		t.Fatal(err)
+	}
+	m, ok := es[0].Message()
+	if es[0].ID() != "a1" || es[0].Type() != "message" || !ok || m.Role() != "user" || m.Text() != "hi" || string(m.Field("newField")) != "1" {
+		t.Errorf("accessors: id %q type %q role %q text %q", es[0].ID(), es[0].Type(), m.Role(), m.Text())
+	}
+	out, _ := json.Marshal(es)
+	if string(out) != in {
+		t.Errorf("round trip:\n%s\n%s", out, in)
+	}
+}

@@ -546,7 +546,9 @@ export default function (pi: any) {
       return await withCtx(ctx, async (ctxId) => {
         const base = { event, ctxId, generation: sc.generation };
         if (event !== "context" && event !== "context_with_system") {
-          return await sc.call("hook", { ...base, payload: ev }, { timeoutMs: HOOK_TIMEOUT_MS });
+          // null (Go's nil) means "no change": undefined to Pi, which would
+          // take null as a value (before_provider_request replaces the payload).
+          return (await sc.call("hook", { ...base, payload: ev }, { timeoutMs: HOOK_TIMEOUT_MS })) ?? undefined;
         }
         const input: any[] = ev.messages ?? [];
         const hashes = input.map(hashMessage);

@@ -7,6 +7,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -131,6 +132,10 @@ func main() {
 					}
 					return c.Pi.Notify(ctx, "panel result "+string(res), "info")
 				}},
+			{Name: "probe:calls", Description: "Exercise the calls back into Pi",
+				Run: func(ctx context.Context, c *piext.CommandCall) error {
+					return c.Pi.Notify(ctx, exercise(ctx, c.Pi), "info")
+				}},
 			{Name: "probe:later", Description: "A session-scoped call outside any handler",
 				Run: func(ctx context.Context, c *piext.CommandCall) error {
 					sessMu.Lock()
@@ -154,6 +159,30 @@ func main() {
 			}),
 			hook("session_shutdown", nil),
 			hook("agent_settled", nil),
+			hook("agent_start", nil),
+			hook("turn_end", nil),
+			hook("tool_execution_start", nil),
+			hook("tool_execution_end", nil),
+			hook("message_end", nil),
+			hook("model_select", nil),
+			hook("thinking_level_select", nil),
+			hook("session_before_compact", nil),
+			hook("session_compact", nil),
+			hook("session_tree", nil),
+			hook("context_with_system", nil),
+			hook("before_provider_request", nil),
+			hook("tool_result", func(ctx context.Context, ev *piext.Event) (any, error) {
+				var in struct {
+					ToolName string
+					Content  []piext.Content
+				}
+				_ = ev.Decode(&in)
+				if in.ToolName != "probe_echo" || len(in.Content) == 0 {
+					return nil, nil
+				}
+				in.Content[0].Text += " [patched]"
+				return map[string]any{"content": in.Content}, nil
+			}),
 			hook("input", func(ctx context.Context, ev *piext.Event) (any, error) {
 				var in struct{ Text string }
 				_ = ev.Decode(&in)
@@ -257,4 +286,96 @@ func (p *panel) HandleKey(key string) (bool, any) {
 		return true, p.n
 	}
 	return false, nil
+}
+
+// exercise makes the tested minimum of calls back into Pi from a command
+// and reports each as name=ok|error in one line.
+func exercise(ctx context.Context, p *piext.Pi) string {
+	var out []string
+	check := func(name string, err error, ok bool) {
+		switch {
+		case err != nil:
+			out = append(out, name+"=error:"+err.Error())
+		case !ok:
+			out = append(out, name+"=wrong")
+		default:
+			out = append(out, name+"=ok")
+		}
+	}
+	err := p.AppendEntry(ctx, "probe-calls", map[string]int{"n": 1})
+	check("appendEntry", err, true)
+	err = p.SetSessionName(ctx, "probe-session")
+	check("setSessionName", err, true)
+	leaf, err := p.GetLeafID(ctx)
+	check("getLeafId", err, leaf != "")
+	err = p.SetLabel(ctx, leaf, "probe-label")
+	check("setLabel", err, true)
+	e, found, err := p.GetEntry(ctx, leaf)
+	check("getEntry", err, found && e.ID() == leaf)
+	le, found, err := p.GetLeafEntry(ctx)
+	check("getLeafEntry", err, found && le.ID() != "")
+	branch, err := p.GetBranch(ctx, "")
+	check("getBranch", err, len(branch) > 0)
+	all, err := p.GetEntries(ctx)
+	check("getEntries", err, len(all) >= len(branch))
+	after, err := p.GetEntriesAfter(ctx, all[0].ID())
+	check("getEntriesAfter", err, len(after) > 0 && len(after) < len(all) && after[len(after)-1].ID() == all[len(all)-1].ID())
+	tree, err := p.GetTree(ctx)
+	check("getTree", err, len(tree) > 2)
+	ce, err := p.BuildContextEntries(ctx)
+	check("buildContextEntries", err, len(ce) > 0)
+	h, err := p.GetHeader(ctx)
+	check("getHeader", err, strings.Contains(string(h), `"version"`))
+	f, err := p.SessionFile(ctx)
+	check("sessionFile", err, f != "")
+	id, err := p.SessionID(ctx)
+	check("sessionId", err, id != "")
+	cwd, err := p.Cwd(ctx)
+	check("cwd", err, cwd != "")
+	idle, err := p.IsIdle(ctx)
+	check("isIdle", err, idle)
+	pend, err := p.HasPendingMessages(ctx)
+	check("hasPendingMessages", err, !pend)
+	mode, err := p.Mode(ctx)
+	check("mode", err, mode == "rpc")
+	ui, err := p.HasUI(ctx)
+	check("hasUI", err, ui)
+	m, err := p.Model(ctx)
+	check("model", err, strings.Contains(string(m), "fake-model"))
+	tl, err := p.ThinkingLevel(ctx)
+	check("thinkingLevel", err, tl != "")
+	_, err = p.GetContextUsage(ctx)
+	check("getContextUsage", err, true)
+	tools, err := p.GetActiveTools(ctx)
+	check("getActiveTools", err, len(tools) > 0)
+	err = p.SetActiveTools(ctx, tools)
+	check("setActiveTools", err, true)
+	cmds, err := p.GetCommands(ctx)
+	check("getCommands", err, strings.Contains(string(cmds), "probe:calls"))
+	err = p.WaitForIdle(ctx)
+	check("waitForIdle", err, true)
+	for _, e := range branch {
+		if m, ok := e.Message(); ok && m.Role() == "user" {
+			cancelled, err := p.NavigateTree(ctx, e.ID(), piext.NavigateOptions{})
+			check("navigateTree", err, !cancelled)
+			break
+		}
+	}
+	err = p.SetStatus(ctx, "probe", "status text")
+	check("setStatus", err, true)
+	err = p.SetWidget(ctx, "probe", []string{"widget line"})
+	check("setWidget", err, true)
+	in, err := p.Input(ctx, "Name?", "type", piext.DialogOptions{})
+	check("input", err, in.Status == piext.DialogAnswered && in.Value == "typed")
+	ed, err := p.Editor(ctx, "Text", "prefill")
+	check("editor", err, ed.Status == piext.DialogCancelled)
+	to, err := p.Select(ctx, "Quick", []string{"a"}, piext.DialogOptions{Timeout: 300 * time.Millisecond})
+	check("select-timeout", err, to.Status == piext.DialogTimedOut)
+	_, err = p.Call(ctx, "pi", "exec", "ls")
+	check("notAllowed", nil, errors.Is(err, piext.ErrNotAllowed))
+	err = p.SendMessage(ctx, piext.CustomMessage{CustomType: "probe-msg", Content: "injected", Display: true}, piext.SendOptions{})
+	check("sendMessage", err, true)
+	err = p.SendUserMessage(ctx, "probe user message", "")
+	check("sendUserMessage", err, true)
+	return "calls " + strings.Join(out, " ")
 }
