@@ -1,15 +1,14 @@
 package live
 
 import (
-	"bufio"
-	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 
 	"github.com/go-json-experiment/json"
+
+	"github.com/pikit-dev/pikit/internal/durable"
 )
 
 // opsFile is state/ops.ndjson, the journal of agent operations (ack, unit
@@ -79,83 +78,80 @@ func pendingOps(b *Board, ops []opLine) []opLine {
 	return out
 }
 
-// readOps reads the journal; good is the length of its whole, valid lines
-// (a torn or corrupt tail was never acknowledged).
-func (s *store) readOps() (ops []opLine, good int64, err error) {
-	f, err := os.Open(s.path(opsFile))
+// readOps reads the journal without opening it for writing (readers
+// outside the endpoint process): a torn tail was never acknowledged and is
+// left out. A missing journal holds no operations.
+func (s *store) readOps() ([]opLine, error) {
+	recs, err := durable.ReadJournal(s.path(opsFile), nil)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, 0, nil
+		return nil, nil
 	}
 	if err != nil {
-		return nil, 0, fmt.Errorf("open ops journal: %w", err)
+		return nil, fmt.Errorf("read ops journal: %w", err)
 	}
-	defer f.Close()
-	r := bufio.NewReader(f)
-	for {
-		line, rerr := r.ReadBytes('\n')
-		if len(line) == 0 || line[len(line)-1] != '\n' {
-			if rerr != nil && rerr != io.EOF {
-				return nil, 0, fmt.Errorf("read ops journal: %w", rerr)
-			}
-			return ops, good, nil
-		}
-		var op opLine
-		if json.Unmarshal(bytes.TrimSpace(line), &op, jsonIn) != nil {
-			return ops, good, nil
-		}
-		ops = append(ops, op)
-		good += int64(len(line))
-	}
+	return decodeOps(recs)
 }
 
-// scanOps reads the journal for recovery and cuts a torn tail.
+// scanOps opens the journal for the endpoint (cutting a torn tail) and
+// returns its operations for recovery; later appends go to the same
+// journal.
 func (s *store) scanOps() ([]opLine, error) {
-	ops, good, err := s.readOps()
-	if err != nil {
+	if err := s.openOps(); err != nil {
 		return nil, err
 	}
-	if err := os.Truncate(s.path(opsFile), good); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("truncate ops journal: %w", err)
+	return decodeOps(s.opsRecords)
+}
+
+func (s *store) openOps() error {
+	if s.ops != nil {
+		return nil
+	}
+	j, recs, err := durable.OpenJournal(s.path(opsFile), nil)
+	if err != nil {
+		return wrapDisk(fmt.Errorf("open ops journal: %w", err))
+	}
+	s.ops, s.opsRecords = j, recs
+	return nil
+}
+
+func decodeOps(recs [][]byte) ([]opLine, error) {
+	ops := make([]opLine, 0, len(recs))
+	for i, rec := range recs {
+		var op opLine
+		if err := json.Unmarshal(rec, &op, jsonIn); err != nil {
+			return nil, fmt.Errorf("ops journal record %d: %w", i+1, err)
+		}
+		ops = append(ops, op)
 	}
 	return ops, nil
 }
 
-// appendOp appends one journal line and fsyncs it; on failure the journal
-// is cut back to its previous length.
+// appendOp appends one journal line; it is durable (fsynced) once appendOp
+// returns nil.
 func (s *store) appendOp(op *opLine) error {
 	line, err := json.Marshal(op, jsonOut)
 	if err != nil {
 		return fmt.Errorf("encode op: %w", err)
 	}
-	if s.ops == nil {
-		f, err := os.OpenFile(s.path(opsFile), os.O_RDWR|os.O_CREATE|os.O_APPEND, 0o600)
-		if err != nil {
-			return wrapDisk(fmt.Errorf("open ops journal: %w", err))
-		}
-		s.ops = f
+	if err := s.openOps(); err != nil {
+		return err
 	}
-	prev, err := s.ops.Seek(0, io.SeekEnd)
-	if err == nil {
-		_, err = s.ops.Write(append(line, '\n'))
-	}
-	if err == nil {
-		err = s.ops.Sync()
-	}
-	if err != nil {
-		_ = s.ops.Truncate(prev)
+	s.opsRecords = nil // read once at open; not kept
+	if err := s.ops.Append(line); err != nil {
 		return wrapDisk(fmt.Errorf("append ops journal: %w", err))
 	}
 	return nil
 }
 
-// clearOps empties the journal once board.json includes every line. Not
-// synced: a line that survives a crash is skipped by op number.
+// clearOps empties the journal once board.json includes every line.
 func (s *store) clearOps() error {
-	if s.ops != nil {
-		return s.ops.Truncate(0)
+	if s.ops == nil {
+		if _, err := os.Stat(s.path(opsFile)); errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		if err := s.openOps(); err != nil {
+			return err
+		}
 	}
-	if err := os.Truncate(s.path(opsFile), 0); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return err
-	}
-	return nil
+	return s.ops.Reset()
 }

@@ -66,7 +66,8 @@ type store struct {
 	// eventRecords are the event log's lines read at open, until scanned.
 	eventRecords [][]byte
 	agentLog     *os.File
-	ops          *os.File // state/ops.ndjson, opened on first append
+	ops          *durable.Journal // state/ops.ndjson, opened at recovery or first use
+	opsRecords   [][]byte         // its records read at open, until scanned
 	logBytes     int64
 }
 
@@ -146,14 +147,17 @@ func (s *store) close() error {
 	if s.events != nil {
 		first = s.events.Close()
 	}
-	for _, f := range []*os.File{s.agentLog, s.ops} {
-		if f != nil {
-			if err := f.Close(); err != nil && first == nil {
-				first = err
-			}
+	if s.ops != nil {
+		if err := s.ops.Close(); err != nil && first == nil {
+			first = err
 		}
 	}
-	s.events, s.eventRecords, s.agentLog, s.ops = nil, nil, nil, nil
+	if s.agentLog != nil {
+		if err := s.agentLog.Close(); err != nil && first == nil {
+			first = err
+		}
+	}
+	s.events, s.eventRecords, s.agentLog, s.ops, s.opsRecords = nil, nil, nil, nil, nil
 	return first
 }
 
@@ -225,7 +229,7 @@ func (s *store) loadBoard() (*Board, error) {
 	if err != nil {
 		return nil, err
 	}
-	ops, _, err := s.readOps()
+	ops, err := s.readOps()
 	if err != nil {
 		return nil, err
 	}

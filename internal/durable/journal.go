@@ -360,6 +360,36 @@ func (j *Journal) Append(records ...[]byte) error {
 	return nil
 }
 
+// Reset empties the journal: its file is truncated to zero length and the
+// truncation fsynced, so every record appended before is gone for good once
+// Reset returns nil. It is for journals whose records were folded into
+// another durable file (a derived snapshot written before the Reset). A
+// failed truncate or fsync returns an [*Error] and makes every later Append
+// and Reset return [ErrJournalFailed], since the file's length is no
+// longer known. After Close it returns [ErrClosed].
+func (j *Journal) Reset() error {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	switch {
+	case j.closed:
+		return ErrClosed
+	case j.failed != nil:
+		return j.failed
+	}
+	if err := j.f.Truncate(0); err != nil {
+		terr := fail("truncate", j.path, err)
+		j.failed = fmt.Errorf("%w: %w", ErrJournalFailed, terr)
+		return terr
+	}
+	if err := j.f.Sync(); err != nil {
+		serr := fail("fsync", j.path, err)
+		j.failed = fmt.Errorf("%w: %w", ErrJournalFailed, serr)
+		return serr
+	}
+	j.size = 0
+	return nil
+}
+
 // TornBytes returns how many bytes of torn tail [OpenJournal] cut (0 when
 // the file ended cleanly).
 func (j *Journal) TornBytes() int64 { return j.torn }

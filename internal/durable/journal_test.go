@@ -244,3 +244,36 @@ func bytess(ss []string) [][]byte {
 	}
 	return out
 }
+
+func TestJournal_Reset(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "ops.ndjson")
+	j, _, err := durable.OpenJournal(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := j.Append([]byte(`{"op":1}`), []byte(`{"op":2}`)); err != nil {
+		t.Fatal(err)
+	}
+	if err := j.Reset(); err != nil {
+		t.Fatalf("Reset: %v", err)
+	}
+	if got := j.Size(); got != 0 {
+		t.Errorf("Size after Reset = %d, want 0", got)
+	}
+	if err := j.Append([]byte(`{"op":3}`)); err != nil {
+		t.Fatal(err)
+	}
+	if err := j.Close(); err != nil {
+		t.Fatal(err)
+	}
+	got, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "{\"op\":3}\n"; string(got) != want {
+		t.Errorf("file after Reset and Append = %q, want %q", got, want)
+	}
+	if err := j.Reset(); !errors.Is(err, durable.ErrClosed) {
+		t.Errorf("Reset after Close = %v, want ErrClosed", err)
+	}
+}
