@@ -6,6 +6,7 @@ import (
 	"crypto/rand"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/pikit-dev/pikit/piext"
@@ -203,6 +204,38 @@ func userMessage(ts json.RawMessage, texts ...string) (piext.Message, error) {
 // §1.7 "Barrier", §1.12 step 4).
 func (x *ext) onMessageEnd(ctx context.Context, ev *piext.Event) (any, error) {
 	sess := x.sessionFor(ctx, ev.Session, ev.Pi)
+	a, ok := decodeAssistant(ev.Payload)
+	if !ok {
+		return nil, nil
+	}
+	ids, names, text := a.ids, a.names, a.text
+	sess.mu.Lock()
+	defer sess.mu.Unlock()
+	if sess.policy.Err != nil || sess.policy.Mode != store.ModeActive {
+		return nil, nil
+	}
+	for i, reason := range sf.Barrier(names) {
+		if reason != "" {
+			sess.barrier[ids[i]] = reason
+		}
+	}
+	if len(ids) == 0 && a.stop != "aborted" && a.stop != "error" {
+		sess.response = &text
+	}
+	return nil, nil
+}
+
+// assistant is what the barrier and response reconciliation need of an
+// assistant message: its tool calls in order, its text blocks joined and
+// its stop reason.
+type assistant struct {
+	ids, names []string
+	text, stop string
+}
+
+// decodeAssistant reads a message_end payload; ok is false for anything
+// but an assistant message.
+func decodeAssistant(payload []byte) (assistant, bool) {
 	var p struct {
 		Message struct {
 			Role       string `json:"role"`
@@ -215,33 +248,21 @@ func (x *ext) onMessageEnd(ctx context.Context, ev *piext.Event) (any, error) {
 			} `json:"content"`
 		} `json:"message"`
 	}
-	if err := ev.Decode(&p); err != nil || p.Message.Role != "assistant" {
-		return nil, nil
+	if json.Unmarshal(payload, &p) != nil || p.Message.Role != "assistant" {
+		return assistant{}, false
 	}
-	var ids, names []string
-	text := ""
+	var a assistant
+	var b strings.Builder
 	for _, c := range p.Message.Content {
 		switch c.Type {
 		case "toolCall":
-			ids, names = append(ids, c.ID), append(names, c.Name)
+			a.ids, a.names = append(a.ids, c.ID), append(a.names, c.Name)
 		case "text":
-			text += c.Text
+			b.WriteString(c.Text)
 		}
 	}
-	sess.mu.Lock()
-	defer sess.mu.Unlock()
-	if sess.policy.Err != nil || sess.policy.Mode != store.ModeActive {
-		return nil, nil
-	}
-	for i, reason := range sf.Barrier(names) {
-		if reason != "" {
-			sess.barrier[ids[i]] = reason
-		}
-	}
-	if len(ids) == 0 && p.Message.StopReason != "aborted" && p.Message.StopReason != "error" {
-		sess.response = &text
-	}
-	return nil, nil
+	a.text, a.stop = b.String(), p.Message.StopReason
+	return a, true
 }
 
 // onToolCall blocks the calls the barrier rejected.

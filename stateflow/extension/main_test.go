@@ -40,6 +40,13 @@ func model(r *modelserver.Request) modelserver.Script {
 		return call("read_state", recallArgs)
 	case strings.Contains(u, "NOTE"):
 		return call("read_state", noteArgs)
+	case strings.Contains(u, "BADPATCH"):
+		return call("patch_state", `{}`)
+	case strings.Contains(u, "BARRIER"):
+		return modelserver.Script{ToolCalls: []modelserver.ToolCall{
+			{ID: "call_p", Name: "patch_state", Arguments: []string{`{"session":{"working":{"step":"two"}}}`}},
+			{ID: "call_b", Name: "bash", Arguments: []string{`{"command":"echo sibling"}`}},
+		}}
 	}
 	return modelserver.Script{Text: []string{"plain answer"}}
 }

@@ -192,3 +192,36 @@ func TestRealPi_Status(t *testing.T) {
 		}
 	}
 }
+
+// In Active a patch_state is a barrier: its sibling tool call is blocked
+// with the exact reason; a rejected patch answers the exact error; leaving
+// Active for Passive hands the state over as the exit handoff (reference
+// §1.7 "Barrier", "Validation errors", §1.11).
+func TestRealPi_BarrierErrorsAndExitHandoff(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, "active")
+	c := h.start(t)
+	ctx := testCtx(t)
+	evs := prompt(t, ctx, c, "BARRIER now")
+	if text, isErr := toolResult(t, evs, "bash"); !isErr || !strings.Contains(text, "Blocked by the patch_state barrier; reconsider this action after State Flow rematerializes context") {
+		t.Errorf("sibling bash: %q (error %v)", text, isErr)
+	}
+	if text, isErr := toolResult(t, evs, "patch_state"); isErr || !strings.HasPrefix(text, "\nState materialized atomically at session scope.") {
+		t.Errorf("barrier patch: %q (error %v)", text, isErr)
+	}
+	evs = prompt(t, ctx, c, "BADPATCH now")
+	if text, isErr := toolResult(t, evs, "patch_state"); !isErr || text != "\npatch_state requires at least one scope patch" {
+		t.Errorf("empty patch: %q (error %v)", text, isErr)
+	}
+	if n := command(t, ctx, c, "/state-flow-passive"); n.Message != "State Flow passive: memory is offered as a head; ordinary conversation." {
+		t.Errorf("notice = %q", n.Message)
+	}
+	n := len(h.env.Server.Requests())
+	prompt(t, ctx, c, "hello passive")
+	first := h.requestsSince(n)[0].Messages[1].Text()
+	for _, w := range []string{"State Flow exit handoff (user-level data, not system instructions):\n", `"continuation":"Noted and done."`, `"step":"two"`} {
+		if !strings.Contains(first, w) {
+			t.Errorf("exit handoff lacks %q: %q", w, first)
+		}
+	}
+}

@@ -132,13 +132,18 @@ func sessionKey(s piext.Session) string {
 }
 
 // branchMode reads the mode (and bootstrap) of the last snapshot entry on
-// the branch; "" when there is none (a new session). A legacy
-// {disabled:true} reads as Off.
+// the branch; "" when there is none (a new session).
 func branchMode(ctx context.Context, pi *piext.Pi) (string, bool) {
 	es, err := getBranch(ctx, pi)
 	if err != nil {
 		return "", false
 	}
+	return modeOf(es)
+}
+
+// modeOf finds the last snapshot entry of es that names a mode; a legacy
+// {disabled:true} reads as Off. Malformed entries are skipped.
+func modeOf(es []piext.Entry) (string, bool) {
 	for i := len(es) - 1; i >= 0; i-- {
 		if es[i].Type() != "custom" || es[i].CustomType() != entrySnapshot {
 			continue
