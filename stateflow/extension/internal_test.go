@@ -7,8 +7,8 @@ import (
 	"io/fs"
 	"testing"
 
-	sf "github.com/pikit-dev/pikit/stateflow"
 	"github.com/pikit-dev/pikit/piext"
+	sf "github.com/pikit-dev/pikit/stateflow"
 )
 
 func entries(lines ...string) []piext.Entry {
