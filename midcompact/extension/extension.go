@@ -39,6 +39,7 @@ func NewWith(o Options) *piext.Extension {
 		Tools:    []piext.Tool{rt.piTool()},
 		Commands: rt.commands(),
 		Hooks:    rt.hooks(),
+		Skills:   skills(),
 	}
 }
 

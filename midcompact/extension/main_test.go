@@ -3,6 +3,8 @@ package extension_test
 import (
 	"context"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -58,7 +60,10 @@ type session struct {
 func newEnv(t *testing.T) *pitest.Env {
 	t.Helper()
 	env := pitest.New(t, &pitest.Options{Script: mcScript, Session: true})
-	env.InstallExtension(t, "midcompact", "")
+	folder := env.InstallExtension(t, "midcompact", "")
+	if _, err := os.Stat(filepath.Join(folder, "skills", "midcompact", "SKILL.md")); err != nil {
+		t.Errorf("the midcompact skill is not installed: %v", err)
+	}
 	return env
 }
 
