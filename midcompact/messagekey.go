@@ -36,14 +36,10 @@ func MessageKey(m *Message) (string, error) {
 
 // stableStringify is JSON.stringify(sortKeysDeep(JSON.parse(raw))) where
 // sortKeysDeep rebuilds every object with its keys in sort() order. A JS
-// object still lists integer-like keys ("2", "10") first, ascending, so a
-// second re-encoding in JS member order follows the key sort.
+// object still lists integer-like keys ("2", "10") first, ascending:
+// [jsjson.Options.IndexKeysFirst].
 func stableStringify(raw []byte) ([]byte, error) {
-	sorted, err := jsjson.Reencode(raw, &jsjson.Options{SortKeys: true})
-	if err != nil {
-		return nil, err
-	}
-	return jsjson.Reencode(sorted, nil)
+	return jsjson.Reencode(raw, &jsjson.Options{SortKeys: true, IndexKeysFirst: true})
 }
 
 func fnv1a64(b []byte) uint64 {
