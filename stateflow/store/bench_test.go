@@ -149,6 +149,14 @@ func BenchmarkRead100KB(b *testing.B) {
 			}
 		}
 	})
+	b.Run("read_state_from_disk_path", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := s.ReadState(ctx, []byte(`{"path":"contract.decision_007.text"}`)); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 	b.Run("read_state_snapshot", func(b *testing.B) {
 		b.ReportAllocs()
 		r := s.Reader(snap)
