@@ -171,6 +171,20 @@ func (v *View) Clone() *View {
 	return out
 }
 
+// ReadClone copies the view's structure (lineage, streams, tails) but shares
+// the state and patch maps, which no View method modifies in place; each
+// stream starts with an empty read memo. It gives concurrent readers private
+// views of one decoded snapshot cheaply.
+func (v *View) ReadClone() *View {
+	out := &View{Lineage: append([]Boundary(nil), v.Lineage...)}
+	for i, s := range v.Streams {
+		if s != nil {
+			out.Streams[i] = &Stream{Revision: s.Revision, Checkpoint: s.Checkpoint, Patches: append([]Record(nil), s.Patches...)}
+		}
+	}
+	return out
+}
+
 // Head is the newest lineage boundary.
 func (v *View) Head() Boundary { return v.Lineage[len(v.Lineage)-1] }
 

@@ -133,11 +133,12 @@ func (s *Store) Read(ctx context.Context) (*Snapshot, error) {
 	return snap, err
 }
 
-// clone copies a snapshot so its View (and read memo) is private; the
-// decoded files are shared read-only.
+// clone copies a snapshot so its View (and read memo) is private; states,
+// patches and decoded files are shared read-only (View methods never modify
+// them in place).
 func (sn *Snapshot) clone() *Snapshot {
 	out := *sn
-	out.View = sn.View.Clone()
+	out.View = sn.View.ReadClone()
 	return &out
 }
 
