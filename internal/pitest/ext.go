@@ -44,8 +44,8 @@ func raceEnabled() bool {
 
 // BuildCommand builds the main package pkg (module-relative, e.g.
 // "./cmd/pikit") once per test process, with -race when this test binary
-// has it, into <module root>/.cache/pitest-bin/, and returns the
-// executable's path. A failed build fails the test.
+// has it, into <module root>/.cache/pitest-bin/ (named after the whole
+// package path, e.g. cmd_pikit-race), and returns the executable's path. A failed build fails the test.
 func BuildCommand(t testing.TB, pkg string) string {
 	t.Helper()
 	v, _ := builds.LoadOrStore(pkg, &build{})
@@ -66,7 +66,9 @@ func goBuild(pkg string) (string, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return "", err
 	}
-	name := filepath.Base(pkg)
+	// The whole package path names the binary: two packages' internal/testext
+	// must not overwrite each other.
+	name := strings.ReplaceAll(strings.Trim(filepath.ToSlash(filepath.Clean(pkg)), "./"), "/", "_")
 	args := []string{"build"}
 	if raceEnabled() {
 		args = append(args, "-race")
