@@ -40,15 +40,30 @@ func mcScript(r *modelserver.Request) modelserver.Script {
 		}
 		return modelserver.Script{Text: []string{"planned"}}
 	}
-	u := r.LastUserText()
+	u := lastUserPrompt(r)
 	switch {
 	case strings.Contains(u, midcompact.StartPromptPrefix):
 		return call("call_inspect", `{"request":{"action":"inspect"}}`)
+	case strings.Contains(u, "PLAN again"):
+		return call("call_again", `{"request":{"action":"plan_add","start":"a0004","end":"a0005","summary":"second exchange"}}`)
 	case strings.Contains(u, "RECALL"):
 		return call("call_recall", `{"request":{"action":"recall_read","block":"c0001","detail":"full"}}`)
 	}
 	return modelserver.Script{Text: []string{"ack"}}
 }
+
+// lastUserPrompt is the last user message that is not the hidden handoff
+// (Pi sends custom messages to the model as user messages).
+func lastUserPrompt(r *modelserver.Request) string {
+	for i := len(r.Messages) - 1; i >= 0; i-- {
+		if m := r.Messages[i]; m.Role == "user" && !strings.HasPrefix(m.Text(), handoffPrefix) {
+			return m.Text()
+		}
+	}
+	return ""
+}
+
+const handoffPrefix = "An active midcompact transaction exists with a persisted plan."
 
 // session is a real Pi 1.6.0 with midcompact installed by `pikit ext
 // install midcompact`, its session persisted.

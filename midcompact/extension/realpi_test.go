@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/pikit-dev/pikit/internal/modelserver"
+	"github.com/pikit-dev/pikit/internal/pitest"
 	"github.com/pikit-dev/pikit/midcompact"
 	"github.com/pikit-dev/pikit/pirpc"
 )
@@ -153,5 +154,66 @@ func TestRealPi_AbortReturnsToAnchorWritesNothing(t *testing.T) {
 	evs := s.command(t, ctx, "/midcompact:status", "", "No active transaction")
 	if n := notices(evs); n[len(n)-1] != "No active transaction and no active midcompact blocks on this branch." {
 		t.Errorf("status = %q", n)
+	}
+}
+
+// Seed 001 §Concurrency on the real Pi: while a workbench holds the UI
+// lock, the model's plan call is refused with the reference's text and
+// notice and the plan is unchanged; close-webui (confirmed) releases the
+// lock and the model can plan again.
+func TestRealPi_WorkbenchLockRefusesAgentPlan(t *testing.T) {
+	t.Parallel()
+	env := pitest.New(t, &pitest.Options{Script: mcScript, Session: true})
+	env.InstallExtension(t, "midcompact", pitest.BuildCommand(t, "./midcompact/extension/internal/testext"))
+	s := startPi(t, env)
+	ctx := testCtx(t)
+	s.prompt(t, ctx, firstUser)
+	s.prompt(t, ctx, secondUser)
+	s.command(t, ctx, "/midcompact:start", "Agent direct", "Midcompact started at anchor")
+	s.until(t, ctx, settled)
+	before, _ := s.entries(t, ctx)
+	drafts := len(customOf(before, midcompact.DraftEntryType))
+
+	s.command(t, ctx, "/midcompact:review webui", "", "Midcompact review webui ready")
+	evs := s.prompt(t, ctx, "PLAN again please")
+	if reqs := env.Server.Requests(); !strings.Contains(string(reqs[len(reqs)-1].Body), handoffPrefix) {
+		t.Errorf("no handoff message in the request during a transaction")
+	}
+	if texts := toolTexts(evs); len(texts) != 1 || !strings.Contains(texts[0], midcompact.MsgToolBlocked) {
+		t.Errorf("plan call under the UI lock = %q", texts)
+	}
+	if n := notices(evs); len(n) == 0 || n[0] != midcompact.NoticeToolBlocked {
+		t.Errorf("notices = %q", n)
+	}
+	after, _ := s.entries(t, ctx)
+	if got := len(customOf(after, midcompact.DraftEntryType)); got != drafts {
+		t.Errorf("drafts %d → %d under the UI lock", drafts, got)
+	}
+	s.command(t, ctx, "/midcompact:select webui", "", "A planning UI is already open.")
+
+	errc := make(chan error, 1)
+	go func() {
+		_, err := s.c.Prompt(ctx, pirpc.PromptCommand{Message: "/midcompact:close-webui"})
+		errc <- err
+	}()
+	s.until(t, ctx, func(ev pirpc.Event) bool {
+		r, ok := ev.(*pirpc.ExtensionUIRequest)
+		if ok && r.Method == "confirm" {
+			if r.Title != "Close midcompact WebUI?" {
+				t.Errorf("confirm title %q", r.Title)
+			}
+			yes := true
+			if err := s.c.RespondUI(ctx, pirpc.ExtensionUIResponse{ID: r.ID, Confirmed: &yes}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return ok && r.Method == "notify" && r.Message == "Midcompact WebUI closed. The saved plan and transaction are unchanged."
+	})
+	if err := <-errc; err != nil {
+		t.Fatal(err)
+	}
+	evs = s.prompt(t, ctx, "PLAN again please")
+	if texts := toolTexts(evs); len(texts) != 1 || !strings.Contains(texts[0], "added d2") {
+		t.Errorf("plan call after close-webui = %q", texts)
 	}
 }
