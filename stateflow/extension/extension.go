@@ -27,8 +27,15 @@
 //   - The mode commands' notices ("State Flow active." …) are ours.
 //   - Tail notices are not injected: the state_updates receipt travels in
 //     the patch_state result the model reads at the same position.
-//   - The exit handoff replaces the Passive head in the first Passive
-//     contexts after leaving Active, until the session is bound again.
+//   - The Active head is frozen per run (first context of the run); the
+//     Passive head is rebuilt once per run (at before_agent_start), so a
+//     new run sees patches made since.
+//   - The exit handoff ({state, continuation: the latest response})
+//     replaces the Passive head after leaving Active, until the session is
+//     bound again.
+//   - The branch is read through the session.getBranch row directly:
+//     piext's Pi.GetBranch decodes each entry object into Entry{Raw}, which
+//     leaves Raw empty.
 //   - The barrier hook fails open: a dead sidecar must not block every
 //     other tool.
 //   - Native compaction after a run (24,000 tokens), Git backup, artifact

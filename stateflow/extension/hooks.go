@@ -135,22 +135,22 @@ func (x *ext) activeContext(ctx context.Context, sess *session, ev *piext.Event)
 			x.block(ctx, sess, ev.Pi, err)
 			return nil, nil
 		}
-		r.head, r.pending, r.started = head, false, true
+		msg, err := userMessage(r.anchor, head[0], head[1])
+		if err != nil {
+			return nil, err
+		}
+		r.head, r.headMsg, r.pending, r.started = head, msg, false, true
 		sess.mu.Lock()
 		sess.run = r
 		sess.mu.Unlock()
 	}
-	head, err := userMessage(r.anchor, r.head[0], r.head[1])
-	if err != nil {
-		return nil, err
-	}
-	out := []piext.Message{head}
+	out := []piext.Message{r.headMsg}
 	at := anchorIndex(msgs, r.anchor)
 	if bootstrap || at < 0 {
 		return &piext.ContextResult{Messages: append(out, msgs...)}, nil
 	}
 	for i, m := range msgs {
-		if i >= at || m.Role() == "custom" {
+		if i >= at || isCustom(m) {
 			out = append(out, m)
 		}
 	}
@@ -168,17 +168,27 @@ func (x *ext) block(ctx context.Context, sess *session, pi *piext.Pi, err error)
 }
 
 // anchorIndex is the index of the user message with the anchor's
-// timestamp, or -1 when it is uncertain (then everything is kept).
+// timestamp, or -1 when it is uncertain (then everything is kept). The run
+// is at the end, so the search goes backwards, and only messages whose
+// bytes hold the anchor are decoded.
 func anchorIndex(msgs []piext.Message, anchor json.RawMessage) int {
 	if len(anchor) == 0 {
 		return -1
 	}
-	for i, m := range msgs {
-		if m.Role() == "user" && bytes.Equal(m.Field("timestamp"), anchor) {
+	for i := len(msgs) - 1; i >= 0; i-- {
+		m := msgs[i]
+		if bytes.Contains(m.Raw, anchor) && m.Role() == "user" && bytes.Equal(m.Field("timestamp"), anchor) {
 			return i
 		}
 	}
 	return -1
+}
+
+// isCustom reports whether m is a custom message (kept by the Active
+// projection, reference §1.11); only messages whose bytes mention
+// "custom" are decoded.
+func isCustom(m piext.Message) bool {
+	return bytes.Contains(m.Raw, []byte(`"custom"`)) && m.Role() == "custom"
 }
 
 // userMessage is a synthetic user message of text blocks (user-level data,

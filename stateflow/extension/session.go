@@ -50,6 +50,7 @@ type run struct {
 	spec    string
 	anchor  json.RawMessage
 	head    [2]string
+	headMsg piext.Message // head as the user message injected first
 	started bool
 }
 
