@@ -68,7 +68,27 @@ func ModelProjection(roots *Roots, state map[string]any) map[string]any {
 		}
 		out[k] = v
 	}
-	return Prune(out)
+	return pruned(out)
+}
+
+// pruned is Prune for read-only results: m itself when it holds no empty
+// object (stored states never do), else a pruned copy.
+func pruned(m map[string]any) map[string]any {
+	if !hasEmptyObject(m) {
+		return m
+	}
+	return Prune(m)
+}
+
+// hasEmptyObject reports whether an object field anywhere in m (not inside
+// arrays) is an empty object.
+func hasEmptyObject(m map[string]any) bool {
+	for _, v := range m {
+		if o, ok := v.(map[string]any); ok && (len(o) == 0 || hasEmptyObject(o)) {
+			return true
+		}
+	}
+	return false
 }
 
 // PassiveProjection is the model projection without response (reference
@@ -94,5 +114,5 @@ func ReadProjection(state map[string]any, keepLazy bool) map[string]any {
 		}
 		out[k] = v
 	}
-	return Prune(out)
+	return pruned(out)
 }

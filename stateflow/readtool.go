@@ -153,7 +153,7 @@ func (r *Reader) one(p *ReadPath, projection string) (any, error) {
 		return nil, err
 	}
 	if m, ok := sel.(map[string]any); ok {
-		sel = Prune(m)
+		sel = pruned(m)
 	}
 	if projection == "keys" {
 		return keysOf(sel), nil
