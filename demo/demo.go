@@ -23,8 +23,8 @@
 //     process group), the demo model and removes its temporary files.
 //
 // The demo writes only inside the example directory (nothing, unless Pi is
-// asked to) and the cache. It needs a binary built with `-tags pitaskbar`;
-// otherwise Run returns [host.ErrNotDevBuild].
+// asked to) and the cache. It is a development tool: it serves the
+// taskbar whatever the build tags ([host.MountTool]).
 //
 // # Example
 //
@@ -100,9 +100,6 @@ const (
 // Run runs the demo until ctx ends. It returns nil after a clean stop, or
 // the error that kept the demo from starting.
 func Run(ctx context.Context, opts *Options) error {
-	if !host.Enabled {
-		return host.ErrNotDevBuild
-	}
 	var o Options
 	if opts != nil {
 		o = *opts
@@ -189,10 +186,10 @@ func Run(ctx context.Context, opts *Options) error {
 
 	// App and taskbar.
 	mux := http.NewServeMux()
-	a := app.New(os.DirFS(dir), &app.Options{Logger: log})
+	a := app.New(os.DirFS(dir), &app.Options{Logger: log, SourceHints: true})
 	mux.Handle("/", a)
 	enabled := true
-	tb, err := host.Mount(ctx, mux, &host.Options{
+	tb, err := host.MountTool(ctx, mux, &host.Options{
 		Config: taskbar.Config{Enabled: &enabled, ProjectRoot: dir, Executable: exe, AllowedHosts: []string{}},
 		Logger: log,
 		Getenv: func(string) (string, bool) { return "", false },

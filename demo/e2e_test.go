@@ -63,9 +63,11 @@ var (
 	buildErr  error
 )
 
-// binaries builds cmd/pikit twice, with and without the pitaskbar tag, once
-// per test binary run, and returns (dev, plain) paths.
-func binaries(t *testing.T) (string, string) {
+// binaries builds, once per test binary run, cmd/pikit with no build tags
+// (the CLI is a development tool: `go install` must give a working demo and
+// proxy) and the example Go app with and without the pitaskbar tag, and
+// returns (pikit, appDev, appPlain) paths.
+func binaries(t *testing.T) (string, string, string) {
 	t.Helper()
 	root := moduleRoot(t)
 	buildOnce.Do(func() {
@@ -73,11 +75,15 @@ func binaries(t *testing.T) (string, string) {
 		if buildErr != nil {
 			return
 		}
-		for _, b := range []struct{ name, tags string }{{"pikit-dev", "pitaskbar"}, {"pikit-plain", ""}} {
-			cmd := exec.Command("go", "build", "-tags", b.tags, "-o", filepath.Join(binDir, b.name), "./cmd/pikit")
+		for _, b := range []struct{ name, tags, pkg string }{
+			{"pikit", "", "./cmd/pikit"},
+			{"app-dev", "pitaskbar", "./examples/app/cmd/exampleapp"},
+			{"app-plain", "", "./examples/app/cmd/exampleapp"},
+		} {
+			cmd := exec.Command("go", "build", "-tags", b.tags, "-o", filepath.Join(binDir, b.name), b.pkg)
 			cmd.Dir = root
 			if out, err := cmd.CombinedOutput(); err != nil {
-				buildErr = fmt.Errorf("go build -tags %q: %v\n%s", b.tags, err, out)
+				buildErr = fmt.Errorf("go build -tags %q %s: %v\n%s", b.tags, b.pkg, err, out)
 				return
 			}
 		}
@@ -85,7 +91,7 @@ func binaries(t *testing.T) (string, string) {
 	if buildErr != nil {
 		t.Fatal(buildErr)
 	}
-	return filepath.Join(binDir, "pikit-dev"), filepath.Join(binDir, "pikit-plain")
+	return filepath.Join(binDir, "pikit"), filepath.Join(binDir, "app-dev"), filepath.Join(binDir, "app-plain")
 }
 
 // cleanEnv is a fresh user's environment: no pi on PATH, an empty HOME
@@ -237,7 +243,7 @@ func alive(procs map[int]string) []int {
 func TestDemo_CleanMachine(t *testing.T) {
 	in := pitest.Require(t)
 	browsertest.Chromium(t) // before any build: skip or fail early
-	dev, _ := binaries(t)
+	dev, _, _ := binaries(t)
 	home, cache := t.TempDir(), t.TempDir()
 	d := startDemo(t, dev, cleanEnv(t, home, cache), "--pi-prefix", in.Root)
 	if out := d.out.String(); !strings.Contains(out, "OFFLINE DEMO MODEL") || !strings.Contains(out, "Nothing leaves this machine") {
@@ -333,11 +339,13 @@ func runTask(t *testing.T, ctx context.Context, page, markExpr, chip string, wan
 	return browsertest.Eval[string](t, ctx, browsertest.Shadow(`root.querySelector("[data-output]").textContent`))
 }
 
-// TestDevModeBoundary builds cmd/pikit without the pitaskbar tag: it must
-// not contain the Browser Client's bytes (while the tagged build does), and
-// its demo and proxy refuse to run instead of serving without a taskbar.
+// TestDevModeBoundary: the pitaskbar tag gates what a user compiles into
+// their own Go app. The example app built without the tag contains none of
+// the Browser Client's bytes (while its tagged build does), and neither
+// mounts nor injects anything; cmd/pikit, a development tool, carries the
+// client with no tags at all.
 func TestDevModeBoundary(t *testing.T) {
-	dev, plain := binaries(t)
+	pikit, appDev, appPlain := binaries(t)
 	js, err := os.ReadFile(filepath.Join(moduleRoot(t), "taskbar", "client", "client.js"))
 	if err != nil {
 		t.Fatal(err)
@@ -346,42 +354,52 @@ func TestDevModeBoundary(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	devBin, err := os.ReadFile(dev)
-	if err != nil {
-		t.Fatal(err)
+	read := func(p string) []byte {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
 	}
-	plainBin, err := os.ReadFile(plain)
-	if err != nil {
-		t.Fatal(err)
-	}
+	devBin, plainBin, cliBin := read(appDev), read(appPlain), read(pikit)
 	// Markers: slices from the middle of each asset.
 	for name, asset := range map[string][]byte{"client.js": js, "client.css": css} {
 		for _, frac := range []int{3, 2} {
 			at := len(asset) / frac
 			marker := asset[at : at+min(64, len(asset)-at)]
 			if !bytes.Contains(devBin, marker) {
-				t.Errorf("the pitaskbar build lacks %s bytes %q (the check itself is broken)", name, marker)
+				t.Errorf("the app's pitaskbar build lacks %s bytes %q (the check itself is broken)", name, marker)
 			}
 			if bytes.Contains(plainBin, marker) {
-				t.Errorf("the plain build contains %s bytes %q", name, marker)
+				t.Errorf("the app built without the tag contains %s bytes %q", name, marker)
+			}
+			if !bytes.Contains(cliBin, marker) {
+				t.Errorf("pikit built with no tags lacks %s bytes %q", name, marker)
 			}
 		}
 	}
-	for _, args := range [][]string{{"demo"}, {"taskbar", "proxy", "--upstream", "http://127.0.0.1:1"}} {
-		cmd := exec.Command(plain, args...)
-		cmd.Env = []string{"PATH=/usr/bin:/bin", "HOME=" + t.TempDir(), "XDG_CACHE_HOME=" + t.TempDir()}
-		out, err := cmd.CombinedOutput()
-		if err == nil || !strings.Contains(string(out), "built without the pitaskbar tag") {
-			t.Errorf("plain pikit %v = %v, %q; want a refusal naming the build tag", args, err, out)
+	// The plain app serves its pages untouched: no bootstrap, no API.
+	d := startPikit(t, appPlain, []string{"PATH=/usr/bin:/bin", "HOME=" + t.TempDir()}, moduleRoot(t),
+		regexp.MustCompile(`serving (http://127\.0\.0\.1:\d+/) `), "-dir", "examples/app", "-listen", "127.0.0.1:0")
+	for path, want := range map[string]int{"tasks": http.StatusOK, "dev/pi-browser-taskbar/state": http.StatusNotFound} {
+		resp, err := http.Get(d.url + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != want || strings.Contains(string(body), "pi-browser-taskbar") {
+			t.Errorf("plain app /%s: %d (want %d), taskbar in page: %v", path, resp.StatusCode, want, strings.Contains(string(body), "pi-browser-taskbar"))
 		}
 	}
+	stopAndCheck(t, d, false)
 }
 
 // TestDemo_PiMissing: with no Pi and no npm to install it, the demo says
 // what failed and how to install Pi by hand, the app keeps working and the
 // taskbar API reports unavailable.
 func TestDemo_PiMissing(t *testing.T) {
-	dev, _ := binaries(t)
+	dev, _, _ := binaries(t)
 	home, cache, empty := t.TempDir(), t.TempDir(), t.TempDir()
 	d := startDemo(t, dev, []string{"PATH=" + empty, "HOME=" + home, "XDG_CACHE_HOME=" + cache})
 	out := d.out.String()
@@ -406,7 +424,7 @@ func TestDemo_PiMissing(t *testing.T) {
 // TestDemo_RefusesRebindingHost: the demo's pages answer only loopback
 // Host names, so a DNS-rebinding page cannot read or post them.
 func TestDemo_RefusesRebindingHost(t *testing.T) {
-	dev, _ := binaries(t)
+	dev, _, _ := binaries(t)
 	home, cache, empty := t.TempDir(), t.TempDir(), t.TempDir()
 	d := startDemo(t, dev, []string{"PATH=" + empty, "HOME=" + home, "XDG_CACHE_HOME=" + cache})
 	for host, want := range map[string]int{"": http.StatusOK, "localhost": http.StatusOK, "evil.example": http.StatusForbidden} {
@@ -457,7 +475,7 @@ func waitSession(t *testing.T, d *demoProcess, want rt.SessionStatus) rt.Session
 // so at start. The "user's provider" is the test's local model server.
 func TestDemo_ModelModes(t *testing.T) {
 	in := pitest.Require(t)
-	dev, _ := binaries(t)
+	dev, _, _ := binaries(t)
 	tests := []struct {
 		name string
 		args []string

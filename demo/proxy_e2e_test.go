@@ -32,10 +32,12 @@ http.createServer((req, res) => {
 // TestProxy_BrowserFlow runs `pikit taskbar proxy` in front of a Node page
 // server and does the whole task loop in Chromium through it: mark an
 // element, run a task on real Pi 1.6.0 (scripted model), see Working, the
-// output naming the selector, Finished; SIGINT leaves nothing behind.
+// output naming the selector, Finished; with Pi in the proxy
+// (--in-process), SIGINT leaves nothing behind. The binary is cmd/pikit
+// built with no build tags.
 func TestProxy_BrowserFlow(t *testing.T) {
 	browsertest.Chromium(t) // before any build: skip or fail early
-	dev, _ := binaries(t)
+	dev, _, _ := binaries(t)
 	// The demo's script answers; with no source hint it reads
 	// templates/layout.html of the project.
 	project := t.TempDir()
@@ -66,7 +68,7 @@ func TestProxy_BrowserFlow(t *testing.T) {
 	penv := append(os.Environ(), env.Env...)
 	penv = append(penv, "PI_BROWSER_TASKBAR_EXECUTABLE="+wrapper, "PI_BROWSER_TASKBAR_PROJECT_ROOT="+project)
 	d := startPikit(t, dev, penv, project, regexp.MustCompile(`pikit taskbar proxy: (http://127\.0\.0\.1:\d+/) `),
-		"taskbar", "proxy", "--upstream", upstream, "--listen", "127.0.0.1:0")
+		"taskbar", "proxy", "--in-process", "--upstream", upstream, "--listen", "127.0.0.1:0")
 
 	ctx := browsertest.New(t, nil)
 	output := runTask(t, ctx, d.url, `[data-testid="row-b"]`, "row-b", `[data-testid="row-b"]`, "I read templates/layout.html")

@@ -30,8 +30,6 @@ import (
 	"strings"
 	"sync"
 	"unicode/utf8"
-
-	"github.com/pikit-dev/pikit/taskbar/host"
 )
 
 // Files holds the example's templates, for copying the example somewhere
@@ -60,6 +58,10 @@ type Options struct {
 	Prefix string
 	// Logger receives template errors; nil discards.
 	Logger *slog.Logger
+	// SourceHints wraps each template's output in source comments whatever
+	// the build tags (`pikit demo`, a development tool); otherwise only
+	// pitaskbar builds annotate (see [host.ParseFS]).
+	SourceHints bool
 }
 
 // App is the example application, an http.Handler. It is safe for
@@ -67,6 +69,7 @@ type Options struct {
 type App struct {
 	fsys   fs.FS
 	prefix string
+	hints  bool
 	log    *slog.Logger
 	mux    *http.ServeMux
 	handle http.Handler
@@ -83,7 +86,7 @@ func New(fsys fs.FS, opts *Options) *App {
 	if opts != nil {
 		o = *opts
 	}
-	a := &App{fsys: fsys, prefix: o.Prefix, log: o.Logger, mux: http.NewServeMux()}
+	a := &App{fsys: fsys, prefix: o.Prefix, hints: o.SourceHints, log: o.Logger, mux: http.NewServeMux()}
 	if a.log == nil {
 		a.log = slog.New(slog.DiscardHandler)
 	}
@@ -132,7 +135,7 @@ type page struct {
 
 // render executes the page template into the layout.
 func (a *App) render(w http.ResponseWriter, status int, name string, p page) {
-	t, err := host.ParseFS(template.New("layout.html"), a.fsys, a.prefix, "templates/*.html")
+	t, err := a.parse()
 	if err != nil {
 		a.fail(w, err)
 		return

@@ -135,3 +135,18 @@ func TestApp_TemplateErrorShown(t *testing.T) {
 		t.Errorf("%d %q", rec.Code, rec.Body.String())
 	}
 }
+
+// TestApp_SourceHintsWithoutTag: with SourceHints (as `pikit demo` asks),
+// the pages carry source comments whatever the build tags.
+func TestApp_SourceHintsWithoutTag(t *testing.T) {
+	a := app.New(os.DirFS("."), &app.Options{SourceHints: true})
+	body := do(t, a, "GET", "/tasks", nil).Body.String()
+	for _, want := range []string{"<!-- BEGIN gotmpl:templates/layout.html -->", "<!-- END gotmpl:templates/layout.html -->", "<!-- BEGIN gotmpl:templates/task-item.html -->"} {
+		if !strings.Contains(body, want) {
+			t.Errorf("page lacks %s", want)
+		}
+	}
+	if !strings.HasPrefix(body, "<!doctype html>") {
+		t.Error("page does not start with the doctype")
+	}
+}

@@ -1,11 +1,9 @@
-//go:build pitaskbar
-
 package host
 
 import (
 	"context"
 	"encoding/json"
-	"html/template"
+	"io/fs"
 	"log/slog"
 	"net/http"
 	"os"
@@ -18,20 +16,8 @@ import (
 	"github.com/pikit-dev/pikit/taskbar/runtime"
 )
 
-// Enabled reports whether this binary has the taskbar (built with the
-// pitaskbar tag).
-const Enabled = true
-
-func annotation(p string) (template.HTML, template.HTML) {
-	b, e, err := client.SourceAnnotation(p)
-	if err != nil {
-		return "", ""
-	}
-	return b, e
-}
-
 // Taskbar is a mounted taskbar. Its methods are safe for concurrent use;
-// a nil or disabled Taskbar is inert.
+// a nil, disabled or untagged (see [Enabled]) Taskbar is inert.
 type Taskbar struct {
 	handler *taskbar.Handler
 	rt      *runtime.Runtime // owned in-process runtime, or nil
@@ -40,16 +26,8 @@ type Taskbar struct {
 	log     *slog.Logger
 }
 
-// Mount resolves the configuration, finds Pi as `pikit taskbar proxy` and
-// `pikit demo` do (the configured command, else `pi` on PATH, else the Pi
-// `pikit demo` installed; logged once with the project root), picks the Pi
-// owner (Options.Owner, else the project broker, else an in-process
-// runtime; see [Options]), and
-// registers the taskbar API and assets on mux below the mount base. A
-// disabled configuration mounts nothing and returns an inert Taskbar. It
-// returns a *taskbar.ConfigError naming a malformed setting. The caller
-// must call [Taskbar.Close].
-func Mount(ctx context.Context, mux *http.ServeMux, opts *Options) (*Taskbar, error) {
+// mount is [Mount] serving the Browser Client from assets.
+func mount(ctx context.Context, mux *http.ServeMux, opts *Options, assets fs.FS) (*Taskbar, error) {
 	var o Options
 	if opts != nil {
 		o = *opts
@@ -92,7 +70,7 @@ func Mount(ctx context.Context, mux *http.ServeMux, opts *Options) (*Taskbar, er
 	t.handler = taskbar.NewHandler(owner, &taskbar.Options{
 		MountBase:    o.MountBase,
 		AllowedHosts: s.AllowedHosts,
-		Assets:       client.FS(),
+		Assets:       assets,
 		Logger:       log,
 	})
 	t.inject = &inject.Middleware{Snippet: t.Snippet}
@@ -219,4 +197,13 @@ func (t *Taskbar) Close(ctx context.Context) error {
 		return t.rt.Close(ctx)
 	}
 	return nil
+}
+
+// MountTool is [Mount] for development tools that always carry the
+// taskbar, whatever the build tags (`pikit demo`, `pikit taskbar proxy`):
+// it serves [client.DevFS]. A Go app mounts with [Mount], which the
+// pitaskbar tag gates; an app that never calls MountTool or [RunProxy]
+// links no Browser Client bytes.
+func MountTool(ctx context.Context, mux *http.ServeMux, opts *Options) (*Taskbar, error) {
+	return mount(ctx, mux, opts, client.DevFS())
 }

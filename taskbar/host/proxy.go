@@ -44,8 +44,9 @@ type ProxyOptions struct {
 
 // RunProxy is `pikit taskbar proxy`: it mounts the taskbar and serves the
 // any-framework proxy in front of Upstream until ctx ends (see package
-// proxy), then stops Pi. Without the pitaskbar tag it returns
-// [ErrNotDevBuild]. A disabled configuration proxies without the taskbar.
+// proxy), then stops Pi. It is a development tool: it serves the taskbar
+// whatever the build tags (see [MountTool]). A disabled configuration
+// proxies without the taskbar.
 //
 // # Which Pi
 //
@@ -67,9 +68,6 @@ type ProxyOptions struct {
 // prints [piinstall.ConfigureModel] instead. Until then each new reason for
 // an unavailable session is printed (fixed runtime messages only).
 func RunProxy(ctx context.Context, o *ProxyOptions) error {
-	if !Enabled {
-		return ErrNotDevBuild
-	}
 	u, err := url.Parse(o.Upstream)
 	if err != nil {
 		return fmt.Errorf("host: upstream: %w", err)
@@ -92,7 +90,7 @@ func RunProxy(ctx context.Context, o *ProxyOptions) error {
 	if ctx.Err() != nil {
 		return nil
 	}
-	tb, err := Mount(ctx, http.NewServeMux(), &topts)
+	tb, err := MountTool(ctx, http.NewServeMux(), &topts)
 	if err != nil {
 		return err
 	}

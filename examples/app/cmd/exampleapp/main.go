@@ -22,6 +22,7 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/http"
 	"os"
 	"os/signal"
@@ -83,8 +84,12 @@ func run(ctx context.Context, dir, addr string) error {
 		defer cancel()
 		srv.Shutdown(sctx)
 	}()
-	fmt.Printf("serving http://%s/ (taskbar compiled in: %v)\n", addr, host.Enabled)
-	if err := srv.ListenAndServe(); !errors.Is(err, http.ErrServerClosed) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("serving http://%s/ (taskbar compiled in: %v)\n", ln.Addr(), host.Enabled)
+	if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
 		return err
 	}
 	return nil
