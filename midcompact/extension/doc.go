@@ -54,4 +54,21 @@
 //     transaction.`.
 //   - A state entry renderer (reference §3.5) is not registered: piext
 //     offers no registerEntryRenderer.
+//   - Session entries are read with Pi.Call("session", "getBranch" |
+//     "getEntries") and decoded here: piext.Entry has no UnmarshalJSON, so
+//     Pi.GetBranch/GetEntries return entries without Raw.
+//   - The `midcompact` skill the start prompt names ships with the
+//     extension (skills/midcompact/SKILL.md, this package's own wording).
+//   - Commands other than close-webui wait for idle first, as upstream, so
+//     on the real Pi a planning command meets the agent's lock only in the
+//     instant between Pi going idle and agent_settled reaching the sidecar;
+//     the refusal texts are tested on a fake host (lock_test.go), the other
+//     direction (a workbench blocks the agent) on the real Pi with a
+//     workbench double (internal/testext).
+//
+// # Performance
+//
+// BenchmarkContextProjection: 50 blocks over a 15 MB transcript cost a few
+// ms over the same bridge path with nothing to project; the bridge's own
+// 15 MB round trip dominates the total against a no-op TypeScript handler.
 package extension
