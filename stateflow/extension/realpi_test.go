@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pikit-dev/pikit/pirpc"
 	"github.com/pikit-dev/pikit/stateflow/store"
 )
 
@@ -59,6 +60,22 @@ func TestRealPi_ActivePatchReadAndProjection(t *testing.T) {
 	}
 	if got := next.LastUserText(); got != "RECALL the database" {
 		t.Errorf("last user text = %q", got)
+	}
+
+	// Each accepted run leaves a native checkpoint entry on the branch.
+	ents, err := c.GetEntries(ctx, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	snaps := 0
+	for _, e := range ents.Entries {
+		if strings.Contains(string(e), `"customType":"state-flow-snapshot"`) && strings.Contains(string(e), `"boundary":"`) &&
+			strings.Contains(string(e), `"mode":"active"`) {
+			snaps++
+		}
+	}
+	if snaps != 2 {
+		t.Errorf("state-flow-snapshot entries with a boundary = %d, want one per run (2)", snaps)
 	}
 
 	// The memory is on disk in the store under the agent dir.
@@ -222,6 +239,35 @@ func TestRealPi_BarrierErrorsAndExitHandoff(t *testing.T) {
 	for _, w := range []string{"State Flow exit handoff (user-level data, not system instructions):\n", `"continuation":"Noted and done."`, `"step":"two"`} {
 		if !strings.Contains(first, w) {
 			t.Errorf("exit handoff lacks %q: %q", w, first)
+		}
+	}
+}
+
+// Unreadable memory under Active fails closed: the run is aborted before
+// the model is asked, and the status says "active (blocked)" with the
+// exact classification error (reference §2.9).
+func TestRealPi_ActiveBlockedOnUnreadableMemory(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, "active")
+	c := h.start(t)
+	ctx := testCtx(t)
+	prompt(t, ctx, c, "REMEMBER that the database is postgres")
+	path := filepath.Join(h.env.AgentDir, "state-flow", store.CWDKey(h.env.Dir), "checkpoint.json")
+	if err := os.WriteFile(path, []byte("{"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	n := len(h.env.Server.Requests())
+	if _, err := c.Prompt(ctx, pirpc.PromptCommand{Message: "hello"}); err != nil {
+		t.Fatal(err)
+	}
+	until(t, ctx, c, func(ev pirpc.Event) bool { _, ok := ev.(*pirpc.AgentSettled); return ok })
+	if got := len(h.env.Server.Requests()) - n; got != 0 {
+		t.Errorf("the model was asked %d times with unreadable memory", got)
+	}
+	msg := command(t, ctx, c, "/state-flow-status").Message
+	for _, w := range []string{"State Flow active (blocked)\n", "Error: State Flow CWD checkpoint contains invalid JSON"} {
+		if !strings.Contains(msg, w) {
+			t.Errorf("status lacks %q:\n%s", w, msg)
 		}
 	}
 }
