@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -16,8 +17,11 @@ import (
 
 func TestMain(m *testing.M) { pitest.Main(m) }
 
-func testCtx(t *testing.T) context.Context {
-	ctx, cancel := context.WithTimeout(t.Context(), 90*time.Second)
+func testCtx(t *testing.T) context.Context { return testCtxFor(t, 90*time.Second) }
+
+// testCtxFor bounds a test that moves megabytes through Pi on a shared host.
+func testCtxFor(t *testing.T, d time.Duration) context.Context {
+	ctx, cancel := context.WithTimeout(t.Context(), d)
 	t.Cleanup(cancel)
 	return ctx
 }
@@ -154,12 +158,23 @@ func toolCall(id, name, args string) modelserver.ToolCall {
 	return modelserver.ToolCall{ID: id, Name: name, Arguments: []string{args}}
 }
 
-// script answers a prompt containing a key with its tool calls, and
-// everything else (including tool results) with "done".
+// script answers a request whose user messages contain a key with its tool
+// calls, and everything else (a request ending in a tool result, too) with
+// "done". It looks at this turn's user messages: an injected custom message
+// may follow the prompt.
 func script(cases map[string][]modelserver.ToolCall) modelserver.ScriptFunc {
-	var cs []modelserver.Case
-	for k, calls := range cases {
-		cs = append(cs, modelserver.Case{Contains: k, Script: modelserver.Script{ToolCalls: calls}})
+	return func(r *modelserver.Request) modelserver.Script {
+		if r.Last().Role != "tool" {
+			// This turn's user messages: those after the last assistant one.
+			for i := len(r.Messages) - 1; i >= 0 && r.Messages[i].Role != "assistant"; i-- {
+				m := r.Messages[i]
+				for k, calls := range cases {
+					if m.Role == "user" && strings.Contains(m.Text(), k) {
+						return modelserver.Script{ToolCalls: calls}
+					}
+				}
+			}
+		}
+		return modelserver.Script{Text: []string{"done"}}
 	}
-	return modelserver.Switch(modelserver.Script{Text: []string{"done"}}, cs...)
 }

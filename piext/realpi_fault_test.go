@@ -246,12 +246,12 @@ func TestRealPi_LargePayloadWhileSidecarDies(t *testing.T) {
 	env.InstallExtension(t, "probe", pitest.BuildCommand(t, "./piext/internal/testext"))
 	opts := env.Options()
 	opts.MaxRecordSize = 64 << 20
-	c, err := pirpc.Start(testCtx(t), opts)
+	c, err := pirpc.Start(testCtxFor(t, 4*time.Minute), opts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { c.Close(context.Background()) })
-	ctx := testCtx(t)
+	ctx := testCtxFor(t, 4*time.Minute)
 	p.waitRecord(t, ctx, func(r record) bool { return r.Ev == "start" }) // started in session_start
 	for round, prompt := range []string{"BIG", "ECHO"} {
 		if _, err := c.Prompt(ctx, pirpc.PromptCommand{Message: prompt}); err != nil {

@@ -136,8 +136,11 @@ func TestRealPi_HooksTakeEffect(t *testing.T) {
 	if sys := first.Messages[0].Text(); !strings.Contains(sys, "PROBE-SECTION") {
 		t.Errorf("before_agent_start: system prompt lacks the section")
 	}
-	if got := first.LastUserText(); got != "CTXEDIT-SEEN-BY-GO please" {
-		t.Errorf("context: the model saw %q", got)
+	if !strings.Contains(string(first.Body), "CTXEDIT-SEEN-BY-GO please") {
+		t.Errorf("context: the model did not see Go's edit")
+	}
+	if !strings.Contains(string(first.Body), "PROBE-INJECTED context") {
+		t.Errorf("before_agent_start: the injected message did not reach the model")
 	}
 	ends := find[*pirpc.ToolExecutionEnd](evs)
 	if len(ends) != 1 || !ends[0].IsError || !strings.Contains(string(ends[0].Result), "probe blocked this") {
@@ -226,6 +229,7 @@ func TestRealPi_CallsBackIntoPiAndMoreHooks(t *testing.T) {
 		t.Fatal(err)
 	}
 	evs := until(t, ctx, c, settled)
+
 	// tool_result patch: visible in the result and in what the model got.
 	ends := find[*pirpc.ToolExecutionEnd](evs)
 	if len(ends) != 1 || !strings.Contains(string(ends[0].Result), "[patched]") {

@@ -194,7 +194,8 @@ func main() {
 			hook("before_agent_start", func(ctx context.Context, ev *piext.Event) (any, error) {
 				var in struct{ SystemPrompt string }
 				_ = ev.Decode(&in)
-				return map[string]string{"systemPrompt": in.SystemPrompt + "\nPROBE-SECTION: answer like a probe."}, nil
+				return map[string]any{"systemPrompt": in.SystemPrompt + "\nPROBE-SECTION: answer like a probe.",
+					"message": map[string]any{"customType": "probe", "content": "PROBE-INJECTED context", "display": false}}, nil
 			}),
 			hook("tool_call", func(ctx context.Context, ev *piext.Event) (any, error) {
 				var in struct {
