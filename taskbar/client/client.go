@@ -32,6 +32,9 @@
 // every request, so a bootstrap replaced by a Turbo-style body swap supplies a
 // fresh CSRF token. When the element is missing the mount base is taken from
 // the script's own URL (…/assets/client.js) and the token is empty.
+// client.js sets display:none !important inline on the element, so a host
+// stylesheet such as `* { all: unset }` never shows the JSON (and its token)
+// as page text. A page shown inside a frame mounts no taskbar.
 //
 // # Requests
 //
@@ -41,11 +44,18 @@
 // credentials "same-origin" (the browser sends the host's cookies, so a
 // session cookie that binds the token reaches the server; the client sets
 // none) and, on every non-GET request, the header [CSRFHeader] carrying
-// csrf_token. Mutations are sent once and never retried; any failure is
+// csrf_token. Every mutation also carries Idempotency-Key: a random version 4
+// UUID (36 characters), fresh per user action, so a resend of the same
+// request (Chromium's own, on a reset connection) carries the same key; the
+// body is unchanged. Mutations are sent once and never retried; any failure is
 // reconciled with one GET /state. Reads poll every 500 ms while the session
 // is starting, resetting or busy or the task is running or cancelling, every
 // 30 s otherwise; failed reads keep the last snapshot and back off
-// min(30 s, 1 s·2^(n−1)). Error bodies are read only for error.code; the
+// min(30 s, 1 s·2^(n−1)). The retry note shows in the pinned footer (at once
+// for an HTTP error, from the second network failure); from the third
+// consecutive failure the status and the launcher read
+// "Connection lost" (data-state "disconnected") and Run/Stop is disabled
+// until a read succeeds. Error bodies are read only for error.code; the
 // client shows its own fixed text for each stable code. A 422 invalid_csrf
 // is not resent either: the client re-reads the bootstrap (a body swap may
 // have rotated the token) and asks the user to try again.
@@ -75,6 +85,34 @@
 // ([data-mark-name], local only, never sent); a mark made behind the open
 // composer scrolls the page when it can. The model name is one line with an
 // ellipsis and the full text in its title.
+//
+// # Per-tab state
+//
+// The tab keeps, in sessionStorage under "pi-browser-taskbar:" + mount_base,
+// whether the panel is open, the draft, the marks' selectors (with the page's
+// path and query) and where tool calls split the current task's output. After
+// a full reload of the same page (an app's hot reload) the panel reopens with
+// the draft (the instruction of the task this tab started, above its output)
+// and the marks whose selector still names exactly one element (retried for
+// 10 s while the app renders). Other navigations start fresh.
+//
+// # Output
+//
+// The task's output is Pi's text deltas concatenated (reference §7). Where
+// the client saw a tool call between two parts (a "Running …", "Finished …"
+// or "Tool failed …" activity), it draws a break ([data-output-break], no
+// text) between them; truncated output shows none.
+//
+// # Frames
+//
+// Marking covers the top-level document only: a click inside a frame, or
+// focus moving into a cross-origin frame, ends marking with guidance; Escape
+// pressed inside a same-origin frame cancels marking.
+//
+// # Stop and Run
+//
+// Stop and Run share one button. A press that began on Stop, or a click
+// within 800 ms after Stop turned back into Run, starts nothing.
 //
 // # Source hints
 //
