@@ -536,4 +536,3 @@ func TestCloseAll_BodyInFlight(t *testing.T) {
 		}
 	}
 }
-

@@ -19,13 +19,13 @@ type testPlan struct {
 	snap *midcompact.Snapshot
 	tx   *midcompact.Transaction
 
-	mu       sync.Mutex
-	draft    *midcompact.Draft
-	saves    int // appended drafts
-	notices  []string
-	released int
-	hold     chan struct{}
-	entered  chan struct{} // receives when a held UpdateRange starts
+	mu         sync.Mutex
+	draft      *midcompact.Draft
+	saves      int // appended drafts
+	notices    []string
+	released   int
+	hold       chan struct{}
+	entered    chan struct{} // receives when a held UpdateRange starts
 	releasedCh chan struct{}
 }
 
