@@ -80,6 +80,9 @@ func BenchmarkContextProjection(b *testing.B) {
 		if r.Summaries != 50 || r.OutMessages != 250 {
 			b.Fatalf("projection replaced %d blocks into %d messages, want 50 into 250 (first error %v)", r.Summaries, r.OutMessages, r.FirstError)
 		}
+		if r.FirstError != nil {
+			b.Logf("a first (full) context call failed open: %s", *r.FirstError)
+		}
 		b.ReportMetric(r.Floor.P50, "noop-p50-ms")
 		b.ReportMetric(r.Floor.P95, "noop-p95-ms")
 		b.ReportMetric(r.Projection.P50, "projection-p50-ms")
