@@ -125,3 +125,25 @@ func TestCommit_AtAnchorThenProjects(t *testing.T) {
 		t.Errorf("handoff after commit")
 	}
 }
+
+// A respawned sidecar (bound without session_start) restores from the
+// branch on its first context call, so projection resumes.
+func TestContextHook_RestoresLazilyAfterRespawn(t *testing.T) {
+	ctx := t.Context()
+	rt, h := started(t, nil)
+	rt.runTool(ctx, h, []byte(`{"request":{"action":"plan_add","start":"a0001","end":"a0002","summary":"first exchange"}}`))
+	rt.lock.ReleaseAgent()
+	if err := rt.commit(ctx, h); err != nil {
+		t.Fatal(err)
+	}
+	var msgs []piext.Message
+	for _, e := range h.entries[:4] {
+		raw, _ := json.Marshal(e["message"])
+		msgs = append(msgs, piext.NewMessage(raw))
+	}
+	fresh := newTestRuntime(nil) // the respawned sidecar's memory
+	res := fresh.contextHook(ctx, h, msgs)
+	if res == nil || len(res.Messages) != 3 || !strings.Contains(string(res.Messages[0].Raw), "[Midcompact summary c0001]") {
+		t.Fatalf("after respawn: %+v", res)
+	}
+}

@@ -100,7 +100,7 @@ func (rt *runtime) hooks() []piext.Hook {
 		}},
 		{Event: "session_shutdown", Handle: func(ctx context.Context, ev *piext.Event) (any, error) {
 			err := rt.surfaces.CloseAll(ctx)
-			rt.mem.set(midcompact.Restored{})
+			rt.mem.set(midcompact.Restored{}) // shut down: nothing to restore lazily
 			rt.lock.Reset()
 			rt.proj.reset()
 			return nil, err
@@ -132,7 +132,7 @@ func (rt *runtime) hooks() []piext.Hook {
 			return map[string]any{"message": piext.CustomMessage{CustomType: handoffType, Content: content, Display: false}}, nil
 		}},
 		{Event: "context", Handle: func(ctx context.Context, ev *piext.Event) (any, error) {
-			res := rt.proj.project(ev.Messages, rt.mem.blocks(), float64(rt.now().UnixMilli()))
+			res := rt.contextHook(ctx, ev.Pi, ev.Messages)
 			if res == nil {
 				return nil, nil
 			}

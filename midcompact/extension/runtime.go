@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/pikit-dev/pikit/midcompact"
+	"github.com/pikit-dev/pikit/piext"
 )
 
 // statusKey is the footer status key (reference §3.5).
@@ -18,6 +19,9 @@ const statusKey = "midcompact"
 type memory struct {
 	mu sync.Mutex
 	r  midcompact.Restored
+	// restored is false until the first restore of this process: a
+	// respawned sidecar gets a bind but no session_start.
+	restored bool
 }
 
 func (m *memory) get() midcompact.Restored {
@@ -29,7 +33,13 @@ func (m *memory) get() midcompact.Restored {
 func (m *memory) set(r midcompact.Restored) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.r = r
+	m.r, m.restored = r, true
+}
+
+func (m *memory) isRestored() bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.restored
 }
 
 // setPlan records a transaction's latest plan after a mutation.
@@ -96,6 +106,18 @@ func (rt *runtime) restore(ctx context.Context, h host) error {
 func (rt *runtime) showStatus(ctx context.Context, h host) error {
 	r := rt.mem.get()
 	return h.SetStatus(ctx, statusKey, midcompact.FooterStatus(r.Transaction, r.Draft, rt.lock.Owner()))
+}
+
+// contextHook answers one `context` event. A sidecar that never restored
+// (respawned after a crash: the bridge binds it without a session_start)
+// restores first, so projection resumes; a failed restore fails open.
+func (rt *runtime) contextHook(ctx context.Context, h host, msgs []piext.Message) *piext.ContextResult {
+	if !rt.mem.isRestored() {
+		if err := rt.restore(ctx, h); err != nil {
+			return nil
+		}
+	}
+	return rt.proj.project(msgs, rt.mem.blocks(), float64(rt.now().UnixMilli()))
 }
 
 // current restores the branch's midcompact state, falling back to memory
