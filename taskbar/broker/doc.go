@@ -6,9 +6,12 @@
 //
 // The private runtime directory ([RuntimeDir]) holds, under a key derived
 // from the identity "<uid>:<root>": broker.lock (the flock election),
-// broker.sock (the socket, mode 0600) and endpoint.json (protocol
+// broker.sock (the socket, mode 0600), endpoint.json (protocol
 // version, identity, a fresh token, socket path and pid; written
-// atomically, mode 0600). A broker a [Client] spawns writes its log to
+// atomically, mode 0600) and task.json (the retained task, rewritten
+// durably when its id or status changes, so a broker that replaces one
+// that died mid-task shows that task failed with "Pi stopped
+// unexpectedly"). A broker a [Client] spawns writes its log to
 // broker.log there ([LogPath], mode 0600, rotated to broker.log.1 from
 // [MaxLogBytes]; lifecycle records only). Every directory is 0700, owned
 // by the user and never a symlink; anything else is refused.

@@ -8,6 +8,8 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"os/signal"
+	"syscall"
 	"time"
 
 	"github.com/pikit-dev/pikit/taskbar/runtime"
@@ -90,7 +92,10 @@ func Main(ctx context.Context, args []string, getenv func(string) string, log *s
 //		os.Exit(0)
 //	}
 //
-// It reports false, doing nothing, for any other arguments. Standing in
+// It reports false, doing nothing, for any other arguments. SIGTERM and
+// SIGINT end the broker through its graceful path (Pi's process group
+// closed and reaped, socket and endpoint removed, the shutdown logged),
+// whatever ctx the caller passes. Standing in
 // for cmd/pikit, it picks the log handler as `pikit taskbar broker` does:
 // text records at info level on stderr (broker.log when a [Client]
 // spawned it). For -h or --help it writes [Usage] to stdout and returns
@@ -99,6 +104,8 @@ func Dispatch(ctx context.Context, args []string, getenv func(string) string) (b
 	if len(args) < 2 || args[0] != "taskbar" || args[1] != "broker" {
 		return false, nil
 	}
+	ctx, stop := signal.NotifyContext(ctx, syscall.SIGTERM, os.Interrupt)
+	defer stop()
 	err := Main(ctx, args[2:], getenv, slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo})))
 	if errors.Is(err, flag.ErrHelp) {
 		Usage(os.Stdout)

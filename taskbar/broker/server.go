@@ -114,15 +114,26 @@ func Serve(ctx context.Context, opts *ServerOptions) (err error) {
 	if ro.Logger == nil {
 		ro.Logger = log
 	}
+	taskPath := filepath.Join(dir, taskName)
+	if ro.Retained == nil {
+		ro.Retained = loadTask(taskPath, log)
+	}
 	s := &server{
 		ep: ep, log: log, rt: runtime.New(&ro),
 		conns: map[net.Conn]struct{}{}, clients: make(chan struct{}, 1),
 	}
 	log.Info("taskbar broker: serving", "pid", ep.PID)
 	serveCtx, cancel := context.WithCancel(ctx)
-	s.wg.Add(1)
+	s.wg.Add(2)
 	go s.accept(serveCtx, ln)
+	go func() {
+		defer s.wg.Done()
+		recordTasks(serveCtx, s.rt, taskPath, log)
+	}()
 	s.monitor(serveCtx, o.Grace)
+	if ctx.Err() != nil {
+		log.Info("taskbar broker: shutting down on request (signal or host)")
+	}
 	cancel()
 
 	// Graceful stop: no new clients, close the live ones, reap Pi, clean up.

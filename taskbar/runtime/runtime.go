@@ -51,6 +51,15 @@ type Options struct {
 	// logged.
 	Logger *slog.Logger
 
+	// Retained is the task a previous owner of this project last recorded
+	// (the broker's durable task record, seed 000 "Rails broker
+	// topology"). When it had not ended, that owner and its Pi died
+	// mid-task: the runtime starts with it as the retained task, failed
+	// with "Pi stopped unexpectedly" (reference taskbar.md §7) and
+	// finished now, so no tab sees the task vanish. An ended task is
+	// ignored; nil means none.
+	Retained *TaskState
+
 	// now is replaced by tests.
 	now func() time.Time
 }
@@ -178,6 +187,12 @@ func New(opts *Options) *Runtime {
 		replaceCh: make(chan int, 1), resetCh: make(chan chan Result, 1),
 		phase:   SessionStarting,
 		changed: make(chan struct{}),
+	}
+	if t := o.Retained; t != nil && !t.Status.Terminal() && t.ID != "" {
+		lost := *t
+		lost.Status, lost.Activity, lost.Error, lost.FinishedAt = TaskFailed, actFailed, ptr(errStoppedUnexpected), ptr(r.now())
+		r.task = &lost
+		r.log.Warn("taskbar runtime: the previous Pi stopped during a task; it is shown failed")
 	}
 	r.commitLocked()
 	r.wg.Add(1)
