@@ -1,0 +1,172 @@
+package workbench_test
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/pikit-dev/pikit/internal/browsertest"
+	"github.com/pikit-dev/pikit/midcompact/workbench"
+)
+
+const waitUI = 30 * time.Second
+
+// axeAll runs axe-core on the whole page (WCAG 2.0–2.2 A/AA and best
+// practices) and fails the test on any violation.
+func axeAll(t *testing.T, ctx context.Context, src, state string) {
+	t.Helper()
+	if !browsertest.Eval[bool](t, ctx, `typeof axe !== "undefined"`) {
+		browsertest.Do(t, ctx, src)
+	}
+	raw := browsertest.Eval[string](t, ctx, `axe.run(document, {runOnly: {type: "tag", values: ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "wcag22aa", "best-practice"]}, resultTypes: ["violations", "passes"]}).then((r) => JSON.stringify(r))`)
+	var r browsertest.AxeResult
+	browsertest.Must(t, json.Unmarshal([]byte(raw), &r))
+	if len(r.Passes) < 10 {
+		t.Fatalf("%s: axe passed only %d rules", state, len(r.Passes))
+	}
+	if msgs := r.Messages(); len(msgs) > 0 {
+		t.Errorf("%s: %d axe violations:\n%s", state, len(msgs), strings.Join(msgs, "\n"))
+	}
+}
+
+func text(t *testing.T, ctx context.Context, id string) string {
+	t.Helper()
+	return browsertest.Eval[string](t, ctx, `document.getElementById(`+browsertest.JSString(id)+`).textContent`)
+}
+
+func openPage(t *testing.T, view string) (*bench, context.Context) {
+	t.Helper()
+	b := openBench(t, view, nil)
+	ctx := browsertest.New(t, nil)
+	browsertest.Navigate(t, ctx, b.url)
+	browsertest.Wait(t, ctx, "page ready", `document.body.dataset.ready === "true" && document.body.dataset.live === "open"`, waitUI)
+	if loc := browsertest.Eval[string](t, ctx, `location.search`); loc != "?view="+view {
+		t.Fatalf("k left in the URL: %q", loc)
+	}
+	return b, ctx
+}
+
+func click(t *testing.T, ctx context.Context, sel string) {
+	t.Helper()
+	browsertest.ClickAt(t, ctx, `document.querySelector(`+browsertest.JSString(sel)+`)`)
+}
+
+// Selection in chromium: protected atoms can't be selected, a selection is
+// saved through the API (the exact existing range keeps its id), and the
+// page's close ends the workbench and releases the lock.
+func TestBrowser_Selection(t *testing.T) {
+	src := browsertest.AxeSource(t)
+	b, ctx := openPage(t, workbench.ViewSelection)
+	if got := browsertest.Eval[string](t, ctx, `document.querySelector("#selection-list li:nth-child(6)").textContent`); !strings.HasPrefix(got, "🔒 can't compress · a0006") ||
+		browsertest.Eval[bool](t, ctx, `document.getElementById("sel-a0006") !== null`) {
+		t.Errorf("protected atom row %q", got)
+	}
+	if band := text(t, ctx, "band"); !strings.Contains(band, "Projection (est.): now 160k / 200k") || !strings.Contains(band, "future summaries are not included") {
+		t.Errorf("band %q", band)
+	}
+	axeAll(t, ctx, src, "selection")
+	click(t, ctx, "#sel-a0007")
+	browsertest.Key(t, ctx, " ") // keyboard toggles too: a0007 off again
+	click(t, ctx, "#sel-a0007")
+	click(t, ctx, "#sel-a0008")
+	if got := text(t, ctx, "strip"); !strings.HasPrefix(got, "Selected 4/9 atoms") {
+		t.Errorf("strip %q", got)
+	}
+	click(t, ctx, "#save-selection")
+	browsertest.Wait(t, ctx, "saved", `document.getElementById("selection-status").textContent.startsWith("Plan saved")`, waitUI)
+	d, saves, _, _ := b.plan.snapshot()
+	if saves != 1 || len(d.Ranges) != 2 || d.Ranges[0].ID != "d1" || d.Ranges[1].StartRef != "a0007" || d.Ranges[1].EndRef != "a0008" {
+		t.Errorf("plan after save: %+v", d.Ranges)
+	}
+	click(t, ctx, "#close")
+	browsertest.Wait(t, ctx, "closed banner", `!document.getElementById("banner").hidden`, waitUI)
+	waitClosed(t, b)
+	if _, _, notices, released := b.plan.snapshot(); released != 1 || strings.Join(notices, "|") != "info: Selection closed. The plan is saved; tell the Agent to continue when ready." {
+		t.Errorf("released %d notices %q", released, notices)
+	}
+	axeAll(t, ctx, src, "selection closed")
+}
+
+// Review in chromium: pick a range, edit its summary and topic, save,
+// read an atom's original text in the drawer, remove the range (two
+// clicks), close. There is no commit control.
+func TestBrowser_Review(t *testing.T) {
+	src := browsertest.AxeSource(t)
+	b, ctx := openPage(t, workbench.ViewReview)
+	if band := text(t, ctx, "band"); !strings.Contains(band, "(est. ±") || !strings.Contains(band, "now 160k / 200k → after commit ≈") {
+		t.Errorf("band %q", band)
+	}
+	if n := browsertest.Eval[int](t, ctx, `[...document.querySelectorAll("button")].filter((b) => /commit/i.test(b.textContent)).length`); n != 0 {
+		t.Errorf("%d commit buttons", n)
+	}
+	axeAll(t, ctx, src, "review")
+	click(t, ctx, `[data-range="d1"]`)
+	click(t, ctx, "#summary")
+	browsertest.Key(t, ctx, "Phase one: requirement explored.")
+	click(t, ctx, "#topic")
+	browsertest.Do(t, ctx, `document.getElementById("topic").select()`)
+	browsertest.Key(t, ctx, "requirements")
+	click(t, ctx, "#save")
+	browsertest.Wait(t, ctx, "saved", `document.getElementById("editor-status").textContent.startsWith("Saved d1")`, waitUI)
+	d, saves, _, _ := b.plan.snapshot()
+	if saves != 2 || d.Ranges[0].Summary != "Phase one: requirement explored." || d.Ranges[0].Topic != "requirements" {
+		t.Errorf("after save: saves %d %+v", saves, d.Ranges[0])
+	}
+	click(t, ctx, `[data-original="a0002"]`)
+	browsertest.Wait(t, ctx, "drawer", `document.getElementById("drawer").open && document.getElementById("drawer-text").textContent.includes("</script><b>&</b>")`, waitUI)
+	axeAll(t, ctx, src, "drawer open")
+	click(t, ctx, "#drawer-close")
+	click(t, ctx, "#remove")
+	if got := text(t, ctx, "remove"); got != "Confirm remove d1" {
+		t.Errorf("remove arm %q", got)
+	}
+	click(t, ctx, "#remove")
+	browsertest.Wait(t, ctx, "removed", `document.getElementById("editor-status").textContent.startsWith("Removed d1")`, waitUI)
+	if d, _, _, _ := b.plan.snapshot(); len(d.Ranges) != 0 {
+		t.Errorf("ranges after remove: %+v", d.Ranges)
+	}
+	axeAll(t, ctx, src, "empty plan")
+	click(t, ctx, "#close")
+	waitClosed(t, b)
+	browsertest.Wait(t, ctx, "closed banner", `!document.getElementById("banner").hidden`, waitUI)
+	if _, _, notices, _ := b.plan.snapshot(); strings.Join(notices, "|") != "info: Midcompact review-webui closed." {
+		t.Errorf("notices %q", notices)
+	}
+}
+
+// close-webui racing an in-flight edit: the edit is inside the Plan when
+// CloseAll revokes access; it is cancelled, the plan is unchanged, the
+// lock is released once, and the page turns read-only.
+func TestBrowser_CloseRacesEdit(t *testing.T) {
+	b, ctx := openPage(t, workbench.ViewReview)
+	hold, entered := make(chan struct{}), make(chan struct{}, 1)
+	b.plan.mu.Lock()
+	b.plan.hold, b.plan.entered = hold, entered
+	b.plan.mu.Unlock()
+	defer close(hold)
+	click(t, ctx, `[data-range="d1"]`)
+	click(t, ctx, "#summary")
+	browsertest.Key(t, ctx, "never saved")
+	click(t, ctx, "#save")
+	select {
+	case <-entered:
+	case <-time.After(waitUI):
+		t.Fatal("edit never reached the plan")
+	}
+	if err := b.m.CloseAll(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if b.m.Registered() {
+		t.Error("registered after CloseAll")
+	}
+	d, saves, notices, released := b.plan.snapshot()
+	if saves != 0 || d.Ranges[0].Summary != "" || released != 1 || len(notices) != 0 {
+		t.Errorf("saves %d summary %q released %d notices %q", saves, d.Ranges[0].Summary, released, notices)
+	}
+	browsertest.Wait(t, ctx, "read-only page", `!document.getElementById("banner").hidden && document.getElementById("summary").disabled`, waitUI)
+	if got := text(t, ctx, "editor-status"); !strings.HasPrefix(got, "Not saved") {
+		t.Errorf("editor status %q", got)
+	}
+}
