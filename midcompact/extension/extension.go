@@ -44,9 +44,6 @@ func NewWith(o Options) *piext.Extension {
 }
 
 func (rt *runtime) commands() []piext.Command {
-	run := func(f func(ctx context.Context, c *piext.CommandCall) error) func(context.Context, *piext.CommandCall) error {
-		return f
-	}
 	surfaceArgs := func(ctx context.Context, prefix string) ([]piext.Completion, error) {
 		var out []piext.Completion
 		for _, v := range []string{"tui", "webui"} {
@@ -67,13 +64,13 @@ func (rt *runtime) commands() []piext.Command {
 	}
 	return []piext.Command{
 		{Name: "midcompact:start", Description: "Freeze the current context as an anchor and plan mid-context compression",
-			Run: run(func(ctx context.Context, c *piext.CommandCall) error {
+			Run: func(ctx context.Context, c *piext.CommandCall) error {
 				return rt.start(ctx, c.Pi, c.Pi.Session(), c.Args)
-			})},
+			}},
 		{Name: "midcompact:abort", Description: "Abort the midcompact transaction and return to the anchor",
-			Run: run(func(ctx context.Context, c *piext.CommandCall) error { return rt.abort(ctx, c.Pi) })},
+			Run: func(ctx context.Context, c *piext.CommandCall) error { return rt.abort(ctx, c.Pi) }},
 		{Name: "midcompact:commit", Description: "Commit the midcompact plan: its ranges are replaced by their summaries",
-			Run: run(func(ctx context.Context, c *piext.CommandCall) error { return rt.commit(ctx, c.Pi) })},
+			Run: func(ctx context.Context, c *piext.CommandCall) error { return rt.commit(ctx, c.Pi) }},
 		{Name: "midcompact:review", Description: "Review the midcompact plan [tui|webui]", Complete: surfaceArgs,
 			Run: planning(reviewCommand, "")},
 		{Name: "midcompact:review-webui", Description: "Review the midcompact plan in the web workbench",
@@ -83,9 +80,9 @@ func (rt *runtime) commands() []piext.Command {
 		{Name: "midcompact:select-webui", Description: "Select ranges to compress in the web workbench",
 			Run: planning(selectCommand, "webui")},
 		{Name: "midcompact:close-webui", Description: "Close a stuck midcompact web workbench",
-			Run: run(func(ctx context.Context, c *piext.CommandCall) error { return rt.closeWebUI(ctx, c.Pi) })},
+			Run: func(ctx context.Context, c *piext.CommandCall) error { return rt.closeWebUI(ctx, c.Pi) }},
 		{Name: "midcompact:status", Description: "Show the midcompact transaction or the active blocks",
-			Run: run(func(ctx context.Context, c *piext.CommandCall) error { return rt.status(ctx, c.Pi) })},
+			Run: func(ctx context.Context, c *piext.CommandCall) error { return rt.status(ctx, c.Pi) }},
 	}
 }
 
