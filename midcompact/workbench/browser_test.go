@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/pikit-dev/pikit/internal/browsertest"
+	"github.com/pikit-dev/pikit/midcompact"
 	"github.com/pikit-dev/pikit/midcompact/workbench"
 )
 
@@ -103,13 +104,20 @@ func TestBrowser_Review(t *testing.T) {
 	}
 	axeAll(t, ctx, src, "review")
 	click(t, ctx, `[data-range="d1"]`)
+	band0 := text(t, ctx, "band")
 	click(t, ctx, "#summary")
 	browsertest.Key(t, ctx, "Phase one: requirement explored.")
 	click(t, ctx, "#topic")
 	browsertest.Do(t, ctx, `document.getElementById("topic").select()`)
 	browsertest.Key(t, ctx, "requirements")
+	band1 := text(t, ctx, "band")
 	click(t, ctx, "#save")
 	browsertest.Wait(t, ctx, "saved", `document.getElementById("editor-status").textContent.startsWith("Saved d1")`, waitUI)
+	// The band follows unsaved edits live and agrees with the server's
+	// replacement char classes once saved.
+	if band2 := text(t, ctx, "band"); band1 == band0 || band2 != band1 {
+		t.Errorf("band before %q, typing %q, saved %q", band0, band1, band2)
+	}
 	d, saves, _, _ := b.plan.snapshot()
 	if saves != 2 || d.Ranges[0].Summary != "Phase one: requirement explored." || d.Ranges[0].Topic != "requirements" {
 		t.Errorf("after save: saves %d %+v", saves, d.Ranges[0])
@@ -168,5 +176,42 @@ func TestBrowser_CloseRacesEdit(t *testing.T) {
 	browsertest.Wait(t, ctx, "read-only page", `!document.getElementById("banner").hidden && document.getElementById("summary").disabled`, waitUI)
 	if got := text(t, ctx, "editor-status"); !strings.HasPrefix(got, "Not saved") {
 		t.Errorf("editor status %q", got)
+	}
+}
+
+// craftedPlan serves the reference's worked example of the projection band:
+// now 160,000 / 200,000; removed 32,011 ASCII chars + 2 images; added a
+// 2,000-char ASCII wrapper.
+type craftedPlan struct{ *testPlan }
+
+func (p craftedPlan) State(ctx context.Context, view string) (*midcompact.ReviewState, error) {
+	st, err := p.testPlan.State(ctx, view)
+	if err != nil {
+		return nil, err
+	}
+	for i := range st.Atoms {
+		st.Atoms[i].NarrowChars, st.Atoms[i].WideChars, st.Atoms[i].ImageCount = 0, 0, 0
+	}
+	st.Atoms[0].NarrowChars, st.Atoms[0].ImageCount = 32011, 2
+	st.Draft.Ranges[0].ReplacementNarrowChars, st.Draft.Ranges[0].ReplacementWideChars = 2000, 0
+	return st, nil
+}
+
+// The projection band (display only, labelled est.) reproduces the
+// reference's worked example: ≈149.9k tok.
+func TestBrowser_ProjectionBand(t *testing.T) {
+	m := workbench.NewManager(&workbench.Options{FirstStream: time.Minute})
+	t.Cleanup(func() { _ = m.CloseAll(context.Background()) })
+	notice, err := m.Open(t.Context(), workbench.ViewReview, craftedPlan{newTestPlan(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := noticeRE.FindStringSubmatch(notice)
+	ctx := browsertest.New(t, nil)
+	browsertest.Navigate(t, ctx, u[2]+"/?view=review&k="+u[4])
+	browsertest.Wait(t, ctx, "page ready", `document.body.dataset.ready === "true"`, waitUI)
+	const want = "Projection (est.): now 160k / 200k → after commit ≈149.9k tok · 74.9% −12.4k … −7.8k tok (est. ±2%)"
+	if got := text(t, ctx, "band"); got != want {
+		t.Errorf("band\n got %q\nwant %q", got, want)
 	}
 }

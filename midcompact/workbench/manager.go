@@ -111,12 +111,16 @@ func (m *Manager) Open(ctx context.Context, view string, plan Plan) (notice stri
 		return "", err
 	}
 	w := newWorkbench(m, view, plan, key)
-	if err := w.start(ctx); err != nil {
-		return "", err
-	}
+	// Registered before it listens, so a CloseAll racing Open (session
+	// shutdown during the command) finds it and waits for its cleanup.
 	m.mu.Lock()
 	m.open[w] = struct{}{}
 	m.mu.Unlock()
+	if err := w.start(ctx); err != nil {
+		m.deregister(w)
+		close(w.done)
+		return "", err
+	}
 	go w.run()
 	url := w.url()
 	if m.opts.OpenBrowser != nil {

@@ -24,6 +24,12 @@
       high: Math.round(n * e.narrowTokPerChar[1] + w * e.wideTokPerChar[1] + i * e.imageTok[1]),
     };
   };
+  // Char classes as the payload counts them: code points ≤ 0x7F are narrow.
+  const classes = (text) => {
+    let narrow = 0, wide = 0;
+    for (const ch of text) { if (ch.codePointAt(0) <= 0x7f) narrow++; else wide++; }
+    return { narrow, wide };
+  };
   const el = (tag, props, ...kids) => {
     const n = document.createElement(tag);
     Object.assign(n, props || {});
@@ -76,7 +82,15 @@
     let added = { point: 0, low: 0, high: 0 };
     if (state.view === "review") {
       for (const r of state.draft.ranges) {
-        const e = estimate(r.replacementNarrowChars, r.replacementWideChars, 0);
+        let n = r.replacementNarrowChars, w = r.replacementWideChars;
+        if (r.id === current) { // unsaved edits move the estimate live
+          for (const [field, now] of [["summary", $("summary").value.trim()], ["topic", $("topic").value.trim()]]) {
+            const was = classes(r[field] || ""), is = classes(now);
+            n += is.narrow - was.narrow;
+            w += is.wide - was.wide;
+          }
+        }
+        const e = estimate(n, w, 0);
         added = { point: added.point + e.point, low: added.low + e.low, high: added.high + e.high };
       }
     }
@@ -248,6 +262,8 @@
     $("close-dialog").showModal();
   }
 
+  $("summary").addEventListener("input", renderStrip);
+  $("topic").addEventListener("input", renderStrip);
   $("save-selection").addEventListener("click", saveSelection);
   $("save").addEventListener("click", saveRange);
   $("remove").addEventListener("click", removeRange);
