@@ -17,7 +17,9 @@ type failingPlan struct{ *testPlan }
 
 var errGone = errors.New(midcompact.MsgToolNoTransaction)
 
-func (failingPlan) State(context.Context, string) (*midcompact.ReviewState, error) { return nil, errGone }
+func (failingPlan) State(context.Context, string) (*midcompact.ReviewState, error) {
+	return nil, errGone
+}
 
 // An Open that fails leaves nothing registered and does not release the
 // caller's lock (the extension releases it itself).
