@@ -60,16 +60,30 @@ type Settings struct {
 	TaskTimeout  time.Duration
 }
 
-// ConfigError names the malformed setting (reference §12: "pi_browser_taskbar
-// <setting> must be …"). It never quotes the value.
+// ConfigError names the malformed setting (reference taskbar.md
+// "Configuration": "pi_browser_taskbar <setting> must be …"). Only a
+// project root, which is a path and no secret, is quoted: when it came
+// from the environment the message names the variable and its value, else
+// the configured value.
 type ConfigError struct {
 	Setting string // enabled, allowed_hosts, executable, project_root, task_timeout
 	Rule    string // what the value must be
 	Err     error  // underlying cause, may be nil
+	// Env is the environment variable the value came from, "" when it came
+	// from Config; Value is the value, set for project_root only.
+	Env, Value string
 }
 
 func (e *ConfigError) Error() string {
-	return "pi_browser_taskbar " + e.Setting + " must be " + e.Rule
+	msg := "pi_browser_taskbar " + e.Setting + " must be " + e.Rule
+	switch {
+	case e.Setting != "project_root":
+	case e.Env != "":
+		msg += fmt.Sprintf(" (%s is %q)", e.Env, e.Value)
+	case e.Value != "":
+		msg += fmt.Sprintf(" (got %q)", e.Value)
+	}
+	return msg
 }
 
 func (e *ConfigError) Unwrap() error { return e.Err }
@@ -137,11 +151,14 @@ func (c Config) Resolve(getenv func(string) (string, bool)) (Settings, error) {
 		return Settings{}, &ConfigError{Setting: "executable", Rule: ruleExecutable}
 	}
 
-	root := c.ProjectRoot
+	root, fromEnv := c.ProjectRoot, ""
 	if root == "" {
 		v, ok := getenv(EnvProjectRoot)
 		if ok && v == "" {
-			return Settings{}, &ConfigError{Setting: "project_root", Rule: ruleProjectRoot}
+			return Settings{}, &ConfigError{Setting: "project_root", Rule: ruleProjectRoot, Env: EnvProjectRoot}
+		}
+		if ok {
+			fromEnv = EnvProjectRoot
 		}
 		root = v
 	}
@@ -153,6 +170,9 @@ func (c Config) Resolve(getenv func(string) (string, bool)) (Settings, error) {
 		root = wd
 	}
 	canon, err := CanonicalRoot(root)
+	if ce := (*ConfigError)(nil); errors.As(err, &ce) {
+		ce.Env = fromEnv
+	}
 	if err != nil {
 		return Settings{}, err
 	}
@@ -207,7 +227,7 @@ func CanonicalRoot(root string) (string, error) {
 		err = errors.New("not a directory")
 	}
 	if err != nil {
-		return "", &ConfigError{Setting: "project_root", Rule: ruleProjectRoot, Err: err}
+		return "", &ConfigError{Setting: "project_root", Rule: ruleProjectRoot, Err: err, Value: root}
 	}
 	return abs, nil
 }

@@ -103,3 +103,30 @@ func FuzzParseAllowedHost(f *testing.F) {
 		}
 	})
 }
+
+// TestResolve_ProjectRootErrorNamesVariableAndValue: a bad
+// PI_BROWSER_TASKBAR_PROJECT_ROOT is named with its value, so a newcomer
+// sees which setting and what they passed.
+func TestResolve_ProjectRootErrorNamesVariableAndValue(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "no such dir")
+	for _, tc := range []struct {
+		name string
+		c    taskbar.Config
+		env  map[string]string
+		want string
+	}{
+		{"env", taskbar.Config{}, map[string]string{taskbar.EnvProjectRoot: missing},
+			`pi_browser_taskbar project_root must be an existing directory (PI_BROWSER_TASKBAR_PROJECT_ROOT is "` + missing + `")`},
+		{"empty env", taskbar.Config{}, map[string]string{taskbar.EnvProjectRoot: ""},
+			`pi_browser_taskbar project_root must be an existing directory (PI_BROWSER_TASKBAR_PROJECT_ROOT is "")`},
+		{"config", taskbar.Config{ProjectRoot: missing}, nil,
+			`pi_browser_taskbar project_root must be an existing directory (got "` + missing + `")`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := tc.c.Resolve(func(k string) (string, bool) { v, ok := tc.env[k]; return v, ok })
+			if err == nil || err.Error() != tc.want {
+				t.Errorf("err = %v\nwant %s", err, tc.want)
+			}
+		})
+	}
+}

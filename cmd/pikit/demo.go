@@ -17,7 +17,7 @@ Pi comes from PATH (1.6.0 or newer) or is installed once into the per-user cache
 When Pi has no model provider configured, a local scripted demo model answers with
 labelled demo output and nothing leaves the machine; --model-provider and --model
 pass a real choice to Pi. Runs until Ctrl-C, then stops everything it started.`,
-		Args: cobra.NoArgs,
+		Args: noArgs("options are flags, see `pikit demo --help`"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			o.Out = cmd.OutOrStdout()
 			return demo.Run(cmd.Context(), &o)

@@ -1,8 +1,18 @@
 package main
 
 import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+
 	"github.com/spf13/cobra"
 
+	"github.com/pikit-dev/pikit/taskbar"
 	"github.com/pikit-dev/pikit/taskbar/broker"
 	"github.com/pikit-dev/pikit/taskbar/host"
 	"github.com/pikit-dev/pikit/taskbar/proxy"
@@ -27,14 +37,26 @@ runs. --in-process instead runs Pi inside this proxy, stopped with it and shared
 
 Pi is PI_BROWSER_TASKBAR_EXECUTABLE when set, else ` + "`pi`" + ` on PATH (1.6.0 or newer), else the Pi
 that ` + "`pikit demo`" + ` installed in the per-user cache; nothing is installed. At start the proxy
-says which Pi it uses, and what to do when Pi or a model provider is missing.
+says which Pi it uses and the project root, and what to do when Pi or a model provider is
+missing; then one line per task outcome on stderr (never the prompt or the page context).
 
 The proxy listens on loopback unless --listen says otherwise. Connections that stall are
 closed (headers within 10 s, a request body within 30 s, idle keep-alive after 30 s, at
 most 256 open); WebSockets and event streams are never cut.`,
-		Args: cobra.NoArgs,
+		Args: noArgs("give the development server with --upstream URL"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := checkUpstream(o.Upstream); err != nil {
+				return err
+			}
+			s, err := taskbar.Config{}.Resolve(os.LookupEnv)
+			if err != nil {
+				return err
+			}
 			o.Out = cmd.OutOrStdout()
+			if s.Enabled {
+				fmt.Fprintf(o.Out, "pikit taskbar proxy: project root %s\n", showPath(s.ProjectRoot))
+			}
+			o.Taskbar.Logger = slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: slog.LevelInfo}))
 			if inProcess {
 				o.Taskbar.InProcess = true
 			} else {
@@ -42,7 +64,11 @@ most 256 open); WebSockets and event streams are never cut.`,
 				o.Taskbar.Broker = &broker.ClientOptions{}
 				o.Taskbar.SelfBroker = true
 			}
-			return host.RunProxy(cmd.Context(), &o)
+			err = host.RunProxy(cmd.Context(), &o)
+			if errors.Is(err, syscall.EADDRINUSE) {
+				return fmt.Errorf("%w: another program listens on %s; choose a free address with --listen (for example --listen 127.0.0.1:4101)", err, o.Listen)
+			}
+			return err
 		},
 	}
 	cmd.Flags().StringVar(&o.Upstream, "upstream", "", "base URL of the development server, e.g. http://127.0.0.1:3000")
@@ -50,4 +76,36 @@ most 256 open); WebSockets and event streams are never cut.`,
 	cmd.Flags().BoolVar(&inProcess, "in-process", false, "run Pi inside this proxy instead of the shared project broker")
 	_ = cmd.MarkFlagRequired("upstream")
 	return cmd
+}
+
+// checkUpstream reports an --upstream that is not an http(s) base URL with
+// a host, before anything else happens (no Pi lookup, no listening).
+func checkUpstream(raw string) error {
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil ||
+		u.RawQuery != "" || u.Fragment != "" {
+		return fmt.Errorf("--upstream %q is not the base URL of a development server; give scheme, host and port, for example --upstream http://127.0.0.1:3000", raw)
+	}
+	return nil
+}
+
+// noArgs refuses positional arguments, saying so plainly with a hint.
+func noArgs(hint string) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if len(args) == 0 {
+			return nil
+		}
+		return fmt.Errorf("%s takes no arguments, but got %q; %s", cmd.CommandPath(), strings.Join(args, " "), hint)
+	}
+}
+
+// showPath shows p relative to the working directory when inside it, else
+// as given.
+func showPath(p string) string {
+	if wd, err := os.Getwd(); err == nil {
+		if rel, err := filepath.Rel(wd, p); err == nil && rel != ".." && !strings.HasPrefix(rel, "../") {
+			return rel
+		}
+	}
+	return p
 }
