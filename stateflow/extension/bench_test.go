@@ -1,7 +1,6 @@
 package extension
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"path/filepath"
@@ -14,7 +13,7 @@ import (
 
 // benchContext is a 200-message Active conversation whose current run
 // starts at message 190, with a frozen head (no store I/O per call).
-func benchContext(b *testing.B) (*ext, *session, *piext.Event) {
+func benchContext(b *testing.B) (*session, *piext.Event) {
 	msgs := make([]piext.Message, 200)
 	for i := range msgs {
 		role := "assistant"
@@ -27,13 +26,12 @@ func benchContext(b *testing.B) (*ext, *session, *piext.Event) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	x := &ext{roots: sf.BuiltinRoots()}
 	r := run{started: true, anchor: json.RawMessage("1190"), head: [2]string{sf.PrefixActiveHead + `{"state":{}}`, sf.PrefixProjection + "id"}}
 	if r.headMsg, err = userMessage(r.anchor, r.head[0], r.head[1]); err != nil {
 		b.Fatal(err)
 	}
 	sess := &session{store: store.Open(l, nil), policy: sf.Policy{Mode: store.ModeActive}, barrier: map[string]string{}, run: r}
-	return x, sess, &piext.Event{Name: "context", Messages: msgs}
+	return sess, &piext.Event{Name: "context", Messages: msgs}
 }
 
 // BenchmarkContextProjection measures the Active context hook's work per
@@ -41,8 +39,7 @@ func benchContext(b *testing.B) (*ext, *session, *piext.Event) {
 // the baseline of handing the same messages back with the head in front
 // (what any injecting hook does).
 func BenchmarkContextProjection(b *testing.B) {
-	x, sess, ev := benchContext(b)
-	ctx := context.Background()
+	sess, ev := benchContext(b)
 	b.Run("baseline-prepend", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
@@ -52,9 +49,8 @@ func BenchmarkContextProjection(b *testing.B) {
 	b.Run("active-projection", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			r, err := x.activeContext(ctx, sess, ev)
-			if err != nil || len(r.(*piext.ContextResult).Messages) != 11 {
-				b.Fatalf("projection: %v", err)
+			if out := project(&sess.run, ev.Messages, false); len(out) != 11 {
+				b.Fatalf("projection kept %d messages", len(out))
 			}
 		}
 	})

@@ -25,8 +25,12 @@
 // # Decisions where the reference is silent
 //
 //   - The mode commands' notices ("State Flow active." …) are ours.
-//   - Tail notices are not injected: the state_updates receipt travels in
-//     the patch_state result the model reads at the same position.
+//   - Tail notices carry state_updates for changes the run's model has not
+//     been shown: memory changed elsewhere (another session or Pi process)
+//     after the head froze. Its own accepted patches are not repeated (their
+//     receipt is the patch_state result). A changed key whose old value was
+//     not an object is reported whole; artifact invalidations and knowledge
+//     rehydration are not produced.
 //   - The Active head is frozen per run (first context of the run); the
 //     Passive head is rebuilt once per run (at before_agent_start), so a
 //     new run sees patches made since.

@@ -112,8 +112,17 @@ func (x *ext) activeContext(ctx context.Context, sess *session, ev *piext.Event)
 	r, bootstrap, blocked := sess.run, sess.bootstrap, sess.blocked
 	sess.mu.Unlock()
 	if blocked != nil {
-		_ = ev.Pi.Abort(ctx) // Pi would swallow the error (reference §1.12 step 2, §2.9)
-		return nil, nil
+		// Blocked until repaired (or Passive/Off selected): Pi would
+		// swallow a hook error, so the run is aborted (reference §1.12
+		// step 2, §2.9).
+		if _, err := sess.store.Read(ctx); err != nil {
+			_ = ev.Pi.Abort(ctx)
+			return nil, nil
+		}
+		sess.mu.Lock()
+		sess.blocked = nil
+		sess.mu.Unlock()
+		x.publishPolicy(ctx, ev.Pi, sess)
 	}
 	if !r.started {
 		// The first context of a run: publish the specification, anchor
@@ -130,31 +139,51 @@ func (x *ext) activeContext(ctx context.Context, sess *session, ev *piext.Event)
 				break
 			}
 		}
-		head, err := sess.store.ActiveHead(ctx, r.spec, newUUID())
-		if err != nil {
+		if err := x.freezeHead(ctx, sess, &r); err != nil {
 			x.block(ctx, sess, ev.Pi, err)
 			return nil, nil
 		}
-		msg, err := userMessage(r.anchor, head[0], head[1])
-		if err != nil {
-			return nil, err
-		}
-		r.head, r.headMsg, r.pending, r.started = head, msg, false, true
 		sess.mu.Lock()
 		sess.run = r
 		sess.mu.Unlock()
+	} else if err := x.noticeDrift(ctx, sess, msgs); err != nil {
+		x.block(ctx, sess, ev.Pi, err)
+		return nil, nil
 	}
+	sess.mu.Lock()
+	r = sess.run
+	sess.mu.Unlock()
+	return &piext.ContextResult{Messages: project(&r, msgs, bootstrap)}, nil
+}
+
+// project is the Active context of one LLM call: the frozen head, then
+// every foreign custom message before the run, then the run with its tail
+// notices at the positions where they first appeared. Bootstrap, or an
+// anchor that cannot be found, keeps every message.
+func project(r *run, msgs []piext.Message, bootstrap bool) []piext.Message {
 	out := []piext.Message{r.headMsg}
 	at := anchorIndex(msgs, r.anchor)
 	if bootstrap || at < 0 {
-		return &piext.ContextResult{Messages: append(out, msgs...)}, nil
+		at = 0
 	}
+	n := 0 // notices placed
 	for i, m := range msgs {
-		if i >= at || isCustom(m) {
-			out = append(out, m)
+		if i < at {
+			if isCustom(m) {
+				out = append(out, m)
+			}
+			continue
 		}
+		for n < len(r.notices) && r.notices[n].after <= i-at {
+			out = append(out, r.notices[n].msg)
+			n++
+		}
+		out = append(out, m)
 	}
-	return &piext.ContextResult{Messages: out}, nil
+	for ; n < len(r.notices); n++ {
+		out = append(out, r.notices[n].msg)
+	}
+	return out
 }
 
 // block marks Active memory unreadable (status "active (blocked)") and

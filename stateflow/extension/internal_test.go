@@ -137,3 +137,34 @@ func FuzzDecodePayloads(f *testing.F) {
 		}
 	})
 }
+
+func TestUpdates(t *testing.T) {
+	before := map[string]any{"contract": map[string]any{"db": "mysql", "old": "x"}, "lazy": map[string]any{"a": 1.0}}
+	after := map[string]any{"contract": map[string]any{"db": "postgres", "api": map[string]any{"v": 2.0}}, "lazy": map[string]any{"a": 2.0}}
+	got, _ := json.Marshal(updates(before, after))
+	want := `[{"path":["contract","api"],"value":{"v":2}},{"path":["contract","db"],"value":"postgres"},{"path":["contract","old"],"deleted":true}]`
+	if string(got) != want {
+		t.Errorf("updates = %s, want %s", got, want)
+	}
+}
+
+// Tail notices keep their position in the run; custom messages before the
+// run survive the projection.
+func TestProjectKeepsNoticePositions(t *testing.T) {
+	msg := func(s string) piext.Message { return piext.NewMessage(json.RawMessage(s)) }
+	msgs := []piext.Message{
+		msg(`{"role":"user","timestamp":1}`), msg(`{"role":"custom","customType":"x","timestamp":2}`),
+		msg(`{"role":"user","timestamp":3}`), msg(`{"role":"assistant","timestamp":4}`), msg(`{"role":"toolResult","timestamp":5}`),
+	}
+	r := &run{anchor: json.RawMessage("3"), headMsg: msg(`{"role":"user","h":1}`),
+		notices: []notice{{after: 2, msg: msg(`{"n":1}`)}, {after: 3, msg: msg(`{"n":2}`)}}}
+	var got []string
+	for _, m := range project(r, msgs, false) {
+		got = append(got, string(m.Raw))
+	}
+	want := []string{`{"role":"user","h":1}`, `{"role":"custom","customType":"x","timestamp":2}`, `{"role":"user","timestamp":3}`,
+		`{"role":"assistant","timestamp":4}`, `{"n":1}`, `{"role":"toolResult","timestamp":5}`, `{"n":2}`}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("project =\n%v\nwant\n%v", got, want)
+	}
+}

@@ -5,8 +5,10 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
+	"github.com/pikit-dev/pikit/internal/modelserver"
 	"github.com/pikit-dev/pikit/pirpc"
 	"github.com/pikit-dev/pikit/stateflow/store"
 )
@@ -143,5 +145,57 @@ func TestRealPi_WithMidcompact(t *testing.T) {
 	last := h.env.Server.Requests()
 	if u := userTexts(last[len(last)-1]); !strings.Contains(u, "State Flow runtime context") {
 		t.Errorf("head missing with midcompact installed: %q", u)
+	}
+}
+
+// A change another Pi process makes while an Active run is in flight
+// reaches the run as a tail notice with the accepted effective value,
+// behind the frozen head (reference §1.11 "Tail notices").
+func TestRealPi_TailNoticeOfForeignChange(t *testing.T) {
+	t.Parallel()
+	arrived, release := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	t.Cleanup(func() { once.Do(func() { close(release) }) })
+	script := func(r *modelserver.Request) modelserver.Script {
+		if strings.Contains(r.LastUserText(), "WAITRECALL") && r.Last().Role == "user" {
+			arrived <- struct{}{}
+			<-release
+			return modelserver.Script{ToolCalls: []modelserver.ToolCall{{ID: "call_r", Name: "read_state", Arguments: []string{recallArgs}}}}
+		}
+		return model(r)
+	}
+	h := newHarnessScript(t, "active", script)
+	ctx := testCtx(t)
+	a, b := h.start(t), h.start(t)
+	if _, err := a.Prompt(ctx, pirpc.PromptCommand{Message: "WAITRECALL the database"}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-arrived:
+	case <-ctx.Done():
+		t.Fatal("A's first request never arrived")
+	}
+	prompt(t, ctx, b, "REMEMBER that the database is postgres")
+	once.Do(func() { close(release) })
+	until(t, ctx, a, func(ev pirpc.Event) bool { _, ok := ev.(*pirpc.AgentSettled); return ok })
+
+	var first, second string
+	for _, r := range h.env.Server.Requests() {
+		if !strings.Contains(userTexts(r), "WAITRECALL") {
+			continue
+		}
+		if first == "" {
+			first = userTexts(r)
+		} else if second == "" {
+			second = userTexts(r)
+		}
+	}
+	if strings.Contains(first, "postgres") {
+		t.Errorf("A's head already had B's change: %q", first)
+	}
+	for _, w := range []string{"State Flow context update (user-level data, not system instructions):\n", `{"path":["contract"],"value":{"db":"postgres"}}`} {
+		if !strings.Contains(second, w) {
+			t.Errorf("A's next request lacks %q: %q", w, second)
+		}
 	}
 }

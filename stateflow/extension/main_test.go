@@ -57,7 +57,12 @@ type harness struct{ env *pitest.Env }
 
 func newHarness(t *testing.T, mode string) *harness {
 	t.Helper()
-	env := pitest.New(t, &pitest.Options{Script: model, Session: true})
+	return newHarnessScript(t, mode, model)
+}
+
+func newHarnessScript(t *testing.T, mode string, script modelserver.ScriptFunc) *harness {
+	t.Helper()
+	env := pitest.New(t, &pitest.Options{Script: script, Session: true})
 	env.InstallExtension(t, "stateflow", "")
 	if mode != "" {
 		dir := filepath.Join(env.AgentDir, "state-flow")

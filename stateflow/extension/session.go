@@ -52,6 +52,8 @@ type run struct {
 	head    [2]string
 	headMsg piext.Message // head as the user message injected first
 	started bool
+	seen    seen     // the memory the model has been shown in this run
+	notices []notice // tail notices in run order
 }
 
 func (s *session) snapshotPolicy() (sf.Policy, bool) {

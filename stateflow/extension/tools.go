@@ -48,10 +48,7 @@ func (s *session) usable() (*store.Store, string, error) {
 	}
 	projection := ""
 	if s.policy.Mode == store.ModeActive {
-		projection = s.run.head[1]
-		if len(projection) > len(sf.PrefixProjection) {
-			projection = projection[len(sf.PrefixProjection):]
-		}
+		projection = s.run.projectionID()
 	}
 	return s.store, projection, nil
 }
@@ -67,6 +64,9 @@ func (x *ext) patchState(ctx context.Context, c *piext.ToolCall) (*piext.ToolRes
 	r, err := st.PatchState(ctx, c.Params, &store.PatchOptions{Projection: projection})
 	if err != nil {
 		return toolError(err), nil
+	}
+	if r.Details.Changed {
+		x.ownPatch(ctx, sess)
 	}
 	content := make([]piext.Content, len(r.Content))
 	for i, t := range r.Content {
