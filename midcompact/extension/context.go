@@ -1,6 +1,10 @@
 package extension
 
 import (
+	"encoding/json"
+	"math"
+	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/pikit-dev/pikit/midcompact"
@@ -23,9 +27,57 @@ type projector struct {
 	parsed map[*byte]parsedMessage
 }
 
+// parsedMessage is one message as the projector last saw it. Only
+// messages whose timestamp some block key carries are parsed and hashed
+// (full); the others keep their bytes and a timestamp read by a cheap scan,
+// and their empty key matches no block.
 type parsedMessage struct {
-	msg midcompact.Message
-	key string
+	msg  midcompact.Message
+	key  string
+	ts   float64 // the key's timestamp: the number, else 0
+	full bool
+}
+
+// blockTimestamps are the timestamps in the blocks' message keys
+// (`role:timestamp:hash`); all is true when one does not read as a number,
+// and then every message is a candidate.
+func blockTimestamps(blocks []midcompact.Block) (set map[float64]bool, all bool) {
+	set = map[float64]bool{}
+	for _, b := range blocks {
+		for _, k := range b.MessageKeys {
+			i := strings.LastIndexByte(k, ':')
+			j := -1
+			if i > 0 {
+				j = strings.LastIndexByte(k[:i], ':')
+			}
+			if j < 0 {
+				return nil, true
+			}
+			f, err := strconv.ParseFloat(k[j+1:i], 64)
+			if err != nil || math.IsNaN(f) {
+				return nil, true
+			}
+			set[f] = true
+		}
+	}
+	return set, false
+}
+
+// scanTimestamp reads a message's `timestamp` as its key does: the JSON
+// number, else 0.
+func scanTimestamp(raw json.RawMessage) (float64, error) {
+	var top struct {
+		Timestamp json.RawMessage `json:"timestamp"`
+	}
+	if err := json.Unmarshal(raw, &top); err != nil {
+		return 0, err
+	}
+	if t := top.Timestamp; len(t) > 0 && (t[0] == '-' || t[0] >= '0' && t[0] <= '9') {
+		if f, err := strconv.ParseFloat(string(t), 64); err == nil {
+			return f, nil
+		}
+	}
+	return 0, nil
 }
 
 // reset forgets everything (session switch).
@@ -40,6 +92,7 @@ func (p *projector) project(in []piext.Message, blocks []midcompact.Block, nowMs
 	if len(blocks) == 0 || len(in) == 0 {
 		return nil
 	}
+	stamps, all := blockTimestamps(blocks)
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	msgs := make([]midcompact.Message, len(in))
@@ -53,6 +106,13 @@ func (p *projector) project(in []piext.Message, blocks []midcompact.Block, nowMs
 		k := &m.Raw[0]
 		pm, ok := p.parsed[k]
 		if !ok || len(pm.msg.Raw) != len(m.Raw) {
+			ts, err := scanTimestamp(m.Raw)
+			if err != nil {
+				return nil
+			}
+			pm = parsedMessage{msg: midcompact.Message{Raw: m.Raw}, ts: ts}
+		}
+		if !pm.full && (all || stamps[pm.ts]) {
 			msg, err := midcompact.ParseMessage(m.Raw)
 			if err != nil {
 				return nil
@@ -61,7 +121,7 @@ func (p *projector) project(in []piext.Message, blocks []midcompact.Block, nowMs
 			if err != nil {
 				return nil
 			}
-			pm = parsedMessage{msg, key}
+			pm = parsedMessage{msg: msg, key: key, ts: pm.ts, full: true}
 		}
 		next[k] = pm
 		msgs[i], keys[i] = pm.msg, pm.key

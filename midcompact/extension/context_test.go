@@ -147,3 +147,19 @@ func TestContextHook_RestoresLazilyAfterRespawn(t *testing.T) {
 		t.Fatalf("after respawn: %+v", res)
 	}
 }
+
+// A message seen before as no block's candidate (only scanned) is parsed
+// and matched once a later commit adds a block over it.
+func TestProjector_NewBlockOverSeenMessages(t *testing.T) {
+	in, keys := wireMessages(t, 6)
+	var p projector
+	first := []midcompact.Block{{ID: "c0001", Summary: "S", MessageKeys: keys[0:2]}}
+	if res := p.project(in, first, 0); res == nil || len(res.Messages) != 5 {
+		t.Fatalf("first = %+v", res)
+	}
+	both := append(first, midcompact.Block{ID: "c0002", Summary: "T", MessageKeys: keys[3:6]})
+	res := p.project(in, both, 0)
+	if res == nil || len(res.Messages) != 3 || !strings.Contains(string(res.Messages[2].Raw), "c0002") {
+		t.Fatalf("second = %+v", res)
+	}
+}
