@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -106,7 +107,13 @@ func TestBridge_PendingRejectedOnExitThenRespawn(t *testing.T) {
 func TestBridge_GoSeesAnInPlaceEditOfAnOldMessage(t *testing.T) {
 	t.Parallel()
 	exe := pitest.BuildCommand(t, "./piext/internal/testext")
-	got := harness(t, exe, nil, "inplace")
+	tmp := t.TempDir()
+	got := harness(t, exe, []string{"TMPDIR=" + tmp}, "inplace")
+	// The sidecar's stray print (session_start) went to its log, not the pipe.
+	logged, err := os.ReadFile(filepath.Join(tmp, fmt.Sprintf("pikit-piext-%d", os.Getuid()), "probe.log"))
+	if err != nil || !strings.Contains(string(logged), "stray print: must not reach the bridge") {
+		t.Errorf("sidecar log: %q, %v", logged, err)
+	}
 	var res struct {
 		First  json.RawMessage
 		Second string

@@ -111,8 +111,17 @@ func TestRealPi_MissingSidecar(t *testing.T) {
 	}
 	evs := until(t, ctx, c, settled)
 	ends := find[*pirpc.ToolExecutionEnd](evs)
-	if len(ends) != 1 || !ends[0].IsError || !strings.Contains(string(ends[0].Result), "piext probe: sidecar failed: ENOENT") {
+	// tool_call fails closed: the call is blocked with the reason; every
+	// other hook fails open, reported once as an extension_error.
+	if len(ends) != 1 || !ends[0].IsError || !strings.Contains(string(ends[0].Result), "piext probe: tool_call hook: piext probe: sidecar failed: ENOENT") {
 		t.Fatalf("tool end: %+v", ends)
+	}
+	if errs := find[*pirpc.ExtensionError](evs); len(errs) != 1 || !strings.Contains(errs[0].Error, "failing open") {
+		var got []string
+		for _, e := range errs {
+			got = append(got, e.Event+": "+e.Error)
+		}
+		t.Errorf("extension errors = %q, want one fail-open report", got)
 	}
 }
 
