@@ -253,6 +253,10 @@ func TestRealPi_ActiveBlockedOnUnreadableMemory(t *testing.T) {
 	ctx := testCtx(t)
 	prompt(t, ctx, c, "REMEMBER that the database is postgres")
 	path := filepath.Join(h.env.AgentDir, "state-flow", store.CWDKey(h.env.Dir), "checkpoint.json")
+	good, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if err := os.WriteFile(path, []byte("{"), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -269,5 +273,13 @@ func TestRealPi_ActiveBlockedOnUnreadableMemory(t *testing.T) {
 		if !strings.Contains(msg, w) {
 			t.Errorf("status lacks %q:\n%s", w, msg)
 		}
+	}
+	// Repaired memory unblocks the next run.
+	if err := os.WriteFile(path, good, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	evs := prompt(t, ctx, c, "RECALL the database")
+	if text, isErr := toolResult(t, evs, "read_state"); isErr || text != `{"value":"postgres"}` {
+		t.Errorf("after repair: %q (error %v)", text, isErr)
 	}
 }
