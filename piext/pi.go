@@ -160,6 +160,18 @@ func (p *Pi) GetBranch(ctx context.Context, fromID string) ([]Entry, error) {
 	return callInto[[]Entry](ctx, p, "session", "getBranch", fromID)
 }
 
+// GetBranchSince reads the branch incrementally: the entries after
+// knownID when knownID is still on the current branch (reset false), else
+// the whole branch root → leaf (reset true: the leaf moved to another
+// branch, or knownID is "").
+func (p *Pi) GetBranchSince(ctx context.Context, knownID string) (entries []Entry, reset bool, err error) {
+	r, err := callInto[struct {
+		Reset   bool
+		Entries []Entry
+	}](ctx, p, "session", "getBranchSince", knownID)
+	return r.Entries, r.Reset, err
+}
+
 // GetEntries returns every entry of the session in file order.
 func (p *Pi) GetEntries(ctx context.Context) ([]Entry, error) {
 	return callInto[[]Entry](ctx, p, "session", "getEntries")

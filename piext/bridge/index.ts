@@ -75,6 +75,13 @@ const ALLOW: Record<string, Record<string, "call" | "prop" | "dialog" | ((env: C
     getCwd: "call", getSessionDir: "call", getSessionId: "call", getSessionFile: "call", getSessionName: "call",
     getHeader: "call", getEntries: "call", getEntry: "call", getBranch: "call", getTree: "call", getLeafId: "call",
     getLeafEntry: "call", getLabel: "call", buildContextEntries: "call",
+    // getBranchSince(id): the branch entries after id when id is on the
+    // current branch ({reset: false}), else the whole branch ({reset: true}).
+    getBranchSince: (env, args) => {
+      const branch = env.ctx.sessionManager.getBranch();
+      const i = args[0] ? branch.findIndex((e: any) => e.id === args[0]) : -1;
+      return i < 0 ? { reset: true, entries: branch } : { reset: false, entries: branch.slice(i + 1) };
+    },
     getEntriesAfter: (env, args) => {
       const all = env.ctx.sessionManager.getEntries();
       if (!args[0]) return all;
