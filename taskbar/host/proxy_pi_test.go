@@ -197,18 +197,17 @@ func TestRunProxy_CachedPi(t *testing.T) {
 }
 
 // TestRunProxy_NoModel: Pi with no model provider reports the placeholder
-// model (reference §1.4); the proxy says tasks will fail and how to
-// configure a provider, and keeps serving.
+// model (reference §1.4); the session is unavailable, not ready, and the
+// proxy says how to configure a provider, and keeps serving.
 func TestRunProxy_NoModel(t *testing.T) {
 	emptyPath(t, "")
 	p := startProxy(t, fakeCache(t, "model-unknown"), noEnv)
-	out := p.waitFor(t, "is ready")
-	want := "pikit taskbar proxy: Pi 1.6.0 is ready but reports no usable model (unknown/unknown), so every task will fail; " +
-		piinstall.ConfigureModel + "; then start this proxy again\n"
-	if !strings.Contains(out, want) {
+	out := p.waitFor(t, "is unavailable")
+	want := "pikit taskbar proxy: Pi is unavailable (" + rt.SessionNoModelMessage + "), so the taskbar shows Unavailable\n"
+	if !strings.Contains(out, want) || !strings.Contains(want, piinstall.ConfigureModel) {
 		t.Errorf("output lacks %q:\n%s", want, out)
 	}
-	if s := p.state(t); s.Session.Model == nil || *s.Session.Model != "unknown/unknown" {
+	if s := p.state(t); s.Session.Status != rt.SessionUnavailable || s.Session.Model != nil {
 		t.Errorf("session = %+v", s.Session)
 	}
 }
@@ -315,11 +314,11 @@ func TestRunProxy_RealCachedPiNoModel(t *testing.T) {
 		}
 	}
 	p := startProxy(t, cache, noEnv)
-	out := p.waitFor(t, "is ready")
+	out := p.waitFor(t, "is unavailable")
 	t.Logf("output:\n%s", out)
 	for _, want := range []string{
 		"pikit taskbar proxy: no `pi` on PATH; using Pi 1.6.0 from the pikit cache (installed by `pikit demo`)\n",
-		"pikit taskbar proxy: Pi 1.6.0 is ready but reports no usable model (unknown/unknown), so every task will fail; ",
+		"pikit taskbar proxy: Pi is unavailable (" + rt.SessionNoModelMessage + "), so the taskbar shows Unavailable\n",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)

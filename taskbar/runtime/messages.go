@@ -1,5 +1,7 @@
 package runtime
 
+import "github.com/pikit-dev/pikit/internal/piinstall"
+
 // Fixed safe diagnostics (reference taskbar.md §7). They are presentation
 // text only: clients branch on states and codes, never on these strings,
 // and no provider error, record, path or command line is ever copied in.
@@ -51,6 +53,13 @@ const (
 	sesResetNotRecovered = "Pi could not recover the session reset"
 	sesRuntimeStopped    = "Pi runtime stopped"
 )
+
+// SessionNoModelMessage is the session error when Pi reports no usable
+// model (its placeholder "unknown/unknown"): the session is unavailable,
+// not ready, and the message says how to configure a provider. The runtime
+// starts Pi again every [NoModelReprobeInterval] until a model appears.
+const SessionNoModelMessage = "Pi has no model configured; " + piinstall.ConfigureModel +
+	". The taskbar checks again every 30 seconds"
 
 // BrokerUnavailableMessage is the session error of the snapshot served when
 // the project broker cannot be reached or verified (reference §6).

@@ -11,6 +11,11 @@ import (
 // looks for it again.
 const ReprobeInterval = 2 * time.Second
 
+// NoModelReprobeInterval is how often a runtime whose Pi reported no
+// usable model starts Pi again to see whether one was configured (one
+// short-lived Pi process per interval).
+const NoModelReprobeInterval = 30 * time.Second
+
 // awaitExecutable replaces idle for a session that is unavailable because
 // the Pi executable was not found ("Pi executable was not found"; the
 // missing-executable case of reference taskbar.md §7, which upstream never
@@ -21,17 +26,25 @@ const ReprobeInterval = 2 * time.Second
 // restart. The re-probe is bounded: one PATH lookup per interval and no
 // process until the executable exists; every other unavailable cause (a Pi
 // that exists but fails to start or keeps crashing) stays unavailable as
-// before, since retrying it would spawn processes forever. It reports false
-// when the runtime closes.
+// before, since retrying it would spawn processes forever. A Pi that
+// reported no usable model ([SessionNoModelMessage]) is started again every
+// [NoModelReprobeInterval] instead, so configuring a provider makes the
+// taskbar Ready within that time. It reports false when the runtime
+// closes.
 func (r *Runtime) awaitExecutable() bool {
 	r.mu.Lock()
 	missing := r.phase == SessionUnavailable && r.sessionErr != nil && *r.sessionErr == sesNotFound
+	noModel := r.phase == SessionUnavailable && r.sessionErr != nil && *r.sessionErr == SessionNoModelMessage
 	r.mu.Unlock()
-	if !missing {
+	if !missing && !noModel {
 		r.idle()
 		return false
 	}
-	t := time.NewTicker(ReprobeInterval)
+	interval := ReprobeInterval
+	if noModel {
+		interval = NoModelReprobeInterval
+	}
+	t := time.NewTicker(interval)
 	defer t.Stop()
 	for {
 		select {
@@ -41,7 +54,7 @@ func (r *Runtime) awaitExecutable() bool {
 		case reply := <-r.resetCh:
 			reply <- ResultUnavailable
 		case <-t.C:
-			if !r.executableFound() {
+			if missing && !r.executableFound() {
 				continue
 			}
 			r.mu.Lock()
@@ -49,7 +62,7 @@ func (r *Runtime) awaitExecutable() bool {
 			r.sessionErr = nil
 			r.commitLocked()
 			r.mu.Unlock()
-			r.log.Info("taskbar runtime: Pi executable found; starting Pi")
+			r.log.Info("taskbar runtime: looking for Pi or its model again; starting Pi")
 			return true
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"time"
 
+	"github.com/pikit-dev/pikit/internal/piinstall"
 	"github.com/pikit-dev/pikit/pirpc"
 )
 
@@ -227,6 +228,12 @@ func (r *Runtime) startOnce(resetRecovery bool) (p *piProc, msg string, fatal bo
 	if st.SessionID == "" || model == "" {
 		r.stopProc(p)
 		return nil, sesInvalidStartup, false
+	}
+	if !piinstall.ModelLabelUsable(model) {
+		// Pi's placeholder model: every task would fail (reference
+		// pi-rpc-and-extensions.md §1.4), so the session is not ready.
+		r.stopProc(p)
+		return nil, SessionNoModelMessage, true
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
