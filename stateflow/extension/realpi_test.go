@@ -241,6 +241,25 @@ func TestRealPi_BarrierErrorsAndExitHandoff(t *testing.T) {
 			t.Errorf("exit handoff lacks %q: %q", w, first)
 		}
 	}
+	// Off: no tools, nothing injected; memory stays on disk.
+	if n := command(t, ctx, c, "/state-flow-off"); n.Message != "State Flow off: nothing is injected; memory is kept on disk." {
+		t.Errorf("notice = %q", n.Message)
+	}
+	n = len(h.env.Server.Requests())
+	prompt(t, ctx, c, "hello off")
+	req := h.requestsSince(n)[0]
+	if hasTool(req.Tools, "patch_state") || hasTool(req.Tools, "read_state") {
+		t.Errorf("Off after Passive still offers the tools: %v", req.Tools)
+	}
+	body := string(req.Body)
+	for _, w := range []string{"<state_flow>", "State Flow runtime context", "State Flow passive memory", "State Flow exit handoff"} {
+		if strings.Contains(body, w) {
+			t.Errorf("Off after Passive still injects %q", w)
+		}
+	}
+	if msg := command(t, ctx, c, "/state-flow-status").Message; !strings.Contains(msg, "State Flow off\n") || !strings.Contains(msg, `"step":"two"`) {
+		t.Errorf("status in Off: %q", msg)
+	}
 }
 
 // Unreadable memory under Active fails closed: the run is aborted before
