@@ -433,7 +433,11 @@ func TestClient_Transcripts(t *testing.T) {
 func TestClient_WriteBoundedByContext(t *testing.T) {
 	c := startFake(t, fakepi.Config{Scenario: "no-read"}, pirpc.Options{
 		TerminateDuration: 50 * time.Millisecond, KillDuration: 50 * time.Millisecond})
-	ctx, cancel := context.WithTimeout(testCtx(t), 200*time.Millisecond)
+	// The deadline must fall while the write is blocked, not while the
+	// 1 MB command is still being encoded (hundreds of ms with -race on a
+	// loaded machine): the write blocks for good, so a long deadline costs
+	// nothing but test time.
+	ctx, cancel := context.WithTimeout(testCtx(t), 3*time.Second)
 	defer cancel()
 	// 1 MB does not fit the pipe of a peer that never reads.
 	_, err := c.Prompt(ctx, pirpc.PromptCommand{Message: strings.Repeat("x", 1<<20)})
