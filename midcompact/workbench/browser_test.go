@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/chromedp"
 	"github.com/pikit-dev/pikit/internal/browsertest"
 	"github.com/pikit-dev/pikit/midcompact"
 	"github.com/pikit-dev/pikit/midcompact/workbench"
@@ -77,6 +78,14 @@ func TestBrowser_Selection(t *testing.T) {
 	}
 	click(t, ctx, "#save-selection")
 	browsertest.Wait(t, ctx, "saved", `document.getElementById("selection-status").textContent.startsWith("Plan saved")`, waitUI)
+	// A reload replaces the liveness stream within the grace: the
+	// workbench stays open and the page shows the saved plan.
+	browsertest.Must(t, chromedp.Do(ctx, chromedp.Reload()))
+	browsertest.Wait(t, ctx, "reloaded", `document.body.dataset.ready === "true" && document.body.dataset.live === "open" && document.getElementById("sel-a0008").checked`, waitUI)
+	time.Sleep(2 * workbench.DefaultReconnectGrace)
+	if !b.m.Registered() {
+		t.Fatal("a reload closed the workbench")
+	}
 	d, saves, _, _ := b.plan.snapshot()
 	if saves != 1 || len(d.Ranges) != 2 || d.Ranges[0].ID != "d1" || d.Ranges[1].StartRef != "a0007" || d.Ranges[1].EndRef != "a0008" {
 		t.Errorf("plan after save: %+v", d.Ranges)
@@ -122,6 +131,15 @@ func TestBrowser_Review(t *testing.T) {
 	if saves != 2 || d.Ranges[0].Summary != "Phase one: requirement explored." || d.Ranges[0].Topic != "requirements" {
 		t.Errorf("after save: saves %d %+v", saves, d.Ranges[0])
 	}
+	click(t, ctx, "#projected")
+	browsertest.Wait(t, ctx, "projected card", `(document.querySelector('[data-card="d1"]') || {}).textContent?.includes("Phase one: requirement explored.")`, waitUI)
+	axeAll(t, ctx, src, "projected")
+	browsertest.Do(t, ctx, `const s = document.getElementById("policy"); s.value = "kept"; s.dispatchEvent(new Event("change"))`)
+	if n := browsertest.Eval[int](t, ctx, `document.querySelectorAll("#timeline li").length`); n != 7 || browsertest.Eval[bool](t, ctx, `document.querySelector("[data-card]") !== null`) {
+		t.Errorf("kept policy: %d rows", n)
+	}
+	browsertest.Do(t, ctx, `const s = document.getElementById("policy"); s.value = "all"; s.dispatchEvent(new Event("change"))`)
+	click(t, ctx, "#projected")
 	click(t, ctx, `[data-original="a0002"]`)
 	browsertest.Wait(t, ctx, "drawer", `document.getElementById("drawer").open && document.getElementById("drawer-text").textContent.includes("</script><b>&</b>")`, waitUI)
 	axeAll(t, ctx, src, "drawer open")

@@ -166,15 +166,42 @@
     for (const id of ["topic", "summary", "save", "remove"]) $(id).disabled = readOnly || !r;
     $("remove").textContent = "Remove";
     removeArmed = 0;
+    renderTimeline();
+  }
+
+  // The review timeline: Raw (every atom) or Projected (each range folded
+  // into its summary card), filtered by policy and text.
+  function renderTimeline() {
     const tl = $("timeline");
     tl.replaceChildren();
+    const projected = $("projected").getAttribute("aria-pressed") === "true";
+    const policy = $("policy").value;
+    const needle = $("filter").value.trim().toLowerCase();
+    const folded = new Set();
     for (const a of state.atoms) {
+      if (policy === "compressed" && !a.owningRangeId) continue;
+      if (policy === "kept" && a.owningRangeId) continue;
+      if (needle && !`${a.ref} ${a.kind} ${a.preview}`.toLowerCase().includes(needle)) continue;
+      if (projected && a.owningRangeId) {
+        if (folded.has(a.owningRangeId)) continue;
+        folded.add(a.owningRangeId);
+        const r = state.draft.ranges.find((x) => x.id === a.owningRangeId);
+        const pending = !r.summary;
+        const card = el("li", { className: pending ? "card pending" : "card" },
+          el("span", { textContent: `${r.id} ${r.startRef}→${r.endRef} · ${r.atomCount} atoms · ${r.originalContentChars} → ${r.replacementContentChars} chars${r.topic ? " · " + r.topic : ""}` }),
+          el("span", { className: pending ? "preview pending" : "preview", textContent: pending ? "Pending summary: commit will refuse this range." : r.summary }));
+        card.dataset.card = r.id;
+        tl.append(card);
+        continue;
+      }
       const b = el("button", { type: "button", textContent: `Original ${a.ref}` });
       b.dataset.original = a.ref;
+      b.disabled = readOnly;
       b.addEventListener("click", () => openDrawer(a.ref));
       const label = isProtected(a) ? `can't compress · ${atomLine(a)}` : a.owningRangeId ? atomLine(a) : `KEEP · ${atomLine(a)}`;
       tl.append(el("li", {}, el("span", { textContent: label + " " }), b, el("span", { className: "preview", textContent: a.preview })));
     }
+    if (!tl.childElementCount) tl.append(el("li", { textContent: "No atoms match." }));
   }
 
   async function openDrawer(ref) {
@@ -238,7 +265,7 @@
 
   function lock() {
     readOnly = true;
-    for (const n of document.querySelectorAll("main button:not(#drawer-close), main input, main textarea, #close")) n.disabled = true;
+    for (const n of document.querySelectorAll("main button:not(#drawer-close):not(#projected), main input:not(#filter), main textarea, #close, [data-original]")) n.disabled = true;
   }
 
   function ended(text) {
@@ -262,6 +289,13 @@
     $("close-dialog").showModal();
   }
 
+  $("projected").addEventListener("click", () => {
+    const on = $("projected").getAttribute("aria-pressed") !== "true";
+    $("projected").setAttribute("aria-pressed", String(on));
+    renderTimeline();
+  });
+  $("policy").addEventListener("change", renderTimeline);
+  $("filter").addEventListener("input", renderTimeline);
   $("summary").addEventListener("input", renderStrip);
   $("topic").addEventListener("input", renderStrip);
   $("save-selection").addEventListener("click", saveSelection);
@@ -272,6 +306,12 @@
   $("close-confirm").addEventListener("click", () => { $("close-dialog").close(); closeWorkbench(); });
   $("close-cancel").addEventListener("click", () => $("close-dialog").close());
   document.addEventListener("keydown", (e) => {
+    const typing = e.target instanceof HTMLInputElement || e.target instanceof HTMLTextAreaElement || e.target instanceof HTMLSelectElement;
+    if (e.key === "/" && !typing && state.view === "review") {
+      e.preventDefault();
+      $("filter").focus();
+      return;
+    }
     if ((e.ctrlKey || e.metaKey) && e.key === "s") {
       e.preventDefault();
       if (state.view === "review") saveRange(); else saveSelection();
