@@ -10,15 +10,8 @@ import (
 	"github.com/pikit-dev/pikit/piext"
 )
 
-// Start mode chooser (reference §5.3; the option wording beyond the order
-// Agent direct, User manual, Drop is this package's own).
-const (
-	startTitle       = "Midcompact: freeze the current context as an anchor and plan its compression"
-	startAgent       = "Agent direct — the Agent inspects and proposes the plan"
-	startUser        = "User manual — you select the ranges first"
-	startDrop        = "Drop — do not start"
-	rpcDialogTimeout = 120 * time.Second // the RPC chooser timeout
-)
+// rpcDialogTimeout is the RPC chooser timeout (the TUI dialog has none).
+const rpcDialogTimeout = midcompact.StartChooserTimeMs * time.Millisecond
 
 func dialogOptions(mode string) piext.DialogOptions {
 	if mode == "rpc" {
@@ -47,8 +40,11 @@ func (rt *runtime) start(ctx context.Context, h, session host, focus string) err
 		return h.Notify(ctx, n.Text, string(n.Level))
 	}
 	mode, n, err := rt.chooseStart(ctx, h)
-	if err != nil || n != nil {
-		return notifyErr(ctx, h, n, err)
+	if err != nil {
+		return err
+	}
+	if n != nil {
+		return notify(ctx, h, n)
 	}
 	usage, err := contextUsage(ctx, h)
 	if err != nil {
@@ -84,30 +80,30 @@ func (rt *runtime) start(ctx context.Context, h, session host, focus string) err
 	return rt.openPlanning(ctx, h, session, selectCommand, "")
 }
 
-// chooseStart picks the start mode: agent without a UI, else the chooser.
+// chooseStart picks the start mode: agent without a UI, else the chooser
+// (reference §5.3; the core maps the answer).
 func (rt *runtime) chooseStart(ctx context.Context, h host) (midcompact.StartMode, *midcompact.Notice, error) {
 	ui, err := h.HasUI(ctx)
-	if err != nil || !ui {
-		return midcompact.StartAgent, nil, err
-	}
-	mode, err := h.Mode(ctx)
 	if err != nil {
 		return "", nil, err
 	}
-	res, err := h.Select(ctx, startTitle, []string{startAgent, startUser, startDrop}, dialogOptions(mode))
-	if err != nil {
-		return "", nil, err
+	var answer *string
+	if ui {
+		mode, err := h.Mode(ctx)
+		if err != nil {
+			return "", nil, err
+		}
+		res, err := h.Select(ctx, midcompact.StartChooserTitle,
+			[]string{midcompact.StartOptionAgent, midcompact.StartOptionUser, midcompact.StartOptionDrop}, dialogOptions(mode))
+		if err != nil {
+			return "", nil, err
+		}
+		if res.Status == piext.DialogAnswered {
+			answer = &res.Value
+		}
 	}
-	if res.Status != piext.DialogAnswered || res.Value == startDrop {
-		return "", &midcompact.Notice{Level: midcompact.NoticeInfo, Text: midcompact.MsgStartCancelled}, nil
-	}
-	switch res.Value {
-	case startAgent:
-		return midcompact.StartAgent, nil, nil
-	case startUser:
-		return midcompact.StartUser, nil, nil
-	}
-	return "", &midcompact.Notice{Level: midcompact.NoticeWarning, Text: midcompact.MsgStartUnrecognized}, nil
+	mode, n := midcompact.ResolveStartMode(ui, answer)
+	return mode, n, nil
 }
 
 // contextUsage reads ctx.getContextUsage() (nil when Pi reports none).

@@ -48,8 +48,13 @@
 //
 //   - The planning lock is not exposed to other extensions (upstream
 //     `pi.midcompactPlanningLock`): piext has no cross-extension object.
-//   - Start-mode chooser labels beyond the order Agent direct, User manual,
-//     Drop, and the title, are this package's own.
+//   - The start-mode and surface choosers, the surface argument, the lock
+//     refusals and the close-webui texts are the core's (midcompact
+//     ResolveStartMode, ParseSurfaceArg, ResolveSurface, OpenPlanningUI).
+//   - Without Surfaces: webui answers `Midcompact WebUI failed: the web
+//     workbench is not part of this build.` (error) and tui `The TUI <cmd>
+//     surface is not part of this build. Use /midcompact:<cmd> webui
+//     instead.` (warning), both after the lock checks, releasing the lock.
 //   - Selection/Review without a transaction warn `No active midcompact
 //     transaction.`.
 //   - A state entry renderer (reference §3.5) is not registered: piext

@@ -51,7 +51,7 @@ func newTestRuntime(s Surfaces) *runtime {
 func started(t *testing.T, s Surfaces) (*runtime, *fakeHost) {
 	t.Helper()
 	ctx := t.Context()
-	h := &fakeHost{selects: []string{startAgent}}
+	h := &fakeHost{selects: []string{midcompact.StartOptionAgent}}
 	h.message("user", "hello one")
 	h.message("assistant", "ack one")
 	h.message("user", "hello two")
@@ -128,13 +128,13 @@ func TestLock_WorkbenchRefusesAgentPlanAndSecondUI(t *testing.T) {
 	if err := rt.openPlanning(ctx, h, h, selectCommand, "webui"); err != nil {
 		t.Fatal(err)
 	}
-	if got := h.lastNotice(); got != "warning: "+msgUIAlreadyOpen {
+	if got := h.lastNotice(); got != "warning: "+midcompact.MsgUIAlreadyOpen {
 		t.Errorf("second UI: %q", got)
 	}
 	if err := rt.closeWebUI(ctx, h); err != nil {
 		t.Fatal(err)
 	}
-	if got := h.lastNotice(); got != "info: "+msgWebUIClosed || rt.lock.Owner() != midcompact.LockFree {
+	if got := h.lastNotice(); got != "info: "+midcompact.MsgWebUIClosed || rt.lock.Owner() != midcompact.LockFree {
 		t.Errorf("close-webui: %q, lock %s", got, rt.lock.Owner())
 	}
 	if got := rt.runTool(ctx, h, add); got[:len("Plan v1: added d1")] != "Plan v1: added d1" {
@@ -151,7 +151,7 @@ func TestCloseWebUI_NoWorkbenchKeepsAgentLock(t *testing.T) {
 	if err := rt.closeWebUI(ctx, h); err != nil {
 		t.Fatal(err)
 	}
-	if got := h.lastNotice(); got != "info: "+msgNoWebUI || rt.lock.Owner() != midcompact.LockAgent {
+	if got := h.lastNotice(); got != "info: "+midcompact.MsgNoWebUI || rt.lock.Owner() != midcompact.LockAgent {
 		t.Errorf("notice %q lock %s", got, rt.lock.Owner())
 	}
 	rt.lock.ReleaseAgent()

@@ -13,7 +13,7 @@ import (
 // transaction active. Drop writes nothing.
 func TestStart_UserManualThenChooserCancelKeepsTransaction(t *testing.T) {
 	ctx := t.Context()
-	h := &fakeHost{selects: []string{startUser, surfaceCancel}}
+	h := &fakeHost{selects: []string{midcompact.StartOptionUser, midcompact.SurfaceCancelOption}}
 	h.message("user", "hello")
 	h.message("assistant", "ack")
 	rt := newTestRuntime(nil)
@@ -41,7 +41,7 @@ func TestStart_UserManualThenChooserCancelKeepsTransaction(t *testing.T) {
 
 func TestStart_DropWritesNothing(t *testing.T) {
 	ctx := t.Context()
-	h := &fakeHost{selects: []string{startDrop}}
+	h := &fakeHost{selects: []string{midcompact.StartOptionDrop}}
 	h.message("user", "hello")
 	rt := newTestRuntime(nil)
 	if err := rt.start(ctx, h, h, ""); err != nil {

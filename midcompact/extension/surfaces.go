@@ -3,7 +3,6 @@ package extension
 import (
 	"context"
 	"errors"
-	"strings"
 
 	"github.com/pikit-dev/pikit/midcompact"
 	"github.com/pikit-dev/pikit/piext"
@@ -51,59 +50,51 @@ func (noSurfaces) Open(context.Context, OpenRequest) (string, error) { return ""
 func (noSurfaces) Registered() bool                                  { return false }
 func (noSurfaces) CloseAll(context.Context) error                    { return nil }
 
-// Texts of the surface commands (reference §5.3, §5.4, §5.6).
-const (
-	msgUIAlreadyOpen  = "A planning UI is already open. Close it before opening another; use /midcompact:close-webui if its WebUI is stuck."
-	msgNoWebUI        = "No midcompact WebUI is open in this session. No planning lock was changed."
-	closeWebUITitle   = "Close midcompact WebUI?"
-	closeWebUIMessage = "The saved plan and transaction will be kept. Unsaved browser edits will not be saved."
-	msgWebUIClosed    = "Midcompact WebUI closed. The saved plan and transaction are unchanged."
-	surfaceWeb        = "Web UI — Recommended"
-	surfaceTUI        = "TUI — Built into Pi"
-	surfaceCancel     = "Cancel"
-)
-
-// planningCommand is select or review.
+// planningCommand is select or review with its view name.
 type planningCommand struct {
-	cmd   string // "select" or "review"
-	view  string // "selection" or "review"
-	title string // chooser title
-	agent string // refusal while the agent holds the lock
+	cmd  midcompact.PlanningCommand
+	view string // "selection" or "review"
 }
 
 var (
-	selectCommand = planningCommand{"select", "selection", "Open Midcompact Selection",
-		"The Agent is currently processing the midcompact plan. Try Selection after the Agent turn ends."}
-	reviewCommand = planningCommand{"review", "review", "Open Midcompact Review",
-		"The Agent is currently processing the midcompact plan. Try opening review after the Agent turn ends."}
+	selectCommand = planningCommand{midcompact.CmdSelect, "selection"}
+	reviewCommand = planningCommand{midcompact.CmdReview, "review"}
 )
 
 // openPlanning is /midcompact:select|review [tui|webui] (reference §5.3,
-// §5.4): the surface is explicit or chosen, never a silent fallback; a
-// second planning UI and an agent-held lock are refused; blocked operations
-// notify and return.
+// §5.4); the core decides the surface (explicit or chosen, never a silent
+// fallback) and the lock (a second planning UI and an agent-held lock are
+// refused); blocked operations notify and return.
 func (rt *runtime) openPlanning(ctx context.Context, h, session host, pc planningCommand, args string) error {
 	if err := h.WaitForIdle(ctx); err != nil {
 		return err
 	}
-	surface := strings.TrimSpace(args)
-	switch surface {
-	case "", "tui", "webui":
-	default:
-		return h.Notify(ctx, "Usage: /midcompact:"+pc.cmd+" [tui|webui]", "warning")
+	arg, n := midcompact.ParseSurfaceArg(pc.cmd, args)
+	if n != nil {
+		return notify(ctx, h, n)
+	}
+	ui, err := h.HasUI(ctx)
+	if err != nil {
+		return err
 	}
 	mode, err := h.Mode(ctx)
 	if err != nil {
 		return err
 	}
-	if surface == "" {
-		var n *midcompact.Notice
-		if surface, n, err = rt.chooseSurface(ctx, h, pc, mode); err != nil || n != nil {
-			return notifyErr(ctx, h, n, err)
+	var answer *string
+	if arg == midcompact.SurfaceChoose && ui {
+		title, options := midcompact.SurfaceChooser(pc.cmd)
+		res, err := h.Select(ctx, title, options, dialogOptions(mode))
+		if err != nil {
+			return err
+		}
+		if res.Status == piext.DialogAnswered {
+			answer = &res.Value
 		}
 	}
-	if surface == "tui" && mode != "tui" {
-		return h.Notify(ctx, "The TUI "+pc.cmd+" surface is only available in interactive (tui) mode. Use /midcompact:"+pc.cmd+" webui instead.", "warning")
+	surface, n := midcompact.ResolveSurface(pc.cmd, arg, answer, ui, mode)
+	if n != nil {
+		return notify(ctx, h, n)
 	}
 	r, err := rt.current(ctx, h)
 	if err != nil {
@@ -112,21 +103,18 @@ func (rt *runtime) openPlanning(ctx context.Context, h, session host, pc plannin
 	if r.Transaction == nil {
 		return h.Notify(ctx, midcompact.MsgNoTransaction, "warning")
 	}
-	if rt.lock.Owner() == midcompact.LockUI || rt.surfaces.Registered() {
-		return h.Notify(ctx, msgUIAlreadyOpen, "warning")
-	}
-	if !rt.lock.TryAcquireUI() {
-		return h.Notify(ctx, pc.agent, "warning")
+	if n := midcompact.OpenPlanningUI(pc.cmd, &rt.lock, rt.surfaces.Registered()); n != nil {
+		return notify(ctx, h, n)
 	}
 	plan := &Plan{rt: rt, h: session}
 	_ = rt.showStatus(ctx, h)
-	notice, err := rt.surfaces.Open(ctx, OpenRequest{Surface: surface, View: pc.view, Plan: plan})
-	if err != nil || surface == "tui" {
+	notice, err := rt.surfaces.Open(ctx, OpenRequest{Surface: string(surface), View: pc.view, Plan: plan})
+	if err != nil || surface == midcompact.SurfaceTUI {
 		plan.Release(ctx)
 	}
 	if err != nil {
-		if surface == "tui" {
-			return h.Notify(ctx, "The TUI "+pc.cmd+" surface is "+err.Error()+". Use /midcompact:"+pc.cmd+" webui instead.", "warning")
+		if surface == midcompact.SurfaceTUI {
+			return h.Notify(ctx, "The TUI "+string(pc.cmd)+" surface is "+err.Error()+". Use /midcompact:"+string(pc.cmd)+" webui instead.", "warning")
 		}
 		return h.Notify(ctx, "Midcompact WebUI failed: the web workbench is "+err.Error()+".", "error")
 	}
@@ -136,64 +124,34 @@ func (rt *runtime) openPlanning(ctx context.Context, h, session host, pc plannin
 	return nil
 }
 
-// chooseSurface asks which surface to open (reference §5.3); a notice
-// means stop.
-func (rt *runtime) chooseSurface(ctx context.Context, h host, pc planningCommand, mode string) (string, *midcompact.Notice, error) {
-	ui, err := h.HasUI(ctx)
-	if err != nil {
-		return "", nil, err
-	}
-	if !ui {
-		return "", &midcompact.Notice{Level: midcompact.NoticeWarning, Text: "No interactive UI is available to choose a " + pc.cmd +
-			" surface. Specify /midcompact:" + pc.cmd + " tui or /midcompact:" + pc.cmd + " webui."}, nil
-	}
-	res, err := h.Select(ctx, pc.title, []string{surfaceWeb, surfaceTUI, surfaceCancel}, dialogOptions(mode))
-	if err != nil {
-		return "", nil, err
-	}
-	if res.Status != piext.DialogAnswered || res.Value == surfaceCancel {
-		return "", &midcompact.Notice{Level: midcompact.NoticeInfo, Text: "Midcompact " + pc.cmd + " opening cancelled."}, nil
-	}
-	switch res.Value {
-	case surfaceWeb:
-		return "webui", nil, nil
-	case surfaceTUI:
-		return "tui", nil, nil
-	}
-	return "", &midcompact.Notice{Level: midcompact.NoticeWarning, Text: "Midcompact " + pc.cmd + " was not opened: the dialog returned an unrecognized choice."}, nil
-}
-
 // closeWebUI is /midcompact:close-webui (reference §5.6); it does not wait
 // for idle and never touches a lock it does not own.
 func (rt *runtime) closeWebUI(ctx context.Context, h host) error {
 	if !rt.surfaces.Registered() {
-		return h.Notify(ctx, msgNoWebUI, "info")
+		return h.Notify(ctx, midcompact.MsgNoWebUI, "info")
 	}
 	ui, err := h.HasUI(ctx)
 	if err != nil {
 		return err
 	}
 	if ui {
-		res, err := h.Confirm(ctx, closeWebUITitle, closeWebUIMessage, piext.DialogOptions{})
+		res, err := h.Confirm(ctx, midcompact.CloseWebUITitle, midcompact.CloseWebUIMessage, piext.DialogOptions{})
 		if err != nil {
 			return err
 		}
 		if !res.Confirmed {
 			return nil
 		}
-	} else if err := h.Notify(ctx, closeWebUIMessage, "warning"); err != nil {
+	} else if err := h.Notify(ctx, midcompact.CloseWebUIMessage, "warning"); err != nil {
 		return err
 	}
 	if err := rt.surfaces.CloseAll(ctx); err != nil {
 		return err
 	}
 	_ = rt.showStatus(ctx, h)
-	return h.Notify(ctx, msgWebUIClosed, "info")
+	return h.Notify(ctx, midcompact.MsgWebUIClosed, "info")
 }
 
-func notifyErr(ctx context.Context, h host, n *midcompact.Notice, err error) error {
-	if err != nil {
-		return err
-	}
+func notify(ctx context.Context, h host, n *midcompact.Notice) error {
 	return h.Notify(ctx, n.Text, string(n.Level))
 }
