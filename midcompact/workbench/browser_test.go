@@ -232,4 +232,16 @@ func TestBrowser_ProjectionBand(t *testing.T) {
 	if got := text(t, ctx, "band"); got != want {
 		t.Errorf("band\n got %q\nwant %q", got, want)
 	}
+	// Closing with a pending range asks first; "Fix pending" keeps it open.
+	click(t, ctx, "#close")
+	browsertest.Wait(t, ctx, "close dialog", `document.getElementById("close-dialog").open`, waitUI)
+	if got := text(t, ctx, "close-pending"); got != "Pending summaries: d1. Commit will refuse them." {
+		t.Errorf("close dialog %q", got)
+	}
+	src := browsertest.AxeSource(t)
+	axeAll(t, ctx, src, "close dialog")
+	click(t, ctx, "#close-cancel")
+	if browsertest.Eval[bool](t, ctx, `document.getElementById("close-dialog").open`) || !m.Registered() {
+		t.Error("Fix pending closed the workbench")
+	}
 }

@@ -18,6 +18,24 @@
 // the extension implements (its *extension.Plan has these methods plus
 // Atom). Nothing in the browser commits; commit stays a command.
 //
+// # Wiring (the extension's side)
+//
+// One Manager per extension runtime (per session). The extension's Surfaces
+// for "webui" forward to it; its *extension.Plan is the [Plan] once it has
+// Atom (snapshot-local: planView, then snap.Atom(ref)):
+//
+//	wb := workbench.NewManager(&workbench.Options{OpenBrowser: launch}) // launch: cmd/pikit's, best effort
+//	// Surfaces.Open, for req.Surface == "webui":
+//	notice, err := wb.Open(ctx, req.View, req.Plan) // after TryAcquireUI; returns once the URL is ready
+//	// err: nothing open, the extension releases the lock; else show notice ("info")
+//	// Surfaces.Registered:  wb.Registered()   (the "already open" guard)
+//	// Surfaces.CloseAll:    wb.CloseAll(ctx)  (close-webui after the confirm; session_start,
+//	//                                          session_tree before restoring; session_shutdown)
+//
+// The workbench calls Plan.Release exactly once, when its cleanup ends,
+// and Plan.Notify only for the closed/failed notices of a page-lifecycle
+// close.
+//
 // # Routes (reference §5.6)
 //
 //	GET  /                             page; the ReviewState JSON replaces <!--MIDCOMPACT_STATE-->
