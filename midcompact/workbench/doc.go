@@ -15,8 +15,8 @@
 // cleanup has released the lock.
 //
 // The page never touches Pi: every read and edit goes through [Plan], which
-// the extension implements (its *extension.Plan has these methods plus
-// Atom). Nothing in the browser commits; commit stays a command.
+// the extension implements (its *extension.Plan has every method but
+// Atom so far). Nothing in the browser commits; commit stays a command.
 //
 // # Wiring (the extension's side)
 //

@@ -123,7 +123,8 @@ func (w *workbench) run() {
 	err := w.srv.Close(closeCtx)
 	cancelClose()
 	w.forceCancel()
-	bg := context.Background()
+	bg, cancelBg := context.WithTimeout(context.Background(), w.m.opts.CloseTimeout)
+	defer cancelBg()
 	w.plan.Release(bg)
 	switch {
 	case reason == endFailure:
