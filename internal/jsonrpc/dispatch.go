@@ -1,0 +1,218 @@
+package jsonrpc
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+	"time"
+
+	"github.com/pikit-dev/pikit/internal/jsonl"
+)
+
+// The read side: one read loop decodes records, answers calls' responses,
+// and hands requests to their own goroutine or the ordered worker.
+
+func (c *Conn) readLoop(handlers *sync.WaitGroup) {
+	r := jsonl.NewReader(c.rw, c.opts.MaxRecord)
+	for {
+		rec, err := r.Next()
+		if err != nil {
+			var re *jsonl.RecordError
+			if errors.As(err, &re) {
+				c.opts.Logger.Warn("jsonrpc: bad record", "err", err)
+				c.reply(ID{}, nil, &Error{Code: CodeParseError, Message: "parse error: " + re.Kind.Error()})
+				continue
+			}
+			c.mu.Lock()
+			if c.readErr == nil && err != io.EOF {
+				c.readErr = err
+			}
+			c.closed, c.ended = true, true
+			c.mu.Unlock()
+			c.failPending()
+			return
+		}
+		msg, id, derr := DecodeMessage(rec)
+		if derr != nil {
+			c.opts.Logger.Warn("jsonrpc: bad message", "err", derr)
+			c.reply(id, nil, toWire(derr))
+			continue
+		}
+		switch m := msg.(type) {
+		case *Response:
+			c.mu.Lock()
+			ch, ok := c.pending[m.ID]
+			delete(c.pending, m.ID)
+			c.mu.Unlock()
+			if ok {
+				ch <- m
+			} else {
+				c.opts.Logger.Debug("jsonrpc: response to no pending call", "id", m.ID.String())
+			}
+		case *Request:
+			c.dispatch(m, handlers)
+		}
+	}
+}
+
+func (c *Conn) dispatch(req *Request, handlers *sync.WaitGroup) {
+	if req.Method == MethodCancelRequest {
+		var p struct {
+			ID ID `json:"id"`
+		}
+		if json.Unmarshal(req.Params, &p) == nil {
+			c.mu.Lock()
+			if cancel, ok := c.inflight[p.ID]; ok {
+				cancel()
+			}
+			c.mu.Unlock()
+		}
+		return
+	}
+	ctx, cancel := context.WithCancel(c.ctx)
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		cancel()
+		return
+	}
+	if req.IsCall() {
+		if _, dup := c.inflight[req.ID]; dup {
+			c.mu.Unlock()
+			cancel()
+			c.reply(req.ID, nil, invalid("id %s is already in flight", req.ID))
+			return
+		}
+		c.inflight[req.ID] = cancel
+	}
+	handlers.Add(1)
+	if c.opts.Ordered != nil && c.opts.Ordered(req.Method) {
+		c.queue = append(c.queue, &queued{ctx, cancel, req})
+		c.mu.Unlock()
+		select {
+		case c.qwake <- struct{}{}:
+		default:
+		}
+		return
+	}
+	c.mu.Unlock()
+	go func() {
+		defer handlers.Done()
+		c.handle(ctx, cancel, req)
+	}()
+}
+
+func (c *Conn) orderedWorker(handlers *sync.WaitGroup) {
+	for {
+		c.mu.Lock()
+		if len(c.queue) == 0 {
+			c.mu.Unlock()
+			select {
+			case <-c.qwake:
+				continue
+			case <-c.done:
+				return
+			case <-c.ctx.Done():
+				// Cancelled: run what is queued (with cancelled contexts) so
+				// every handler count is released, then leave.
+				c.mu.Lock()
+				n := len(c.queue)
+				c.mu.Unlock()
+				if n == 0 {
+					return
+				}
+				continue
+			}
+		}
+		q := c.queue[0]
+		c.queue = c.queue[1:]
+		c.mu.Unlock()
+		c.handle(q.ctx, q.cancel, q.req)
+		handlers.Done()
+	}
+}
+
+func (c *Conn) handle(ctx context.Context, cancel context.CancelFunc, req *Request) {
+	defer cancel()
+	var (
+		result any
+		err    error
+	)
+	switch {
+	case c.opts.Handler == nil:
+		err = &Error{Code: CodeMethodNotFound, Message: "method not found: " + req.Method}
+	case ctx.Err() != nil:
+		// Cancelled while it waited in the ordered queue: do not run it.
+		err = ctx.Err()
+	default:
+		result, err = c.safeHandle(ctx, req)
+	}
+	if !req.IsCall() {
+		return
+	}
+	c.mu.Lock()
+	delete(c.inflight, req.ID)
+	c.mu.Unlock()
+	if err != nil {
+		c.reply(req.ID, nil, toWire(err))
+		return
+	}
+	raw, merr := marshalParams(result)
+	if merr != nil {
+		c.reply(req.ID, nil, &Error{Code: CodeInternalError, Message: merr.Error()})
+		return
+	}
+	c.reply(req.ID, raw, nil)
+}
+
+// safeHandle turns a handler panic into an internal error: a bug in one
+// handler must not take the connection down.
+func (c *Conn) safeHandle(ctx context.Context, req *Request) (result any, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			c.opts.Logger.Error("jsonrpc: handler panicked", "method", req.Method, "panic", fmt.Sprint(p))
+			err = &Error{Code: CodeInternalError, Message: "internal error: handler panicked"}
+		}
+	}()
+	return c.opts.Handler.Handle(ctx, req)
+}
+
+// reply writes a response unless answers are dropped (after Close or the
+// drain window).
+func (c *Conn) reply(id ID, result json.RawMessage, e *Error) {
+	c.mu.Lock()
+	drop := c.dropAns
+	c.mu.Unlock()
+	if drop {
+		return
+	}
+	if err := c.write(&Response{ID: id, Result: result, Error: e}); err != nil {
+		c.opts.Logger.Warn("jsonrpc: write response", "err", err)
+	}
+}
+
+// drain lets handlers in flight answer for at most DrainTimeout after the
+// input ended, then cancels them, drops later answers and waits for them.
+func (c *Conn) drain(handlers *sync.WaitGroup) {
+	all := make(chan struct{})
+	go func() {
+		handlers.Wait()
+		close(all)
+	}()
+	t := time.NewTimer(c.opts.DrainTimeout)
+	defer t.Stop()
+	select {
+	case <-all:
+		return
+	case <-t.C:
+	case <-c.ctx.Done():
+	}
+	c.mu.Lock()
+	c.dropAns = true
+	c.mu.Unlock()
+	c.cancel()
+	<-all
+}
