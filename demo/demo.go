@@ -1,5 +1,5 @@
 // Package demo is `pikit demo`: the example app with the taskbar mounted,
-// against the real Pi, with or without an LLM provider (issue 7).
+// against the real Pi, with or without an LLM provider.
 //
 // # What Run does
 //

@@ -23,7 +23,7 @@ const (
 	DemoModel    = "scripted-demo"
 )
 
-// Envelope delimiters (reference taskbar.md §5).
+// Envelope delimiters.
 const (
 	envelopeBegin = "\n\n--- BEGIN UNTRUSTED BROWSER CONTEXT ---\n"
 	envelopeEnd   = "\n--- END UNTRUSTED BROWSER CONTEXT ---"

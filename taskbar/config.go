@@ -23,7 +23,7 @@ const (
 	EnvTaskTimeout  = "PI_BROWSER_TASKBAR_TASK_TIMEOUT"
 )
 
-// Task timeout bounds and default (reference §12).
+// Task timeout bounds and default.
 const (
 	MinTaskTimeout     = 60 * time.Second
 	MaxTaskTimeout     = 86400 * time.Second
@@ -237,7 +237,7 @@ func CanonicalRoot(root string) (string, error) {
 // in canonical form. Ports, schemes, paths, wildcards, CIDR, bracketed or
 // scoped IP literals, empty entries and names whose last label is a
 // number (2130706433, 0x7f.1: browsers read those as IPv4 addresses) are a
-// *ConfigError naming allowed_hosts (reference §12).
+// *ConfigError naming allowed_hosts.
 func ParseAllowedHost(entry string) (string, error) {
 	h, err := loopback.ParseAllowedHost(entry)
 	if err != nil {

@@ -1,7 +1,6 @@
 // Package taskbar serves the Pi browser taskbar API for a Go host in
 // development: configuration, the access and CSRF checks, and the HTTP
-// handler in front of the project's Pi owner (seed 000; reference
-// taskbar.md §6, §12).
+// handler in front of the project's Pi owner (seed 000).
 //
 // # Configuration
 //

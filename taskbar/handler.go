@@ -20,7 +20,7 @@ import (
 const DefaultMountBase = "/dev/pi-browser-taskbar"
 
 // Stable error codes beyond the contract package's (seed 000 table;
-// not_found is Phoenix's catch-all, reference §16.2).
+// not_found is Phoenix's catch-all).
 const (
 	CodeForbidden            = "forbidden"
 	CodeInvalidCSRF          = "invalid_csrf"
@@ -33,7 +33,7 @@ const (
 	CodeNotFound             = "not_found"
 )
 
-// Fixed error messages (reference §6).
+// Fixed error messages.
 var errorMessages = map[string]string{
 	CodeForbidden:                 "Pi Browser Taskbar is not allowed from this host or client address",
 	CodeInvalidCSRF:               "The session CSRF token is invalid",
@@ -70,7 +70,7 @@ type Options struct {
 }
 
 // Handler serves the taskbar HTTP API below a mount base (seed 000
-// "Shared HTTP API and stable errors", reference §6):
+// "Shared HTTP API and stable errors"):
 //
 //	GET    <base>/state           200 snapshot
 //	POST   <base>/tasks           202 snapshot | 400 | 413 | 422 | 409 busy | 503

@@ -1,7 +1,6 @@
 // Package app is the pikit example application: a small Go web app with a
 // few html/template pages (a task list with data-testid attributes, a form,
-// link navigation) that `pikit demo` serves with the taskbar mounted
-// (issue 5 item 4, issue 7).
+// link navigation) that `pikit demo` serves with the taskbar mounted.
 //
 // # Templates
 //

@@ -155,7 +155,7 @@ func (e *pathlessError) Unwrap() error { return e.err }
 // redactPaths returns err with every occurrence of the given absolute
 // paths (most specific first) replaced by a placeholder: errors from
 // os and net name the socket, endpoint or log path, and errors end up in
-// logs, which must not hold absolute paths (reference §6 "Logging").
+// logs, which must not hold absolute paths.
 func redactPaths(err error, dir, base, root string) error {
 	if err == nil {
 		return nil

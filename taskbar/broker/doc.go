@@ -1,6 +1,6 @@
 // Package broker runs one Pi owner per (canonical project root, OS user)
 // and lets any number of host processes share it over a Unix socket (seed
-// 000 "Rails broker topology", reference taskbar.md §8).
+// 000 "Rails broker topology").
 //
 // # Files
 //

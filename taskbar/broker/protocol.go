@@ -15,8 +15,7 @@ import (
 // ProtocolVersion is the broker protocol this package speaks.
 const ProtocolVersion = 1
 
-// MaxRecordBytes caps one protocol line, in bytes without LF and CR
-// (reference §8).
+// MaxRecordBytes caps one protocol line, in bytes without LF and CR.
 const MaxRecordBytes = 1_000_000
 
 // Endpoint is endpoint.json: exactly these keys.

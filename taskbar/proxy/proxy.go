@@ -1,7 +1,7 @@
 // Package proxy puts the taskbar in front of any development server (Rails,
 // Phoenix, Django, Vite, ...): a reverse proxy that injects the bootstrap into
 // HTML pages, serves the taskbar under its mount, and passes everything else
-// through untouched (issue 5 item 3; DESIGN.md "The proxy is the same handler
+// through untouched (DESIGN.md "The proxy is the same handler
 // plus HTML injection in front of httputil.ReverseProxy").
 //
 // # What passes through

@@ -2,7 +2,7 @@ package runtime
 
 import "github.com/pikit-dev/pikit/internal/piinstall"
 
-// Fixed safe diagnostics (reference taskbar.md §7). They are presentation
+// Fixed safe diagnostics. They are presentation
 // text only: clients branch on states and codes, never on these strings,
 // and no provider error, record, path or command line is ever copied in.
 const (
@@ -62,9 +62,9 @@ const SessionNoModelMessage = "Pi has no model configured; " + piinstall.Configu
 	". The taskbar checks again every 30 seconds"
 
 // BrokerUnavailableMessage is the session error of the snapshot served when
-// the project broker cannot be reached or verified (reference §6).
+// the project broker cannot be reached or verified.
 const BrokerUnavailableMessage = "Project broker is unavailable"
 
 // SystemPolicy is the fixed one-shot policy passed to Pi with
-// --append-system-prompt (reference §5, verbatim).
+// --append-system-prompt.
 const SystemPolicy = "You are handling a one-shot browser task with no reply channel. Complete the user's request autonomously without asking follow-up questions. Inspect the repository and use the supplied browser context. Resolve missing details with conservative assumptions. Act directly on implementation requests, but preserve explicit planning and read-only constraints. Do not repeat a failed approach unchanged. If safe completion is impossible, stop and report the exact blocker."

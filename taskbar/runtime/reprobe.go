@@ -17,9 +17,8 @@ const ReprobeInterval = 2 * time.Second
 const NoModelReprobeInterval = 30 * time.Second
 
 // awaitExecutable replaces idle for a session that is unavailable because
-// the Pi executable was not found ("Pi executable was not found"; the
-// missing-executable case of reference taskbar.md §7, which upstream never
-// leaves): every ReprobeInterval it resolves the executable again, with
+// the Pi executable was not found ("Pi executable was not found", which
+// upstream never leaves): every ReprobeInterval it resolves the executable again, with
 // exec.LookPath as the spawn would, and reports true once it resolves, the
 // session back to starting, so the supervisor runs a normal startup. So
 // installing Pi while the app runs makes the taskbar Ready without a

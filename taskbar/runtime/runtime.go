@@ -33,7 +33,7 @@ type Options struct {
 	// AbortDeadline bounds cancellation before replacement (default 5 s).
 	AbortDeadline time.Duration
 	// ResetDeadline bounds new_session plus its confirming get_state
-	// (default 30 s). Upstream has none (reference §16.1).
+	// (default 30 s). Upstream has none.
 	ResetDeadline time.Duration
 	// StartupDeadline bounds one startup handshake (default 30 s).
 	StartupDeadline time.Duration
@@ -55,7 +55,7 @@ type Options struct {
 	// (the broker's durable task record, seed 000 "Rails broker
 	// topology"). When it had not ended, that owner and its Pi died
 	// mid-task: the runtime starts with it as the retained task, failed
-	// with "Pi stopped unexpectedly" (reference taskbar.md §7) and
+	// with "Pi stopped unexpectedly" and
 	// finished now, so no tab sees the task vanish. An ended task is
 	// ignored; nil means none.
 	Retained *TaskState
@@ -159,22 +159,23 @@ type Runtime struct {
 	replaceCh chan int         // generation to replace; cap 1
 	resetCh   chan chan Result // one pending reset; cap 1
 
-	mu          sync.Mutex
-	phase       SessionStatus
-	sessionID   *string
-	model       *string
-	sessionErr  *string
-	piSessionID string
-	task        *TaskState
-	pendingFail string // a message/retry/compaction failure awaiting agent_settled
-	snap        []byte
-	seq         uint64        // sequence number of snap
-	changed     chan struct{} // closed and replaced on every commit
-	proc        *piProc
-	gen         int
-	taskTimer   *time.Timer
-	abortTimer  *time.Timer
-	closed      bool
+	mu           sync.Mutex
+	phase        SessionStatus
+	sessionID    *string
+	model        *string
+	sessionErr   *string
+	piSessionID  string
+	task         *TaskState
+	pendingFail  string // a message/retry/compaction failure awaiting agent_settled
+	providerFail string // an assistant message that ended in error, unless Pi retries it
+	snap         []byte
+	seq          uint64        // sequence number of snap
+	changed      chan struct{} // closed and replaced on every commit
+	proc         *piProc
+	gen          int
+	taskTimer    *time.Timer
+	abortTimer   *time.Timer
+	closed       bool
 }
 
 // New starts a runtime: the session is starting until Pi's correlated
@@ -322,7 +323,7 @@ func (r *Runtime) SubmitFrame(prompt, message string) (Result, Frame) {
 	p := r.proc
 	id := NewID()
 	r.task = &TaskState{ID: id, Prompt: prompt, Status: TaskRunning, Activity: actStarting, StartedAt: r.now()}
-	r.pendingFail = ""
+	r.pendingFail, r.providerFail = "", ""
 	r.phase = SessionBusy
 	r.stopTimersLocked()
 	r.taskTimer = time.AfterFunc(r.o.TaskTimeout, func() { r.onTaskTimeout(id) })
@@ -417,7 +418,7 @@ func (r *Runtime) finishTaskLocked(status TaskStatus, activity, errMsg string) {
 		t.Error = ptr(errMsg)
 	}
 	t.FinishedAt = ptr(r.now())
-	r.pendingFail = ""
+	r.pendingFail, r.providerFail = "", ""
 	r.stopTimersLocked()
 	if r.phase == SessionBusy {
 		r.phase = SessionReady
@@ -486,7 +487,11 @@ func (r *Runtime) onPromptResult(p *piProc, id string, res pirpc.PromptResult, e
 	}
 	switch {
 	case errors.Is(err, pirpc.ErrCommandFailed):
-		r.finishTaskLocked(TaskFailed, actFailed, errTaskRejected)
+		msg := errTaskRejected
+		if ce := (*pirpc.CommandError)(nil); errors.As(err, &ce) {
+			msg = classifyFailure(ce.Message, errTaskRejected)
+		}
+		r.finishTaskLocked(TaskFailed, actFailed, msg)
 		r.commitLocked()
 		r.log.Info("taskbar runtime: Pi rejected the task")
 	case errors.Is(err, pirpc.ErrWrite):
@@ -554,7 +559,7 @@ func (r *Runtime) handleEvent(p *piProc, ev pirpc.Event) (ok bool, reason string
 }
 
 // applyEventLocked maps one Pi event onto the active task (seed 000 event
-// mapping table; reference §7). Activities change only while running;
+// mapping table). Activities change only while running;
 // output also grows while cancelling. Unknown events change nothing.
 func (r *Runtime) applyEventLocked(ev pirpc.Event) {
 	t := r.task
@@ -580,7 +585,12 @@ func (r *Runtime) applyEventLocked(ev pirpc.Event) {
 		case "text_delta":
 			t.Output, t.OutputTruncated = appendOutput(t.Output, t.OutputTruncated, ev.AssistantMessageEvent.Delta)
 		case "error":
-			fail(errMessageError)
+			fail(classifyFailure(string(ev.AssistantMessageEvent.Error), errMessageError))
+		}
+	case *pirpc.MessageEnd:
+		if ev.Message.Role == "assistant" && ev.Message.StopReason == "error" && running {
+			// Pi may retry it (auto_retry_start); if not, it ends the task.
+			r.providerFail = classifyFailure(ev.Message.ErrorMessage, errMessageError)
 		}
 	case *pirpc.ToolExecutionStart:
 		activity("Running " + toolLabel(ev.ToolName))
@@ -604,6 +614,7 @@ func (r *Runtime) applyEventLocked(ev pirpc.Event) {
 			activity(actCompacted)
 		}
 	case *pirpc.AutoRetryStart:
+		r.providerFail = ""
 		if validCount(ev.Attempt) && validCount(ev.MaxAttempts) {
 			activity(actRetrying + " (" + strconv.Itoa(ev.Attempt) + "/" + strconv.Itoa(ev.MaxAttempts) + ")")
 		} else {
@@ -613,7 +624,7 @@ func (r *Runtime) applyEventLocked(ev pirpc.Event) {
 		if ev.Success {
 			activity(actWorking)
 		} else {
-			fail(errRetriesExhausted)
+			fail(classifyFailure(ev.FinalError, errRetriesExhausted))
 		}
 	case *pirpc.AgentSettled:
 		switch {
@@ -621,6 +632,8 @@ func (r *Runtime) applyEventLocked(ev pirpc.Event) {
 			r.finishTaskLocked(TaskCancelled, actStopped, "")
 		case r.pendingFail != "":
 			r.finishTaskLocked(TaskFailed, actFailed, r.pendingFail)
+		case r.providerFail != "":
+			r.finishTaskLocked(TaskFailed, actFailed, r.providerFail)
 		default:
 			r.finishTaskLocked(TaskCompleted, actCompleted, "")
 		}

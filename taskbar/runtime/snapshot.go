@@ -44,8 +44,7 @@ func (s TaskStatus) Terminal() bool {
 	return s == TaskCompleted || s == TaskFailed || s == TaskCancelled
 }
 
-// Snapshot is the complete canonical state every tab reads (reference
-// taskbar.md §6 "Snapshot shape"). Key order does not matter on the wire;
+// Snapshot is the complete canonical state every tab reads (seed 000). Key order does not matter on the wire;
 // null fields are encoded as JSON null, never left out.
 type Snapshot struct {
 	ContractVersion int          `json:"contract_version"`
@@ -83,14 +82,13 @@ type TaskState struct {
 // output, and safe failures": the newest 32 KiB).
 const MaxOutputBytes = 32 * 1024
 
-// TimeFormat is the snapshot timestamp layout: UTC, microseconds, "Z"
-// (reference taskbar.md §6).
+// TimeFormat is the snapshot timestamp layout: UTC, microseconds, "Z".
 const TimeFormat = "2006-01-02T15:04:05.000000Z"
 
 func timestamp(t time.Time) string { return t.UTC().Format(TimeFormat) }
 
 // NewID returns an opaque identity: 18 random bytes, base64url without
-// padding (24 characters), used for session and task ids (reference §6).
+// padding (24 characters), used for session and task ids.
 func NewID() string {
 	var b [18]byte
 	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails (Go 1.24+).
@@ -99,7 +97,7 @@ func NewID() string {
 
 // UnavailableSnapshot returns the snapshot served when no verified Pi owner
 // answers (for example the project broker is unreachable): session
-// unavailable with the given fixed message and no task (reference §6).
+// unavailable with the given fixed message and no task.
 func UnavailableSnapshot(message string) Snapshot {
 	m := message
 	return Snapshot{
@@ -135,7 +133,7 @@ func appendOutput(out string, truncated bool, delta string) (string, bool) {
 // safeLabel turns an untrusted Pi label (a tool name, a model) into bounded
 // display text: controls and bidi overrides become spaces, white space is
 // collapsed and trimmed, and the result is cut to max bytes on a character
-// boundary (reference §7 "safe_label").
+// boundary.
 func safeLabel(s string, max int) string {
 	s = strings.ToValidUTF8(s, " ")
 	s = strings.Map(func(r rune) rune {

@@ -230,8 +230,8 @@ func (r *Runtime) startOnce(resetRecovery bool) (p *piProc, msg string, fatal bo
 		return nil, sesInvalidStartup, false
 	}
 	if !piinstall.ModelLabelUsable(model) {
-		// Pi's placeholder model: every task would fail (reference
-		// pi-rpc-and-extensions.md §1.4), so the session is not ready.
+		// Pi's placeholder model: every task would fail (observed on
+		// Pi 1.6.0 with no provider), so the session is not ready.
 		r.stopProc(p)
 		return nil, SessionNoModelMessage, true
 	}
