@@ -170,9 +170,19 @@ func (h *Handler) mutation(next http.HandlerFunc) http.HandlerFunc {
 			h.writeError(w, r, status, code, nil)
 			return
 		}
+		if k := r.Header.Get(IdempotencyKeyHeader); k != "" && len(k) <= runtime.MaxIdempotencyKey {
+			r = r.WithContext(runtime.WithIdempotencyKey(r.Context(), k))
+		}
 		next(w, r)
 	}
 }
+
+// IdempotencyKeyHeader names the mutation's idempotency key: a resent
+// POST /tasks, DELETE /tasks/{id} or POST /session/reset with the same key
+// (at most [runtime.MaxIdempotencyKey] bytes) gets the original outcome
+// with the current snapshot and acts only once, whichever host process it
+// reaches. The request body is unchanged.
+const IdempotencyKeyHeader = "Idempotency-Key"
 
 func (h *Handler) getState(w http.ResponseWriter, r *http.Request) {
 	snap, err := h.owner.State(r.Context())

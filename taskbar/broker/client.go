@@ -80,6 +80,7 @@ type Client struct {
 	log      *slog.Logger
 	dir      string
 	identity string
+	rep      *reporter
 
 	mu     sync.Mutex
 	idle   []*conn
@@ -121,7 +122,8 @@ func NewClient(opts *ClientOptions) *Client {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Client{o: o, log: log, dir: RuntimeDir(o.RuntimeBase, o.ProjectRoot), identity: Identity(o.ProjectRoot)}
+	return &Client{o: o, log: log, dir: RuntimeDir(o.RuntimeBase, o.ProjectRoot), identity: Identity(o.ProjectRoot),
+		rep: &reporter{log: log}}
 }
 
 // Close stops the watch stream and closes idle connections; requests in
@@ -157,6 +159,7 @@ func (c *Client) offer(token string, seq uint64, snap []byte, reset bool) {
 	if seq == 0 || len(snap) == 0 {
 		return
 	}
+	c.rep.snapshot(snap)
 	c.cmu.Lock()
 	defer c.cmu.Unlock()
 	if reset {
@@ -257,20 +260,26 @@ func (c *Client) State(ctx context.Context) ([]byte, error) {
 	return resp.Snapshot, nil
 }
 
-// Submit asks the broker to admit a task.
+// Submit asks the broker to admit a task. The Idempotency-Key in ctx
+// ([runtime.IdempotencyKey]), if any, goes with it: the broker acts once
+// per key, so a keyed mutation is also resent after an ambiguous failure.
 func (c *Client) Submit(ctx context.Context, prompt, message string) (runtime.Result, []byte, error) {
-	return c.result(c.do(ctx, Request{Type: TypeSubmit, Task: &TaskPayload{Prompt: prompt, Message: message}}, false))
+	key := runtime.IdempotencyKey(ctx)
+	return c.result(c.do(ctx, Request{Type: TypeSubmit, Task: &TaskPayload{Prompt: prompt, Message: message}, Key: key}, key != ""))
 }
 
-// Cancel asks the broker to stop the retained task taskID.
+// Cancel asks the broker to stop the retained task taskID (keyed as
+// Submit).
 func (c *Client) Cancel(ctx context.Context, taskID string) (runtime.Result, []byte, error) {
-	return c.result(c.do(ctx, Request{Type: TypeCancel, TaskID: taskID}, false))
+	key := runtime.IdempotencyKey(ctx)
+	return c.result(c.do(ctx, Request{Type: TypeCancel, TaskID: taskID, Key: key}, key != ""))
 }
 
 // Reset asks the broker for a fresh session; it blocks until the switch
-// is decided.
+// is decided (keyed as Submit).
 func (c *Client) Reset(ctx context.Context) (runtime.Result, []byte, error) {
-	return c.result(c.do(ctx, Request{Type: TypeReset}, false))
+	key := runtime.IdempotencyKey(ctx)
+	return c.result(c.do(ctx, Request{Type: TypeReset, Key: key}, key != ""))
 }
 
 func (c *Client) result(resp *Response, err error) (runtime.Result, []byte, error) {
@@ -291,7 +300,10 @@ func (c *Client) result(resp *Response, err error) (runtime.Result, []byte, erro
 // sent again on a fresh connection; an ambiguous failure is returned,
 // never retried, except for the idempotent state read (idempotent).
 func (c *Client) do(ctx context.Context, req Request, idempotent bool) (resp *Response, err error) {
-	defer func() { err = redactPaths(err, c.dir, c.o.RuntimeBase, c.o.ProjectRoot) }()
+	defer func() {
+		c.rep.err(err)
+		err = redactPaths(err, c.dir, c.o.RuntimeBase, c.o.ProjectRoot)
+	}()
 	req.ID = newToken(12)
 	line := bytes.TrimSuffix(marshalLine(req), []byte("\n")) // one record, written once per attempt
 	for attempt := 0; ; attempt++ {

@@ -83,6 +83,7 @@ func TestBroker_DiedMidTaskFailsTruthfully(t *testing.T) {
 	}
 	held := waitState(t, c, "held", func(s rt.Snapshot) bool { return s.Task != nil && s.Task.Output == "holding" })
 	rec := filepath.Join(broker.RuntimeDir(p.base, p.root), "task.json")
+	waitUntil(t, "the task record", func() bool { b, _ := os.ReadFile(rec); return strings.Contains(string(b), held.Task.ID) })
 	if fi, err := os.Lstat(rec); err != nil || fi.Mode().Perm() != 0o600 {
 		t.Fatalf("task record: %v %v", fi, err)
 	}

@@ -60,6 +60,10 @@ type Request struct {
 	ID     string       `json:"id"` // 24 lowercase hex characters
 	Task   *TaskPayload `json:"task,omitempty"`
 	TaskID string       `json:"task_id,omitempty"`
+	// Key is the mutation's Idempotency-Key (at most
+	// runtime.MaxIdempotencyKey bytes): the broker acts once per key
+	// (runtime.Runtime.Once).
+	Key string `json:"key,omitempty"`
 }
 
 // TaskPayload is a task the handler already validated and normalized

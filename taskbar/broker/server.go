@@ -356,7 +356,7 @@ func (s *server) watch(ctx context.Context, c net.Conn, r *jsonl.Reader, w *json
 // handle answers one request line.
 func (s *server) handle(ctx context.Context, line []byte) Response {
 	var req Request
-	if err := decodeStrict(line, &req); err != nil || !isHex(req.ID, 24) {
+	if err := decodeStrict(line, &req); err != nil || !isHex(req.ID, 24) || len(req.Key) > runtime.MaxIdempotencyKey {
 		return Response{Result: runtime.ResultInvalid, Message: msgMalformed}
 	}
 	id := req.ID
@@ -378,17 +378,25 @@ func (s *server) handle(ctx context.Context, line []byte) Response {
 			len(t.Message) > MaxRecordBytes || !utf8.ValidString(t.Prompt) || !utf8.ValidString(t.Message) {
 			return invalid
 		}
-		return resp(s.rt.SubmitFrame(t.Prompt, t.Message))
+		res, f, _ := s.rt.Once(req.Key, TypeSubmit, func() (runtime.Result, runtime.Frame, error) {
+			res, f := s.rt.SubmitFrame(t.Prompt, t.Message)
+			return res, f, nil
+		})
+		return resp(res, f)
 	case TypeCancel:
 		if req.Task != nil || req.TaskID == "" || len(req.TaskID) > 128 {
 			return invalid
 		}
-		return resp(s.rt.CancelFrame(req.TaskID))
+		res, f, _ := s.rt.Once(req.Key, TypeCancel, func() (runtime.Result, runtime.Frame, error) {
+			res, f := s.rt.CancelFrame(req.TaskID)
+			return res, f, nil
+		})
+		return resp(res, f)
 	case TypeReset:
 		if req.Task != nil || req.TaskID != "" {
 			return invalid
 		}
-		res, f, err := s.rt.ResetFrame(ctx)
+		res, f, err := s.rt.Once(req.Key, TypeReset, func() (runtime.Result, runtime.Frame, error) { return s.rt.ResetFrame(ctx) })
 		if err != nil {
 			return resp(runtime.ResultUnavailable, s.rt.Frame())
 		}

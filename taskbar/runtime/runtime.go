@@ -159,6 +159,8 @@ type Runtime struct {
 	replaceCh chan int         // generation to replace; cap 1
 	resetCh   chan chan Result // one pending reset; cap 1
 
+	keys keyLog // Idempotency-Key outcomes, under its own mutex
+
 	mu           sync.Mutex
 	phase        SessionStatus
 	sessionID    *string
