@@ -11,7 +11,10 @@
 // Without the tag, [Mount] registers no route and returns an inert [Taskbar]
 // whose middleware returns the application handler itself, no Pi is ever
 // started, the template helpers emit nothing, and the Browser Client's bytes
-// are not in the binary. [Enabled] tells which build this is.
+// are not in the binary. [Enabled] tells which build this is. The
+// development tools of cmd/pikit (`pikit demo`, `pikit taskbar proxy`) use
+// [MountTool] and [RunProxy], which serve the taskbar whatever the tags; a
+// binary that never calls them links none of it.
 //
 // # Mounting
 //
