@@ -5,9 +5,11 @@
 //
 // # Re-exec
 //
-// Any test binary can be the fake: its TestMain calls [Main] when [Requested]
-// (env PIKIT_FAKE_PI=1), and tests spawn os.Executable() with the env from
-// [Command] or [Config.Env]. internal/pitest.Main does this for you:
+// Any test binary can be the fake: it is the internal/testproc role [Role]
+// ([Run] its body), registered by the binary's TestMain, and tests spawn
+// os.Executable() with the env from [Command] or [Config.Env]
+// (testproc.EnvRole=fakepi and the configuration). internal/pitest.Main
+// registers it for you, as an optional role:
 //
 //	func TestMain(m *testing.M) { pitest.Main(m) }
 //	...
@@ -140,11 +142,15 @@ import (
 	"time"
 
 	"github.com/pikit-dev/pikit/internal/jsonl"
+	"github.com/pikit-dev/pikit/internal/testproc"
 )
 
-// Environment variables read by [Main] and [Requested].
+// Role is the internal/testproc role name of the fake in a re-executed
+// test binary.
+const Role = "fakepi"
+
+// Environment variables read by [Main].
 const (
-	EnvFake       = "PIKIT_FAKE_PI"
 	EnvScenario   = "PIKIT_FAKE_PI_SCENARIO"
 	EnvTranscript = "PIKIT_FAKE_PI_TRANSCRIPT"
 	EnvFile       = "PIKIT_FAKE_PI_FILE"
@@ -174,11 +180,10 @@ type Config struct {
 }
 
 // Env returns the environment entries that make a re-executed test binary
-// run as the fake with cfg.
+// run as the fake with cfg: testproc.RoleEnv([Role]) and cfg's variables.
+// The binary's TestMain must register [Role].
 func (cfg Config) Env() []string {
-	// A -race binary sleeps 1 s at exit by default; the fake must exit at once.
-	gorace := strings.TrimSpace(os.Getenv("GORACE") + " atexit_sleep_ms=0")
-	env := []string{EnvFake + "=1", "GORACE=" + gorace}
+	env := testproc.RoleEnv(Role)
 	for _, kv := range [][2]string{{EnvScenario, cfg.Scenario}, {EnvTranscript, cfg.Transcript}, {EnvFile, cfg.File}} {
 		if kv[1] != "" {
 			env = append(env, kv[0]+"="+kv[1])
@@ -188,8 +193,8 @@ func (cfg Config) Env() []string {
 }
 
 // Command returns the executable (this test binary) and the extra
-// environment that run the fake with cfg. The binary's TestMain must call
-// [Main] when [Requested].
+// environment that run the fake with cfg. The binary's TestMain must
+// register [Role].
 func Command(cfg Config) (exe string, env []string, err error) {
 	exe, err = os.Executable()
 	if err != nil {
@@ -198,8 +203,9 @@ func Command(cfg Config) (exe string, env []string, err error) {
 	return exe, cfg.Env(), nil
 }
 
-// Requested reports whether this process was started as the fake.
-func Requested() bool { return os.Getenv(EnvFake) == "1" }
+// Run is the body of [Role] (a testproc.Role): [Main] over the process's
+// stdin, stdout, args and environment.
+func Run(args []string) int { return Main(os.Stdin, os.Stdout, args, os.Environ()) }
 
 // processWords are the Scenario words that configure the process rather
 // than prompts.
@@ -306,7 +312,7 @@ const maxCommand = 64 << 20
 type fake struct {
 	in          *jsonl.Reader
 	out         *jsonl.Writer
-	raw         io.Writer // stdout, for a record cut off without LF
+	raw         io.Writer       // stdout, for a record cut off without LF
 	words       map[string]bool // process words of the scenario
 	keywords    string          // the scenario's other words
 	transcript  string

@@ -28,9 +28,9 @@ import (
 	"testing"
 
 	"github.com/pikit-dev/pikit/internal/fakepi"
-	"github.com/pikit-dev/pikit/internal/leakcheck"
 	"github.com/pikit-dev/pikit/internal/modelserver"
 	"github.com/pikit-dev/pikit/internal/modroot"
+	"github.com/pikit-dev/pikit/internal/testproc"
 	"github.com/pikit-dev/pikit/pirpc"
 )
 
@@ -313,12 +313,12 @@ func writeJSON(t testing.TB, path string, v any) {
 	}
 }
 
-// Main is a TestMain body: it runs the fake Pi when the binary was started as
-// one (fakepi.Requested), else the tests, then fails the run if goroutines
-// outlive them ([leakcheck.Run]).
+// Main is a TestMain body; it never returns. It is internal/testproc's Run
+// with the fake Pi as an optional role (fakepi.Role): the fake Pi when the
+// binary was started as one, else the tests, then a failed run if
+// goroutines outlive them (internal/leakcheck).
 func Main(m *testing.M) {
-	if fakepi.Requested() {
-		os.Exit(fakepi.Main(os.Stdin, os.Stdout, os.Args[1:], os.Environ()))
-	}
-	os.Exit(leakcheck.Run(m))
+	procs := testproc.New(map[string]testproc.Role{fakepi.Role: fakepi.Run},
+		&testproc.Options{Optional: []string{fakepi.Role}})
+	os.Exit(procs.Run(m))
 }

@@ -25,6 +25,13 @@
 // child ([EnvRole] set), it unsets [EnvRole] (so the child's own children
 // are not roles), runs the role with os.Args[1:] and returns its exit code;
 // the tests do not run.
+//
+// # A role over a role
+//
+// A role may spawn this binary again as another role (a broker whose Pi is
+// a fake Pi): [EnvRole] then holds both names, outer first, separated by a
+// space ("broker fakepi"). The child runs the first and leaves the rest in
+// [EnvRole] for its own children.
 package testproc
 
 import (
@@ -41,7 +48,8 @@ import (
 	"github.com/pikit-dev/pikit/internal/leakcheck"
 )
 
-// EnvRole names, in a child's environment, the role it plays.
+// EnvRole names, in a child's environment, the role it plays (and, after a
+// space, the roles of its own children; see the package doc).
 const EnvRole = "PIKIT_TESTPROC_ROLE"
 
 // Role is the body of a child process: args are the child's arguments
@@ -91,8 +99,13 @@ func New(roles map[string]Role, opts *Options) *Procs {
 // not a fuzzing worker),
 // fails with the list of roles no test started.
 func (p *Procs) Run(m *testing.M) int {
-	if name, ok := os.LookupEnv(EnvRole); ok {
-		os.Unsetenv(EnvRole)
+	if v, ok := os.LookupEnv(EnvRole); ok {
+		name, inner, _ := strings.Cut(v, " ")
+		if inner = strings.TrimSpace(inner); inner == "" {
+			os.Unsetenv(EnvRole)
+		} else {
+			os.Setenv(EnvRole, inner)
+		}
 		r := p.roles[name]
 		if r == nil {
 			fmt.Fprintf(os.Stderr, "testproc: unknown role %q\n", name)
@@ -164,6 +177,15 @@ func (p *Procs) Env(t testing.TB, role string) []string {
 		t.Fatalf("testproc: role %q is not registered", role)
 	}
 	p.used.Store(role, struct{}{})
+	return RoleEnv(role)
+}
+
+// RoleEnv returns the environment entries ("KEY=value") that make a test
+// binary run role, without checking that it is registered or recording it
+// as used: for a shared helper that builds a fake peer's environment
+// without a *testing.T (internal/fakepi's Config.Env), whose role the
+// TestMain registers as optional. [Procs.Env] is the checked form.
+func RoleEnv(role string) []string {
 	// A -race child would sleep 1 s at exit by default.
 	gorace := strings.TrimSpace(os.Getenv("GORACE") + " atexit_sleep_ms=0")
 	return []string{EnvRole + "=" + role, "GORACE=" + gorace}

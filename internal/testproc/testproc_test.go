@@ -18,6 +18,11 @@ var procs = New(map[string]Role{
 		os.Stdout.WriteString(strings.Join(args, " "))
 		return 7
 	},
+	"outer": func(args []string) int {
+		// The child of a role over a role sees the inner role only.
+		os.Stdout.WriteString(os.Getenv(EnvRole))
+		return 0
+	},
 }, nil)
 
 func TestMain(m *testing.M) { os.Exit(procs.Run(m)) }
@@ -32,6 +37,20 @@ func TestCommand(t *testing.T) {
 	}
 	if got, want := string(out), "a b c"; got != want {
 		t.Errorf("output = %q, want %q", got, want)
+	}
+}
+
+// TestRun_nested: a child started as "outer inner" runs outer, with
+// EnvRole holding only the inner role for its own children.
+func TestRun_nested(t *testing.T) {
+	cmd := procs.Command(t, "outer")
+	cmd.Env = append(cmd.Env, EnvRole+"=outer echo")
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := string(out), "echo"; got != want {
+		t.Errorf("EnvRole in outer = %q, want %q", got, want)
 	}
 }
 

@@ -7,10 +7,12 @@
 //
 //	func TestMain(m *testing.M) { tbtest.Main(m) }
 //
-// With [EnvBroker]=1 the binary runs `pikit taskbar broker` (through
-// broker.Dispatch, as a host binary does) with os.Args[1:]; the Pi it
-// spawns is this binary again, as internal/fakepi. Otherwise it is
-// internal/pitest.Main: the fake Pi when requested, else the tests and the
+// [Main] is internal/testproc's Run with two optional roles: the fake Pi
+// (fakepi.Role) and the broker, which runs `pikit taskbar broker` (through
+// broker.Dispatch, as a host binary does) with os.Args[1:]. A spawned
+// binary is the broker when [EnvBroker]=1; the role named by
+// testproc.EnvRole in the same environment (fakepi.Config.Env sets it) is
+// then the role of the Pi the broker spawns. Otherwise: the tests and the
 // goroutine-leak check.
 package tbtest
 
@@ -18,36 +20,48 @@ import (
 	"context"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/pikit-dev/pikit/internal/fakepi"
-	"github.com/pikit-dev/pikit/internal/pitest"
+	"github.com/pikit-dev/pikit/internal/testproc"
 	"github.com/pikit-dev/pikit/taskbar/broker"
 	"github.com/pikit-dev/pikit/taskbar/contract"
 	rt "github.com/pikit-dev/pikit/taskbar/runtime"
 )
 
 // EnvBroker, set to "1" in a spawned test binary, makes [Main] run the
-// broker.
+// broker role. It is a variable of its own, not testproc.EnvRole, because
+// the callers' environment also names the role of the broker's Pi.
 const EnvBroker = "TASKBAR_TEST_BROKER"
+
+// roleBroker is the testproc role of the broker.
+const roleBroker = "taskbar-broker"
 
 // Main is a TestMain body; it never returns.
 func Main(m *testing.M) {
+	procs := testproc.New(map[string]testproc.Role{roleBroker: runBroker, fakepi.Role: fakepi.Run},
+		&testproc.Options{Optional: []string{roleBroker, fakepi.Role}})
 	if os.Getenv(EnvBroker) == "1" {
-		os.Unsetenv(EnvBroker) // Pi, spawned by the broker, is the fake Pi
-		ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
-		// Dispatch logs to stderr, which the spawning client points at
-		// broker.log.
-		_, err := broker.Dispatch(ctx, append([]string{"taskbar", "broker"}, os.Args[1:]...), os.Getenv)
-		stop()
-		if err != nil {
-			os.Exit(2)
-		}
-		os.Exit(0)
+		os.Unsetenv(EnvBroker)
+		// A role over a role (testproc): the broker, whose Pi is the role
+		// EnvRole names, if any.
+		os.Setenv(testproc.EnvRole, strings.TrimSpace(roleBroker+" "+os.Getenv(testproc.EnvRole)))
 	}
-	pitest.Main(m)
+	os.Exit(procs.Run(m))
+}
+
+// runBroker is the broker role: broker.Dispatch until SIGTERM or SIGINT.
+// It logs to stderr, which the spawning client points at broker.log.
+func runBroker(args []string) int {
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
+	defer stop()
+	if _, err := broker.Dispatch(ctx, append([]string{"taskbar", "broker"}, args...), os.Getenv); err != nil {
+		return 2
+	}
+	return 0
 }
 
 // ContractDir returns the shared taskbar contract directory:
