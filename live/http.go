@@ -1,13 +1,12 @@
 package live
 
 import (
-	"crypto/subtle"
 	"net/http"
 	"strconv"
-	"strings"
 	"unicode/utf8"
 
 	"github.com/go-json-experiment/json"
+	"github.com/pikit-dev/pikit/internal/loopback"
 )
 
 // pageHandler serves a page route after the checks of [Endpoint.pageRoute];
@@ -103,27 +102,17 @@ func (e *Endpoint) answer(w http.ResponseWriter, r *http.Request, err *Error) {
 	e.mu.Unlock()
 }
 
-func bearer(r *http.Request) (string, bool) {
-	h := r.Header.Values("Authorization")
-	if len(h) != 1 {
-		return "", false
-	}
-	tok, ok := strings.CutPrefix(h[0], "Bearer ")
-	return tok, ok && tok != ""
-}
-
-func eq(a, b string) bool { return subtle.ConstantTimeCompare([]byte(a), []byte(b)) == 1 }
-
-// credential checks the Bearer token against want: missing or wrong is
-// unauthorized, the other side's token is wrong_credential.
+// credential checks the Bearer token (loopback.BearerToken, compared in
+// constant time) against want: missing or wrong is unauthorized, the other
+// side's token is wrong_credential.
 func credential(r *http.Request, want, other string) *Error {
-	tok, ok := bearer(r)
+	tok, ok := loopback.BearerToken(r)
 	switch {
 	case !ok:
 		return &Error{Code: CodeUnauthorized}
-	case eq(tok, other):
+	case loopback.Equal(tok, other):
 		return &Error{Code: CodeWrongCredential}
-	case !eq(tok, want):
+	case !loopback.Equal(tok, want):
 		return &Error{Code: CodeUnauthorized}
 	}
 	return nil

@@ -1,7 +1,6 @@
 package live
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"crypto/rand"
@@ -19,6 +18,7 @@ import (
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
+	"github.com/pikit-dev/pikit/internal/jsonl"
 )
 
 // Replay evidence profiles (reference §4.12).
@@ -190,21 +190,29 @@ func readLogLines(path string) ([]logLine, error) {
 		return nil, fmt.Errorf("live: open log: %w", err)
 	}
 	defer f.Close()
+	// Lines that are not an envelope are passed over (a torn last line, a
+	// blank or invalid one); a line over the journal's record cap cannot
+	// be one of ours and is too large to post, so it ends the replay.
 	var out []logLine
-	r := bufio.NewReader(f)
+	r := jsonl.NewReader(f, 0)
 	for {
-		line, err := r.ReadBytes('\n')
-		if t := bytes.TrimSpace(line); len(t) > 0 && bytes.HasSuffix(line, []byte("\n")) {
-			var ll logLine
-			if json.Unmarshal(t, &ll, jsonIn) == nil {
-				out = append(out, ll)
-			}
+		line, err := r.Next()
+		var re *jsonl.RecordError
+		switch {
+		case err == io.EOF:
+			return out, nil
+		case errors.Is(err, jsonl.ErrOversized):
+			return nil, fmt.Errorf("live: log line %d exceeds %d bytes: %w", r.Record(), jsonl.DefaultMaxRecord, err)
+		case errors.As(err, &re):
+			continue
+		case err != nil:
+			return nil, fmt.Errorf("live: read log: %w", err)
 		}
-		if err != nil {
-			break
+		var ll logLine
+		if json.Unmarshal(line, &ll, jsonIn) == nil {
+			out = append(out, ll)
 		}
 	}
-	return out, nil
 }
 
 // safeFrame reads a frame only when it is a regular, non-symlink file

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -16,6 +15,7 @@ import (
 	"github.com/go-json-experiment/json"
 	"github.com/gofrs/flock"
 	"github.com/pikit-dev/pikit/internal/durable"
+	"github.com/pikit-dev/pikit/internal/jsonl"
 	"github.com/pikit-dev/pikit/live"
 	"github.com/spf13/cobra"
 )
@@ -153,7 +153,7 @@ func startLive(ctx context.Context, o liveStart) (live.StartLine, error) {
 		deadline = d
 	}
 	_ = readyR.SetReadDeadline(deadline)
-	data, rerr := bufio.NewReader(readyR).ReadBytes('\n')
+	data, rerr := jsonl.NewReader(readyR, 0).Next()
 	var line live.StartLine
 	if rerr == nil {
 		rerr = json.Unmarshal(data, &line)
