@@ -1,31 +1,12 @@
 package live
 
 import (
-	"fmt"
 	"net/http"
-	"os"
-	"strings"
 	"syscall"
 	"testing"
-)
 
-// vmRSS reads a process's resident set size in MiB from /proc.
-func vmRSS(tb testing.TB, pid int) float64 {
-	tb.Helper()
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		tb.Fatal(err)
-	}
-	for _, l := range strings.Split(string(data), "\n") {
-		if v, ok := strings.CutPrefix(l, "VmRSS:"); ok {
-			var kb float64
-			fmt.Sscan(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), &kb)
-			return kb / 1024
-		}
-	}
-	tb.Fatal("no VmRSS")
-	return 0
-}
+	"github.com/pikit-dev/pikit/internal/testproc"
+)
 
 // BenchmarkRSS10k runs the endpoint as its own process, posts 10,000
 // envelopes (transcripts and clicks, 8 per request) and reports the
@@ -47,13 +28,13 @@ func BenchmarkRSS10k(b *testing.B) {
 			resp.Body.Close()
 		}
 		post(1)
-		before := vmRSS(b, pid)
+		before := testproc.RSS(b, pid)
 		b.StartTimer()
 		for seq := int64(perReq + 1); seq <= total; seq += perReq {
 			post(seq)
 		}
 		b.StopTimer()
-		after := vmRSS(b, pid)
+		after := testproc.RSS(b, pid)
 		killAndReap(pid, syscall.SIGTERM)
 		b.ReportMetric(before, "rss-before-MB")
 		b.ReportMetric(after, "rss-after-10k-MB")

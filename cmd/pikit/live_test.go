@@ -307,24 +307,6 @@ func TestStop_Ownership(t *testing.T) {
 	}
 }
 
-// vmRSS reads a process's resident set size in MiB from /proc.
-func vmRSS(tb testing.TB, pid int) float64 {
-	tb.Helper()
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		tb.Fatal(err)
-	}
-	for _, l := range strings.Split(string(data), "\n") {
-		if v, ok := strings.CutPrefix(l, "VmRSS:"); ok {
-			var kb float64
-			fmt.Sscan(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), &kb)
-			return kb / 1024
-		}
-	}
-	tb.Fatal("no VmRSS")
-	return 0
-}
-
 // BenchmarkLiveRSS10k starts `pikit live` (this binary standing in for
 // pikit, so the whole command is linked in), posts 10,000 envelopes
 // (transcripts and clicks, 8 per request, one fsync each) and reports the
@@ -371,13 +353,13 @@ func BenchmarkLiveRSS10k(b *testing.B) {
 			resp.Body.Close()
 		}
 		post(1)
-		before := vmRSS(b, pid)
+		before := testproc.RSS(b, pid)
 		b.StartTimer()
 		for seq := 1 + perReq; seq <= total; seq += perReq {
 			post(seq)
 		}
 		b.StopTimer()
-		after := vmRSS(b, pid)
+		after := testproc.RSS(b, pid)
 		_ = syscall.Kill(pid, syscall.SIGTERM)
 		waitReleased(context.Background(), root, 10*time.Second)
 		b.ReportMetric(before, "rss-start-MB")

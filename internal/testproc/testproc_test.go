@@ -100,3 +100,10 @@ func TestNew_badRole(t *testing.T) {
 		New(map[string]Role{"a": func([]string) int { return 0 }}, &Options{Optional: []string{"b"}})
 	})
 }
+
+// TestRSS: this process has a resident set of a plausible size.
+func TestRSS(t *testing.T) {
+	if got := RSS(t, os.Getpid()); got < 1 || got > 4096 {
+		t.Errorf("RSS = %v MiB, want between 1 and 4096", got)
+	}
+}
