@@ -86,7 +86,7 @@ func TestClient_ProtocolErrorsAreEventsAndTheStreamGoesOn(t *testing.T) {
 			if _, err := c.Prompt(ctx, pirpc.PromptCommand{Message: tt.keyword}); err != nil {
 				t.Fatal(err)
 			}
-			evs := until(t, ctx, c, settled)
+			evs := pitest.Until(t, ctx, c, settled)
 			var kinds []error
 			for _, pe := range find[*pirpc.ProtocolError](evs) {
 				kinds = append(kinds, pe.Kind)
@@ -164,7 +164,7 @@ func TestClient_HoldAndAbort(t *testing.T) {
 	if _, err := c.Prompt(ctx, pirpc.PromptCommand{Message: "hold"}); err != nil {
 		t.Fatal(err)
 	}
-	until(t, ctx, c, func(ev pirpc.Event) bool { _, ok := ev.(*pirpc.MessageUpdate); return ok })
+	pitest.Until(t, ctx, c, func(ev pirpc.Event) bool { _, ok := ev.(*pirpc.MessageUpdate); return ok })
 	_, err := c.Prompt(ctx, pirpc.PromptCommand{Message: "more"})
 	var ce *pirpc.CommandError
 	if !errors.As(err, &ce) || !errors.Is(err, pirpc.ErrCommandFailed) || ce.Command != "prompt" {
@@ -183,7 +183,7 @@ func TestClient_HoldAndAbort(t *testing.T) {
 	if err := c.Abort(ctx); err != nil {
 		t.Fatal(err)
 	}
-	evs := until(t, ctx, c, settled)
+	evs := pitest.Until(t, ctx, c, settled)
 	if s := find[*pirpc.AgentSettled](evs); !s[0].Aborted {
 		t.Error("not aborted")
 	}
@@ -252,7 +252,7 @@ func TestClient_LateResponseIsDropped(t *testing.T) {
 	if _, err := c.Prompt(ctx, pirpc.PromptCommand{Message: "hi"}); err != nil {
 		t.Fatal(err)
 	}
-	if pes := find[*pirpc.ProtocolError](until(t, ctx, c, settled)); len(pes) != 0 {
+	if pes := find[*pirpc.ProtocolError](pitest.Until(t, ctx, c, settled)); len(pes) != 0 {
 		t.Errorf("late response reported as %v", pes)
 	}
 }
@@ -263,7 +263,7 @@ func TestClient_DialogAnswered(t *testing.T) {
 	if _, err := c.Prompt(ctx, pirpc.PromptCommand{Message: "dialog"}); err != nil {
 		t.Fatal(err)
 	}
-	evs := until(t, ctx, c, func(ev pirpc.Event) bool {
+	evs := pitest.Until(t, ctx, c, func(ev pirpc.Event) bool {
 		if r, ok := ev.(*pirpc.ExtensionUIRequest); ok && r.NeedsResponse() {
 			if err := c.CancelUI(ctx, r.ID); err != nil {
 				t.Error(err)
@@ -316,7 +316,7 @@ func TestClient_UnknownCommandAndRawEvent(t *testing.T) {
 	if _, err := c.Prompt(ctx, pirpc.PromptCommand{Message: "unknown event"}); err != nil {
 		t.Fatal(err)
 	}
-	evs := until(t, ctx, c, settled)
+	evs := pitest.Until(t, ctx, c, settled)
 	raws := find[*pirpc.RawEvent](evs)
 	if len(raws) != 1 || raws[0].Type != "future_event" || !strings.Contains(string(raws[0].Raw), "providerDetail") {
 		t.Errorf("raw events %+v", raws)
@@ -395,7 +395,7 @@ func TestClient_BoundedOutput(t *testing.T) {
 	if _, err := c.Prompt(ctx, pirpc.PromptCommand{Message: "output 5000"}); err != nil {
 		t.Fatal(err)
 	}
-	evs := until(t, ctx, c, settled)
+	evs := pitest.Until(t, ctx, c, settled)
 	if n := len(find[*pirpc.MessageUpdate](evs)); n != 5002 {
 		t.Errorf("message updates = %d, want 5002", n)
 	}

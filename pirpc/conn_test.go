@@ -14,6 +14,7 @@ import (
 
 	"github.com/pikit-dev/pikit/internal/fakepi"
 	"github.com/pikit-dev/pikit/internal/jsonl"
+	"github.com/pikit-dev/pikit/internal/pitest"
 	"github.com/pikit-dev/pikit/pirpc"
 )
 
@@ -56,7 +57,7 @@ func TestNewClient_InProcessPeer(t *testing.T) {
 		t.Fatalf("Prompt = %+v, %v", res, err)
 	}
 	var text strings.Builder
-	for _, ev := range until(t, ctx, c, settled) {
+	for _, ev := range pitest.Until(t, ctx, c, settled) {
 		if u, ok := ev.(*pirpc.MessageUpdate); ok && u.AssistantMessageEvent.Type == "text_delta" {
 			text.WriteString(u.AssistantMessageEvent.Delta)
 		}

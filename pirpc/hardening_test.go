@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/pikit-dev/pikit/internal/pitest"
 	"github.com/pikit-dev/pikit/pirpc"
 )
 
@@ -103,7 +104,7 @@ while :; do read -r line || sleep 1; done
 				t.Fatal(err)
 			}
 			ctx := testCtx(t)
-			until(t, ctx, c, settled) // the grandchild runs
+			pitest.Until(t, ctx, c, settled) // the grandchild runs
 			closed := make(chan error, 1)
 			go func() { closed <- c.Close(ctx) }()
 			select {
@@ -254,7 +255,7 @@ sleep 300
 		t.Fatal(err)
 	}
 	ctx := testCtx(t)
-	until(t, ctx, c, func(ev pirpc.Event) bool { _, ok := ev.(*pirpc.AgentStart); return ok }) // stdin is closed now
+	pitest.Until(t, ctx, c, func(ev pirpc.Event) bool { _, ok := ev.(*pirpc.AgentStart); return ok }) // stdin is closed now
 	if _, err := c.GetState(ctx); !errors.Is(err, pirpc.ErrWrite) {
 		t.Fatalf("GetState = %v, want ErrWrite", err)
 	}
@@ -264,7 +265,7 @@ sleep 300
 	}
 	f.WriteString("go\n")
 	f.Close()
-	until(t, ctx, c, settled)
+	pitest.Until(t, ctx, c, settled)
 	if err := c.Close(ctx); err != nil {
 		t.Fatalf("Close: %v", err)
 	}

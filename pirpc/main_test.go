@@ -37,27 +37,6 @@ func start(t *testing.T, opts pirpc.Options) *pirpc.Client {
 	return c
 }
 
-// until reads events until stop returns true for one; it returns all events
-// read, including that one. It fails when the channel closes or ctx ends.
-func until(t *testing.T, ctx context.Context, c *pirpc.Client, stop func(pirpc.Event) bool) []pirpc.Event {
-	t.Helper()
-	var got []pirpc.Event
-	for {
-		select {
-		case ev, ok := <-c.Events():
-			if !ok {
-				t.Fatalf("events closed (pi: %v) after %s", c.Err(), types(got))
-			}
-			got = append(got, ev)
-			if stop(ev) {
-				return got
-			}
-		case <-ctx.Done():
-			t.Fatalf("timed out after events %s", types(got))
-		}
-	}
-}
-
 func settled(ev pirpc.Event) bool { _, ok := ev.(*pirpc.AgentSettled); return ok }
 
 func types(evs []pirpc.Event) []string {

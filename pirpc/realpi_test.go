@@ -54,7 +54,7 @@ func TestRealPi_PromptStreamsTextUntilSettled(t *testing.T) {
 	if res.Disposition != pirpc.DispositionStarted {
 		t.Fatalf("disposition = %q, want started", res.Disposition)
 	}
-	evs := until(t, ctx, c, settled)
+	evs := pitest.Until(t, ctx, c, settled)
 	if _, ok := evs[0].(*pirpc.AgentStart); !ok {
 		t.Errorf("first event = %s, want agent_start", evs[0].EventType())
 	}
@@ -121,7 +121,7 @@ func TestRealPi_BashToolCall(t *testing.T) {
 	if _, err := c.Prompt(ctx, pirpc.PromptCommand{Message: "RUN_TOOL please"}); err != nil {
 		t.Fatalf("Prompt: %v", err)
 	}
-	evs := until(t, ctx, c, settled)
+	evs := pitest.Until(t, ctx, c, settled)
 	starts := find[*pirpc.ToolExecutionStart](evs)
 	ends := find[*pirpc.ToolExecutionEnd](evs)
 	if len(starts) != 1 || starts[0].ToolName != "bash" || starts[0].ToolCallID != "call_fake1" {
@@ -153,7 +153,7 @@ func startHangingStream(t *testing.T) (*pirpc.Client, context.Context) {
 	if _, err := c.Prompt(ctx, pirpc.PromptCommand{Message: "Talk forever."}); err != nil {
 		t.Fatalf("Prompt: %v", err)
 	}
-	until(t, ctx, c, func(ev pirpc.Event) bool {
+	pitest.Until(t, ctx, c, func(ev pirpc.Event) bool {
 		u, ok := ev.(*pirpc.MessageUpdate)
 		return ok && u.AssistantMessageEvent.Type == "text_delta"
 	})
@@ -166,7 +166,7 @@ func TestRealPi_AbortMidStream(t *testing.T) {
 	if err := c.Abort(ctx); err != nil {
 		t.Fatalf("Abort: %v", err)
 	}
-	evs := until(t, ctx, c, settled)
+	evs := pitest.Until(t, ctx, c, settled)
 	if s := find[*pirpc.AgentSettled](evs); !s[0].Aborted {
 		t.Error("agent_settled aborted = false after abort")
 	}
@@ -245,7 +245,7 @@ func TestRealPi_ExtensionDialogCancelled(t *testing.T) {
 		done <- result{res, err}
 	}()
 	var methods []string
-	evs := until(t, ctx, c, func(ev pirpc.Event) bool {
+	evs := pitest.Until(t, ctx, c, func(ev pirpc.Event) bool {
 		r, ok := ev.(*pirpc.ExtensionUIRequest)
 		if !ok {
 			return false
@@ -302,7 +302,7 @@ func TestRealPi_ProviderErrorIsRetriedThenSettles(t *testing.T) {
 	if err != nil || res.Disposition != pirpc.DispositionStarted {
 		t.Fatalf("Prompt = %+v, %v; a provider error is not a command failure", res, err)
 	}
-	evs := until(t, ctx, c, settled)
+	evs := pitest.Until(t, ctx, c, settled)
 	starts, ends := find[*pirpc.AutoRetryStart](evs), find[*pirpc.AutoRetryEnd](evs)
 	if len(starts) != 1 || starts[0].Attempt != 1 || starts[0].MaxAttempts != 1 || !strings.Contains(starts[0].ErrorMessage, "500") {
 		t.Errorf("auto_retry_start = %+v", starts)
@@ -350,7 +350,7 @@ func TestRealPi_CloseDuringToolRunKillsTheTool(t *testing.T) {
 	if _, err := c.Prompt(ctx, pirpc.PromptCommand{Message: "RUN_TOOL please"}); err != nil {
 		t.Fatalf("Prompt: %v", err)
 	}
-	until(t, ctx, c, func(ev pirpc.Event) bool { _, ok := ev.(*pirpc.ToolExecutionStart); return ok })
+	pitest.Until(t, ctx, c, func(ev pirpc.Event) bool { _, ok := ev.(*pirpc.ToolExecutionStart); return ok })
 	select {
 	case <-opened:
 	case <-ctx.Done():

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/pikit-dev/pikit/internal/modelserver"
+	"github.com/pikit-dev/pikit/internal/pitest"
 	"github.com/pikit-dev/pikit/pirpc"
 	"github.com/pikit-dev/pikit/stateflow/store"
 )
@@ -177,7 +178,7 @@ func TestRealPi_TailNoticeOfForeignChange(t *testing.T) {
 	}
 	prompt(t, ctx, b, "REMEMBER that the database is postgres")
 	once.Do(func() { close(release) })
-	until(t, ctx, a, func(ev pirpc.Event) bool { _, ok := ev.(*pirpc.AgentSettled); return ok })
+	pitest.Until(t, ctx, a, func(ev pirpc.Event) bool { _, ok := ev.(*pirpc.AgentSettled); return ok })
 
 	var first, second string
 	for _, r := range h.env.Server.Requests() {

@@ -104,7 +104,7 @@ func prompt(t *testing.T, ctx context.Context, c *pirpc.Client, text string) []p
 	if _, err := c.Prompt(ctx, pirpc.PromptCommand{Message: text}); err != nil {
 		t.Fatalf("prompt %q: %v", text, err)
 	}
-	return until(t, ctx, c, func(ev pirpc.Event) bool { _, ok := ev.(*pirpc.AgentSettled); return ok })
+	return pitest.Until(t, ctx, c, func(ev pirpc.Event) bool { _, ok := ev.(*pirpc.AgentSettled); return ok })
 }
 
 // command runs a slash command and returns the first notify it sends.
@@ -114,7 +114,7 @@ func command(t *testing.T, ctx context.Context, c *pirpc.Client, text string) *p
 		t.Fatalf("command %q: %v", text, err)
 	}
 	var n *pirpc.ExtensionUIRequest
-	until(t, ctx, c, func(ev pirpc.Event) bool {
+	pitest.Until(t, ctx, c, func(ev pirpc.Event) bool {
 		r, ok := ev.(*pirpc.ExtensionUIRequest)
 		if ok && r.Method == "notify" {
 			n = r
@@ -122,25 +122,6 @@ func command(t *testing.T, ctx context.Context, c *pirpc.Client, text string) *p
 		return n != nil
 	})
 	return n
-}
-
-func until(t *testing.T, ctx context.Context, c *pirpc.Client, stop func(pirpc.Event) bool) []pirpc.Event {
-	t.Helper()
-	var got []pirpc.Event
-	for {
-		select {
-		case ev, ok := <-c.Events():
-			if !ok {
-				t.Fatalf("pi exited: %v", c.Err())
-			}
-			got = append(got, ev)
-			if stop(ev) {
-				return got
-			}
-		case <-ctx.Done():
-			t.Fatalf("timed out after %d events", len(got))
-		}
-	}
 }
 
 // toolResult returns the one tool result of a run (its text and error flag).

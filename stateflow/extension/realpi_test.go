@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pikit-dev/pikit/internal/pitest"
 	"github.com/pikit-dev/pikit/pirpc"
 	"github.com/pikit-dev/pikit/stateflow/store"
 )
@@ -283,7 +284,7 @@ func TestRealPi_ActiveBlockedOnUnreadableMemory(t *testing.T) {
 	if _, err := c.Prompt(ctx, pirpc.PromptCommand{Message: "hello"}); err != nil {
 		t.Fatal(err)
 	}
-	until(t, ctx, c, func(ev pirpc.Event) bool { _, ok := ev.(*pirpc.AgentSettled); return ok })
+	pitest.Until(t, ctx, c, func(ev pirpc.Event) bool { _, ok := ev.(*pirpc.AgentSettled); return ok })
 	if got := len(h.env.Server.Requests()) - n; got != 0 {
 		t.Errorf("the model was asked %d times with unreadable memory", got)
 	}
