@@ -61,7 +61,7 @@ func click(t *testing.T, ctx context.Context, sel string) {
 func TestBrowser_Selection(t *testing.T) {
 	src := browsertest.AxeSource(t)
 	b, ctx := openPage(t, workbench.ViewSelection)
-	if got := browsertest.Eval[string](t, ctx, `document.querySelector("#selection-list li:nth-child(6)").textContent`); !strings.HasPrefix(got, "🔒 can't compress · a0006") ||
+	if got := browsertest.Eval[string](t, ctx, `document.getElementById("sel-a0005").closest("li").nextElementSibling.textContent`); !strings.HasPrefix(got, "🔒 can't compress · a0006") ||
 		browsertest.Eval[bool](t, ctx, `document.getElementById("sel-a0006") !== null`) {
 		t.Errorf("protected atom row %q", got)
 	}
@@ -71,8 +71,10 @@ func TestBrowser_Selection(t *testing.T) {
 	axeAll(t, ctx, src, "selection")
 	click(t, ctx, "#sel-a0007")
 	browsertest.Key(t, ctx, " ") // keyboard toggles too: a0007 off again
-	click(t, ctx, "#sel-a0007")
-	click(t, ctx, "#sel-a0008")
+	browsertest.Key(t, ctx, "G") // G selects the focused atom's group: a0007, a0008
+	if got := browsertest.Eval[string](t, ctx, `document.querySelector('[data-group="g0003"]').previousElementSibling.textContent`); got != "g0003 · more work" {
+		t.Errorf("group header %q", got)
+	}
 	if got := text(t, ctx, "strip"); !strings.HasPrefix(got, "Selected 4/9 atoms") {
 		t.Errorf("strip %q", got)
 	}

@@ -87,3 +87,30 @@ func TestManager_PerSession(t *testing.T) {
 		t.Errorf("cancelled CloseAll: %v", err)
 	}
 }
+
+// CloseAll racing Open (session shutdown during the opening command): a
+// workbench whose Open succeeded is closed and releases the lock exactly
+// once; nothing stays registered.
+func TestManager_CloseAllRacesOpen(t *testing.T) {
+	for i := 0; i < 20; i++ {
+		m := workbench.NewManager(nil)
+		p := newTestPlan(t)
+		opened := make(chan error, 1)
+		go func() {
+			_, err := m.Open(t.Context(), workbench.ViewReview, p)
+			opened <- err
+		}()
+		if err := m.CloseAll(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		if err := <-opened; err != nil {
+			t.Fatal(err)
+		}
+		if err := m.CloseAll(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		if _, _, _, released := p.snapshot(); released != 1 || m.Registered() {
+			t.Fatalf("run %d: released %d, registered %v", i, released, m.Registered())
+		}
+	}
+}

@@ -117,7 +117,16 @@
   function renderSelection() {
     const list = $("selection-list");
     list.replaceChildren();
+    let group = null;
     for (const a of state.atoms) {
+      if (a.groupRef !== group) {
+        group = a.groupRef;
+        const g = a.groupRef;
+        const b = el("button", { type: "button", textContent: `Select group ${g}` });
+        b.dataset.group = g;
+        b.addEventListener("click", () => toggleGroup(g));
+        list.append(el("li", { className: "group" }, el("h3", { textContent: `${g} · ${a.groupLabel}` }), b));
+      }
       const li = el("li");
       if (isProtected(a)) {
         li.append(el("span", { textContent: `🔒 can't compress · ${atomLine(a)}` }));
@@ -132,6 +141,15 @@
       li.append(el("span", { className: "preview", textContent: a.preview }));
       list.append(li);
     }
+  }
+
+  // toggleGroup selects every compressible atom of a group, or clears them
+  // when all are selected already (G).
+  function toggleGroup(g) {
+    const boxes = state.atoms.filter((a) => a.groupRef === g).map((a) => document.getElementById(`sel-${a.ref}`)).filter(Boolean);
+    const all = boxes.every((b) => b.checked);
+    for (const b of boxes) b.checked = !all;
+    renderStrip();
   }
 
   function selectionSpans() {
@@ -310,6 +328,11 @@
     if (e.key === "/" && !typing && state.view === "review") {
       e.preventDefault();
       $("filter").focus();
+      return;
+    }
+    if (state.view === "selection" && (e.key === "g" || e.key === "G") && e.target.dataset && e.target.dataset.index !== undefined) {
+      e.preventDefault();
+      toggleGroup(state.atoms[Number(e.target.dataset.index)].groupRef);
       return;
     }
     if ((e.ctrlKey || e.metaKey) && e.key === "s") {
