@@ -37,7 +37,13 @@ type probe struct {
 
 func newProbe(t *testing.T, script modelserver.ScriptFunc) *probe {
 	t.Helper()
-	env := pitest.New(t, &pitest.Options{Script: script, Session: true})
+	return newProbeWith(t, &pitest.Options{Script: script, Session: true})
+}
+
+// newProbeWith is newProbe with the environment's options given whole.
+func newProbeWith(t *testing.T, opts *pitest.Options) *probe {
+	t.Helper()
+	env := pitest.New(t, opts)
 	p := &probe{env: env, out: filepath.Join(t.TempDir(), "probe.jsonl")}
 	env.Env = append(env.Env, "PIKIT_PROBE_OUT="+p.out)
 	p.exe = pitest.BuildCommand(t, "./piext/internal/testext")
@@ -69,6 +75,8 @@ type record struct {
 	Word    string `json:"word"`
 	N       int    `json:"n"`
 	Changed bool   `json:"changed"`
+	// Payload is the hook's event object, for the hooks the probe keeps it.
+	Payload json.RawMessage `json:"payload"`
 }
 
 func (p *probe) records(t *testing.T) []record {

@@ -46,7 +46,11 @@ func main() {
 	rec.log("start")
 	hook := func(event string, f func(ctx context.Context, ev *piext.Event) (any, error)) piext.Hook {
 		return piext.Hook{Event: event, Handle: func(ctx context.Context, ev *piext.Event) (any, error) {
-			rec.log("hook", "event", event, "gen", ev.Session.Generation, "session", ev.Session.ID)
+			if withPayload[event] {
+				rec.log("hook", "event", event, "gen", ev.Session.Generation, "session", ev.Session.ID, "payload", ev.Payload)
+			} else {
+				rec.log("hook", "event", event, "gen", ev.Session.Generation, "session", ev.Session.ID)
+			}
 			if f == nil {
 				return nil, nil
 			}
@@ -166,7 +170,7 @@ func main() {
 			hook("message_end", nil),
 			hook("model_select", nil),
 			hook("thinking_level_select", nil),
-			hook("session_before_compact", nil),
+			hook("session_before_compact", beforeCompact),
 			hook("session_compact", nil),
 			hook("session_tree", nil),
 			hook("context_with_system", nil),
@@ -385,4 +389,32 @@ func exercise(ctx context.Context, p *piext.Pi) string {
 	err = p.SendUserMessage(ctx, "probe user message", "")
 	check("sendUserMessage", err, true)
 	return "calls " + strings.Join(out, " ")
+}
+
+// withPayload names the hooks whose payload the recorder keeps (small ones).
+var withPayload = map[string]bool{"model_select": true, "thinking_level_select": true,
+	"session_before_compact": true, "session_compact": true, "resources_discover": true}
+
+// beforeCompact cancels a compaction asked for with the custom
+// instructions "probe-cancel", and replaces the summary with its own for
+// "probe-summary"; other compactions run as Pi prepared them.
+func beforeCompact(ctx context.Context, ev *piext.Event) (any, error) {
+	var in struct {
+		CustomInstructions string
+		Preparation        struct {
+			FirstKeptEntryID string `json:"firstKeptEntryId"`
+			TokensBefore     int    `json:"tokensBefore"`
+		}
+	}
+	if err := ev.Decode(&in); err != nil {
+		return nil, err
+	}
+	switch in.CustomInstructions {
+	case "probe-cancel":
+		return map[string]any{"cancel": true}, nil
+	case "probe-summary":
+		return map[string]any{"compaction": map[string]any{"summary": "PROBE-SUMMARY from Go",
+			"firstKeptEntryId": in.Preparation.FirstKeptEntryID, "tokensBefore": in.Preparation.TokensBefore}}, nil
+	}
+	return nil, nil
 }
