@@ -1,6 +1,7 @@
 package broker_test
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -77,13 +78,18 @@ func TestBroker_DiedMidTaskFailsTruthfully(t *testing.T) {
 	p := newProject(t)
 	c := p.client(t, "1m")
 	waitState(t, c, "ready", ready)
-	res, _, err := c.Submit(t.Context(), "p", "hold this task")
+	res, b, err := c.Submit(t.Context(), "p", "hold this task")
 	if err != nil || res != rt.ResultAccepted {
 		t.Fatalf("Submit = %s %v", res, err)
 	}
-	held := waitState(t, c, "held", func(s rt.Snapshot) bool { return s.Task != nil && s.Task.Output == "holding" })
+	// Acknowledged means recorded: the record holds the task already.
 	rec := filepath.Join(broker.RuntimeDir(p.base, p.root), "task.json")
-	waitUntil(t, "the task record", func() bool { b, _ := os.ReadFile(rec); return strings.Contains(string(b), held.Task.ID) })
+	var accepted rt.Snapshot
+	json.Unmarshal(b, &accepted)
+	if data, err := os.ReadFile(rec); err != nil || accepted.Task == nil || !strings.Contains(string(data), accepted.Task.ID) {
+		t.Fatalf("task record after the acknowledgement: %q %v", data, err)
+	}
+	held := waitState(t, c, "held", func(s rt.Snapshot) bool { return s.Task != nil && s.Task.Output == "holding" })
 	if fi, err := os.Lstat(rec); err != nil || fi.Mode().Perm() != 0o600 {
 		t.Fatalf("task record: %v %v", fi, err)
 	}

@@ -121,6 +121,7 @@ func Serve(ctx context.Context, opts *ServerOptions) (err error) {
 	s := &server{
 		ep: ep, log: log, rt: runtime.New(&ro),
 		conns: map[net.Conn]struct{}{}, clients: make(chan struct{}, 1),
+		rec: &taskRecorder{path: taskPath, log: log},
 	}
 	log.Info("taskbar broker: serving", "pid", ep.PID)
 	serveCtx, cancel := context.WithCancel(ctx)
@@ -128,7 +129,7 @@ func Serve(ctx context.Context, opts *ServerOptions) (err error) {
 	go s.accept(serveCtx, ln)
 	go func() {
 		defer s.wg.Done()
-		recordTasks(serveCtx, s.rt, taskPath, log)
+		s.rec.follow(serveCtx, s.rt)
 	}()
 	s.monitor(serveCtx, o.Grace)
 	if ctx.Err() != nil {
@@ -189,6 +190,7 @@ type server struct {
 	ep  Endpoint
 	log *slog.Logger
 	rt  *runtime.Runtime
+	rec *taskRecorder // task.json, own mutex
 	wg  sync.WaitGroup
 
 	mu      sync.Mutex
@@ -380,6 +382,9 @@ func (s *server) handle(ctx context.Context, line []byte) Response {
 		}
 		res, f, _ := s.rt.Once(req.Key, TypeSubmit, func() (runtime.Result, runtime.Frame, error) {
 			res, f := s.rt.SubmitFrame(t.Prompt, t.Message)
+			if res == runtime.ResultAccepted {
+				s.rec.record(f.JSON) // durable before the acknowledgement
+			}
 			return res, f, nil
 		})
 		return resp(res, f)

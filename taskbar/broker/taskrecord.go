@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"log/slog"
 	"os"
+	"sync"
 	"syscall"
 
 	"github.com/pikit-dev/pikit/internal/durable"
@@ -47,26 +48,47 @@ func loadTask(path string, log *slog.Logger) *runtime.TaskState {
 	return rec.Task
 }
 
-// recordTasks keeps path in step with rt's retained task until ctx ends: a
-// task is recorded as soon as it is accepted, so a broker that dies
-// mid-task leaves its replacement the task to report as failed.
-func recordTasks(ctx context.Context, rt *runtime.Runtime, path string, log *slog.Logger) {
-	var lastID string
-	var lastStatus runtime.TaskStatus
+// taskRecorder writes the retained task to task.json whenever its id or
+// status changes. It is safe for concurrent use: the broker records an
+// accepted task before answering the submit (acknowledged = fsynced), and
+// [taskRecorder.follow] records every later change.
+type taskRecorder struct {
+	path string
+	log  *slog.Logger
+
+	mu         sync.Mutex
+	lastID     string
+	lastStatus runtime.TaskStatus
+}
+
+// record writes the task of snapshot snap if its id or status changed.
+func (r *taskRecorder) record(snap []byte) {
+	var s struct {
+		Task *runtime.TaskState `json:"task"`
+	}
+	if err := json.Unmarshal(snap, &s); err != nil || s.Task == nil {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if s.Task.ID == r.lastID && s.Task.Status == r.lastStatus {
+		return
+	}
+	data, _ := json.Marshal(taskRecord{Task: s.Task})
+	if err := durable.WriteFile(r.path, append(data, '\n'), 0o600); err != nil {
+		r.log.Warn("taskbar broker: could not record the task", "disk_full", errors.Is(err, durable.ErrDiskFull))
+		return
+	}
+	r.lastID, r.lastStatus = s.Task.ID, s.Task.Status
+}
+
+// follow records rt's retained task after every change until ctx ends, so
+// a broker that dies mid-task leaves its replacement the task to report as
+// failed.
+func (r *taskRecorder) follow(ctx context.Context, rt *runtime.Runtime) {
 	for {
 		f, changed := rt.Watch()
-		var snap struct {
-			Task *runtime.TaskState `json:"task"`
-		}
-		if err := json.Unmarshal(f.JSON, &snap); err == nil && snap.Task != nil &&
-			(snap.Task.ID != lastID || snap.Task.Status != lastStatus) {
-			data, _ := json.Marshal(taskRecord{Task: snap.Task})
-			if err := durable.WriteFile(path, append(data, '\n'), 0o600); err != nil {
-				log.Warn("taskbar broker: could not record the task", "disk_full", errors.Is(err, durable.ErrDiskFull))
-			} else {
-				lastID, lastStatus = snap.Task.ID, snap.Task.Status
-			}
-		}
+		r.record(f.JSON)
 		select {
 		case <-ctx.Done():
 			return
