@@ -63,15 +63,26 @@ type taskRecorder struct {
 
 // record writes the task of snapshot snap if its id or status changed.
 func (r *taskRecorder) record(snap []byte) {
-	var s struct {
-		Task *runtime.TaskState `json:"task"`
+	// Most changes are output deltas: look at id and status only (no copy
+	// of the output) before decoding the whole task.
+	var head struct {
+		Task *struct {
+			ID     string             `json:"id"`
+			Status runtime.TaskStatus `json:"status"`
+		} `json:"task"`
 	}
-	if err := json.Unmarshal(snap, &s); err != nil || s.Task == nil {
+	if err := json.Unmarshal(snap, &head); err != nil || head.Task == nil {
 		return
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if s.Task.ID == r.lastID && s.Task.Status == r.lastStatus {
+	if head.Task.ID == r.lastID && head.Task.Status == r.lastStatus {
+		return
+	}
+	var s struct {
+		Task *runtime.TaskState `json:"task"`
+	}
+	if err := json.Unmarshal(snap, &s); err != nil || s.Task == nil {
 		return
 	}
 	data, _ := json.Marshal(taskRecord{Task: s.Task})
