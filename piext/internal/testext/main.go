@@ -233,6 +233,13 @@ func main() {
 			}),
 		),
 	}
+	if dir := os.Getenv("PIKIT_PROBE_DISCOVER"); dir != "" {
+		// A Go resources_discover hook (not the Skills path): only when the
+		// test asks, at install time too, so other tests' manifests lack it.
+		ext.Hooks = append(ext.Hooks, hook("resources_discover", func(ctx context.Context, ev *piext.Event) (any, error) {
+			return map[string]any{"skillPaths": []string{dir}}, nil
+		}))
+	}
 	if os.Getenv("PIKIT_PROBE_BYTEWISE") == "1" && (len(os.Args) < 2 || os.Args[1] != piext.ManifestFlag) {
 		// Every byte to the bridge in its own write, 100 µs apart: the
 		// bridge must split lines on byte 10 over Buffers.
