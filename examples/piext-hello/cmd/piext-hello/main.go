@@ -1,5 +1,4 @@
-// Command piext-hello is the hello extension as a program of its own:
-// `pikit ext install hello --exec $(which piext-hello)`.
+// Command piext-hello is the hello extension as its own program: `pikit ext install hello --exec PATH`.
 package main
 
 import (
