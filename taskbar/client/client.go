@@ -23,7 +23,7 @@
 //
 // The page carries exactly the markup [Markup] renders, for example:
 //
-//	<script type="application/json" id="pi-browser-taskbar-bootstrap">{"mount_base":"/dev/pi-browser-taskbar","csrf_token":"t0k3n","remote_access":false}</script><script src="/dev/pi-browser-taskbar/assets/client.js" defer></script>
+//	<script type="application/json" id="pi-browser-taskbar-bootstrap" style="display:none!important">{"mount_base":"/dev/pi-browser-taskbar","csrf_token":"t0k3n","remote_access":false}</script><script src="/dev/pi-browser-taskbar/assets/client.js" defer></script>
 //
 // The JSON object ([Bootstrap]) has mount_base (absolute path, no trailing
 // slash), csrf_token (string), remote_access (boolean: a non-empty
@@ -222,7 +222,8 @@ var (
 var ErrInvalid = errors.New("client: invalid value")
 
 // Markup returns the exact bootstrap markup for a page: the bootstrap JSON
-// script element followed by the deferred client script. Insert it once per
+// script element (styled display:none!important) followed by the deferred
+// client script. Insert it once per
 // HTML page, before </body> or in <head>. The JSON is encoded with <, > and &
 // escaped, so it cannot close the script element. It returns an error
 // wrapping [ErrInvalid] when MountBase is not an absolute path without a
@@ -240,7 +241,9 @@ func Markup(b Bootstrap) (template.HTML, error) {
 		return "", fmt.Errorf("encode bootstrap: %w", err)
 	}
 	var sb strings.Builder
-	sb.WriteString(`<script type="application/json" id="` + BootstrapID + `">`)
+	// The inline style keeps the JSON off screen even under a host stylesheet
+	// such as `* { all: unset }`, which would make a script element inline.
+	sb.WriteString(`<script type="application/json" id="` + BootstrapID + `" style="display:none!important">`)
 	sb.Write(data)
 	sb.WriteString(`</script><script src="`)
 	sb.WriteString(html.EscapeString(b.MountBase + ScriptPath))

@@ -14,7 +14,7 @@ func TestMarkup(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := `<script type="application/json" id="pi-browser-taskbar-bootstrap">{"mount_base":"/dev/pi-browser-taskbar","csrf_token":"t\u003c/script\u003e\u003c\u0026\"","remote_access":true}</script><script src="/dev/pi-browser-taskbar/assets/client.js" defer></script>`
+	want := `<script type="application/json" id="pi-browser-taskbar-bootstrap" style="display:none!important">{"mount_base":"/dev/pi-browser-taskbar","csrf_token":"t\u003c/script\u003e\u003c\u0026\"","remote_access":true}</script><script src="/dev/pi-browser-taskbar/assets/client.js" defer></script>`
 	if string(got) != want {
 		t.Errorf("Markup =\n%s\nwant\n%s", got, want)
 	}

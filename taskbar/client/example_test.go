@@ -13,7 +13,7 @@ func ExampleMarkup() {
 	}
 	fmt.Println(markup)
 	// Output:
-	// <script type="application/json" id="pi-browser-taskbar-bootstrap">{"mount_base":"/dev/pi-browser-taskbar","csrf_token":"t0k3n","remote_access":false}</script><script src="/dev/pi-browser-taskbar/assets/client.js" defer></script>
+	// <script type="application/json" id="pi-browser-taskbar-bootstrap" style="display:none!important">{"mount_base":"/dev/pi-browser-taskbar","csrf_token":"t0k3n","remote_access":false}</script><script src="/dev/pi-browser-taskbar/assets/client.js" defer></script>
 }
 
 func ExampleSourceAnnotation() {
