@@ -130,3 +130,40 @@ func TestTmux_RemoteComponent(t *testing.T) {
 		t.Fatalf("no result after Enter; screen:\n%s", screen())
 	}
 }
+
+// TestTmux_StatusClearKeepsPiAlive sets and then clears a footer status and a
+// widget from Go in interactive Pi: clearing (Go's "" and nil, JSON null)
+// must reach Pi as undefined, or the footer's next render throws and Pi exits.
+func TestTmux_StatusClearKeepsPiAlive(t *testing.T) {
+	t.Parallel()
+	p := newProbe(t, nil)
+	tmux := tmuxPi(t, p)
+	ctx := testCtx(t)
+	p.waitRecord(t, ctx, func(r record) bool { return r.Ev == "hook" && r.Event == "session_start" })
+	screen := func() string { return tmux("capture-pane", "-p", "-t", "pi") }
+	deadline := time.Now().Add(60 * time.Second)
+	for !strings.Contains(screen(), "PROBE-STATUS") {
+		if time.Now().After(deadline) {
+			t.Fatalf("status never drawn; screen:\n%s", screen())
+		}
+		tmux("send-keys", "-t", "pi", "/probe:status set", "Enter")
+		waitFor(func() bool { return strings.Contains(screen(), "PROBE-STATUS") }, 10*time.Second)
+	}
+	tmux("send-keys", "-t", "pi", "/probe:status clear", "Enter")
+	if !waitFor(func() bool { return strings.Contains(screen(), "status cleared") }, 20*time.Second) {
+		t.Fatalf("no notice after clearing; screen:\n%s", screen())
+	}
+	// Pi must survive the renders after the clear.
+	tmux("send-keys", "-t", "pi", "x")
+	waitFor(func() bool { return false }, 2*time.Second)
+	got := screen()
+	if strings.Contains(got, "uncaughtException") || strings.Contains(got, "TypeError") {
+		t.Fatalf("Pi crashed after the status was cleared:\n%s", got)
+	}
+	if strings.Contains(got, "PROBE-STATUS") || strings.Contains(got, "PROBE-WIDGET") {
+		t.Errorf("status or widget still shown after clearing:\n%s", got)
+	}
+	if out := tmux("list-panes", "-t", "pi", "-F", "#{pane_dead}"); strings.TrimSpace(out) != "0" {
+		t.Errorf("Pi's pane is dead after clearing the status (%q)", out)
+	}
+}

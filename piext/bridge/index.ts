@@ -382,7 +382,10 @@ class Sidecar {
   async serve(method: string, params: any, signal: AbortSignal): Promise<any> {
     if (method !== "pi/call") throw rpcError(CODE.methodNotFound, "method not found: " + method);
     const { ctxId, generation, target, method: m } = params ?? {};
-    const args: any[] = Array.isArray(params?.args) ? params.args : [];
+    // JSON has no undefined: a null argument reaches Pi as undefined, which is
+    // what Pi's API means by "absent" (setStatus and setWidget clear only on
+    // undefined; a stored null crashes the interactive footer).
+    const args: any[] = Array.isArray(params?.args) ? params.args.map((a: any) => (a === null ? undefined : a)) : [];
     const row = ALLOW[target]?.[m];
     if (!row) throw rpcError(CODE.notAllowed, `not allowed: ${target}.${m}`);
     let ctx: any;

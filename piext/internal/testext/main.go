@@ -136,6 +136,22 @@ func main() {
 					}
 					return c.Pi.Notify(ctx, "panel result "+string(res), "info")
 				}},
+			{Name: "probe:status", Description: "Set, then clear, a footer status and a widget",
+				Run: func(ctx context.Context, c *piext.CommandCall) error {
+					if c.Args == "set" {
+						if err := c.Pi.SetStatus(ctx, "probe", "PROBE-STATUS"); err != nil {
+							return err
+						}
+						return c.Pi.SetWidget(ctx, "probe", []string{"PROBE-WIDGET"})
+					}
+					if err := c.Pi.SetStatus(ctx, "probe", ""); err != nil {
+						return err
+					}
+					if err := c.Pi.SetWidget(ctx, "probe", nil); err != nil {
+						return err
+					}
+					return c.Pi.Notify(ctx, "status cleared", "info")
+				}},
 			{Name: "probe:calls", Description: "Exercise the calls back into Pi",
 				Run: func(ctx context.Context, c *piext.CommandCall) error {
 					return c.Pi.Notify(ctx, exercise(ctx, c.Pi), "info")
