@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -121,7 +122,14 @@ func newStateflowPatchCmd(f *stateflowFlags) *cobra.Command {
 	return &cobra.Command{
 		Use:   "patch JSON|-",
 		Short: "Apply a patch_state argument (- reads stdin) and print the acknowledgement",
-		Args:  cobra.ExactArgs(1),
+		Long: `Apply a patch_state argument (- reads stdin) and print the acknowledgement.
+
+The argument is one JSON object keyed by scope (global, cwd, session), each a merge
+patch of roots (intents, contract, working, artifacts, lazy); null deletes. The
+session scope needs --session.`,
+		Example: `  pikit stateflow patch '{"cwd":{"contract":{"db":"postgres"}}}'
+  echo '{"session":{"working":{"step":"tests"}}}' | pikit stateflow patch --session KEY -`,
+		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			raw := []byte(args[0])
 			if args[0] == "-" {
@@ -130,6 +138,11 @@ func newStateflowPatchCmd(f *stateflowFlags) *cobra.Command {
 					return fail(cmd, err)
 				}
 				raw = b
+			}
+			if !json.Valid(raw) {
+				// The tool answers undecodable input with upstream's text; a
+				// person typing JSON needs to hear that it is not JSON.
+				return fail(cmd, errors.New("stateflow patch: the argument is not valid JSON"))
 			}
 			s, err := f.open(cmd, f.session)
 			if err != nil {

@@ -49,6 +49,8 @@ func TestStateflowCmd(t *testing.T) {
 		{"", append([]string{"patch", `{"session":{"working":{"a":1}}}`}, common...), "", "State Flow session scope is not available\n", 1},
 		{"", append([]string{"read", "working.nope"}, session...), "", "State Flow read path does not exist: working.nope\n", 1},
 		{"", append([]string{"check"}, common...), "ok\n", "", 0},
+		{"", append([]string{"patch", `{bad`}, common...), "", "stateflow patch: the argument is not valid JSON\n", 1},
+		{`{"cwd":`, append([]string{"patch", "-"}, common...), "", "stateflow patch: the argument is not valid JSON\n", 1},
 	}
 	for i, s := range steps {
 		out, errOut, code := runStateflow(t, s.stdin, s.args...)
