@@ -39,10 +39,16 @@
 // The web workbench and the TUI overlays are behind the [Surfaces]
 // interface (Options.Surfaces). The extension resolves the surface argument
 // or chooser, refuses a second planning UI and an agent-held lock, takes
-// the UI lock and hands the surface a [Plan] (read the ReviewState, save a
-// selection, edit or remove a range; Release gives the lock back). Without
-// Surfaces (this build) select/review answer that the surface is not part of
-// this build and close-webui finds no WebUI open (reference §5.6 text).
+// the UI lock and hands the surface a [Plan] (read the ReviewState or an
+// atom, save a selection, edit or remove a range; Release gives the lock
+// back); *Plan is a workbench.Plan. [New] wires the web workbench
+// (package midcompact/workbench): one workbench.Manager per extension
+// runtime, "webui" opens a workbench and shows its ready notice with the URL
+// (no browser is launched from the sidecar: the user opens the URL), and
+// close-webui and the session hooks call its CloseAll. The TUI overlays are
+// not part of this build. Without Surfaces and Workbench (NewWith's zero
+// Options) select/review answer that the surface is not part of this build
+// and close-webui finds no WebUI open (reference §5.6 text).
 //
 // # Decisions
 //
@@ -51,6 +57,8 @@
 //   - The start-mode and surface choosers, the surface argument, the lock
 //     refusals and the close-webui texts are the core's (midcompact
 //     ResolveStartMode, ParseSurfaceArg, ResolveSurface, OpenPlanningUI).
+//   - A workbench that fails to open answers `Midcompact WebUI failed:
+//     <error>` (error) and releases the lock.
 //   - Without Surfaces: webui answers `Midcompact WebUI failed: the web
 //     workbench is not part of this build.` (error) and tui `The TUI <cmd>
 //     surface is not part of this build. Use /midcompact:<cmd> webui

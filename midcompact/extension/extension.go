@@ -5,29 +5,38 @@ import (
 	"time"
 
 	"github.com/pikit-dev/pikit/midcompact"
+	"github.com/pikit-dev/pikit/midcompact/workbench"
 	"github.com/pikit-dev/pikit/piext"
 )
 
-// Options configure the extension; the zero value is the production
-// extension without planning surfaces.
+// Options configure the extension; the zero value is the extension
+// without planning surfaces ([New] wires the web workbench).
 type Options struct {
-	// Surfaces opens the web workbench and TUI overlays; nil means none
-	// (select/review then say the surface is not part of this build, and
-	// close-webui finds nothing open).
+	// Surfaces opens the web workbench and TUI overlays; nil means
+	// Workbench decides.
 	Surfaces Surfaces
+	// Workbench, used when Surfaces is nil, wires the web workbench with
+	// these options: one workbench.Manager per extension runtime. nil (and
+	// no Surfaces) means no surfaces: select/review then say the surface is
+	// not part of this build, and close-webui finds nothing open.
+	Workbench *workbench.Options
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 }
 
-// New returns the midcompact extension with default options (the row of
-// `pikit ext install midcompact`).
-func New() *piext.Extension { return NewWith(Options{}) }
+// New returns the production midcompact extension (the row of `pikit ext
+// install midcompact`): the web workbench with its defaults and no browser
+// launch (the ready notice carries the URL); no TUI overlays.
+func New() *piext.Extension { return NewWith(Options{Workbench: &workbench.Options{}}) }
 
 // NewWith returns the midcompact extension: the `midcompact` tool, the
 // `midcompact:*` commands and the hooks that restore, lock, hand off and
 // project (seed 001).
 func NewWith(o Options) *piext.Extension {
 	rt := &runtime{surfaces: o.Surfaces, now: o.Now}
+	if rt.surfaces == nil && o.Workbench != nil {
+		rt.surfaces = newWebSurfaces(o.Workbench)
+	}
 	if rt.surfaces == nil {
 		rt.surfaces = noSurfaces{}
 	}

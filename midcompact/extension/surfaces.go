@@ -116,7 +116,10 @@ func (rt *runtime) openPlanning(ctx context.Context, h, session host, pc plannin
 		if surface == midcompact.SurfaceTUI {
 			return h.Notify(ctx, "The TUI "+string(pc.cmd)+" surface is "+err.Error()+". Use /midcompact:"+string(pc.cmd)+" webui instead.", "warning")
 		}
-		return h.Notify(ctx, "Midcompact WebUI failed: the web workbench is "+err.Error()+".", "error")
+		if errors.Is(err, ErrNoSurface) {
+			return h.Notify(ctx, "Midcompact WebUI failed: the web workbench is "+err.Error()+".", "error")
+		}
+		return h.Notify(ctx, "Midcompact WebUI failed: "+err.Error(), "error")
 	}
 	if notice != "" {
 		return h.Notify(ctx, notice, "info")

@@ -15,16 +15,18 @@
 // cleanup has released the lock.
 //
 // The page never touches Pi: every read and edit goes through [Plan], which
-// the extension implements (its *extension.Plan has every method but
-// Atom so far). Nothing in the browser commits; commit stays a command.
+// the extension implements (its *extension.Plan). Nothing in the browser commits; commit stays a command.
 //
 // # Wiring (the extension's side)
 //
-// One Manager per extension runtime (per session). The extension's Surfaces
-// for "webui" forward to it; its *extension.Plan is the [Plan] once it has
-// Atom (snapshot-local: planView, then snap.Atom(ref)):
+// One Manager per extension runtime (per session), made by extension.New
+// (extension/webui.go). The extension's Surfaces for "webui" forward to it;
+// its *extension.Plan is the [Plan] (Atom is snapshot-local: a fresh
+// planView, then snap.Atom(ref)). The production wiring passes no
+// OpenBrowser: the sidecar launches nothing, the user opens the URL of the
+// ready notice.
 //
-//	wb := workbench.NewManager(&workbench.Options{OpenBrowser: launch}) // launch: cmd/pikit's, best effort
+//	wb := workbench.NewManager(&workbench.Options{})
 //	// Surfaces.Open, for req.Surface == "webui":
 //	notice, err := wb.Open(ctx, req.View, req.Plan) // after TryAcquireUI; returns once the URL is ready
 //	// err: nothing open, the extension releases the lock; else show notice ("info")

@@ -1,0 +1,164 @@
+package extension_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/cookiejar"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/pikit-dev/pikit/midcompact"
+	"github.com/pikit-dev/pikit/midcompact/workbench"
+	"github.com/pikit-dev/pikit/pirpc"
+)
+
+// readyURL is the workbench URL in the review-webui ready notice.
+var readyURL = regexp.MustCompile(`^Midcompact review webui ready: (http://127\.0\.0\.1:\d+/\?view=review&k=[0-9a-f]{64}) \(token [0-9a-f]{6}\)$`)
+
+// Seed 001 §Concurrency, §External contracts (reference §5.6) on the real
+// Pi with the production extension (`pikit ext install midcompact`): the
+// review-webui notice carries the URL; the one-time k trades for the cookie;
+// the page's state route shows the agent's range; a summary edit through the
+// page's route reaches the plan as a draft entry; close-webui (confirmed)
+// closes the server and frees the lock, so the model plans again.
+func TestRealPi_WebWorkbenchEditAndClose(t *testing.T) {
+	t.Parallel()
+	env := newEnv(t)
+	s := startPi(t, env)
+	ctx := testCtx(t)
+	s.prompt(t, ctx, firstUser)
+	s.prompt(t, ctx, secondUser)
+	s.command(t, ctx, "/midcompact:start", "Agent direct", "Midcompact started at anchor")
+	s.until(t, ctx, settled)
+
+	evs := s.command(t, ctx, "/midcompact:review-webui", "", "Midcompact review webui ready")
+	n := notices(evs)
+	m := readyURL.FindStringSubmatch(n[len(n)-1])
+	if m == nil {
+		t.Fatalf("ready notice = %q", n[len(n)-1])
+	}
+	jar, _ := cookiejar.New(nil)
+	hc := &http.Client{Jar: jar}
+	page := get(t, ctx, hc, m[1])
+	if page.Request.URL.RawQuery != "view=review" || !strings.Contains(page.body, `<script id="state" type="application/json">`) {
+		t.Fatalf("after the k exchange: %s %q", page.Request.URL, page.body[:min(len(page.body), 200)])
+	}
+	base := strings.TrimSuffix(m[1][:strings.Index(m[1], "?")], "/")
+	live := liveness(t, ctx, hc, base+"/api/liveness")
+
+	var st midcompact.ReviewState
+	if err := json.Unmarshal([]byte(get(t, ctx, hc, base+"/api/state").body), &st); err != nil {
+		t.Fatal(err)
+	}
+	if st.View != workbench.ViewReview || len(st.Draft.Ranges) != 1 || st.Draft.Ranges[0].Summary != "SUMMARY-ONE of the first exchange" {
+		t.Fatalf("state = %+v", st.Draft)
+	}
+	id := st.Draft.Ranges[0].ID
+	const edited = "EDITED in the workbench"
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, base+"/api/range/"+id+"/edit-summary", strings.NewReader(`{"value":"  `+edited+`  "}`))
+	req.Header.Set("Content-Type", "application/json")
+	res, err := hc.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != http.StatusOK {
+		t.Fatalf("edit-summary: %s", res.Status)
+	}
+	es, _ := s.entries(t, ctx)
+	drafts := customOf(es, midcompact.DraftEntryType)
+	last := drafts[len(drafts)-1]["data"].(map[string]any)["ranges"].([]any)
+	if got := last[0].(map[string]any)["summary"]; got != edited {
+		t.Errorf("draft entry summary %q, want %q", got, edited)
+	}
+
+	errc := make(chan error, 1)
+	go func() {
+		_, err := s.c.Prompt(ctx, pirpc.PromptCommand{Message: "/midcompact:close-webui"})
+		errc <- err
+	}()
+	s.until(t, ctx, func(ev pirpc.Event) bool {
+		r, ok := ev.(*pirpc.ExtensionUIRequest)
+		if ok && r.Method == "confirm" {
+			yes := true
+			if err := s.c.RespondUI(ctx, pirpc.ExtensionUIResponse{ID: r.ID, Confirmed: &yes}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return ok && r.Method == "notify" && r.Message == "Midcompact WebUI closed. The saved plan and transaction are unchanged."
+	})
+	if err := <-errc; err != nil {
+		t.Fatal(err)
+	}
+	select { // the close ends the page's liveness stream
+	case <-live:
+	case <-ctx.Done():
+		t.Fatal("the liveness stream outlived close-webui")
+	}
+	if res, err := hc.Get(base + "/api/state"); err == nil {
+		res.Body.Close()
+		t.Errorf("after close-webui the workbench still answers: %s", res.Status)
+	}
+	evs = s.prompt(t, ctx, "PLAN again please")
+	if texts := toolTexts(evs); len(texts) != 1 || !strings.Contains(texts[0], "added d2") {
+		t.Errorf("plan call after close-webui = %q", texts)
+	}
+}
+
+type page struct {
+	*http.Response
+	body string
+}
+
+func get(t *testing.T, ctx context.Context, hc *http.Client, url string) page {
+	t.Helper()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	res, err := hc.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	var b strings.Builder
+	if _, err := bufio.NewReader(res.Body).WriteTo(&b); err != nil {
+		t.Fatal(err)
+	}
+	if res.StatusCode != http.StatusOK {
+		t.Fatalf("GET %s: %s %s", res.Request.URL.Path, res.Status, b.String())
+	}
+	return page{res, b.String()}
+}
+
+// liveness opens the page's liveness stream, checks its first comment, and
+// reports when the stream ended (nil: a clean EOF).
+func liveness(t *testing.T, ctx context.Context, hc *http.Client, url string) <-chan error {
+	t.Helper()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	res, err := hc.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := bufio.NewReader(res.Body)
+	if line, err := r.ReadString('\n'); err != nil || line != ": connected\n" {
+		res.Body.Close()
+		t.Fatalf("liveness: %q %v", line, err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		defer res.Body.Close()
+		for {
+			if _, err := r.ReadString('\n'); err != nil {
+				if errors.Is(err, io.EOF) {
+					err = nil
+				}
+				done <- err
+				return
+			}
+		}
+	}()
+	return done
+}
