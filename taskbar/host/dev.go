@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"time"
 
 	"github.com/pikit-dev/pikit/taskbar"
 	"github.com/pikit-dev/pikit/taskbar/broker"
@@ -160,10 +161,19 @@ func brokerOptions(o *Options, s taskbar.Settings, log *slog.Logger) (*broker.Cl
 	return &bo, true
 }
 
+// brokerWatchEvery is how often watchSession reads a broker's snapshot.
+const brokerWatchEvery = time.Second
+
 // watchSession calls fn with the session state now and after each change
-// until fn returns true or ctx ends. Only a runtime this Taskbar owns is
-// followed; with any other owner, or inert, it returns at once.
+// until fn returns true or ctx ends. A runtime this Taskbar owns is
+// followed change by change; a broker this Taskbar is a client of is read
+// every [brokerWatchEvery] (a cached read while the broker's watch stream
+// is live). With an Owner passed in, or inert, it returns at once.
 func (t *Taskbar) watchSession(ctx context.Context, fn func(runtime.SessionState) bool) {
+	if t != nil && t.rt == nil && t.bc != nil {
+		t.watchBroker(ctx, fn)
+		return
+	}
 	if t == nil || t.rt == nil {
 		return
 	}
@@ -177,6 +187,24 @@ func (t *Taskbar) watchSession(ctx context.Context, fn func(runtime.SessionState
 		case <-ctx.Done():
 			return
 		case <-changed:
+		}
+	}
+}
+
+func (t *Taskbar) watchBroker(ctx context.Context, fn func(runtime.SessionState) bool) {
+	tick := time.NewTicker(brokerWatchEvery)
+	defer tick.Stop()
+	for {
+		if b, err := t.bc.State(ctx); err == nil {
+			var s runtime.Snapshot
+			if json.Unmarshal(b, &s) == nil && fn(s.Session) {
+				return
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
 		}
 	}
 }

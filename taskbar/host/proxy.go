@@ -61,8 +61,8 @@ type ProxyOptions struct {
 //
 // # Startup report
 //
-// With the in-process runtime (no Owner or Broker options), RunProxy
-// prints the first time the session is ready: Pi's version when known and
+// With the in-process runtime or a project broker (not with an Owner
+// passed in), RunProxy prints the first time the session is ready: Pi's version when known and
 // the model Pi reports. When that is Pi's placeholder (no model configured,
 // reference pi-rpc-and-extensions.md §1.4) every task would fail, so it
 // prints [piinstall.ConfigureModel] instead. Until then each new reason for

@@ -24,7 +24,9 @@ import (
 	"github.com/pikit-dev/pikit/internal/piinstall"
 	"github.com/pikit-dev/pikit/internal/pitest"
 	"github.com/pikit-dev/pikit/taskbar"
+	"github.com/pikit-dev/pikit/taskbar/broker"
 	"github.com/pikit-dev/pikit/taskbar/host"
+	"github.com/pikit-dev/pikit/taskbar/internal/tbtest"
 	rt "github.com/pikit-dev/pikit/taskbar/runtime"
 )
 
@@ -41,6 +43,12 @@ type proxyRun struct {
 // it at cleanup.
 func startProxy(t *testing.T, cache string, env map[string]string) *proxyRun {
 	t.Helper()
+	return startProxyWith(t, cache, env, nil)
+}
+
+// startProxyWith is startProxy with a project broker (nil: in process).
+func startProxyWith(t *testing.T, cache string, env map[string]string, bo *broker.ClientOptions) *proxyRun {
+	t.Helper()
 	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/html")
 		io.WriteString(w, "<!doctype html><body><p>upstream</p></body>")
@@ -56,6 +64,7 @@ func startProxy(t *testing.T, cache string, env map[string]string) *proxyRun {
 			Taskbar: host.Options{
 				Config: taskbar.Config{ProjectRoot: t.TempDir()},
 				Getenv: func(k string) (string, bool) { v, ok := env[k]; return v, ok },
+				Broker: bo,
 			},
 		})
 	}()
@@ -208,6 +217,28 @@ func TestRunProxy_NoModel(t *testing.T) {
 		t.Errorf("output lacks %q:\n%s", want, out)
 	}
 	if s := p.state(t); s.Session.Status != rt.SessionUnavailable || s.Session.Model != nil {
+		t.Errorf("session = %+v", s.Session)
+	}
+}
+
+// TestRunProxy_BrokerNoModel: through the project broker (the proxy's
+// default), a Pi without a model is reported in the terminal as in process,
+// not only in the panel.
+func TestRunProxy_BrokerNoModel(t *testing.T) {
+	emptyPath(t, "")
+	base, err := os.MkdirTemp("", "tbh") // short: the socket path must fit sun_path
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(base) })
+	p := startProxyWith(t, fakeCache(t, "model-unknown"), noEnv, &broker.ClientOptions{RuntimeBase: base,
+		Command: []string{os.Args[0], "--grace", "1s"}, Env: []string{tbtest.EnvBroker + "=1"}})
+	out := p.waitFor(t, "is unavailable")
+	want := "pikit taskbar proxy: Pi is unavailable (" + rt.SessionNoModelMessage + "), so the taskbar shows Unavailable\n"
+	if !strings.Contains(out, want) {
+		t.Errorf("output lacks %q:\n%s", want, out)
+	}
+	if s := p.state(t); s.Session.Status != rt.SessionUnavailable {
 		t.Errorf("session = %+v", s.Session)
 	}
 }
