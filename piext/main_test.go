@@ -127,29 +127,6 @@ func pids(rs []record) map[int]bool {
 	return m
 }
 
-func until(t *testing.T, ctx context.Context, c *pirpc.Client, stop func(pirpc.Event) bool) []pirpc.Event {
-	t.Helper()
-	var got []pirpc.Event
-	for {
-		select {
-		case ev, ok := <-c.Events():
-			if !ok {
-				t.Fatalf("events closed (pi: %v) after %d events", c.Err(), len(got))
-			}
-			got = append(got, ev)
-			if stop(ev) {
-				return got
-			}
-		case <-ctx.Done():
-			var types []string
-			for _, e := range got {
-				types = append(types, e.EventType())
-			}
-			t.Fatalf("timed out after events %v", types)
-		}
-	}
-}
-
 func settled(ev pirpc.Event) bool { _, ok := ev.(*pirpc.AgentSettled); return ok }
 
 func find[T pirpc.Event](evs []pirpc.Event) []T {

@@ -27,7 +27,7 @@ func TestRealPi_CompactHooks(t *testing.T) {
 		if _, err := c.Prompt(ctx, pirpc.PromptCommand{Message: prompt}); err != nil {
 			t.Fatal(err)
 		}
-		until(t, ctx, c, settled)
+		pitest.Until(t, ctx, c, settled)
 	}
 	compactions := func() []string {
 		t.Helper()

@@ -36,7 +36,7 @@ func TestRealPi_ResourcesDiscoverGoHook(t *testing.T) {
 	if _, err := c.Prompt(ctx, pirpc.PromptCommand{Message: "hello"}); err != nil {
 		t.Fatal(err)
 	}
-	until(t, ctx, c, settled)
+	pitest.Until(t, ctx, c, settled)
 	var ev struct{ Cwd, Reason string }
 	hookPayload(t, p, "resources_discover", &ev, func() bool { return ev.Reason != "" })
 	if ev.Cwd == "" || filepath.Base(ev.Cwd) != filepath.Base(env.Dir) {

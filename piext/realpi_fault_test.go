@@ -40,7 +40,7 @@ func TestRealPi_SidecarKilledMidToolAndIdle(t *testing.T) {
 		t.Fatal(err)
 	}
 	killed := time.Now()
-	evs := until(t, ctx, c, settled)
+	evs := pitest.Until(t, ctx, c, settled)
 	ends := find[*pirpc.ToolExecutionEnd](evs)
 	if len(ends) != 1 || !ends[0].IsError || !strings.Contains(string(ends[0].Result), "sidecar") {
 		t.Fatalf("tool end after SIGKILL: %+v", ends)
@@ -53,7 +53,7 @@ func TestRealPi_SidecarKilledMidToolAndIdle(t *testing.T) {
 	if _, err := c.Prompt(ctx, pirpc.PromptCommand{Message: "ECHO please"}); err != nil {
 		t.Fatal(err)
 	}
-	evs = until(t, ctx, c, settled)
+	evs = pitest.Until(t, ctx, c, settled)
 	ends = find[*pirpc.ToolExecutionEnd](evs)
 	if len(ends) != 1 || ends[0].IsError || !strings.Contains(string(ends[0].Result), "echo:again") {
 		t.Fatalf("tool after respawn: %+v", ends)
@@ -74,7 +74,7 @@ func TestRealPi_SidecarKilledMidToolAndIdle(t *testing.T) {
 	if _, err := c.Prompt(ctx, pirpc.PromptCommand{Message: "ECHO please"}); err != nil {
 		t.Fatal(err)
 	}
-	evs = until(t, ctx, c, settled)
+	evs = pitest.Until(t, ctx, c, settled)
 	if ends := find[*pirpc.ToolExecutionEnd](evs); len(ends) != 1 || ends[0].IsError {
 		t.Fatalf("tool after an idle kill: %+v", ends)
 	}
@@ -109,7 +109,7 @@ func TestRealPi_MissingSidecar(t *testing.T) {
 	if _, err := c.Prompt(ctx, pirpc.PromptCommand{Message: "ECHO"}); err != nil {
 		t.Fatal(err)
 	}
-	evs := until(t, ctx, c, settled)
+	evs := pitest.Until(t, ctx, c, settled)
 	ends := find[*pirpc.ToolExecutionEnd](evs)
 	// tool_call fails closed: the call is blocked with the reason; every
 	// other hook fails open, reported once as an extension_error.
@@ -132,7 +132,7 @@ func TestRealPi_NewSessionRebindsOneSidecar(t *testing.T) {
 	ctx := testCtx(t)
 	// A command keeps a session-scoped handle ...
 	go c.Prompt(ctx, pirpc.PromptCommand{Message: "/probe:ask x"})
-	until(t, ctx, c, func(ev pirpc.Event) bool {
+	pitest.Until(t, ctx, c, func(ev pirpc.Event) bool {
 		r, ok := ev.(*pirpc.ExtensionUIRequest)
 		if ok && r.NeedsResponse() {
 			c.RespondUI(ctx, pirpc.ExtensionUIResponse{ID: r.ID, Cancelled: true})
@@ -142,7 +142,7 @@ func TestRealPi_NewSessionRebindsOneSidecar(t *testing.T) {
 	later := func() string {
 		go c.Prompt(ctx, pirpc.PromptCommand{Message: "/probe:later y"})
 		var msg string
-		until(t, ctx, c, func(ev pirpc.Event) bool {
+		pitest.Until(t, ctx, c, func(ev pirpc.Event) bool {
 			r, ok := ev.(*pirpc.ExtensionUIRequest)
 			if ok && r.Method == "notify" {
 				msg = r.Message
@@ -267,7 +267,7 @@ func TestRealPi_LargePayloadWhileSidecarDies(t *testing.T) {
 			t.Fatalf("round %d: %v", round, err)
 		}
 		killed := false
-		evs := until(t, ctx, c, func(ev pirpc.Event) bool {
+		evs := pitest.Until(t, ctx, c, func(ev pirpc.Event) bool {
 			if _, ok := ev.(*pirpc.ToolExecutionStart); ok && !killed && round == 0 {
 				// The bridge spawns the sidecar on this call; kill each live
 				// one while Pi writes the 5 MB request.
@@ -313,7 +313,7 @@ func TestRealPi_InstalledHelloToolWorks(t *testing.T) {
 	if _, err := c.Prompt(ctx, pirpc.PromptCommand{Message: "GREET Ada"}); err != nil {
 		t.Fatal(err)
 	}
-	evs := until(t, ctx, c, settled)
+	evs := pitest.Until(t, ctx, c, settled)
 	ends := find[*pirpc.ToolExecutionEnd](evs)
 	if len(ends) != 1 || ends[0].IsError || !strings.Contains(string(ends[0].Result), "Hello, Ada!") {
 		t.Fatalf("hello tool: %+v", ends)
@@ -347,7 +347,7 @@ func TestRealPi_PackLoadsWithDashE(t *testing.T) {
 	if _, err := c.Prompt(ctx, pirpc.PromptCommand{Message: "GREET"}); err != nil {
 		t.Fatal(err)
 	}
-	ends := find[*pirpc.ToolExecutionEnd](until(t, ctx, c, settled))
+	ends := find[*pirpc.ToolExecutionEnd](pitest.Until(t, ctx, c, settled))
 	if len(ends) != 1 || ends[0].IsError || !strings.Contains(string(ends[0].Result), "Hello, Pack!") {
 		t.Fatalf("packed hello tool: %+v", ends)
 	}

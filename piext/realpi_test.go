@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/pikit-dev/pikit/internal/modelserver"
+	"github.com/pikit-dev/pikit/internal/pitest"
 	"github.com/pikit-dev/pikit/pirpc"
 )
 
@@ -23,7 +24,7 @@ func TestRealPi_ToolWithReverseCallsTwiceInParallel(t *testing.T) {
 	if _, err := c.Prompt(ctx, pirpc.PromptCommand{Message: "ECHO twice"}); err != nil {
 		t.Fatal(err)
 	}
-	evs := until(t, ctx, c, settled)
+	evs := pitest.Until(t, ctx, c, settled)
 	ends := find[*pirpc.ToolExecutionEnd](evs)
 	if len(ends) != 2 {
 		t.Fatalf("tool ends = %d", len(ends))
@@ -79,7 +80,7 @@ func TestRealPi_CommandWithDialogs(t *testing.T) {
 		done <- result{r, err}
 	}()
 	var notify *pirpc.ExtensionUIRequest
-	until(t, ctx, c, func(ev pirpc.Event) bool {
+	pitest.Until(t, ctx, c, func(ev pirpc.Event) bool {
 		r, ok := ev.(*pirpc.ExtensionUIRequest)
 		if !ok {
 			return false
@@ -127,7 +128,7 @@ func TestRealPi_HooksTakeEffect(t *testing.T) {
 	if _, err := c.Prompt(ctx, pirpc.PromptCommand{Message: "CTXEDIT please"}); err != nil {
 		t.Fatal(err)
 	}
-	evs := until(t, ctx, c, settled)
+	evs := pitest.Until(t, ctx, c, settled)
 	reqs := p.env.Server.Requests()
 	if len(reqs) != 2 {
 		t.Fatalf("model requests = %d", len(reqs))
@@ -191,7 +192,7 @@ func TestRealPi_AbortCancelsToolContext(t *testing.T) {
 		t.Errorf("Go's ctx cancelled %v after abort", lat)
 	}
 	t.Logf("abort → Go ctx cancelled: %v", lat)
-	evs := until(t, ctx, c, settled)
+	evs := pitest.Until(t, ctx, c, settled)
 	if s := find[*pirpc.AgentSettled](evs); len(s) != 1 || !s[0].Aborted {
 		t.Errorf("agent_settled = %+v", s)
 	}
@@ -210,7 +211,7 @@ func TestRealPi_ReloadKeepsOneSidecarRebound(t *testing.T) {
 	if _, err := c.Prompt(ctx, pirpc.PromptCommand{Message: "ECHO please"}); err != nil {
 		t.Fatal(err)
 	}
-	evs := until(t, ctx, c, settled)
+	evs := pitest.Until(t, ctx, c, settled)
 	ends := find[*pirpc.ToolExecutionEnd](evs)
 	if len(ends) != 1 || ends[0].IsError || !strings.Contains(string(ends[0].Result), "echo:after-reload") {
 		t.Fatalf("tool after /reload: %+v", ends)
@@ -228,7 +229,7 @@ func TestRealPi_CallsBackIntoPiAndMoreHooks(t *testing.T) {
 	if _, err := c.Prompt(ctx, pirpc.PromptCommand{Message: "ECHO please"}); err != nil {
 		t.Fatal(err)
 	}
-	evs := until(t, ctx, c, settled)
+	evs := pitest.Until(t, ctx, c, settled)
 
 	// tool_result patch: visible in the result and in what the model got.
 	ends := find[*pirpc.ToolExecutionEnd](evs)
@@ -240,7 +241,7 @@ func TestRealPi_CallsBackIntoPiAndMoreHooks(t *testing.T) {
 	}
 	go c.Prompt(ctx, pirpc.PromptCommand{Message: "/probe:calls"})
 	var report string
-	until(t, ctx, c, func(ev pirpc.Event) bool {
+	pitest.Until(t, ctx, c, func(ev pirpc.Event) bool {
 		r, ok := ev.(*pirpc.ExtensionUIRequest)
 		if !ok {
 			return false
@@ -264,7 +265,7 @@ func TestRealPi_CallsBackIntoPiAndMoreHooks(t *testing.T) {
 	if n := len(strings.Fields(report)); n < 30 {
 		t.Errorf("report has %d calls: %s", n-1, report)
 	}
-	until(t, ctx, c, settled) // sendUserMessage started a run
+	pitest.Until(t, ctx, c, settled) // sendUserMessage started a run
 	seen := map[string]bool{}
 	for _, r := range p.records(t) {
 		if r.Ev == "hook" {
