@@ -209,8 +209,11 @@ func TestTaskbarProxy_OneBrokerPerProject(t *testing.T) {
 
 	// The Go app's owner: the project broker client, spawning this binary
 	// as `pikit taskbar broker` when it is the first.
+	// A broker it spawns exits 1 s after its last client; the test waits for
+	// it (the client's reaper goroutines end with it).
 	app := broker.NewClient(&broker.ClientOptions{ProjectRoot: root, RuntimeBase: base, Executable: penv.Wrapper(t),
-		Command: []string{os.Args[0], "taskbar", "broker"}, Env: append(procs.Env(t, "pikit"), penv.Env...)})
+		Command: []string{os.Args[0], "taskbar", "broker", "--grace", "1s"}, Env: append(procs.Env(t, "pikit"), penv.Env...)})
+	t.Cleanup(app.Wait)
 	defer app.Close()
 	appState := func() rt.Snapshot {
 		t.Helper()

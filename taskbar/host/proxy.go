@@ -101,7 +101,6 @@ func RunProxy(ctx context.Context, o *ProxyOptions) error {
 		stopWatch()
 		wg.Wait()
 	}()
-	wg.Go(func() { tb.watchSession(wctx, pi.reporter(out)) })
 
 	popts := &proxy.Options{Upstream: u, Logger: o.Taskbar.Logger}
 	if h := tb.Handler(); h != nil {
@@ -114,6 +113,10 @@ func RunProxy(ctx context.Context, o *ProxyOptions) error {
 	return proxy.ListenAndServe(ctx, listen, p, func(addr net.Addr) {
 		base := "http://" + addr.String() + "/"
 		fmt.Fprintf(out, "pikit taskbar proxy: %s -> %s\n", base, u.Redacted())
+		// Only once the proxy serves: through a broker the first read
+		// starts the broker, which must not outlive a proxy that failed
+		// to listen.
+		wg.Go(func() { tb.watchSession(wctx, pi.reporter(out)) })
 		if ip := net.ParseIP(addrHost(addr)); ip != nil && !ip.IsLoopback() {
 			fmt.Fprintln(out, "warning: listening beyond loopback; the taskbar API still refuses hosts not in allowed_hosts")
 		}
