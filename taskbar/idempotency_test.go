@@ -65,7 +65,13 @@ func TestHandler_IdempotencyKey(t *testing.T) {
 				t.Fatalf("after the late resend the task is %+v, want %s still cancelled", s.Task, id)
 			}
 
+			// A Pi slow to settle the abort (a loaded machine) is replaced
+			// after the cancellation deadline; reset needs it ready again.
+			poll(t, h1, "ready for reset", isReady)
 			reset := do(h1, keyed("POST", base+"/session/reset", nil, "k-reset-1"))
+			if reset.status != http.StatusAccepted {
+				t.Fatalf("reset = %d %s", reset.status, reset.body)
+			}
 			s := poll(t, h1, "reset done", func(s rt.Snapshot) bool { return s.Session.Status == rt.SessionReady && s.Task == nil })
 			resetAgain := do(h2, keyed("POST", base+"/session/reset", nil, "k-reset-1"))
 			s2 := poll(t, h1, "state", func(rt.Snapshot) bool { return true })
