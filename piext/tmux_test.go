@@ -99,6 +99,21 @@ func waitFor(cond func() bool, d time.Duration) bool {
 	return cond()
 }
 
+// commandUntil types command into Pi's editor until the screen shows want:
+// the editor takes input only once Pi has drawn, so the first tries may be
+// lost. It fails the test after a minute.
+func commandUntil(t *testing.T, tmux func(...string) string, screen func() string, command, want string) {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for !strings.Contains(screen(), want) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%q never showed %q; screen:\n%s", command, want, screen())
+		}
+		tmux("send-keys", "-t", "pi", command, "Enter")
+		waitFor(func() bool { return strings.Contains(screen(), want) }, 10*time.Second)
+	}
+}
+
 func TestTmux_RemoteComponent(t *testing.T) {
 	t.Parallel()
 	p := newProbe(t, nil)
@@ -106,14 +121,7 @@ func TestTmux_RemoteComponent(t *testing.T) {
 	ctx := testCtx(t)
 	p.waitRecord(t, ctx, func(r record) bool { return r.Ev == "hook" && r.Event == "session_start" })
 	screen := func() string { return tmux("capture-pane", "-p", "-t", "pi") }
-	deadline := time.Now().Add(60 * time.Second)
-	for !strings.Contains(screen(), "PROBE PANEL count=0 width=") {
-		if time.Now().After(deadline) {
-			t.Fatalf("panel never drawn; screen:\n%s", screen())
-		}
-		tmux("send-keys", "-t", "pi", "/probe:panel", "Enter")
-		waitFor(func() bool { return strings.Contains(screen(), "PROBE PANEL") }, 10*time.Second)
-	}
+	commandUntil(t, tmux, screen, "/probe:panel", "PROBE PANEL count=0 width=")
 	for _, line := range strings.Split(screen(), "\n") {
 		if len([]rune(line)) > 120 {
 			t.Errorf("a line wider than the terminal: %d columns", len([]rune(line)))
@@ -141,14 +149,7 @@ func TestTmux_StatusClearKeepsPiAlive(t *testing.T) {
 	ctx := testCtx(t)
 	p.waitRecord(t, ctx, func(r record) bool { return r.Ev == "hook" && r.Event == "session_start" })
 	screen := func() string { return tmux("capture-pane", "-p", "-t", "pi") }
-	deadline := time.Now().Add(60 * time.Second)
-	for !strings.Contains(screen(), "PROBE-STATUS") {
-		if time.Now().After(deadline) {
-			t.Fatalf("status never drawn; screen:\n%s", screen())
-		}
-		tmux("send-keys", "-t", "pi", "/probe:status set", "Enter")
-		waitFor(func() bool { return strings.Contains(screen(), "PROBE-STATUS") }, 10*time.Second)
-	}
+	commandUntil(t, tmux, screen, "/probe:status set", "PROBE-STATUS")
 	tmux("send-keys", "-t", "pi", "/probe:status clear", "Enter")
 	if !waitFor(func() bool { return strings.Contains(screen(), "status cleared") }, 20*time.Second) {
 		t.Fatalf("no notice after clearing; screen:\n%s", screen())
