@@ -17,8 +17,9 @@ type Meta struct {
 	Checkpoint sf.Boundary
 	Patches    []sf.Boundary
 	// Artifacts holds the well-formed provenance entries; malformed ones are
-	// dropped on rewrite.
-	Artifacts map[string]any
+	// dropped on rewrite (their paths are in MalformedArtifacts).
+	Artifacts          map[string]any
+	MalformedArtifacts map[string]bool
 	OwnerCWD  string // CWD scope only
 	HasOwner  bool
 	Extra     map[string]any
@@ -86,6 +87,11 @@ func decodeMeta(data []byte, label, absPath string, tailLen int) (*Meta, error) 
 		for k, e := range am {
 			if validProvenance(e) {
 				m.Artifacts[k] = e
+			} else {
+				if m.MalformedArtifacts == nil {
+					m.MalformedArtifacts = map[string]bool{}
+				}
+				m.MalformedArtifacts[k] = true
 			}
 		}
 	}
