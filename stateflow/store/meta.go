@@ -20,9 +20,9 @@ type Meta struct {
 	// dropped on rewrite (their paths are in MalformedArtifacts).
 	Artifacts          map[string]any
 	MalformedArtifacts map[string]bool
-	OwnerCWD  string // CWD scope only
-	HasOwner  bool
-	Extra     map[string]any
+	OwnerCWD           string // CWD scope only
+	HasOwner           bool
+	Extra              map[string]any
 }
 
 // legacySessionMetaKeys are deleted from Session meta before a write.
