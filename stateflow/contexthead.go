@@ -29,13 +29,19 @@ type HeadInput struct {
 	Specification string
 	// ProjectionID is the frozen head's id (second text block).
 	ProjectionID string
+	// Invalidations (artifact_invalidations, and the hint on each stale
+	// card in state) and Rehydration (knowledge_rehydration): reference
+	// §1.10, §1.11; empty omits them.
+	Invalidations []Invalidation
+	Rehydration   []Rehydration
 	// Extra members, in order.
 	Extra []Member
 }
 
 // ActiveHead returns the two text blocks of the Active runtime-context head:
 // the prefix plus JSON {specification?, state, lazy_navigation?,
-// recent_transitions?, …extra} and "State Flow projection: <id>". state is
+// knowledge_rehydration?, artifact_invalidations?, recent_transitions?,
+// …extra} and "State Flow projection: <id>". state is
 // the model projection of the current effective view; recent_transitions
 // holds, per scope, its retained replay patches (oldest first) without lazy
 // and without records left empty.
@@ -48,10 +54,11 @@ func ActiveHead(in HeadInput) ([2]string, error) {
 	if in.Specification != "" {
 		members = append(members, Member{"specification", in.Specification})
 	}
-	members = append(members, Member{"state", ModelProjection(in.Roots, eff)})
+	members = append(members, Member{"state", WithArtifactHints(ModelProjection(in.Roots, eff), in.Invalidations)})
 	if nav := NewLazyNavigation(eff); nav.Available {
 		members = append(members, Member{"lazy_navigation", nav})
 	}
+	members = append(members, ArtifactMembers(in.Invalidations, in.Rehydration)...)
 	if rt := recentTransitions(in.View); len(rt) > 0 {
 		members = append(members, Member{"recent_transitions", rt})
 	}
