@@ -80,6 +80,28 @@ func (r *Roots) With(root Root) (*Roots, error) {
 	return &Roots{list: append(append([]Root(nil), r.list...), root)}, nil
 }
 
+// ModuleRoot is the root a module adds: an object root, model-patchable
+// unless immutable, not in the automatic projection (modules contribute
+// context through their own callback).
+func ModuleRoot(p ModulePolicy) Root {
+	return Root{Name: p.ID, Patchable: !p.Immutable}
+}
+
+// WithCatalog returns r with each catalog module's root appended in
+// definition order ([Roots.With] of [ModuleRoot]); an id already known is
+// an error.
+func (r *Roots) WithCatalog(c Catalog) (*Roots, error) {
+	out := r
+	for _, m := range c.Modules {
+		next, err := out.With(ModuleRoot(m.Policy()))
+		if err != nil {
+			return nil, err
+		}
+		out = next
+	}
+	return out, nil
+}
+
 // Lookup returns the root called name.
 func (r *Roots) Lookup(name string) (Root, bool) {
 	for _, x := range r.list {

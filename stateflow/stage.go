@@ -1,5 +1,7 @@
 package stateflow
 
+import "context"
+
 // Staged is the result of staging one patch_state call against current
 // scope states (reference §1.7 "Staging and acceptance algorithm" steps
 // 2–6). It is pure: publishing it is the store's job.
@@ -14,18 +16,46 @@ type Staged struct {
 	Cascaded []string
 	// Hints lists missing-deletion hints, per scope.
 	Hints map[string][]Hint
+	// Descriptors holds, per scope, the module descriptors this cohort
+	// mints: a module root's first non-empty accepted write in a scope
+	// without a descriptor for it (seed 003 "Retained descriptors").
+	Descriptors map[string]map[string]Descriptor
 }
 
 // Stage applies args to current (scope → state; a scope not in current is
 // out of reach): each supplied scope gets apply, prune, the intent-ownership
 // cascade, the known-root filter, prune and validation; then a replay patch
-// per changed scope. Errors are *ToolError (exact upstream text).
+// per changed scope. Errors are *ToolError (exact upstream text). Stage
+// knows no module: a module root in args is refused as missing (or
+// legacy); see [StageModules].
 func Stage(roots *Roots, current map[string]map[string]any, args PatchArgs) (*Staged, error) {
+	return StageModules(context.Background(), roots, current, args, nil)
+}
+
+// StageModules is [Stage] with module roots (seed 003): unscoped module
+// patches are resolved ([ResolveUnscoped]); then every named module root
+// of every scope must be Available in its scope and not immutable — all
+// checked before any validator runs; the root's merge patch gives a
+// complete resulting value (empty objects pruned as in planes; null or an
+// empty result deletes the root), which must be an object admitted by the
+// module's Validate (called once per (scope, root), on a detached copy).
+// x_* roots the patch does not name keep their exact prior value. Errors
+// are *ToolError; module refusals carry a *ModuleError as Cause.
+func StageModules(ctx context.Context, roots *Roots, current map[string]map[string]any, args PatchArgs, mods *ModuleBasis) (*Staged, error) {
+	args, err := ResolveUnscoped(args, mods, current)
+	if err != nil {
+		return nil, err
+	}
+	named, err := admitModuleRoots(current, args, mods)
+	if err != nil {
+		return nil, err
+	}
 	st := &Staged{
-		Before:  map[string]map[string]any{},
-		After:   map[string]map[string]any{},
-		Replays: map[string]map[string]any{},
-		Hints:   map[string][]Hint{},
+		Before:      map[string]map[string]any{},
+		After:       map[string]map[string]any{},
+		Replays:     map[string]map[string]any{},
+		Hints:       map[string][]Hint{},
+		Descriptors: map[string]map[string]Descriptor{},
 	}
 	for scope, s := range current {
 		st.Before[scope] = s
@@ -45,9 +75,12 @@ func Stage(roots *Roots, current map[string]map[string]any, args PatchArgs) (*St
 			return nil, &ToolError{Msg: err.Error()}
 		}
 		after, receipts := Cascade(scope, before, Prune(applied))
-		after = Prune(keepCarried(roots, scope, after, before))
+		after = keepOpaque(Prune(keepCarried(roots, scope, after, before)), before, p)
 		if err := ValidateState(roots, scope, touched(after, p, receipts)); err != nil {
 			return nil, &ToolError{Msg: err.Error()}
+		}
+		if err := validateModuleRoots(ctx, scope, before, after, named[scope], st); err != nil {
+			return nil, err
 		}
 		st.After[scope] = after
 		st.Cascaded = append(st.Cascaded, receipts...)
@@ -63,22 +96,37 @@ func Stage(roots *Roots, current map[string]map[string]any, args PatchArgs) (*St
 }
 
 // keepCarried drops roots the scope does not carry (unknown, or Session-only
-// outside Session); external roots the patch cannot name keep their prior
-// value (opaque retention, seed 003).
+// outside Session); external roots stay (see keepOpaque).
 func keepCarried(roots *Roots, scope string, after, before map[string]any) map[string]any {
 	out := map[string]any{}
 	for k, v := range after {
 		r, ok := roots.Lookup(k)
 		switch {
+		case IsExternalRoot(k):
+			out[k] = v
 		case ok && (!r.SessionOnly || scope == ScopeSession):
 			out[k] = v
-		case !ok && IsExternalRoot(k):
-			if bv, had := before[k]; had {
-				out[k] = bv
-			}
 		}
 	}
 	return out
+}
+
+// keepOpaque gives every external root the patch does not name its exact
+// prior value, unpruned (opaque retention, seed 003 "Unavailable").
+func keepOpaque(after, before, patch map[string]any) map[string]any {
+	for k, v := range before {
+		if _, named := patch[k]; IsExternalRoot(k) && !named {
+			after[k] = v
+		}
+	}
+	for k := range after {
+		if _, named := patch[k]; IsExternalRoot(k) && !named {
+			if _, had := before[k]; !had {
+				delete(after, k)
+			}
+		}
+	}
+	return after
 }
 
 // touched narrows a staged state to the roots a patch (and its cascade) can

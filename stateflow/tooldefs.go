@@ -15,14 +15,21 @@ const (
 // PatchStateSchema is the patch_state parameter schema as JSON Schema data
 // (reference §1.7): each scope optional, additionalProperties false at both
 // levels, each patchable root an object. It is built from roots, so
-// registered module roots appear without code changes.
+// registered module roots appear without code changes: inside each scope
+// and, for unscoped module patches (seed 003), at the top level too.
 func PatchStateSchema(roots *Roots) map[string]any {
 	planes := map[string]any{}
+	props := map[string]any{}
 	for _, k := range roots.PatchKeys() {
+		if IsExternalRoot(k) {
+			// null deletes a module root (its descriptor is kept).
+			planes[k] = map[string]any{"type": []any{"object", "null"}}
+			props[k] = planes[k]
+			continue
+		}
 		planes[k] = map[string]any{"type": "object"}
 	}
 	scope := map[string]any{"type": "object", "properties": planes, "additionalProperties": false}
-	props := map[string]any{}
 	for _, s := range Scopes {
 		props[s] = scope
 	}
