@@ -1,6 +1,7 @@
 package stateflow
 
 import (
+	"errors"
 	"fmt"
 	"unicode/utf16"
 
@@ -88,7 +89,7 @@ func (r *Reader) Read(args *ReadArgs) (string, error) {
 		}
 		res, err := r.one(p, args.Projection)
 		if err != nil {
-			var nf *notFound
+			var nf *PathNotFoundError
 			if !args.Batch && args.Projection == "value" && asNotFound(err, &nf) {
 				if owners := r.danglingOwners(text); len(owners) > 0 {
 					return encodeResult(danglingResult{Hint: []danglingHint{{Type: "dangling-reference", Message: MsgDangling, Paths: owners}}})
@@ -161,16 +162,20 @@ func (r *Reader) one(p *ReadPath, projection string) (any, error) {
 	return map[string]any{"value": sel}, nil
 }
 
-// notFound is a value path that selects nothing.
-type notFound struct{ path string }
+// ErrPathNotFound matches (errors.Is) every [*PathNotFoundError].
+var ErrPathNotFound = errors.New("State Flow read path does not exist")
 
-func (e *notFound) Error() string { return "State Flow read path does not exist: " + e.path }
+// PathNotFoundError is a read_state value path that selects nothing
+// (reference §1.8): "State Flow read path does not exist: <path>", with
+// Path the path as the caller wrote it.
+type PathNotFoundError struct{ Path string }
 
-func asNotFound(err error, nf **notFound) bool {
-	x, ok := err.(*notFound)
-	*nf = x
-	return ok
-}
+func (e *PathNotFoundError) Error() string { return ErrPathNotFound.Error() + ": " + e.Path }
+
+// Is makes errors.Is(err, ErrPathNotFound) true.
+func (e *PathNotFoundError) Is(target error) bool { return target == ErrPathNotFound }
+
+func asNotFound(err error, nf **PathNotFoundError) bool { return errors.As(err, nf) }
 
 func (r *Reader) selectValue(p *ReadPath, state map[string]any) (any, error) {
 	var cur any = state
@@ -185,13 +190,13 @@ func (r *Reader) selectValue(p *ReadPath, state map[string]any) (any, error) {
 						return nil, nil // absent documented top-level field reads null
 					}
 				}
-				return nil, &notFound{path: p.Text}
+				return nil, &PathNotFoundError{Path: p.Text}
 			}
 			cur = v
 		case SelIndex:
 			arr, ok := cur.([]any)
 			if !ok {
-				return nil, &notFound{path: p.Text}
+				return nil, &PathNotFoundError{Path: p.Text}
 			}
 			if s.Index >= len(arr) {
 				return nil, toolErr("Index %d is outside %s with length %d", s.Index, p.prefixText(i), len(arr))
@@ -200,7 +205,7 @@ func (r *Reader) selectValue(p *ReadPath, state map[string]any) (any, error) {
 		case SelRange:
 			arr, ok := cur.([]any)
 			if !ok {
-				return nil, &notFound{path: p.Text}
+				return nil, &PathNotFoundError{Path: p.Text}
 			}
 			if s.End > len(arr) {
 				return nil, toolErr("Range [%d:%d] is outside %s with length %d", s.Index, s.End, p.prefixText(i), len(arr))
