@@ -1,0 +1,195 @@
+package midcompact
+
+import (
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"golang.org/x/text/width"
+)
+
+// The terminal overlays (reference §5.5) are pure state machines here: a
+// view takes pi-tui key names (HandleKey) and draws itself for a width and
+// a height in terminal cells (Render). The extension shows them through
+// piext's remote component and performs what a key asks for (save, the
+// summary editor, the topic input, the remove confirmation).
+
+// Style colours a piece of text by a theme colour name ("accent", "muted",
+// "warning", "success", "dim"); nil draws plain text.
+type Style func(color, text string) string
+
+func (st Style) apply(color, text string) string {
+	if st == nil || text == "" {
+		return text
+	}
+	return st(color, text)
+}
+
+// NormalizeKey maps the key names of pi-tui's parseKey to the overlays'
+// names: "shift+g" (Kitty keyboard protocol) is "G" like the legacy
+// terminal's "G"; everything else is unchanged.
+func NormalizeKey(key string) string {
+	if rest, ok := strings.CutPrefix(key, "shift+"); ok && len(rest) == 1 && rest[0] >= 'a' && rest[0] <= 'z' {
+		return strings.ToUpper(rest)
+	}
+	return key
+}
+
+// cellWidth is the number of terminal cells s takes (East Asian wide and
+// fullwidth runes take two, combining marks and controls none).
+func cellWidth(s string) int {
+	n := 0
+	for _, r := range s {
+		n += runeCells(r)
+	}
+	return n
+}
+
+func runeCells(r rune) int {
+	switch {
+	case r < 0x20 || r == 0x7f || unicode.Is(unicode.Mn, r):
+		return 0
+	case r < 0x1100:
+		return 1
+	}
+	switch width.LookupRune(r).Kind() {
+	case width.EastAsianWide, width.EastAsianFullwidth:
+		return 2
+	}
+	return 1
+}
+
+// fit cuts s to at most w cells, ending with "…" when it was cut.
+func fit(s string, w int) string {
+	if w <= 0 {
+		return ""
+	}
+	if cellWidth(s) <= w {
+		return s
+	}
+	var b strings.Builder
+	used := 0
+	for _, r := range s {
+		c := runeCells(r)
+		if used+c > w-1 {
+			break
+		}
+		b.WriteRune(r)
+		used += c
+	}
+	b.WriteString("…")
+	return b.String()
+}
+
+// wrap breaks s (whitespace normalised) into lines of at most w cells,
+// at spaces where it can; at most max lines, the last ending with "…"
+// when text was left over (max <= 0: no limit).
+func wrap(s string, w, max int) []string {
+	s = normalizeText(s)
+	if s == "" || w <= 0 {
+		return nil
+	}
+	var lines []string
+	for s != "" {
+		if max > 0 && len(lines) == max-1 {
+			lines = append(lines, fit(s, w))
+			return lines
+		}
+		if cellWidth(s) <= w {
+			lines = append(lines, s)
+			break
+		}
+		cut, used, lastSpace := 0, 0, -1
+		for i, r := range s {
+			c := runeCells(r)
+			if used+c > w {
+				break
+			}
+			if r == ' ' {
+				lastSpace = i
+			}
+			used += c
+			cut = i + utf8.RuneLen(r)
+		}
+		if lastSpace > 0 {
+			cut = lastSpace
+		}
+		if cut == 0 { // one rune wider than w
+			_, size := utf8.DecodeRuneInString(s)
+			cut = size
+		}
+		lines = append(lines, s[:cut])
+		s = strings.TrimLeft(s[cut:], " ")
+	}
+	return lines
+}
+
+// frame draws a titled box body: the top rule with the title, the lines,
+// the bottom rule. Every line is cut to w cells.
+func frame(st Style, w int, title string, body []string) []string {
+	out := make([]string, 0, len(body)+2)
+	top := "── " + title + " "
+	out = append(out, st.apply("borderAccent", fit(top+strings.Repeat("─", max(0, w-cellWidth(top))), w)))
+	for _, l := range body {
+		out = append(out, l)
+	}
+	out = append(out, st.apply("borderAccent", strings.Repeat("─", max(1, w))))
+	return out
+}
+
+// scrollTo returns the first visible line so that [from, to] shows in a
+// window of rows lines starting at top (as much of it as fits, from first).
+func scrollTo(top, from, to, rows, total int) int {
+	if rows <= 0 {
+		return 0
+	}
+	if to-from+1 > rows {
+		to = from + rows - 1
+	}
+	if from < top {
+		top = from
+	}
+	if to >= top+rows {
+		top = to - rows + 1
+	}
+	return clampTop(top, rows, total)
+}
+
+func clampTop(top, rows, total int) int {
+	if top > total-rows {
+		top = total - rows
+	}
+	return max(0, top)
+}
+
+// atomFacts is `ref kind N chars[ · I image(s)][ · tools: a, b]`.
+func atomFacts(a *Atom) string {
+	s := a.Ref + " " + string(a.Kind) + " " + itoa(a.Metrics.ContentChars) + " chars"
+	if n := a.Metrics.ImageCount(); n > 0 {
+		s += " · " + itoa(n) + " image(s)"
+	}
+	if len(a.ToolNames) > 0 {
+		s += " · tools: " + strings.Join(a.ToolNames, ", ")
+	}
+	return s
+}
+
+// viewGroup is a Selection/Review display group (web/TUI numbering: the
+// prefix group is g0000, user groups from g0001; reference §2.7).
+type viewGroup struct {
+	ref, label string
+	start, end int
+}
+
+func viewGroups(s *Snapshot) []viewGroup {
+	gs := s.Groups()
+	prefix := 0
+	if len(gs) > 0 && gs[0].IsPrefix {
+		prefix = 1
+	}
+	out := make([]viewGroup, len(gs))
+	for i, g := range gs {
+		out[i] = viewGroup{ref: "g" + pad4(i+1-prefix), label: g.Label, start: g.Start, end: g.End}
+	}
+	return out
+}

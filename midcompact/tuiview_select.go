@@ -1,0 +1,261 @@
+package midcompact
+
+// SelectionAction is what a Selection key asks the extension to do.
+type SelectionAction int
+
+// The Selection actions.
+const (
+	SelectionNone  SelectionAction = iota // keep the overlay open
+	SelectionSave                         // save the selection, then close
+	SelectionClose                        // close without saving
+)
+
+// Selection overlay texts (reference §5.5). The hint line is this
+// package's own.
+const (
+	SelectionTitle        = "Midcompact Selection"
+	selectionHint         = "j/k move · Space/x select · K keep · g group · d clear run · PgUp/PgDn · s/Enter save · Esc/q close"
+	msgKeepNeedsSelection = "K marks KEEP inside a selection; select the atom first."
+)
+
+// selectionChrome is the number of lines around the timeline: the two
+// rules, the header, the message and the hint.
+const selectionChrome = 5
+
+// SelectionView is the Selection TUI's state (reference §5.5): a timeline
+// of the anchor's atoms grouped by user message, a cursor, the selected
+// atoms (to compress) and the atoms marked KEEP inside the selection. It
+// starts with the current plan's atoms selected, so saving it unchanged
+// keeps every range (and its summary). Protected atoms are never selected.
+// Not safe for concurrent use.
+type SelectionView struct {
+	snap     *Snapshot
+	groups   []viewGroup
+	selected map[int]bool
+	keep     map[int]bool
+	cursor   int
+	top      int // first visible timeline line
+	page     int // atoms per page at the last render
+	dirty    bool
+	message  string
+}
+
+// NewSelectionView opens Selection on s with d's ranges selected.
+func NewSelectionView(s *Snapshot, d *Draft) *SelectionView {
+	v := &SelectionView{snap: s, groups: viewGroups(s), selected: map[int]bool{}, keep: map[int]bool{}, page: 1}
+	if d != nil {
+		for _, r := range d.Ranges {
+			for i := r.StartIndex; i <= r.EndIndex && i < len(s.Atoms); i++ {
+				if i >= 0 && !s.Atoms[i].Protected() {
+					v.selected[i] = true
+				}
+			}
+		}
+	}
+	return v
+}
+
+// Dirty reports an unsaved change.
+func (v *SelectionView) Dirty() bool { return v.dirty }
+
+// Cursor is the index of the atom under the cursor.
+func (v *SelectionView) Cursor() int { return v.cursor }
+
+// HandleKey applies one pi-tui key: j/k/↑/↓ move; Space/x toggle the
+// cursor's atom (a protected one refuses); K toggles KEEP on a selected
+// atom; g/G add the cursor's group; d/D clear the selected run under the
+// cursor; PgUp/PgDn/Home/End move by a page or to an end; s/S/Enter save;
+// Esc/q save when dirty, else close.
+func (v *SelectionView) HandleKey(key string) SelectionAction {
+	n := len(v.snap.Atoms)
+	v.message = ""
+	switch NormalizeKey(key) {
+	case "j", "down":
+		v.move(1)
+	case "k", "up":
+		v.move(-1)
+	case "pageDown":
+		v.move(v.page)
+	case "pageUp":
+		v.move(-v.page)
+	case "home":
+		v.move(-n)
+	case "end":
+		v.move(n)
+	case "space", " ", "x":
+		v.toggle()
+	case "K":
+		if n > 0 && v.selected[v.cursor] {
+			v.keep[v.cursor] = !v.keep[v.cursor]
+			v.dirty = true
+		} else if n > 0 {
+			v.message = msgKeepNeedsSelection
+		}
+	case "g", "G":
+		v.addGroup()
+	case "d", "D":
+		v.clearRun()
+	case "s", "S", "enter":
+		return SelectionSave
+	case "escape", "q":
+		if v.dirty {
+			return SelectionSave
+		}
+		return SelectionClose
+	}
+	return SelectionNone
+}
+
+func (v *SelectionView) move(d int) {
+	if n := len(v.snap.Atoms); n > 0 {
+		v.cursor = min(max(v.cursor+d, 0), n-1)
+	}
+}
+
+func (v *SelectionView) toggle() {
+	if len(v.snap.Atoms) == 0 {
+		return
+	}
+	a := &v.snap.Atoms[v.cursor]
+	if a.Protected() {
+		v.message = "Protected atom " + a.Ref + " stays KEEP. Select its surrounding group instead."
+		return
+	}
+	if v.selected[v.cursor] {
+		delete(v.selected, v.cursor)
+		delete(v.keep, v.cursor)
+	} else {
+		v.selected[v.cursor] = true
+	}
+	v.dirty = true
+}
+
+func (v *SelectionView) addGroup() {
+	for _, g := range v.groups {
+		if v.cursor < g.start || v.cursor > g.end {
+			continue
+		}
+		for i := g.start; i <= g.end; i++ {
+			if !v.snap.Atoms[i].Protected() && !v.selected[i] {
+				v.selected[i] = true
+				v.dirty = true
+			}
+		}
+	}
+}
+
+func (v *SelectionView) clearRun() {
+	if !v.selected[v.cursor] {
+		return
+	}
+	from, to := v.cursor, v.cursor
+	for from > 0 && v.selected[from-1] {
+		from--
+	}
+	for to < len(v.snap.Atoms)-1 && v.selected[to+1] {
+		to++
+	}
+	for i := from; i <= to; i++ {
+		delete(v.selected, i)
+		delete(v.keep, i)
+	}
+	v.dirty = true
+}
+
+// Selection returns what a save sends to [ExpandSelection]: the runs of
+// consecutive selected atoms and the refs marked KEEP.
+func (v *SelectionView) Selection() (spans []SelectionSpan, keepRefs []string) {
+	spans, keepRefs = []SelectionSpan{}, []string{}
+	for i := 0; i < len(v.snap.Atoms); i++ {
+		if !v.selected[i] {
+			continue
+		}
+		j := i
+		for j+1 < len(v.snap.Atoms) && v.selected[j+1] {
+			j++
+		}
+		spans = append(spans, SelectionSpan{StartRef: v.snap.Atoms[i].Ref, EndRef: v.snap.Atoms[j].Ref})
+		i = j
+	}
+	for i := range v.snap.Atoms {
+		if v.keep[i] {
+			keepRefs = append(keepRefs, v.snap.Atoms[i].Ref)
+		}
+	}
+	return spans, keepRefs
+}
+
+// Header is the selection summary line (SelectionHeader over the atoms
+// that would be compressed: selected and not KEEP).
+func (v *SelectionView) Header() string {
+	compress := map[int]bool{}
+	for i := range v.selected {
+		if !v.keep[i] {
+			compress[i] = true
+		}
+	}
+	return SelectionHeader(v.snap, compress)
+}
+
+// Render draws the overlay in at most height lines of w cells.
+func (v *SelectionView) Render(w, height int, st Style) []string {
+	w = max(w, 20)
+	rows := max(3, height-selectionChrome)
+	lines, cursorFrom, cursorTo := v.timeline(w, st)
+	v.page = max(1, rows/3)
+	v.top = scrollTo(v.top, cursorFrom, cursorTo, rows, len(lines))
+	body := []string{fit(v.Header(), w)}
+	end := min(len(lines), v.top+rows)
+	body = append(body, lines[v.top:end]...)
+	if v.message != "" {
+		body = append(body, st.apply("warning", fit(v.message, w)))
+	} else {
+		body = append(body, "")
+	}
+	body = append(body, st.apply("dim", fit(selectionHint, w)))
+	return frame(st, w, SelectionTitle, body)
+}
+
+// timeline draws every group and atom; it returns the lines and the line
+// span of the cursor's atom.
+func (v *SelectionView) timeline(w int, st Style) (lines []string, from, to int) {
+	if len(v.snap.Atoms) == 0 {
+		return []string{"(no atoms at the anchor)"}, 0, 0
+	}
+	for _, g := range v.groups {
+		lines = append(lines, st.apply("muted", fit("-- "+g.ref+" | "+g.label, w)))
+		for i := g.start; i <= g.end; i++ {
+			a := &v.snap.Atoms[i]
+			mark, state := "[ ]", "...."
+			switch {
+			case v.keep[i]:
+				mark, state = "[K]", "KEEP"
+			case v.selected[i]:
+				mark, state = "[*]", "PLAN"
+			}
+			facts := atomFacts(a)
+			if a.Protected() {
+				facts += " · " + CantCompressLabel
+			}
+			cur := "  "
+			if i == v.cursor {
+				cur = "> "
+				from = len(lines)
+			}
+			line := fit(cur+mark+" "+state+" "+facts, w)
+			if i == v.cursor {
+				line = st.apply("accent", line)
+			} else if state == "PLAN" {
+				line = st.apply("success", line)
+			}
+			lines = append(lines, line)
+			for _, p := range wrap(a.Preview(), w-6, 2) {
+				lines = append(lines, st.apply("dim", "      "+p))
+			}
+			if i == v.cursor {
+				to = len(lines) - 1
+			}
+		}
+	}
+	return lines, from, to
+}
