@@ -56,6 +56,27 @@
 // back an edit list (runs of unchanged input plus new messages) built from
 // the [ContextResult].
 //
+// # Extra files and host objects
+//
+// [Extension.Files] are extra files install writes beside the bridge (e.g. a
+// TypeScript module other extensions import by absolute path or as
+// ../pikit-NAME/file.ts; `pikit ext list` prints their paths). They travel in
+// the manifest, so `--exec` installs carry them. [Extension.Host] names one
+// of them whose default export the bridge calls from every factory run
+// (startup, /reload, and each session replacement, which reloads
+// extensions); the object it returns is bound on
+// globalThis[Symbol.for(symbol)], so every copy of a module, whatever the
+// extensions' load order, finds one host at call time. Retirement
+// (session_shutdown, or a factory run finding its predecessor still bound)
+// deletes the binding only when it still holds that very object, then
+// calls its retire(). Go reaches a host's functions with [Pi.CallHost]
+// (method host/call, bound like pi/call): functions of its calls table must
+// answer synchronously (a thenable is refused, [ErrNotSynchronous]),
+// functions of asyncCalls may return a promise; each gets env
+// {sessionManager, signal} (the bound context's session manager; the signal
+// aborts when Go cancels). Values cross as JSON, so they are detached from
+// the JavaScript objects; undefined becomes null and functions are dropped.
+//
 // # Protocol
 //
 // Version [ProtocolVersion] in initialize; a mismatch says to run

@@ -25,6 +25,15 @@ type Extension struct {
 	// next to the bridge; Pi finds them through resources_discover. Nil
 	// means none.
 	Skills fs.FS
+	// Files are extra files install writes beside the bridge, by slash
+	// path relative to the folder (.ts, .js, .mjs or .json; never index.ts,
+	// package.json, piext.json, skills/ or bin/), e.g. a TypeScript module
+	// other extensions import. They travel in the manifest, so an --exec
+	// install carries them too. Nil means none.
+	Files map[string]string
+	// Host, when set, makes the bridge create a host object from one of
+	// Files when Pi runs the extension's factory (see [HostSpec]).
+	Host *HostSpec
 	// Logger receives protocol problems, never payloads; nil discards. It
 	// must not write to stdout.
 	Logger *slog.Logger
@@ -103,11 +112,13 @@ var commandPattern = regexp.MustCompile(`^[a-z0-9][a-z0-9-]*(:[a-z0-9][a-z0-9-]*
 // Manifest is what install records in piext.json and the bridge registers
 // from without starting the sidecar.
 type Manifest struct {
-	Name     string        `json:"name"`
-	Tools    []ToolSpec    `json:"tools"`
-	Commands []CommandSpec `json:"commands"`
-	Hooks    []HookSpec    `json:"hooks"`
-	Skills   bool          `json:"skills,omitempty"`
+	Name     string            `json:"name"`
+	Tools    []ToolSpec        `json:"tools"`
+	Commands []CommandSpec     `json:"commands"`
+	Hooks    []HookSpec        `json:"hooks"`
+	Skills   bool              `json:"skills,omitempty"`
+	Files    map[string]string `json:"files,omitempty"`
+	Host     *HostSpec         `json:"host,omitempty"`
 }
 
 // ToolSpec is a [Tool] without its handler.
@@ -141,7 +152,8 @@ func (e *Extension) Manifest() Manifest {
 	if !namePattern.MatchString(e.Name) {
 		panic(fmt.Sprintf("piext: extension name %q must match %s", e.Name, namePattern))
 	}
-	m := Manifest{Name: e.Name, Tools: []ToolSpec{}, Commands: []CommandSpec{}, Hooks: []HookSpec{}, Skills: e.Skills != nil}
+	m := Manifest{Name: e.Name, Tools: []ToolSpec{}, Commands: []CommandSpec{}, Hooks: []HookSpec{}, Skills: e.Skills != nil, Files: e.Files, Host: e.Host}
+	checkFiles(e.Files, e.Host)
 	seen := map[string]bool{}
 	for _, t := range e.Tools {
 		if !toolPattern.MatchString(t.Name) || seen["t:"+t.Name] || t.Execute == nil {

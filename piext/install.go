@@ -7,6 +7,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -93,6 +94,16 @@ func writeFolder(dir string, command []string, m Manifest, skills fs.FS, check b
 		{Path: filepath.Join(dir, "package.json"), Data: append(pkg, '\n'), Perm: 0o600},
 		{Path: filepath.Join(dir, "index.ts"), Data: bridge.Source, Perm: 0o600},
 	}
+	if err := removeStaleFiles(dir, m.Files); err != nil {
+		return "", err
+	}
+	for _, p := range sortedKeys(m.Files) {
+		f := filepath.Join(dir, filepath.FromSlash(p))
+		if err := durable.MkdirAll(filepath.Dir(f), 0o700); err != nil {
+			return "", err
+		}
+		files = append(files, durable.File{Path: f, Data: []byte(m.Files[p]), Perm: 0o600})
+	}
 	if err := durable.WriteFiles(files); err != nil {
 		return "", err
 	}
@@ -167,11 +178,24 @@ func Uninstall(dir, name string) error {
 	if err := checkOurs(f, false); err != nil {
 		return err
 	}
+	in, err := ReadInstall(f)
+	if err != nil {
+		return err
+	}
 	// piext.json first: a half-removed folder is no longer an installation.
 	for _, p := range []string{InstallFile, "index.ts", "package.json", "skills", "bin"} {
 		if err := os.RemoveAll(filepath.Join(f, p)); err != nil {
 			return err
 		}
+	}
+	files, dirs := extraFiles(in.Manifest.Files)
+	for _, p := range files {
+		if err := os.Remove(filepath.Join(f, p)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+	}
+	for _, d := range dirs {
+		_ = os.Remove(filepath.Join(f, d)) // kept when something else is in it
 	}
 	if err := os.Remove(f); err != nil {
 		return fmt.Errorf("piext: uninstall: other files are left in %s: %w", filepath.Base(f), err)
@@ -187,6 +211,9 @@ type Installed struct {
 	// CommandOK is false when Command[0] no longer exists or is not
 	// executable.
 	CommandOK bool
+	// Files are the relative paths of the extra files installed beside the
+	// bridge ([Extension.Files]), sorted.
+	Files []string
 }
 
 // List returns the pikit-* folders with our piext.json in dir, by name.
@@ -213,7 +240,7 @@ func List(dir string) ([]Installed, error) {
 			exe = filepath.Join(f, exe)
 		}
 		st, err := os.Stat(exe)
-		out = append(out, Installed{Name: in.Manifest.Name, Dir: f, Command: in.Command, CommandOK: err == nil && st.Mode().IsRegular() && st.Mode()&0o111 != 0})
+		out = append(out, Installed{Name: in.Manifest.Name, Dir: f, Command: in.Command, CommandOK: err == nil && st.Mode().IsRegular() && st.Mode()&0o111 != 0, Files: sortedKeys(in.Manifest.Files)})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out, nil
@@ -251,4 +278,62 @@ func Pack(dir, executable string, args []string, m Manifest, skills fs.FS) error
 	}
 	_, err = writeFolder(dir, append([]string{rel}, args...), m, skills, false)
 	return err
+}
+
+func sortedKeys(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// extraFiles lists the folder-relative paths of an installation's extra
+// files and, deepest first, the folders they are in, for removal. Paths
+// that do not match the file pattern (a hand-edited piext.json) are left.
+func extraFiles(files map[string]string) (out, dirs []string) {
+	seen := map[string]bool{}
+	for _, p := range sortedKeys(files) {
+		if !filePattern.MatchString(p) || path.Clean(p) != p {
+			continue
+		}
+		out = append(out, filepath.FromSlash(p))
+		for d := path.Dir(p); d != "."; d = path.Dir(d) {
+			if !seen[d] {
+				seen[d] = true
+				dirs = append(dirs, filepath.FromSlash(d))
+			}
+		}
+	}
+	sort.Slice(dirs, func(i, j int) bool { return len(dirs[i]) > len(dirs[j]) })
+	return out, dirs
+}
+
+// removeStaleFiles removes the extra files an earlier installation in dir
+// wrote that the new manifest no longer has.
+func removeStaleFiles(dir string, next map[string]string) error {
+	old, err := ReadInstall(dir)
+	if err != nil {
+		return nil // a new folder, or not ours (checked before)
+	}
+	for _, p := range sortedKeys(old.Manifest.Files) {
+		if _, keep := next[p]; keep || !filePattern.MatchString(p) {
+			continue
+		}
+		if err := os.Remove(filepath.Join(dir, filepath.FromSlash(p))); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+	}
+	return nil
+}
+
+// InstalledFiles returns the absolute paths of an installation's extra
+// files ([Extension.Files]) by relative path, for `pikit ext list`.
+func (in Installed) InstalledFiles() map[string]string {
+	out := make(map[string]string, len(in.Files))
+	for _, p := range in.Files {
+		out[p] = filepath.Join(in.Dir, filepath.FromSlash(p))
+	}
+	return out
 }

@@ -23,6 +23,7 @@ const CODE = {
   notAllowed: -32013,
   unavailable: -32014,
   unknownMessage: -32015,
+  notSynchronous: -32016,
   methodNotFound: -32601,
   internal: -32603,
 };
@@ -48,6 +49,7 @@ type Install = {
     commands: { name: string; description?: string; completions?: boolean }[];
     hooks: { event: string; failClosed: boolean }[];
     skills?: boolean;
+    host?: { file: string; symbol: string };
   };
 };
 
@@ -187,6 +189,7 @@ class Sidecar {
   reportedOpen = false;
   spawns = 0;
   stopping = false;
+  host: { sym: symbol; obj: any } | null = null;
 
   constructor(install: Install) {
     this.install = install;
@@ -379,7 +382,46 @@ class Sidecar {
     } catch {}
   }
 
+  // boundCtx is the Pi context a call is bound to: the handler's (ctxId)
+  // or the current session's (generation).
+  boundCtx(ctxId: string, generation: number, what: string): any {
+    if (ctxId) {
+      const b = this.ctxs.get(ctxId);
+      if (!b) throw rpcError(CODE.staleContext, `stale context: the handler of ${what}'s context has returned`);
+      return b.ctx;
+    }
+    if (generation !== this.generation || !this.sessionCtx)
+      throw rpcError(CODE.staleSession, `stale session: generation ${generation} was replaced by ${this.generation}`);
+    return this.sessionCtx;
+  }
+
+  // hostCall runs a function of the host object on
+  // globalThis[Symbol.for(symbol)] (piext HostSpec): calls[fn] must answer
+  // synchronously (a thenable is refused, its rejection swallowed);
+  // asyncCalls[fn] may return a promise.
+  async hostCall(params: any, signal: AbortSignal): Promise<any> {
+    const { ctxId, generation, symbol, fn } = params ?? {};
+    const what = `host ${String(symbol).slice(0, 64)}.${String(fn).slice(0, 64)}`;
+    const host: any = (globalThis as any)[Symbol.for(String(symbol))];
+    const sync = host?.calls && Object.hasOwn(host.calls, fn) ? host.calls[fn] : undefined;
+    const later = host?.asyncCalls && Object.hasOwn(host.asyncCalls, fn) ? host.asyncCalls[fn] : undefined;
+    const f = sync ?? later;
+    if (typeof f !== "function") throw rpcError(CODE.unavailable, `unavailable here: ${what}`);
+    const ctx = this.boundCtx(ctxId, generation, what);
+    const args: any[] = Array.isArray(params?.args) ? params.args : [];
+    const env = { sessionManager: ctx.sessionManager, signal };
+    const v = f.call(host, env, ...args);
+    if (sync && v !== null && (typeof v === "object" || typeof v === "function") && typeof v.then === "function") {
+      try {
+        v.then(undefined, () => {});
+      } catch {}
+      throw rpcError(CODE.notSynchronous, `${what} returned a promise; a synchronous result is required`);
+    }
+    return await v;
+  }
+
   async serve(method: string, params: any, signal: AbortSignal): Promise<any> {
+    if (method === "host/call") return this.hostCall(params, signal);
     if (method !== "pi/call") throw rpcError(CODE.methodNotFound, "method not found: " + method);
     const { ctxId, generation, target, method: m } = params ?? {};
     // JSON has no undefined: a null argument reaches Pi as undefined, which is
@@ -388,16 +430,7 @@ class Sidecar {
     const args: any[] = Array.isArray(params?.args) ? params.args.map((a: any) => (a === null ? undefined : a)) : [];
     const row = ALLOW[target]?.[m];
     if (!row) throw rpcError(CODE.notAllowed, `not allowed: ${target}.${m}`);
-    let ctx: any;
-    if (ctxId) {
-      const b = this.ctxs.get(ctxId);
-      if (!b) throw rpcError(CODE.staleContext, `stale context: the handler of ${target}.${m}'s context has returned`);
-      ctx = b.ctx;
-    } else {
-      if (generation !== this.generation || !this.sessionCtx)
-        throw rpcError(CODE.staleSession, `stale session: generation ${generation} was replaced by ${this.generation}`);
-      ctx = this.sessionCtx;
-    }
+    const ctx = this.boundCtx(ctxId, generation, `${target}.${m}`);
     const env: CallEnv = { pi: this.pi, ctx, signal, sc: this };
     if (typeof row === "function") return row(env, args);
     const obj = target === "pi" ? this.pi : target === "ctx" ? ctx : target === "ui" ? ctx.ui : ctx.sessionManager;
@@ -481,6 +514,16 @@ function applyEdits(input: any[], res: any): any[] {
     else for (let i = 0; i < (e.count ?? 0); i++) out.push(input[(e.from ?? 0) + i]);
   }
   return out;
+}
+
+// retireHost removes a host object's globalThis binding only when it still
+// holds that very object, then lets the host signal cancellation.
+function retireHost(sym: symbol, host: any) {
+  const g: any = globalThis;
+  if (g[sym] === host) delete g[sym];
+  try {
+    host?.retire?.();
+  } catch {}
 }
 
 export default function (pi: any) {
@@ -614,9 +657,31 @@ export default function (pi: any) {
   pi.on("session_shutdown", async (ev: any, ctx: any) => {
     let res: any;
     if (hooks.has("session_shutdown") && sc.alive) res = await forward("session_shutdown", ev, ctx);
+    if (sc.host) {
+      retireHost(sc.host.sym, sc.host.obj);
+      sc.host = null;
+    }
     if (ev.reason === "quit") sc.stop();
     return res;
   });
+
+  // The host object (piext HostSpec): created by this factory run from the
+  // host file's default export, bound on globalThis under its symbol, and
+  // retired at session_shutdown (or here, if a predecessor is still bound).
+  const hostSpec = install.manifest.host;
+  let hostReady: Promise<void> | undefined;
+  if (hostSpec) {
+    hostReady = (async () => {
+      const mod: any = await import(path.join(here, hostSpec.file));
+      const factory = mod?.default ?? mod;
+      if (typeof factory !== "function") throw new Error(`piext ${name}: host file ${hostSpec.file} has no default export function`);
+      const sym = Symbol.for(hostSpec.symbol);
+      if (sc.host) retireHost(sc.host.sym, sc.host.obj);
+      const obj = factory(pi, { name });
+      (globalThis as any)[sym] = obj;
+      sc.host = { sym, obj };
+    })();
+  }
 
   if (install.manifest.skills || hooks.has("resources_discover")) {
     pi.on("resources_discover", async (ev: any, ctx: any) => {
@@ -626,4 +691,5 @@ export default function (pi: any) {
       return res;
     });
   }
+  return hostReady;
 }
