@@ -191,7 +191,7 @@ func newExtListCmd() *cobra.Command {
 	var f extDirFlags
 	cmd := &cobra.Command{
 		Use:   "list [--project] [--agent-dir DIR]",
-		Short: "List installed Go extensions and whether their program still exists",
+		Short: "List installed Go extensions, whether their program still exists, and the absolute paths of the files they install for other extensions to import",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			dir, err := f.dir()
@@ -208,6 +208,10 @@ func newExtListCmd() *cobra.Command {
 					state = "missing program (install again)"
 				}
 				fmt.Fprintf(cmd.OutOrStdout(), "%s\t%s\t%s\n", in.Name, state, strings.Join(in.Command, " "))
+				files := in.InstalledFiles()
+				for _, rel := range in.Files {
+					fmt.Fprintf(cmd.OutOrStdout(), "\tfile %s\t%s\n", rel, files[rel])
+				}
 			}
 			return nil
 		},
