@@ -1,0 +1,353 @@
+package extension
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/pikit-dev/pikit/midcompact"
+	"github.com/pikit-dev/pikit/piext"
+)
+
+// dialogHost is a fakeHost whose close-webui confirmation and UI presence
+// are scripted.
+type dialogHost struct {
+	*fakeHost
+	decline bool // Confirm answers no
+	noUI    bool // HasUI answers false (json/print mode)
+	confirm int  // Confirm calls
+}
+
+func (d *dialogHost) Confirm(ctx context.Context, title, msg string, o piext.DialogOptions) (piext.DialogResult, error) {
+	d.confirm++
+	if d.decline {
+		return piext.DialogResult{Status: piext.DialogAnswered, Confirmed: false}, nil
+	}
+	return d.fakeHost.Confirm(ctx, title, msg, o)
+}
+
+func (d *dialogHost) HasUI(ctx context.Context) (bool, error) {
+	if d.noUI {
+		return false, nil
+	}
+	return d.fakeHost.HasUI(ctx)
+}
+
+// customEntries are the host's custom entries.
+func customEntries(h *fakeHost) []map[string]any {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	var out []map[string]any
+	for _, e := range h.entries {
+		if e["type"] == "custom" {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+func entryCount(h *fakeHost) int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return len(h.entries)
+}
+
+// Seed 001 §Persistence: "Exactly three custom entry types are ever
+// persisted … All are version: 1". A whole transaction — start, tool plan
+// edits, a workbench selection save, close-webui, commit — writes only
+// midcompact-transaction, midcompact-draft and midcompact-state, each
+// version 1; the entries other than custom ones are the start prompt.
+func TestRules_OnlyThreeCustomEntryTypes(t *testing.T) {
+	ctx := t.Context()
+	hs := &holdSurface{}
+	rt, h := started(t, hs)
+	for _, req := range []string{
+		`{"request":{"action":"inspect"}}`,
+		`{"request":{"action":"plan_add","start":"a0001","end":"a0002"}}`,
+		`{"request":{"action":"plan_update","range_id":"d1","summary":"first exchange"}}`,
+		`{"request":{"action":"plan_show"}}`,
+		`{"request":{"action":"recall_list"}}`,
+	} {
+		if got := rt.runTool(ctx, h, []byte(req)); strings.HasPrefix(got, "Error:") {
+			t.Fatalf("%s: %s", req, got)
+		}
+	}
+	rt.lock.ReleaseAgent()
+	if err := rt.openPlanning(ctx, h, h, selectCommand, "webui"); err != nil {
+		t.Fatal(err)
+	}
+	if err := hs.open[0].SaveSelection(ctx, []midcompact.SelectionSpan{{StartRef: "a0001", EndRef: "a0002"}, {StartRef: "a0004", EndRef: "a0004"}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	second := "second"
+	if err := hs.open[0].UpdateRange(ctx, "d2", &second, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := rt.closeWebUI(ctx, h); err != nil {
+		t.Fatal(err)
+	}
+	if err := rt.commit(ctx, h); err != nil {
+		t.Fatal(err)
+	}
+	if n := h.lastNotice(); !strings.HasPrefix(n, "info: Midcompact committed: 2 new range(s)") {
+		t.Fatalf("commit: %q", n)
+	}
+	seen := map[string]int{}
+	for _, e := range customEntries(h) {
+		ct, _ := e["customType"].(string)
+		seen[ct]++
+		if v, _ := e["data"].(map[string]any)["version"].(float64); v != 1 {
+			t.Errorf("%s entry with version %v", ct, e["data"].(map[string]any)["version"])
+		}
+	}
+	want := map[string]int{midcompact.TransactionEntryType: 1, midcompact.DraftEntryType: 5, midcompact.StateEntryType: 1}
+	if len(seen) != len(want) {
+		t.Errorf("custom entry types %v, want exactly %v", seen, want)
+	}
+	for ct, n := range want {
+		if seen[ct] != n {
+			t.Errorf("%s entries %d, want %d (drafts: start, plan_add, plan_update, selection, summary edit)", ct, seen[ct], n)
+		}
+	}
+}
+
+// Seed 001 §Transactions: "Start freezes the current leaf as anchor,
+// appends TXN + DRAFT, and routes … All planning happens on the child
+// branch; the discussion never enters the working context." After the
+// commit, the working branch is the anchor's plus the state: the start
+// prompt and the tool exchanges are not in its context.
+func TestRules_StartFreezesLeafPlanningStaysOnChildBranch(t *testing.T) {
+	ctx := t.Context()
+	rt, h := started(t, nil)
+	es := h.entries
+	tx, draft := es[4], es[5]
+	if tx["customType"] != midcompact.TransactionEntryType || tx["parentId"] != "e4" ||
+		tx["data"].(map[string]any)["anchorEntryId"] != "e4" || tx["data"].(map[string]any)["startMode"] != "agent" {
+		t.Fatalf("transaction entry = %v", tx)
+	}
+	d := draft["data"].(map[string]any)
+	if draft["customType"] != midcompact.DraftEntryType || d["transactionId"] != tx["data"].(map[string]any)["id"] || d["revision"] != 0.0 || len(d["ranges"].([]any)) != 0 {
+		t.Fatalf("draft entry = %v", draft)
+	}
+	if m, _ := es[6]["message"].(map[string]any); es[6]["type"] != "message" || m["role"] != "user" {
+		t.Fatalf("start prompt entry = %v", es[6])
+	}
+	rt.runTool(ctx, h, []byte(`{"request":{"action":"plan_add","start":"a0001","end":"a0002","summary":"first exchange"}}`))
+	rt.lock.ReleaseAgent()
+	if err := rt.commit(ctx, h); err != nil {
+		t.Fatal(err)
+	}
+	b, err := branch(ctx, h, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, e := range b {
+		ids = append(ids, e.ID)
+	}
+	if got := strings.Join(ids, ","); got != "e1,e2,e3,e4,"+h.leaf {
+		t.Errorf("working branch after commit = %s", got)
+	}
+	sc, err := midcompact.BuildSessionContext(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range sc.Messages {
+		if strings.Contains(string(m.Raw), midcompact.StartPromptPrefix) || strings.Contains(string(m.Raw), "plan_add") {
+			t.Errorf("planning discussion in the working context: %s", m.Raw)
+		}
+	}
+	if len(sc.Messages) != 4 {
+		t.Errorf("working context has %d messages, want the 4 of the anchor", len(sc.Messages))
+	}
+}
+
+// Seed 001 §Transactions: "Cancelling a Selection/Review surface chooser
+// changes neither the shared DraftPlan nor the transaction." Cancel and a
+// dismissed dialog, for both commands: nothing appended, nothing opened,
+// the lock free, the same transaction and plan restored.
+func TestRules_SurfaceChooserCancelChangesNothing(t *testing.T) {
+	ctx := t.Context()
+	hs := &holdSurface{}
+	rt, h := started(t, hs)
+	rt.runTool(ctx, h, []byte(`{"request":{"action":"plan_add","start":"a0001","end":"a0002","summary":"first exchange"}}`))
+	rt.lock.ReleaseAgent()
+	before, _ := rt.current(ctx, h)
+	n := entryCount(h)
+	for _, pc := range []planningCommand{selectCommand, reviewCommand} {
+		for _, answer := range [][]string{{midcompact.SurfaceCancelOption}, nil} {
+			h.mu.Lock()
+			h.selects = answer
+			h.mu.Unlock()
+			if err := rt.openPlanning(ctx, h, h, pc, ""); err != nil {
+				t.Fatal(err)
+			}
+			if got, want := h.lastNotice(), "info: Midcompact "+string(pc.cmd)+" opening cancelled."; got != want {
+				t.Errorf("%s %v: notice %q, want %q", pc.cmd, answer, got, want)
+			}
+		}
+	}
+	after, _ := rt.current(ctx, h)
+	if entryCount(h) != n || hs.Registered() || rt.lock.Owner() != midcompact.LockFree {
+		t.Errorf("cancel changed something: entries %d → %d, open %v, lock %s", n, entryCount(h), hs.Registered(), rt.lock.Owner())
+	}
+	if after.Transaction.ID != before.Transaction.ID || after.Draft.Revision != before.Draft.Revision || len(after.Draft.Ranges) != 1 {
+		t.Errorf("plan or transaction changed: %+v → %+v", before.Draft, after.Draft)
+	}
+}
+
+// Seed 001 §Concurrency on close-webui: declining the confirmation keeps the
+// workbench and its lock; without a UI it warns with the confirmation text
+// and closes; with no workbench but a TUI holding the UI lock it is a
+// notice and the TUI keeps its lock (not a generic unlock); the saved plan
+// and transaction are unchanged by a close.
+func TestRules_CloseWebUIConfirmWarnAndNotAnUnlock(t *testing.T) {
+	ctx := t.Context()
+	hs := &holdSurface{}
+	rt, fh := started(t, hs)
+	rt.lock.ReleaseAgent()
+	h := &dialogHost{fakeHost: fh, decline: true}
+	if err := rt.openPlanning(ctx, h, h, reviewCommand, "webui"); err != nil {
+		t.Fatal(err)
+	}
+	notices := len(fh.notices)
+	n := entryCount(fh)
+	if err := rt.closeWebUI(ctx, h); err != nil {
+		t.Fatal(err)
+	}
+	if h.confirm != 1 || !hs.Registered() || rt.lock.Owner() != midcompact.LockUI || len(fh.notices) != notices {
+		t.Errorf("declined: confirms %d, open %v, lock %s, notices %q", h.confirm, hs.Registered(), rt.lock.Owner(), fh.notices[notices:])
+	}
+
+	h.decline, h.noUI = false, true
+	if err := rt.closeWebUI(ctx, h); err != nil {
+		t.Fatal(err)
+	}
+	got := fh.notices[notices:]
+	if h.confirm != 1 || len(got) != 2 || got[0] != "warning: "+midcompact.CloseWebUIMessage || got[1] != "info: "+midcompact.MsgWebUIClosed {
+		t.Errorf("without UI: confirms %d, notices %q", h.confirm, got)
+	}
+	if hs.Registered() || rt.lock.Owner() != midcompact.LockFree || entryCount(fh) != n {
+		t.Errorf("after close: open %v, lock %s, entries %d → %d", hs.Registered(), rt.lock.Owner(), n, entryCount(fh))
+	}
+	if r, _ := rt.current(ctx, h); r.Transaction == nil || r.Draft == nil {
+		t.Errorf("close-webui ended the transaction: %+v", r)
+	}
+
+	if !rt.lock.TryAcquireUI() { // a TUI overlay holds the UI lock
+		t.Fatal("tui lock")
+	}
+	if err := rt.closeWebUI(ctx, h); err != nil {
+		t.Fatal(err)
+	}
+	if got := fh.lastNotice(); got != "info: "+midcompact.MsgNoWebUI || rt.lock.Owner() != midcompact.LockUI {
+		t.Errorf("TUI lock: notice %q, lock %s", got, rt.lock.Owner())
+	}
+}
+
+// recordSurface records, when CloseAll runs, what the runtime restored by
+// then.
+type recordSurface struct {
+	holdSurface
+	rt     *runtime
+	closes []string // "tx" if memory still had the old transaction, else "none"
+}
+
+func (s *recordSurface) CloseAll(ctx context.Context) error {
+	if s.rt == nil { // the first restore, inside started
+		return s.holdSurface.CloseAll(ctx)
+	}
+	if s.rt.mem.get().Transaction != nil {
+		s.closes = append(s.closes, "tx")
+	} else {
+		s.closes = append(s.closes, "none")
+	}
+	return s.holdSurface.CloseAll(ctx)
+}
+
+// Seed 001 §Concurrency: "WebUI handles … are closed before session/branch
+// state is restored, and on session shutdown." The session_start and
+// session_tree hooks run restore: the workbench closes (its cleanup
+// releasing the lock) while memory still holds the old branch's
+// transaction, then the new branch is restored and the lock reset;
+// session_shutdown closes it too.
+func TestRules_WorkbenchesCloseBeforeRestoreAndOnShutdown(t *testing.T) {
+	ctx := t.Context()
+	rs := &recordSurface{}
+	rt, h := started(t, rs)
+	rs.rt = rt
+	rt.lock.ReleaseAgent()
+	if err := rt.openPlanning(ctx, h, h, reviewCommand, "webui"); err != nil {
+		t.Fatal(err)
+	}
+	rs.closes = nil
+	h.mu.Lock()
+	h.leaf = "e4" // /tree back to the anchor: session_tree
+	h.mu.Unlock()
+	if err := rt.restore(ctx, h); err != nil {
+		t.Fatal(err)
+	}
+	if len(rs.closes) != 1 || rs.closes[0] != "tx" {
+		t.Errorf("CloseAll calls %v: want one, before the restore", rs.closes)
+	}
+	if rs.Registered() || rt.mem.get().Transaction != nil || rt.lock.Owner() != midcompact.LockFree {
+		t.Errorf("after restore: open %v, tx %v, lock %s", rs.Registered(), rt.mem.get().Transaction, rt.lock.Owner())
+	}
+
+	h.mu.Lock()
+	h.leaf = h.entries[len(h.entries)-1]["id"].(string) // back into the planning branch
+	h.mu.Unlock()
+	if err := rt.restore(ctx, h); err != nil || rt.mem.get().Transaction == nil {
+		t.Fatalf("transaction not revived on its branch: %v", err)
+	}
+	if err := rt.openPlanning(ctx, h, h, selectCommand, "webui"); err != nil || !rs.Registered() {
+		t.Fatalf("open: %v", err)
+	}
+	for _, hk := range rt.hooks() {
+		if hk.Event == "session_shutdown" {
+			if _, err := hk.Handle(ctx, &piext.Event{}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if rs.Registered() || rt.lock.Owner() != midcompact.LockFree || rt.mem.get().Transaction != nil {
+		t.Errorf("after shutdown: open %v, lock %s", rs.Registered(), rt.lock.Owner())
+	}
+}
+
+// The planning lock is not exposed to other extensions (package doc); its
+// owner is readable through the footer status and /midcompact:status
+// (`lock: agent|ui|free`), which follow it through an agent turn, an open
+// workbench and its close.
+func TestRules_LockOwnerReadableThroughStatus(t *testing.T) {
+	ctx := t.Context()
+	hs := &holdSurface{}
+	rt, h := started(t, hs)
+	rt.lock.AcquireAgent() // agent_start while a transaction exists
+	check := func(owner, footer string) {
+		t.Helper()
+		if err := rt.status(ctx, h); err != nil {
+			t.Fatal(err)
+		}
+		if n := h.lastNotice(); !strings.HasSuffix(n, "\nMode: agent-first · lock: "+owner) {
+			t.Errorf("status = %q, want lock %s", n, owner)
+		}
+		if err := rt.showStatus(ctx, h); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.HasSuffix(h.status, footer) {
+			t.Errorf("footer = %q, want suffix %q", h.status, footer)
+		}
+	}
+	check("agent", " · Agent editing")
+	rt.lock.ReleaseAgent()
+	check("free", " chars")
+	if err := rt.openPlanning(ctx, h, h, reviewCommand, "webui"); err != nil {
+		t.Fatal(err)
+	}
+	check("ui", " · UI editing")
+	if err := rt.closeWebUI(ctx, h); err != nil {
+		t.Fatal(err)
+	}
+	check("free", " chars")
+}
