@@ -24,7 +24,7 @@ var ErrNotSynchronous = &jsonrpc.Error{Code: CodeNotSynchronous, Message: "not s
 
 // HostSpec makes the bridge create a host object from the extension's
 // factory: the bridge imports File (one of [Extension.Files]) and calls its
-// default export as factory(pi, {name}) when Pi runs the extension's
+// default export as factory(pi, {name, dir}) (dir: the installed folder) when Pi runs the extension's
 // factory (startup, /reload, and every session replacement, which reloads
 // extensions). The returned object is bound on
 // globalThis[Symbol.for(Symbol)], where other extensions' JavaScript finds
