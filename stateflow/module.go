@@ -54,7 +54,7 @@ func (p ModulePolicy) Descriptor() Descriptor {
 }
 
 // Descriptor is the retained per-(scope, root) policy record kept in the
-// scope's meta.json (v4, key "externalRoots"): the schemaVersion and
+// scope's meta.json (v4, key "descriptors"): the schemaVersion and
 // immutable flag of the definition whose first non-empty write created the
 // root's slot. It is kept through deletion, folding and fork.
 type Descriptor struct {

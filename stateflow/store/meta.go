@@ -22,8 +22,15 @@ type Meta struct {
 	MalformedArtifacts map[string]bool
 	OwnerCWD           string // CWD scope only
 	HasOwner           bool
-	Extra              map[string]any
+	// Descriptors maps each module root that had a first accepted write in
+	// this scope to its retained {schemaVersion, immutable} (seed 003);
+	// key "descriptors", v4 only.
+	Descriptors map[string]sf.Descriptor
+	Extra       map[string]any
 }
+
+// metaKeyDescriptors is the meta.json key of retained module descriptors.
+const metaKeyDescriptors = "descriptors"
 
 // legacySessionMetaKeys are deleted from Session meta before a write.
 var legacySessionMetaKeys = []string{"identity", "lineage", "step", "specification", "validation", "bootstrap"}
@@ -103,9 +110,17 @@ func decodeMeta(data []byte, label, absPath string, tailLen int) (*Meta, error) 
 		}
 		m.OwnerCWD, m.HasOwner = cwd, true
 	}
+	if d, has := obj[metaKeyDescriptors]; has {
+		if ver != 4 {
+			return nil, provenanceError(absPath) // a descriptor never predates v4
+		}
+		if m.Descriptors, ok = decodeDescriptors(d); !ok {
+			return nil, provenanceError(absPath)
+		}
+	}
 	for k, e := range obj {
 		switch k {
-		case "version", "temporal", "artifacts", "owner":
+		case "version", "temporal", "artifacts", "owner", metaKeyDescriptors:
 		default:
 			m.Extra[k] = e
 		}
@@ -147,10 +162,53 @@ func validProvenance(e any) bool {
 	return true
 }
 
-// encode renders meta.json canonically. version is 2, or the version read
-// when it was 3 or 4, or 4 when the scope holds an external root (seed 003:
-// a fence against writers that would drop it).
-func (m *Meta) encode(scope string, hasExternal bool) ([]byte, error) {
+// decodeDescriptors parses {"x_…": {"immutable": bool, "schemaVersion":
+// 1..2^53-1}, …}: exactly those two keys per descriptor, x_* ids only.
+func decodeDescriptors(v any) (map[string]sf.Descriptor, bool) {
+	obj, ok := v.(map[string]any)
+	if !ok {
+		return nil, false
+	}
+	out := make(map[string]sf.Descriptor, len(obj))
+	for root, e := range obj {
+		d, ok := e.(map[string]any)
+		if !ok || !sf.IsExternalRoot(root) || len(d) != 2 {
+			return nil, false
+		}
+		imm, ok := d["immutable"].(bool)
+		if !ok {
+			return nil, false
+		}
+		sv, ok := intOf(d["schemaVersion"])
+		if !ok || sv < 1 {
+			return nil, false
+		}
+		out[root] = sf.Descriptor{SchemaVersion: int64(sv), Immutable: imm}
+	}
+	return out, true
+}
+
+// metaVersion is the version a write of this meta carries: 4 once the
+// scope holds a descriptor; else 3 when it retains raw x_* roots without
+// descriptors (ours: a fence against ≤0.26.3 writers that would drop them);
+// else 2 — never lower than a version 3 or 4 that was read.
+func (m *Meta) metaVersion(rawExternal bool) int {
+	ver := 2
+	if m.Version >= 3 {
+		ver = m.Version
+	}
+	if rawExternal && ver < 3 {
+		ver = 3
+	}
+	if len(m.Descriptors) > 0 {
+		ver = 4
+	}
+	return ver
+}
+
+// encode renders meta.json canonically at [Meta.metaVersion]; rawExternal:
+// the scope's retained stream holds an x_* root without a descriptor.
+func (m *Meta) encode(scope string, rawExternal bool) ([]byte, error) {
 	obj := map[string]any{}
 	for k, v := range m.Extra {
 		obj[k] = v
@@ -160,12 +218,13 @@ func (m *Meta) encode(scope string, hasExternal bool) ([]byte, error) {
 			delete(obj, k)
 		}
 	}
-	ver := 2
-	if m.Version >= 3 {
-		ver = m.Version
-	}
-	if hasExternal && ver < 4 {
-		ver = 4
+	ver := m.metaVersion(rawExternal)
+	if len(m.Descriptors) > 0 {
+		ds := map[string]any{}
+		for root, d := range m.Descriptors {
+			ds[root] = map[string]any{"schemaVersion": float64(d.SchemaVersion), "immutable": d.Immutable}
+		}
+		obj[metaKeyDescriptors] = ds
 	}
 	patches := make([]any, len(m.Patches))
 	for i, b := range m.Patches {
