@@ -8,19 +8,19 @@ import (
 	"github.com/pikit-dev/pikit/piext"
 )
 
-// Surfaces opens the planning surfaces that are not ctx.ui dialogs: the
-// loopback web workbench (reference §5.6) and the TUI overlays (§5.5).
-// The extension decides everything before Open (arguments, chooser, the
+// Surfaces opens the web workbench (reference §5.6); the TUI overlays
+// (§5.5) run inside Pi through the command's own ctx.ui (tui.go) and never
+// reach a Surfaces. The extension decides everything before Open (arguments, chooser, the
 // "already open" guard, the UI lock); a Surfaces implementation only shows
 // the plan and edits it through [Plan]. Implementations must be safe for
 // concurrent use.
 type Surfaces interface {
 	// Open shows req.View ("selection" or "review") on req.Surface
-	// ("webui" or "tui") and returns the info notice to show (e.g. the
-	// workbench URL). A web workbench returns once its URL is ready and
-	// calls req.Plan.Release when its asynchronous cleanup ends (seed 001
-	// §Concurrency); a TUI surface returns when it closes. An error means
-	// nothing stayed open; the extension releases the lock itself then.
+	// ("webui") and returns the info notice to show (e.g. the workbench
+	// URL). A web workbench returns once its URL is ready and calls
+	// req.Plan.Release when its asynchronous cleanup ends (seed 001
+	// §Concurrency). An error means nothing stayed open; the extension
+	// releases the lock itself then.
 	Open(ctx context.Context, req OpenRequest) (notice string, err error)
 	// Registered reports whether a workbench is registered: open, or closing
 	// and not yet cleaned up.
@@ -34,7 +34,7 @@ type Surfaces interface {
 
 // OpenRequest is one surface to open.
 type OpenRequest struct {
-	Surface string // "webui" or "tui"
+	Surface string // "webui"
 	View    string // "selection" or "review"
 	Plan    *Plan
 }
@@ -108,14 +108,19 @@ func (rt *runtime) openPlanning(ctx context.Context, h, session host, pc plannin
 	}
 	plan := &Plan{rt: rt, h: session}
 	_ = rt.showStatus(ctx, h)
-	notice, err := rt.surfaces.Open(ctx, OpenRequest{Surface: string(surface), View: pc.view, Plan: plan})
-	if err != nil || surface == midcompact.SurfaceTUI {
+	if surface == midcompact.SurfaceTUI {
+		// The overlay holds the UI lock while it is open (seed 001
+		// §Concurrency) and gives it back when it closes, whatever happened.
+		err := rt.openTUI(ctx, h, plan, pc.view)
 		plan.Release(ctx)
-	}
-	if err != nil {
-		if surface == midcompact.SurfaceTUI {
-			return h.Notify(ctx, "The TUI "+string(pc.cmd)+" surface is "+err.Error()+". Use /midcompact:"+string(pc.cmd)+" webui instead.", "warning")
+		if err != nil {
+			return h.Notify(ctx, "Midcompact TUI "+string(pc.cmd)+" failed: "+err.Error(), "error")
 		}
+		return nil
+	}
+	notice, err := rt.surfaces.Open(ctx, OpenRequest{Surface: string(surface), View: pc.view, Plan: plan})
+	if err != nil {
+		plan.Release(ctx)
 		if errors.Is(err, ErrNoSurface) {
 			return h.Notify(ctx, "Midcompact WebUI failed: the web workbench is "+err.Error()+".", "error")
 		}
