@@ -21,7 +21,8 @@ const (
 // synchronously, so the bridge shows Go's last lines for a width and asks
 // for a re-render when Go answers; every line passes through pi-tui's
 // truncateToWidth, so a line wider than the terminal cannot break it.
-// Methods are called one at a time.
+// Methods are called one at a time, in the order the keys were typed: the
+// bridge sends a component's requests one after another.
 type Component interface {
 	// Render returns the lines for a viewport width in columns. Palette maps
 	// theme color names ("accent", "muted", "error", ...) to their ANSI
@@ -32,10 +33,20 @@ type Component interface {
 	HandleKey(key string) (done bool, result any)
 }
 
-// RenderParams ask a component for its lines.
+// RowsAware is implemented by a Component that lays itself out for the
+// terminal's height (a scrolling list in an overlay): SetRows gets the
+// terminal's rows before each Render and HandleKey when the bridge knows
+// them (0 is never passed).
+type RowsAware interface {
+	SetRows(rows int)
+}
+
+// RenderParams ask a component for its lines. Rows is the terminal's
+// height in rows (0: unknown).
 type RenderParams struct {
 	ID      string            `json:"id"`
 	Width   int               `json:"width"`
+	Rows    int               `json:"rows,omitempty"`
 	Palette map[string]string `json:"palette,omitempty"`
 }
 
@@ -44,6 +55,7 @@ type InputParams struct {
 	ID    string `json:"id"`
 	Key   string `json:"key"`
 	Width int    `json:"width"`
+	Rows  int    `json:"rows,omitempty"`
 }
 
 // RenderResult carries new lines and, when the component finished, its
@@ -54,9 +66,20 @@ type RenderResult struct {
 	Result any      `json:"result,omitempty"`
 }
 
-// CustomOptions of [Pi.Custom].
+// CustomOptions of [Pi.Custom]. OverlayOptions apply to an overlay only.
 type CustomOptions struct {
-	Overlay bool `json:"overlay,omitempty"`
+	Overlay        bool            `json:"overlay,omitempty"`
+	OverlayOptions *OverlayOptions `json:"overlayOptions,omitempty"`
+}
+
+// OverlayOptions place and size an overlay (pi-tui's OverlayOptions).
+// Width and MaxHeight are a cell count ("80") or a percentage of the
+// terminal ("90%"); "" leaves pi-tui's default. Anchor is one of pi-tui's
+// anchors ("center", "top-left", ..., "right-center"); "" is centre.
+type OverlayOptions struct {
+	Width     string `json:"width,omitempty"`
+	MaxHeight string `json:"maxHeight,omitempty"`
+	Anchor    string `json:"anchor,omitempty"`
 }
 
 // components holds the live remote components of one runtime.
@@ -109,6 +132,7 @@ func (cs *components) render(p *RenderParams) (*RenderResult, error) {
 	if p.Palette != nil {
 		lc.palette = p.Palette
 	}
+	setRows(lc.c, p.Rows)
 	return &RenderResult{Lines: orEmpty(lc.c.Render(p.Width, lc.palette))}, nil
 }
 
@@ -119,8 +143,15 @@ func (cs *components) input(p *InputParams) (*RenderResult, error) {
 	}
 	lc.mu.Lock()
 	defer lc.mu.Unlock()
+	setRows(lc.c, p.Rows)
 	done, result := lc.c.HandleKey(p.Key)
 	return &RenderResult{Lines: orEmpty(lc.c.Render(p.Width, lc.palette)), Done: done, Result: result}, nil
+}
+
+func setRows(c Component, rows int) {
+	if r, ok := c.(RowsAware); ok && rows > 0 {
+		r.SetRows(rows)
+	}
 }
 
 func orEmpty(l []string) []string {
@@ -136,7 +167,11 @@ func orEmpty(l []string) []string {
 func (p *Pi) Custom(ctx context.Context, c Component, opts CustomOptions) (json.RawMessage, error) {
 	id := p.rt.components.add(c)
 	defer p.rt.components.remove(id)
-	raw, err := p.Call(ctx, "ui", "custom", map[string]any{"id": id, "overlay": opts.Overlay})
+	spec := map[string]any{"id": id, "overlay": opts.Overlay}
+	if opts.Overlay && opts.OverlayOptions != nil {
+		spec["overlayOptions"] = opts.OverlayOptions
+	}
+	raw, err := p.Call(ctx, "ui", "custom", spec)
 	if err != nil {
 		return nil, fmt.Errorf("piext: custom component: %w", err)
 	}
