@@ -30,6 +30,11 @@ type Options struct {
 	// Diagnostics receives invalid-patch and publication-conflict events
 	// when config.json enables logging (nil: none).
 	Diagnostics *Diagnostics
+	// Catalog yields the session manager's current module catalog (seed
+	// 003; nil: no modules). Module writes are staged against the catalog
+	// current when the call starts and refused if it changed before
+	// publication.
+	Catalog sf.CatalogSource
 	// NewID returns a fresh transition or origin id (nil: random UUID v4).
 	// Tests set it to get deterministic files.
 	NewID func() string
