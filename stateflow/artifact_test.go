@@ -118,12 +118,12 @@ func TestCompilationCheck(t *testing.T) {
 		Skills:   map[string]string{"/s/SKILL.md": "global"},
 	}
 	cases := map[string]string{
-		`{"cwd":{"working":{"x":1}}}`:                         MsgRequiresCompilerOutput + `cwd.artifacts["/a"]`,
+		`{"cwd":{"working":{"x":1}}}`:                          MsgRequiresCompilerOutput + `cwd.artifacts["/a"]`,
 		`{"session":{"artifacts":{"/a":{"description":"d"}}}}`: MsgRequiresCompilerOutput + `cwd.artifacts["/a"]`,
 		`{"cwd":{"artifacts":{"/a":{"description":"d"}}}}`:     "",
 		`{"cwd":{"artifacts":{"/a":null}}}`:                    "",
 		`{"cwd":{"artifacts":{"/a":{"description":"d"},"/s/SKILL.md":{"description":"s","kind":"skill","compilation":{"x":1}}}}}`: `Registered Skill compiler output for /s/SKILL.md belongs at global.artifacts["/s/SKILL.md"], not cwd.artifacts`,
-		`{"cwd":{"artifacts":{"/a":{"description":"d"}}},"global":{"artifacts":{"/s/SKILL.md":{"description":"s"}}}}`:            `Registered Skill compiler output at global.artifacts["/s/SKILL.md"] must have kind "skill", a non-empty description and a non-empty compilation`,
+		`{"cwd":{"artifacts":{"/a":{"description":"d"}}},"global":{"artifacts":{"/s/SKILL.md":{"description":"s"}}}}`:             `Registered Skill compiler output at global.artifacts["/s/SKILL.md"] must have kind "skill", a non-empty description and a non-empty compilation`,
 	}
 	for raw, want := range cases {
 		args, err := DecodePatchArgs(BuiltinRoots(), []byte(raw))

@@ -14,6 +14,11 @@ type PatchOptions struct {
 	// Projection is the id of the model's frozen head, echoed in
 	// state_updates ("" omits it).
 	Projection string
+	// Compile carries the session's artifact acquisitions, owed compiler
+	// outputs and registered Skills (reference §1.7 step 4, §1.10; nil:
+	// none). Its provenance reaches meta.json even when the state is
+	// already current.
+	Compile *sf.Compilation
 }
 
 // Patch runs one patch_state transaction (reference §1.7, §2.8
@@ -49,12 +54,16 @@ func (s *Store) patchLocked(snap *Snapshot, args sf.PatchArgs, po *PatchOptions)
 		}
 		current[scope] = v.Streams[i].Current()
 	}
+	if err := po.Compile.Check(args); err != nil {
+		return nil, err
+	}
 	staged, err := sf.Stage(s.opts.Roots, current, args)
 	if err != nil {
 		return nil, err
 	}
+	metas, provChanged := compiledMetas(po.Compile, args, staged.After, d.metas)
 	if len(staged.Changed) == 0 {
-		return sf.NewPatchResult(nil, snap.Step, nil, staged.Hints)
+		return s.publishProvenance(snap, metas, provChanged, staged)
 	}
 	changed, err := v.Advance(s.opts.NewID(), staged.Replays, s.opts.HistoryLimit)
 	if err != nil {
@@ -63,12 +72,15 @@ func (s *Store) patchLocked(snap *Snapshot, args sf.PatchArgs, po *PatchOptions)
 	step := snap.Step
 	var writes []write
 	for i, scope := range sf.Scopes {
-		if !contains(changed, scope) && !(scope == "session" && creating) {
+		if !contains(changed, scope) && !(scope == "session" && creating) && !contains(provChanged, scope) {
 			continue
 		}
-		w, err := s.scopeWrites(scope, v.Streams[i], d.metas[i])
+		w, err := s.scopeWrites(scope, v.Streams[i], metas[i])
 		if err != nil {
 			return nil, err
+		}
+		if !contains(changed, scope) && !(scope == "session" && creating) {
+			w = w[2:] // provenance only: meta.json
 		}
 		writes = append(writes, w...)
 	}

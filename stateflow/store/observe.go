@@ -1,0 +1,275 @@
+package store
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"syscall"
+	"time"
+
+	sf "github.com/pikit-dev/pikit/stateflow"
+)
+
+// ObserveSource lstats one artifact source (reference §1.10): only the
+// exact path, which must be absolute and canonical; a regular non-symlink
+// file yields its fingerprint {size, mtimeNs}; ENOENT or ENOTDIR proves it
+// missing; anything else (a symlink, a directory or other non-regular
+// file, EACCES on a parent, a non-canonical path) is unusable. Nothing is
+// opened and no content is read.
+func ObserveSource(path string) sf.Observation {
+	if !filepath.IsAbs(path) || filepath.Clean(path) != path {
+		return sf.Observation{Status: sf.SourceUnusable}
+	}
+	fi, err := os.Lstat(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR):
+		return sf.Observation{Status: sf.SourceMissing}
+	case err != nil || !fi.Mode().IsRegular():
+		return sf.Observation{Status: sf.SourceUnusable}
+	}
+	return sf.Observation{Status: sf.SourceRegular, Fingerprint: fingerprintOf(fi)}
+}
+
+// fingerprintOf is {size, mtimeNs} with the mtime in signed nanoseconds
+// (full precision from the stat record, not rounded).
+func fingerprintOf(fi fs.FileInfo) sf.Fingerprint {
+	ns := fi.ModTime().UnixNano()
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		sec, nsec := st.Mtim.Unix()
+		ns = sec*1e9 + nsec
+	}
+	return sf.Fingerprint{Size: fi.Size(), MtimeNs: strconv.FormatInt(ns, 10)}
+}
+
+// ObserveSkill observes a registered Skill's source: [ObserveSource] plus
+// the sha256 content hash, read O_NOFOLLOW from a regular file. A file that
+// cannot be read is unusable.
+func ObserveSkill(path string) sf.Observation {
+	o := ObserveSource(path)
+	if o.Status != sf.SourceRegular {
+		return o
+	}
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return sf.Observation{Status: sf.SourceUnusable}
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil || !fi.Mode().IsRegular() {
+		return sf.Observation{Status: sf.SourceUnusable}
+	}
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return sf.Observation{Status: sf.SourceUnusable}
+	}
+	return sf.Observation{Status: sf.SourceRegular, Fingerprint: fingerprintOf(fi), Hash: "sha256:" + hex.EncodeToString(h.Sum(nil))}
+}
+
+// Observe observes a source as a Skill when skills registers it, else as a
+// plain source.
+func Observe(path string, skills map[string]string) sf.Observation {
+	if _, ok := skills[path]; ok {
+		return ObserveSkill(path)
+	}
+	return ObserveSource(path)
+}
+
+// Freshness observes every registered artifact source of snap (no lock
+// held: no source is touched under the store lock) and classifies each
+// card against its scope's provenance (reference §1.10). skills maps a
+// registered Skill's path to its scope (nil: none).
+func (s *Store) Freshness(snap *Snapshot, skills map[string]string) sf.Freshness {
+	in := sf.FreshnessInput{
+		States:       map[string]map[string]any{},
+		Provenance:   map[string]map[string]any{},
+		Malformed:    map[string]map[string]bool{},
+		Observations: map[string]sf.Observation{},
+		Skills:       skills,
+	}
+	for i, scope := range sf.Scopes {
+		st := snap.View.Streams[i]
+		if st == nil {
+			continue
+		}
+		in.States[scope] = st.Current()
+		if m := snap.decoded.metas[i]; m != nil {
+			in.Provenance[scope], in.Malformed[scope] = m.Artifacts, m.MalformedArtifacts
+		}
+	}
+	for _, src := range sf.ArtifactSources(in.States) {
+		in.Observations[src.Path] = Observe(src.Path, skills)
+	}
+	return sf.AssessArtifacts(in)
+}
+
+// PrepareRun is the first context of an Active run (reference §1.12 step
+// 2): it observes every artifact source outside the lock, then in one
+// transaction publishes spec into runtime.json (when setSpec) and removes
+// the cards and provenance of proven-missing sources from every owning
+// scope (one transition: revisions +1, step +1). It returns the freshness
+// of what remains. A source missing at observation but present again under
+// the lock is kept.
+func (s *Store) PrepareRun(ctx context.Context, spec string, setSpec bool, skills map[string]string) (sf.Freshness, error) {
+	if s.layout.SessionKey == "" {
+		return sf.Freshness{}, ErrNoSession
+	}
+	snap, err := s.Read(ctx)
+	if err != nil {
+		return sf.Freshness{}, err
+	}
+	fresh := s.Freshness(snap, skills)
+	if len(fresh.Missing) == 0 && !setSpec {
+		return fresh, nil
+	}
+	err = s.withLock(ctx, func(ctx context.Context) error {
+		snap, err := s.load()
+		if err != nil {
+			return err
+		}
+		d, v := snap.decoded, snap.View
+		if d.runtime == nil {
+			return ErrNoSession
+		}
+		rt := *d.runtime
+		if setSpec {
+			rt.Specification, rt.HasSpec = spec, true
+		}
+		var missing []string
+		for _, p := range fresh.Missing {
+			if ObserveSource(p).Status == sf.SourceMissing {
+				missing = append(missing, p)
+			}
+		}
+		var writes []write
+		current := map[string]map[string]any{}
+		for i, scope := range sf.Scopes {
+			if v.Streams[i] != nil {
+				current[scope] = v.Streams[i].Current()
+			}
+		}
+		replays, err := sf.RemoveArtifactsPatches(current, missing)
+		if err != nil {
+			return err
+		}
+		if len(replays) > 0 {
+			changed, err := v.Advance(s.opts.NewID(), replays, s.opts.HistoryLimit)
+			if err != nil {
+				return err
+			}
+			for i, scope := range sf.Scopes {
+				if !contains(changed, scope) {
+					continue
+				}
+				w, err := s.scopeWrites(scope, v.Streams[i], d.metas[i])
+				if err != nil {
+					return err
+				}
+				writes = append(writes, w...)
+			}
+			if len(changed) > 0 {
+				rt.Step++
+			}
+		}
+		rt.Lineage = v.Lineage
+		data, err := rt.encode()
+		if err != nil {
+			return err
+		}
+		w := write{Rel: rel(s.layout.ScopeDir("session"), fileRuntime), Data: data}
+		if string(data) != string(snap.basis[w.Rel].Data) {
+			writes = append(writes, w)
+		}
+		if len(writes) == 0 {
+			return nil
+		}
+		return (&publisher{layout: s.layout, roots: s.opts.Roots}).publish(snap.basis, writes)
+	})
+	fresh.Missing = nil
+	return fresh, err
+}
+
+// compiledMetas applies the compilation's provenance (reference §1.7 step
+// 4) to copies of the scopes' metas: it returns the metas to write (index
+// by scope) and the scopes whose provenance changed.
+func compiledMetas(c *sf.Compilation, args sf.PatchArgs, after map[string]map[string]any, metas [3]*Meta) ([3]*Meta, []string) {
+	prov := c.Provenance(args, after)
+	var changed []string
+	for i, scope := range sf.Scopes {
+		entries := prov[scope]
+		if len(entries) == 0 {
+			continue
+		}
+		m := &Meta{Version: 2, Extra: map[string]any{}}
+		if metas[i] != nil {
+			cp := *metas[i]
+			m = &cp
+		}
+		arts := make(map[string]any, len(m.Artifacts)+len(entries))
+		for k, e := range m.Artifacts {
+			arts[k] = e
+		}
+		diff := false
+		for p, e := range entries {
+			if !sameProvenance(arts[p], e) {
+				arts[p], diff = e, true
+			}
+		}
+		m.Artifacts = arts
+		metas[i] = m
+		if diff {
+			changed = append(changed, scope)
+		}
+	}
+	return metas, changed
+}
+
+// sameProvenance compares two entries ignoring compiledAt: recompiling an
+// unchanged source keeps the first compilation's entry.
+func sameProvenance(old, next any) bool {
+	o, ok := old.(map[string]any)
+	n, _ := next.(map[string]any)
+	if !ok {
+		return false
+	}
+	for _, k := range []string{"sourceFingerprint", "sourceHash", "compilerRevision"} {
+		if !sf.Equal(o[k], n[k]) {
+			return false
+		}
+	}
+	return true
+}
+
+// CompiledAt is the compiledAt timestamp for t: ISO 8601 in UTC with
+// milliseconds, as JavaScript's Date.toISOString writes it.
+func CompiledAt(t time.Time) string {
+	return t.UTC().Format("2006-01-02T15:04:05.000Z")
+}
+
+// publishProvenance publishes the meta.json of scopes whose provenance a
+// patch compiled while their state was already current (no transition, no
+// revision, no step), and answers "State already current.".
+func (s *Store) publishProvenance(snap *Snapshot, metas [3]*Meta, scopes []string, staged *sf.Staged) (*sf.PatchResult, error) {
+	var writes []write
+	for i, scope := range sf.Scopes {
+		if !contains(scopes, scope) || snap.View.Streams[i] == nil {
+			continue
+		}
+		w, err := s.scopeWrites(scope, snap.View.Streams[i], metas[i])
+		if err != nil {
+			return nil, err
+		}
+		writes = append(writes, w[2])
+	}
+	if len(writes) > 0 {
+		if err := (&publisher{layout: s.layout, roots: s.opts.Roots}).publish(snap.basis, writes); err != nil {
+			return nil, err
+		}
+	}
+	return sf.NewPatchResult(nil, snap.Step, nil, staged.Hints)
+}
