@@ -1,0 +1,274 @@
+// State Flow module host (seed 003 "Public entry and lifecycle"): created by
+// the State Flow bridge's factory (piext HostSpec) and bound on
+// globalThis[Symbol.for("pikit.stateflow.host/1")]; modules.ts registers
+// here, Go calls the registered callbacks through calls/asyncCalls.
+// Written by `pikit ext install stateflow`; do not edit.
+import * as fs from "node:fs";
+import * as path from "node:path";
+
+const OWNERS = Symbol.for("pikit.stateflow.owners/1"); // WeakMap<manager, host>
+const HOSTS = Symbol.for("pikit.stateflow.hosts/1"); // host generation counter
+const ID = /^x_[a-z][a-z0-9_]*$/;
+const MAX_RECEIPTS = 1024;
+
+// Error codes Go maps (stateflow/extension modules_js.go).
+const REVOKED = -32020; // catalog revoked, host retired, manager reused
+const REFUSED = -32021; // a callback's result is not admitted
+const FAILED = -32022; // a callback threw
+
+function fail(code: number, message: string): never {
+  const e: any = new Error(message);
+  e.code = code;
+  throw e;
+}
+
+function isThenable(v: any): boolean {
+  return v !== null && (typeof v === "object" || typeof v === "function") && typeof v.then === "function";
+}
+
+function swallow(v: any) {
+  try {
+    v.then(undefined, () => {});
+  } catch {}
+}
+
+function plainObject(v: any): boolean {
+  return v !== null && typeof v === "object" && !Array.isArray(v);
+}
+
+// detach copies a JSON value; undefined stays undefined, anything else that
+// is not JSON is refused.
+function detach(v: any, what: string): any {
+  if (v === undefined) return undefined;
+  let s: string | undefined;
+  try {
+    s = JSON.stringify(v);
+  } catch (e: any) {
+    fail(REFUSED, `${what} is not a JSON value: ${e?.message ?? e}`);
+  }
+  if (s === undefined) fail(REFUSED, `${what} is not a JSON value`);
+  return JSON.parse(s);
+}
+
+type Identity = { id: string; file: string };
+
+function identityOf(sm: any): Identity {
+  return { id: String(sm.getSessionId?.() ?? ""), file: String(sm.getSessionFile?.() ?? "") };
+}
+
+type Entry = {
+  token: object;
+  id: string;
+  policy: { id: string; apiVersion: 1; schemaVersion: number; immutable: boolean; captureInput: boolean; produce: boolean };
+  validate: (v: any) => any;
+  context: (c: any, f: any) => any;
+  captureInput?: (s: any, sig: AbortSignal) => any;
+  produce?: (c: any, f: any, sig: AbortSignal) => any;
+};
+
+type Catalog = {
+  identity: Identity;
+  generation: number;
+  entries: Entry[];
+  ctl: AbortController;
+  receipts: Map<number, () => any>;
+};
+
+export default function createHost(_pi: any, opts: { name: string; dir?: string }) {
+  const g: any = globalThis;
+  const hostGen: number = (g[HOSTS] = (g[HOSTS] ?? 0) + 1);
+  const owners: WeakMap<object, any> = g[OWNERS] ?? (g[OWNERS] = new WeakMap());
+  const catalogs = new WeakMap<object, Catalog>();
+  const retireCtl = new AbortController();
+  let nextGeneration = 0;
+  let nextReceipt = 0;
+  // Ids of Go-native modules (native-modules.json beside this file): a
+  // companion may not register one of them.
+  let reserved: string[] = [];
+  try {
+    if (opts?.dir) reserved = JSON.parse(fs.readFileSync(path.join(opts.dir, "native-modules.json"), "utf8")).ids ?? [];
+  } catch {}
+
+  const host: any = {};
+
+  // catalogOf returns the manager's live catalog, fencing one whose manager
+  // now serves another session (native identity check).
+  const catalogOf = (sm: object, create: boolean): Catalog | undefined => {
+    let c = catalogs.get(sm);
+    if (c) {
+      const now = identityOf(sm);
+      if (now.id !== c.identity.id || now.file !== c.identity.file) {
+        c.ctl.abort();
+        c.receipts.clear();
+        catalogs.delete(sm);
+        c = undefined;
+      }
+    }
+    if (!c && create) {
+      c = { identity: identityOf(sm), generation: ++nextGeneration, entries: [], ctl: new AbortController(), receipts: new Map() };
+      catalogs.set(sm, c);
+    }
+    return c;
+  };
+
+  // change replaces a catalog's generation: old signals abort, old receipts
+  // and queued calls are fenced.
+  const change = (c: Catalog) => {
+    c.ctl.abort();
+    c.ctl = new AbortController();
+    c.receipts.clear();
+    c.generation = ++nextGeneration;
+  };
+
+  host.register = (sm: any, module: any): (() => void) => {
+    if (retireCtl.signal.aborted) fail(REVOKED, "State Flow module host was retired; register again from the next session_start");
+    if (sm === null || typeof sm !== "object" || typeof sm.getSessionId !== "function") {
+      throw new TypeError("registerStateFlowModule: the first argument must be ctx.sessionManager");
+    }
+    const owner = owners.get(sm);
+    if (owner && owner !== host && !owner.retired) {
+      throw new Error("registerStateFlowModule: this session manager is owned by another State Flow host");
+    }
+    if (module === null || typeof module !== "object") throw new TypeError("registerStateFlowModule: the module must be an object");
+    const id = module.id;
+    if (typeof id !== "string" || !ID.test(id)) throw new TypeError(`registerStateFlowModule: id ${JSON.stringify(String(id)).slice(0, 80)} must match x_[a-z][a-z0-9_]*`);
+    if (module.apiVersion !== 1) throw new Error(`registerStateFlowModule: ${id}: apiVersion ${String(module.apiVersion).slice(0, 20)} is not supported (this host speaks 1)`);
+    const sv = module.schemaVersion;
+    if (typeof sv !== "number" || !Number.isSafeInteger(sv) || sv < 1) throw new TypeError(`registerStateFlowModule: ${id}: schemaVersion must be a positive safe integer`);
+    if (typeof module.immutable !== "boolean") throw new TypeError(`registerStateFlowModule: ${id}: immutable must be a boolean`);
+    if (typeof module.validate !== "function" || typeof module.context !== "function") throw new TypeError(`registerStateFlowModule: ${id}: validate and context must be functions`);
+    for (const k of ["captureInput", "produce"]) {
+      if (module[k] !== undefined && typeof module[k] !== "function") throw new TypeError(`registerStateFlowModule: ${id}: ${k} must be a function when present`);
+    }
+    if (reserved.includes(id)) throw new Error(`registerStateFlowModule: ${id} is already registered (a Go-native module of this State Flow)`);
+    const c = catalogOf(sm, true)!;
+    if (c.entries.some((e) => e.id === id)) throw new Error(`registerStateFlowModule: ${id} is already registered for this session`);
+    // Snapshot: policy and callback identities as they are now, bound to
+    // the definition object.
+    const entry: Entry = {
+      token: {},
+      id,
+      policy: Object.freeze({ id, apiVersion: 1, schemaVersion: sv, immutable: module.immutable, captureInput: typeof module.captureInput === "function", produce: typeof module.produce === "function" }),
+      validate: module.validate.bind(module),
+      context: module.context.bind(module),
+      captureInput: typeof module.captureInput === "function" ? module.captureInput.bind(module) : undefined,
+      produce: typeof module.produce === "function" ? module.produce.bind(module) : undefined,
+    };
+    owners.set(sm, host);
+    c.entries = [...c.entries, entry];
+    change(c);
+    let disposed = false;
+    return () => {
+      if (disposed) return;
+      disposed = true;
+      if (retireCtl.signal.aborted || catalogs.get(sm) !== c) return; // another host generation or a fenced catalog
+      const i = c.entries.indexOf(entry);
+      if (i < 0) return;
+      c.entries = c.entries.filter((e) => e !== entry);
+      change(c);
+    };
+  };
+
+  // current resolves the catalog a Go call names: same host generation,
+  // same catalog generation, manager still serving the same session.
+  const current = (env: any, token: any): Catalog => {
+    if (retireCtl.signal.aborted) fail(REVOKED, "State Flow module host was retired");
+    const c = catalogOf(env.sessionManager, false);
+    if (!c || !token || token.host !== hostGen || token.generation !== c.generation) fail(REVOKED, "State Flow module catalog changed; the call belongs to a revoked catalog");
+    return c;
+  };
+  const entryOf = (c: Catalog, id: string): Entry => c.entries.find((e) => e.id === id) ?? fail(REVOKED, `State Flow module ${String(id).slice(0, 80)} is not registered`);
+  const sync = (v: any, what: string) => {
+    if (isThenable(v)) {
+      swallow(v);
+      fail(REFUSED, `${what} returned a promise; it must be synchronous`);
+    }
+    return v;
+  };
+  const guarded = (f: () => any, what: string) => {
+    try {
+      return f();
+    } catch (e: any) {
+      if (typeof e?.code === "number" && e.code <= -32020 && e.code >= -32022) throw e;
+      fail(FAILED, `${what} threw: ${String(e?.message ?? e).slice(0, 500)}`);
+    }
+  };
+  const frameOf = (f: any) => {
+    const out: any = { mode: f?.mode, owner: f?.owner };
+    if (f?.conversation) out.conversation = f.conversation;
+    if (typeof f?.prompt === "string") out.prompt = f.prompt;
+    if (f?.input !== undefined && f?.input !== null) out.input = f.input;
+    return out;
+  };
+
+  host.calls = {
+    // catalog: the manager's catalog snapshot in definition order.
+    catalog(env: any) {
+      const c = retireCtl.signal.aborted ? undefined : catalogOf(env.sessionManager, false);
+      return { host: hostGen, generation: c?.generation ?? 0, modules: c ? c.entries.map((e) => e.policy) : [] };
+    },
+    validate(env: any, token: any, id: string, value: any) {
+      const e = entryOf(current(env, token), id);
+      const ok = sync(guarded(() => e.validate(value), `${id}.validate`), `${id}.validate`);
+      return ok === true;
+    },
+    context(env: any, token: any, id: string, content: any, frame: any) {
+      const e = entryOf(current(env, token), id);
+      const out = sync(guarded(() => e.context(content ?? undefined, frameOf(frame)), `${id}.context`), `${id}.context`);
+      if (!Array.isArray(out)) fail(REFUSED, `${id}.context must return an array of contributions`);
+      return detach(out, `${id}.context result`);
+    },
+    assertCurrent(env: any, token: any, receipt: number) {
+      const c = current(env, token);
+      const f = c.receipts.get(receipt);
+      if (!f) fail(REVOKED, "State Flow module input receipt is not current");
+      const v = sync(guarded(() => f(), "assertCurrent"), "assertCurrent");
+      if (v !== undefined) fail(REFUSED, "assertCurrent must throw or return nothing (a boolean result is rejected)");
+      return null;
+    },
+    release(env: any, token: any, receipt: number) {
+      catalogOf(env.sessionManager, false)?.receipts.delete(receipt);
+      return null;
+    },
+  };
+  host.asyncCalls = {
+    async captureInput(env: any, token: any, id: string, source: any) {
+      const c = current(env, token);
+      const e = entryOf(c, id);
+      if (!e.captureInput) fail(REFUSED, `${id} has no captureInput`);
+      const signal = AbortSignal.any([env.signal, c.ctl.signal, retireCtl.signal]);
+      const got = await guarded(() => e.captureInput!(Object.freeze({ mode: source?.mode, owner: source?.owner }), signal), `${id}.captureInput`);
+      current(env, token);
+      if (!plainObject(got) || typeof got.assertCurrent !== "function") fail(REFUSED, `${id}.captureInput must return {value, assertCurrent}`);
+      const value = detach(got.value, `${id}.captureInput value`);
+      const n = ++nextReceipt;
+      if (c.receipts.size >= MAX_RECEIPTS) c.receipts.delete(c.receipts.keys().next().value!);
+      c.receipts.set(n, got.assertCurrent.bind(got));
+      return { value: value ?? null, receipt: n };
+    },
+    async produce(env: any, token: any, id: string, content: any, frame: any) {
+      const c = current(env, token);
+      const e = entryOf(c, id);
+      if (!e.produce) fail(REFUSED, `${id} has no produce`);
+      const signal = AbortSignal.any([env.signal, c.ctl.signal, retireCtl.signal]);
+      let out: any;
+      try {
+        out = await e.produce(content ?? undefined, frameOf(frame), signal);
+      } catch (err: any) {
+        fail(FAILED, `${id}.produce threw: ${String(err?.message ?? err).slice(0, 500)}`);
+      }
+      current(env, token);
+      if (out === undefined) return { none: true };
+      if (!plainObject(out)) fail(REFUSED, `${id}.produce must return a JSON object or undefined`);
+      return { proposal: detach(out, `${id}.produce result`) };
+    },
+  };
+  // retire: the bridge has removed the globalThis binding (only if it was
+  // still this host); now every catalog signal is cancelled.
+  host.retire = () => {
+    host.retired = true;
+    retireCtl.abort();
+  };
+  host.retired = false;
+  return host;
+}
