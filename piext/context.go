@@ -1,38 +1,62 @@
 package piext
 
 import (
+	"encoding/json"
 	"fmt"
 
 	"github.com/pikit-dev/pikit/internal/jsonrpc"
 )
 
-// mirror holds the messages of the last context call by content hash, so
-// the bridge sends only messages the sidecar has not seen. It restarts
-// empty on every bind and initialize (a respawn).
-type mirror struct{ byHash map[string][]byte }
+// mirror holds the messages of the last context call (or warm-up) by the
+// bridge's content id, so the bridge sends only messages the sidecar has
+// not seen. It restarts empty on every bind and initialize (a respawn).
+type mirror struct{ byID map[string]mirrored }
 
-func (m *mirror) reset() { m.byHash = nil }
+// mirrored is one message's JSON; warm is true while it arrived only by
+// context/warm, so the first handler that sees it gets it as Fresh.
+type mirrored struct {
+	raw  json.RawMessage
+	warm bool
+}
 
-// apply rebuilds the full list and keeps only its messages.
+func (m *mirror) reset() { m.byID = nil }
+
+// apply rebuilds the full list of a context call and keeps only its
+// messages. A message sent by id that the mirror does not hold fails the
+// call with CodeUnknownMessage and empties the mirror (the bridge resends
+// in full).
 func (m *mirror) apply(wire []WireMessage) ([]Message, error) {
-	next := make(map[string][]byte, len(wire))
+	return m.take(wire, false)
+}
+
+// warm keeps the messages of a context/warm (the session's messages, sent
+// before its first LLM call) without handing them to a handler.
+func (m *mirror) warm(wire []WireMessage) error {
+	_, err := m.take(wire, true)
+	return err
+}
+
+func (m *mirror) take(wire []WireMessage, warm bool) ([]Message, error) {
+	next := make(map[string]mirrored, len(wire))
 	out := make([]Message, len(wire))
 	for i, w := range wire {
-		raw := w.Message
-		if raw == nil {
-			raw = m.byHash[w.Hash]
-			if raw == nil {
-				raw = next[w.Hash]
+		e, ok := mirrored{raw: w.Message, warm: warm}, w.Message != nil
+		if !ok {
+			if e, ok = next[w.Hash]; !ok {
+				e, ok = m.byID[w.Hash]
 			}
-			if raw == nil {
+			if !ok {
 				m.reset()
-				return nil, &jsonrpc.Error{Code: CodeUnknownMessage, Message: fmt.Sprintf("piext: context message %d: unknown hash", i)}
+				return nil, &jsonrpc.Error{Code: CodeUnknownMessage, Message: fmt.Sprintf("piext: context message %d: unknown id", i)}
 			}
 		}
-		next[w.Hash] = raw
-		out[i] = Message{Raw: raw, origin: i + 1, fresh: w.Message != nil}
+		out[i] = Message{Raw: e.raw, origin: i + 1, fresh: w.Message != nil || e.warm}
+		if !warm {
+			e.warm = false
+		}
+		next[w.Hash] = e
 	}
-	m.byHash = next
+	m.byID = next
 	return out, nil
 }
 

@@ -1,0 +1,109 @@
+package piext_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/pikit-dev/pikit/internal/pitest"
+	"github.com/pikit-dev/pikit/piext"
+)
+
+// contextScript runs testdata/context.mjs in mode against exe installed
+// with the embedded bridge and returns its "KEY <json>" lines.
+func contextScript(t *testing.T, exe, mode string) map[string]json.RawMessage {
+	t.Helper()
+	in := pitest.Require(t)
+	man, err := exec.Command(exe, piext.ManifestFlag).Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := bytes.Split(bytes.TrimSpace(man), []byte("\n"))
+	var m piext.Manifest
+	if err := json.Unmarshal(lines[len(lines)-1], &m); err != nil {
+		t.Fatal(err)
+	}
+	folder, err := piext.WriteInstall(piext.InstallOptions{Dir: t.TempDir(), Command: []string{exe}, Manifest: m})
+	if err != nil {
+		t.Fatal(err)
+	}
+	script, err := filepath.Abs("testdata/context.mjs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, filepath.Join(in.NodeBin, "node"), "--experimental-strip-types", "--no-warnings", script,
+		filepath.Join(folder, "index.ts"), mode)
+	cmd.Env = append(os.Environ(), "PIKIT_PROBE_OUT="+filepath.Join(t.TempDir(), "probe.jsonl"), "TMPDIR="+t.TempDir())
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("context.mjs %s: %v\nstdout:\n%s\nstderr:\n%s", mode, err, out, stderr.String())
+	}
+	got := map[string]json.RawMessage{}
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		if k, v, ok := strings.Cut(sc.Text(), " "); ok {
+			got[k] = json.RawMessage(v)
+		}
+	}
+	return got
+}
+
+// contextCall is one context call seen from the bridge: the texts of the
+// messages Go returned (nil: unchanged) and the bytes of each hook request.
+type contextCall struct {
+	Texts     []string
+	HookBytes []int
+}
+
+func (c contextCall) sent() int {
+	n := 0
+	for _, b := range c.HookBytes {
+		n += b
+	}
+	return n
+}
+
+// A message of 60 KB that changes in its middle without changing its
+// length is detected: Go gets it (Fresh) and only it, once; an object
+// edited in place after a call does not make the bridge believe the
+// sidecar holds its new content.
+func TestBridge_ContextSameLengthEditInTheMiddle(t *testing.T) {
+	t.Parallel()
+	exe := pitest.BuildCommand(t, "./piext/internal/testext")
+	got := contextScript(t, exe, "samelength")
+	var r struct{ First, Unchanged, Second, Third, Fourth contextCall }
+	if err := json.Unmarshal(got["SAMELENGTH"], &r); err != nil {
+		t.Fatalf("%s: %v", got["SAMELENGTH"], err)
+	}
+	const msg = 60000
+	if r.First.Texts != nil || r.First.sent() < 3*msg {
+		t.Errorf("first call: %d bytes sent, texts %v; want all three messages, unchanged", r.First.sent(), r.First.Texts)
+	}
+	if r.Unchanged.Texts != nil || r.Unchanged.sent() > 2000 {
+		t.Errorf("unchanged call: %d bytes sent, texts %v; want ids only, unchanged", r.Unchanged.sent(), r.Unchanged.Texts)
+	}
+	if len(r.Second.HookBytes) != 1 || r.Second.sent() < msg || r.Second.sent() > 2*msg {
+		t.Errorf("same-length edit: hook requests %v; want one carrying the edited message only", r.Second.HookBytes)
+	}
+	if len(r.Second.Texts) != 3 || !strings.Contains(r.Second.Texts[1], "CTXEDIT-SEEN-BY-GO") || strings.Contains(r.Second.Texts[0]+r.Second.Texts[2], "CTXEDIT") {
+		t.Errorf("same-length edit: Go did not see it (texts %d)", len(r.Second.Texts))
+	}
+	if r.Third.Texts != nil || r.Third.sent() < msg || r.Third.sent() > 2*msg {
+		t.Errorf("after an in-place edit: %d bytes sent, texts %v; want the original message again", r.Third.sent(), r.Third.Texts)
+	}
+	if r.Fourth.Texts != nil || r.Fourth.sent() > 2000 {
+		t.Errorf("fourth call: %d bytes sent; want ids only", r.Fourth.sent())
+	}
+}
