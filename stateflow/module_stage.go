@@ -42,7 +42,7 @@ func admitModuleRoots(current map[string]map[string]any, args PatchArgs, mods *M
 // validateModuleRoots validates the complete resulting value of each named
 // module root of one scope and records the descriptors a first non-empty
 // write mints.
-func validateModuleRoots(ctx context.Context, scope string, before, after map[string]any, named map[string]Module, st *Staged) error {
+func validateModuleRoots(ctx context.Context, scope string, before, after map[string]any, named map[string]Module, mods *ModuleBasis, st *Staged) error {
 	for _, root := range sortedModuleKeys(named) {
 		m := named[root]
 		v, present := after[root]
@@ -58,6 +58,9 @@ func validateModuleRoots(ctx context.Context, scope string, before, after map[st
 		}
 		if err := AdmitModuleValue(ctx, m, scope, obj); err != nil {
 			return toolCause(err)
+		}
+		if _, kept := mods.Descriptors[scope][root]; kept {
+			continue // a retained descriptor is never replaced
 		}
 		if st.Descriptors[scope] == nil {
 			st.Descriptors[scope] = map[string]Descriptor{}

@@ -79,7 +79,7 @@ func StageModules(ctx context.Context, roots *Roots, current map[string]map[stri
 		if err := ValidateState(roots, scope, touched(after, p, receipts)); err != nil {
 			return nil, &ToolError{Msg: err.Error()}
 		}
-		if err := validateModuleRoots(ctx, scope, before, after, named[scope], st); err != nil {
+		if err := validateModuleRoots(ctx, scope, before, after, named[scope], mods, st); err != nil {
 			return nil, err
 		}
 		st.After[scope] = after
