@@ -50,6 +50,24 @@
 // # Not here
 //
 // Git backup (optional and never authoritative upstream) is out of scope.
-// Artifact source observation (lstat fingerprints, Skill acquisition) is
-// not implemented; cards are validated and provenance kept in meta.json.
+//
+// # Artifact sources (reference §1.10)
+//
+// [ObserveSource] lstats only the exact registered path (absolute,
+// canonical) and fingerprints a regular non-symlink file as {size,
+// mtimeNs}; [ObserveSkill] adds the sha256 content hash of a registered
+// Skill (opened O_NOFOLLOW). Sources are observed with no store lock held.
+// [Store.PrepareRun] publishes a run's specification and removes the cards
+// and provenance of proven-missing sources (ENOENT/ENOTDIR, checked again
+// under the lock) in one transaction; [Store.Freshness] classifies the rest.
+// A patch given a [sf.Compilation] records {sourceFingerprint,
+// compilerRevision:"artifact-v1", compiledAt} (or {sourceHash,
+// compilerRevision:"skill-artifact-v1", compiledAt}) in the owning scope's
+// meta.json for each card it writes for a source read; when the state is
+// already current only meta.json is rewritten (no transition). Decisions:
+// a permission change alone is no source change ({size, mtimeNs} are
+// unchanged); a symlink, directory, other non-regular file or an lstat
+// error other than ENOENT/ENOTDIR is not proven missing, so the card stays
+// and is invalidated as source-changed; recompiling an unchanged source
+// keeps the first compiledAt; compiledAt is Date.toISOString's form.
 package store
