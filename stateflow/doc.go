@@ -25,6 +25,27 @@
 // opaque data even when no module is registered: never dropped, never
 // rewritten, not projected into model context, readable exactly.
 //
+// # Artifacts and Skills (reference §1.10, §1.11)
+//
+// [AssessArtifacts] classifies every registered artifact path per owning
+// scope with [CompilationNeed] (new, invalid-metadata, source-changed,
+// compiler-changed; explicit-refresh is reserved, nothing requests it);
+// proven-missing paths are removed by [RemoveArtifactsPatches]. The Active
+// head carries knowledge_rehydration and artifact_invalidations after
+// lazy_navigation, and each stale effective card the runtime-only hint
+// [MsgSourceChangedHint] ([WithArtifactHints]); [ContextUpdate] renders a
+// tail notice. A [Compilation] checks that a patch writes the compiler
+// output owed after a read of an invalidated source
+// ([MsgRequiresCompilerOutput] + `<scope>.artifacts["<path>"]`) and places
+// registered Skill cards at their scope, and yields the provenance for
+// cards written for sources read. Decisions where the reference is silent:
+// knowledge_rehydration is [{path, scope, output}] with output the location
+// the next patch must write; a null deletion of the card also discharges
+// it; every invalidated card gets the hint (also "new" ones); a registered
+// Skill's card (whenever a patch writes one) must have kind "skill", a
+// non-empty description and a non-empty compilation (that text is ours); a
+// Skill read owes nothing; read_state shows stored cards without hints.
+//
 // # Decisions where the reference is silent
 //
 //   - Missing-deletion hints are {type:"missing-deletion", target, unavailable}
