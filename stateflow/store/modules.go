@@ -125,3 +125,19 @@ func rawExternal(st *sf.Stream, m *Meta) bool {
 	}
 	return false
 }
+
+// fenceCatalog refuses a patch naming module roots when the catalog it was
+// staged under is no longer current (a registration or disposal happened
+// while it queued; equal-id re-registration included).
+func (s *Store) fenceCatalog(args sf.PatchArgs, cat sf.Catalog) error {
+	names := false
+	for _, sp := range args {
+		for k := range sp {
+			names = names || sf.IsExternalRoot(k)
+		}
+	}
+	if names && s.catalog().Generation != cat.Generation {
+		return &sf.ToolError{Msg: sf.ErrCatalogRevoked.Error(), Cause: sf.ErrCatalogRevoked}
+	}
+	return nil
+}

@@ -32,18 +32,19 @@ func (s *Store) Patch(ctx context.Context, args sf.PatchArgs, po *PatchOptions) 
 		po = &PatchOptions{}
 	}
 	var res *sf.PatchResult
+	cat := s.catalog() // the call's catalog: fenced if it changes (seed 003)
 	err := s.withLock(ctx, func(ctx context.Context) error {
 		snap, err := s.load()
 		if err != nil {
 			return err
 		}
-		res, err = s.patchLocked(snap, args, po)
+		res, err = s.patchLocked(ctx, snap, args, po, cat)
 		return err
 	})
 	return res, err
 }
 
-func (s *Store) patchLocked(snap *Snapshot, args sf.PatchArgs, po *PatchOptions) (*sf.PatchResult, error) {
+func (s *Store) patchLocked(ctx context.Context, snap *Snapshot, args sf.PatchArgs, po *PatchOptions, cat sf.Catalog) (*sf.PatchResult, error) {
 	d, v := snap.decoded, snap.View
 	creating := s.layout.SessionKey != "" && d.sessionAbsent && po.CreateSession
 	sessionLive := s.layout.SessionKey != "" && (!d.sessionAbsent || creating)
@@ -57,11 +58,14 @@ func (s *Store) patchLocked(snap *Snapshot, args sf.PatchArgs, po *PatchOptions)
 	if err := po.Compile.Check(args); err != nil {
 		return nil, err
 	}
-	staged, err := sf.Stage(s.opts.Roots, current, args)
+	staged, err := sf.StageModules(ctx, s.opts.Roots, current, args, snap.ModuleBasis(cat))
 	if err != nil {
 		return nil, err
 	}
-	metas, provChanged := compiledMetas(po.Compile, args, staged.After, d.metas)
+	if err := s.fenceCatalog(args, cat); err != nil {
+		return nil, err
+	}
+	metas, provChanged := compiledMetas(po.Compile, args, staged.After, withDescriptors(d.metas, staged.Descriptors))
 	if len(staged.Changed) == 0 {
 		return s.publishProvenance(snap, metas, provChanged, staged)
 	}
@@ -138,7 +142,7 @@ func (s *Store) scopeWrites(scope string, st *sf.Stream, old *Meta) ([]write, er
 		}
 	}
 	m.OwnerCWD = s.layout.CWD
-	meta, err := m.encode(scope, sf.HasExternal(st.Current()))
+	meta, err := m.encode(scope, rawExternal(st, m))
 	if err != nil {
 		return nil, err
 	}
