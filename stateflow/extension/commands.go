@@ -35,7 +35,7 @@ func (x *ext) modeCommand(mode string) func(ctx context.Context, c *piext.Comman
 			if sess.store == nil {
 				return c.Pi.Notify(ctx, sf.MsgRuntimeUnavailable, "error")
 			}
-			if err := sess.store.SetMode(ctx, mode, bootstrap); err != nil {
+			if err := x.initSession(ctx, c.Pi, sess, mode, bootstrap); err != nil {
 				return c.Pi.Notify(ctx, errorText(err), "error")
 			}
 			if _, err := sess.store.Read(ctx); err != nil {

@@ -14,20 +14,23 @@ import (
 	"github.com/pikit-dev/pikit/stateflow/store"
 )
 
-// onBeforeAgentStart adds the state_flow system-prompt section (reference
-// §1.11) and, in Active, captures the prompt as the run's specification
-// without a storage write (§1.12 step 1).
+// onBeforeAgentStart, in Active, captures the prompt as the run's
+// specification without a storage write (reference §1.12 step 1). The
+// state_flow system-prompt section is set at context_with_system on the
+// request's system message (system.go), not by replacing the prompt here:
+// a Go hook cannot edit before_agent_start's systemPromptOptions in place,
+// and returning a whole systemPrompt would make Pi's prompt opaque and
+// drop every other section's structure.
 func (x *ext) onBeforeAgentStart(ctx context.Context, ev *piext.Event) (any, error) {
 	sess := x.sessionFor(ctx, ev.Session, ev.Pi)
 	var p struct {
-		Prompt       string `json:"prompt"`
-		SystemPrompt string `json:"systemPrompt"`
+		Prompt string `json:"prompt"`
 	}
 	if err := ev.Decode(&p); err != nil {
 		return nil, err
 	}
 	sess.mu.Lock()
-	pol, bootstrap := sess.policy, sess.bootstrap
+	pol := sess.policy
 	if pol.Err == nil && pol.Mode == store.ModePassive && !sess.handoff {
 		sess.passive = "" // the Passive head rebases once per run
 	}
@@ -37,14 +40,7 @@ func (x *ext) onBeforeAgentStart(ctx context.Context, ev *piext.Event) (any, err
 		clear(sess.barrier)
 	}
 	sess.mu.Unlock()
-	if pol.Err != nil || pol.Mode == store.ModeOff {
-		return nil, nil
-	}
-	section := sf.SystemSection(x.roots, pol.Mode, bootstrap)
-	if section == "" {
-		return nil, nil
-	}
-	return map[string]string{"systemPrompt": p.SystemPrompt + "\n\n" + section}, nil
+	return nil, nil
 }
 
 // onContext projects the conversation for one LLM call (reference §1.11):
@@ -139,13 +135,20 @@ func (x *ext) activeContext(ctx context.Context, sess *session, ev *piext.Event)
 				break
 			}
 		}
-		if err := x.freezeHead(ctx, sess, &r); err != nil {
+		snap, err := x.freezeHead(ctx, sess, &r)
+		if err != nil {
 			x.block(ctx, sess, ev.Pi, err)
 			return nil, nil
 		}
 		sess.mu.Lock()
 		sess.run = r
 		sess.mu.Unlock()
+		if r.spec != "" || bootstrap {
+			// The run's native checkpoint entry: mode and run lifecycle
+			// (reference §2.2 "state-flow-snapshot"); turn_end's entry
+			// completes it.
+			_ = ev.Pi.AppendEntry(ctx, entrySnapshot, snapshotData(snap, store.ModeActive, bootstrap, r.spec))
+		}
 	} else if err := x.noticeDrift(ctx, sess, msgs); err != nil {
 		x.block(ctx, sess, ev.Pi, err)
 		return nil, nil
@@ -344,16 +347,30 @@ func (x *ext) onTurnEnd(ctx context.Context, ev *piext.Event) (any, error) {
 		return nil, nil
 	}
 	sess.mu.Lock()
+	sess.settle = settle{accepted: !sess.bootstrap, anchor: sess.run.anchor}
 	sess.bootstrap = false
 	sess.run = run{}
 	mode := sess.policy.Mode
 	sess.mu.Unlock()
+	_ = ev.Pi.AppendEntry(ctx, entrySnapshot, snapshotData(snap, mode, false, ""))
+	return nil, nil
+}
+
+// snapshotData is a "state-flow-snapshot" entry (reference §2.2):
+// {boundary, mode, step, bootstrap?: true, specification?}, the
+// specification only while the run is unfinished.
+func snapshotData(snap *store.Snapshot, mode string, bootstrap bool, spec string) map[string]any {
 	data := map[string]any{"mode": mode, "step": snap.Step}
 	if h := snap.View.Head(); h.ID != "" {
 		data["boundary"] = h.ID
 	}
-	_ = ev.Pi.AppendEntry(ctx, entrySnapshot, data)
-	return nil, nil
+	if bootstrap {
+		data["bootstrap"] = true
+	}
+	if spec != "" {
+		data["specification"] = spec
+	}
+	return data
 }
 
 // newUUID returns a random (version 4) UUID, the volatile projection id.

@@ -6,6 +6,7 @@ import (
 
 	"github.com/pikit-dev/pikit/piext"
 	sf "github.com/pikit-dev/pikit/stateflow"
+	"github.com/pikit-dev/pikit/stateflow/store"
 )
 
 // seen is the effective memory an Active run's model has been shown: the
@@ -26,26 +27,26 @@ type notice struct {
 
 // freezeHead reads the memory once and builds the run's head from it
 // (reference §1.11), recording what the model was shown.
-func (x *ext) freezeHead(ctx context.Context, sess *session, r *run) error {
+func (x *ext) freezeHead(ctx context.Context, sess *session, r *run) (*store.Snapshot, error) {
 	snap, err := sess.store.Read(ctx)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	head, err := sf.ActiveHead(sf.HeadInput{Roots: x.roots, View: snap.View, Specification: r.spec, ProjectionID: newUUID()})
 	if err != nil {
-		return err
+		return nil, err
 	}
 	msg, err := userMessage(r.anchor, head[0], head[1])
 	if err != nil {
-		return err
+		return nil, err
 	}
 	eff, err := snap.View.EffectiveAt(0)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	r.head, r.headMsg, r.pending, r.started = head, msg, false, true
 	r.seen = seen{vector: snap.View.Vector(), eff: eff}
-	return nil
+	return snap, nil
 }
 
 // ownPatch records that the model saw the memory after its own accepted
@@ -85,7 +86,7 @@ func (x *ext) noticeDrift(ctx context.Context, sess *session, msgs []piext.Messa
 	if err != nil {
 		return err
 	}
-	u := &sf.StateUpdates{Projection: r.projectionID(), Effective: updates(r.seen.eff, eff)}
+	u := &sf.StateUpdates{Projection: r.projectionID(), Effective: updates(sf.ModelProjection(x.roots, r.seen.eff), sf.ModelProjection(x.roots, eff))}
 	if !sf.Equal(r.seen.eff[sf.PlaneLazy], eff[sf.PlaneLazy]) {
 		u.LazyNavigation = sf.NewLazyNavigation(eff)
 	}

@@ -41,6 +41,7 @@ type session struct {
 	passive   string // frozen Passive head or handoff ("" = compute)
 	barrier   map[string]string
 	response  *string // armed final answer of the current run
+	settle    settle  // what agent_settled does about the run just ended
 }
 
 // run is the current Active run: its specification, the anchor (the
@@ -94,13 +95,25 @@ func (x *ext) attach(ctx context.Context, s piext.Session, pi *piext.Pi, reason,
 	stored, bootstrap := branchMode(ctx, pi)
 	sess.policy = sf.ResolvePolicy(cfg, cfgErr, stored)
 	sess.bootstrap = bootstrap && sess.policy.Mode == store.ModeActive
+	parent := ""
+	if reason == "fork" && parentFile != "" && stored != "" {
+		parent = strings.TrimSuffix(filepath.Base(parentFile), ".jsonl")
+	}
+	if sess.policy.Err == nil && sess.policy.Mode == store.ModeOff && parent != "" && sess.store != nil {
+		// Off copies nothing: a child-owned marker defers the copy to the
+		// first mode command that leaves Off (reference §2.10).
+		recordForkPending(ctx, pi, sess.store.Layout().SessionKey, parent)
+	}
 	if sess.policy.Mode != store.ModeOff {
 		switch {
 		case sess.store == nil:
 			sess.blocked = errors.New(sf.MsgRuntimeUnavailable)
-		case reason == "fork" && parentFile != "" && stored != "":
-			parent := strings.TrimSuffix(filepath.Base(parentFile), ".jsonl")
-			if err := sess.store.Fork(ctx, parent, sess.policy.Mode); err != nil && !errors.Is(err, store.ErrChildOccupied) {
+		case parent != "":
+			err := sess.store.Fork(ctx, parent, sess.policy.Mode)
+			if errors.Is(err, store.ErrNoSession) {
+				err = sess.store.SetMode(ctx, sess.policy.Mode, false) // the parent never had memory
+			}
+			if err != nil && !errors.Is(err, store.ErrChildOccupied) {
 				sess.blocked = err
 			}
 		case stored == "":

@@ -1,0 +1,149 @@
+package extension
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"strings"
+
+	"github.com/pikit-dev/pikit/piext"
+	"github.com/pikit-dev/pikit/stateflow/store"
+)
+
+// Run-end native compaction (reference §1.12 step 7).
+const (
+	// compactThreshold is the context usage, in tokens, at or above which
+	// an accepted Active run that was not a bootstrap asks Pi to compact.
+	compactThreshold = 24_000
+	// boundaryMarker prefixes the compaction's custom instructions; the
+	// rest is the entry id of the latest run's first message, which the
+	// compaction keeps.
+	boundaryMarker = "state-flow-boundary:"
+	// compactSummary is the summary of what the compaction removes (ours:
+	// the reference does not give the text). In Active the completed runs
+	// are projected out of context anyway; the summary only shows after
+	// leaving Active.
+	compactSummary = "Earlier runs of this session were completed under State Flow Active mode; " +
+		"what they established is in State Flow memory (read it with read_state)."
+)
+
+// settle is what agent_settled does about the run turn_end completed: an
+// accepted run that was not a bootstrap may be compacted; anchor is the
+// timestamp of its first user message (raw JSON).
+type settle struct {
+	accepted bool
+	anchor   json.RawMessage
+}
+
+// onAgentSettled asks Pi for a native compaction that keeps the complete
+// latest run when that run was accepted in Active, was not a bootstrap,
+// and the context holds at least compactThreshold tokens (reference §1.12
+// step 7). The compaction itself is shaped in onBeforeCompact.
+func (x *ext) onAgentSettled(ctx context.Context, ev *piext.Event) (any, error) {
+	sess := x.sessionFor(ctx, ev.Session, ev.Pi)
+	var p struct {
+		Aborted bool `json:"aborted"`
+	}
+	_ = ev.Decode(&p)
+	sess.mu.Lock()
+	st, pol := sess.settle, sess.policy
+	sess.settle = settle{}
+	sess.mu.Unlock()
+	if !st.accepted || p.Aborted || pol.Err != nil || pol.Mode != store.ModeActive {
+		return nil, nil
+	}
+	raw, err := ev.Pi.GetContextUsage(ctx)
+	if err != nil {
+		return nil, nil
+	}
+	var usage struct {
+		Tokens *float64 `json:"tokens"`
+	}
+	if json.Unmarshal(raw, &usage) != nil || usage.Tokens == nil || *usage.Tokens < compactThreshold {
+		return nil, nil
+	}
+	es, err := getBranch(ctx, ev.Pi)
+	if err != nil {
+		return nil, nil
+	}
+	id := runStart(es, st.anchor)
+	if id == "" {
+		return nil, nil
+	}
+	_ = ev.Pi.Compact(ctx, boundaryMarker+id)
+	return nil, nil
+}
+
+// runStart is the entry id of the latest run's first user message (the
+// one whose message timestamp is anchor, else the last user message), or
+// "" when no conversation message (system prompts aside) precedes it:
+// nothing to compact.
+func runStart(es []piext.Entry, anchor json.RawMessage) string {
+	at := -1
+	for i := len(es) - 1; i >= 0 && at < 0; i-- {
+		if isUserEntry(es[i]) && len(anchor) > 0 && bytes.Equal(messageField(es[i], "timestamp"), anchor) {
+			at = i
+		}
+	}
+	for i := len(es) - 1; i >= 0 && at < 0; i-- {
+		if isUserEntry(es[i]) {
+			at = i
+		}
+	}
+	if at < 0 {
+		return ""
+	}
+	for _, e := range es[:at] {
+		if m, ok := e.Message(); ok && m.Role() != "system" {
+			return es[at].ID()
+		}
+	}
+	return ""
+}
+
+// onBeforeCompact shapes the compaction onAgentSettled asked for: the
+// entries before the latest run are replaced by compactSummary, the run
+// is kept whole (firstKeptEntryId is its first message). Compactions
+// without the marker, or whose entry is no longer on the branch, run as
+// Pi prepared them.
+func (x *ext) onBeforeCompact(ctx context.Context, ev *piext.Event) (any, error) {
+	var p struct {
+		CustomInstructions string            `json:"customInstructions"`
+		BranchEntries      []json.RawMessage `json:"branchEntries"`
+		Preparation        struct {
+			TokensBefore float64 `json:"tokensBefore"`
+		} `json:"preparation"`
+	}
+	if err := ev.Decode(&p); err != nil {
+		return nil, nil
+	}
+	id, ok := strings.CutPrefix(p.CustomInstructions, boundaryMarker)
+	if !ok || id == "" {
+		return nil, nil
+	}
+	for _, r := range p.BranchEntries {
+		e := piext.Entry{Raw: r}
+		if e.Type() == "message" && e.ID() == id {
+			return map[string]any{"compaction": map[string]any{
+				"summary":          compactSummary,
+				"firstKeptEntryId": id,
+				"tokensBefore":     p.Preparation.TokensBefore,
+				"details":          map[string]string{"stateFlowBoundary": id},
+			}}, nil
+		}
+	}
+	return nil, nil
+}
+
+func isUserEntry(e piext.Entry) bool {
+	m, ok := e.Message()
+	return ok && m.Role() == "user"
+}
+
+func messageField(e piext.Entry, name string) json.RawMessage {
+	m, ok := e.Message()
+	if !ok {
+		return nil
+	}
+	return m.Field(name)
+}

@@ -1,0 +1,108 @@
+package extension
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"time"
+
+	"github.com/pikit-dev/pikit/piext"
+	sf "github.com/pikit-dev/pikit/stateflow"
+	"github.com/pikit-dev/pikit/stateflow/store"
+)
+
+// onSessionTree re-reads the mode after a /tree navigation (reference
+// §2.10 "Startup, reload, resume, /tree"): the last snapshot entry on the
+// new branch supplies the mode and run lifecycle (none: config.json's
+// default, as for a new session); memory is never rewound to the branch
+// point. The head rebases (the run, the Passive head and the exit handoff
+// are dropped). A mode other than Off is recorded in the store and the
+// memory validated (unreadable memory under Active blocks, §2.9); Off does
+// no store I/O.
+func (x *ext) onSessionTree(ctx context.Context, ev *piext.Event) (any, error) {
+	sess := x.sessionFor(ctx, ev.Session, ev.Pi)
+	cfg, cfgErr := x.config()
+	stored, bootstrap := branchMode(ctx, ev.Pi)
+	pol := sf.ResolvePolicy(cfg, cfgErr, stored)
+	bootstrap = bootstrap && pol.Mode == store.ModeActive
+	sess.mu.Lock()
+	prev, prevBootstrap := sess.policy, sess.bootstrap
+	sess.mu.Unlock()
+	var blocked error
+	if pol.Err == nil && pol.Mode != store.ModeOff {
+		switch {
+		case sess.store == nil:
+			blocked = errors.New(sf.MsgRuntimeUnavailable)
+		case pol.Mode != prev.Mode || bootstrap != prevBootstrap:
+			blocked = sess.store.SetMode(ctx, pol.Mode, bootstrap)
+		}
+		if blocked == nil {
+			_, blocked = sess.store.Read(ctx)
+		}
+	}
+	sess.mu.Lock()
+	sess.policy, sess.bootstrap, sess.blocked = pol, bootstrap, blocked
+	sess.handoff, sess.passive = false, ""
+	sess.run, sess.response, sess.settle = run{}, nil, settle{}
+	clear(sess.barrier)
+	sess.mu.Unlock()
+	x.publishPolicy(ctx, ev.Pi, sess)
+	return nil, nil
+}
+
+// forkPending is the data of the child-owned "state-flow-passive-stop"
+// marker a fork made in Off records (reference §2.2, §2.10 "in Off, record
+// only a child-owned forkPending marker and copy later"): ForkPending is
+// the parent's session key, Owner the child's.
+type forkPending struct {
+	At          string `json:"at"`
+	Mode        string `json:"mode"`
+	Owner       string `json:"owner"`
+	ForkPending string `json:"forkPending"`
+}
+
+// recordForkPending appends the marker of a fork made in Off; nothing is
+// copied and the store is not touched.
+func recordForkPending(ctx context.Context, pi *piext.Pi, child, parent string) {
+	_ = pi.AppendEntry(ctx, entryPassiveStop, forkPending{
+		At: time.Now().UTC().Format(time.RFC3339Nano), Mode: store.ModeOff, Owner: child, ForkPending: parent,
+	})
+}
+
+// pendingFork returns the parent key of the last forkPending marker on the
+// branch that this session (key) owns, or "".
+func pendingFork(es []piext.Entry, key string) string {
+	for i := len(es) - 1; i >= 0; i-- {
+		if es[i].Type() != "custom" || es[i].CustomType() != entryPassiveStop {
+			continue
+		}
+		var d forkPending
+		if json.Unmarshal(es[i].Field("data"), &d) != nil || d.ForkPending == "" {
+			continue
+		}
+		if d.Owner == key && store.ValidSessionKey(d.ForkPending) {
+			return d.ForkPending
+		}
+		return ""
+	}
+	return ""
+}
+
+// initSession records mode for a session leaving Off (reference §1.3,
+// §2.10): a fork made in Off copies its parent's current memory now (the
+// deferred copy); otherwise, or when the child is already occupied or the
+// parent never had memory, the session's config is written (an absent
+// session initialized empty).
+func (x *ext) initSession(ctx context.Context, pi *piext.Pi, sess *session, mode string, bootstrap bool) error {
+	if key := sess.store.Layout().SessionKey; key != "" {
+		if es, err := getBranch(ctx, pi); err == nil {
+			if parent := pendingFork(es, key); parent != "" {
+				err := sess.store.Fork(ctx, parent, mode)
+				if err != nil && !errors.Is(err, store.ErrChildOccupied) && !errors.Is(err, store.ErrNoSession) {
+					return err
+				}
+			}
+		}
+	}
+	return sess.store.SetMode(ctx, mode, bootstrap)
+}
