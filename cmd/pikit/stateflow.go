@@ -88,9 +88,10 @@ func (f *stateflowFlags) open(cmd *cobra.Command, session string) (*store.Store,
 	}), nil
 }
 
-// fail prints err's exact text as one line and exits 1.
+// fail prints "pikit: " and err's exact text as one line (the prefix every
+// pikit error carries) and exits 1.
 func fail(cmd *cobra.Command, err error) error {
-	fmt.Fprintln(cmd.ErrOrStderr(), strings.TrimPrefix(err.Error(), "\n"))
+	fmt.Fprintln(cmd.ErrOrStderr(), "pikit:", strings.TrimPrefix(err.Error(), "\n"))
 	return &exitError{code: 1}
 }
 

@@ -3,8 +3,12 @@ package main
 import (
 	"bytes"
 	"errors"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/pikit-dev/pikit/stateflow"
+	"github.com/pikit-dev/pikit/stateflow/store"
 )
 
 // runStateflow runs `pikit stateflow ARGS` and returns stdout, stderr and
@@ -45,18 +49,28 @@ func TestStateflowCmd(t *testing.T) {
 		{`{"session":{"working":{"step":"tests"}}}`, append([]string{"patch", "-"}, session...), "State materialized atomically at session scope.\n", "", 0},
 		{"", append([]string{"read", "contract.db"}, session...), "{\"value\":\"postgres\"}\n", "", 0},
 		{"", append([]string{"patch", `{"cwd":{"response":{}}}`}, common...), "",
-			"Unknown State Flow patch key \"response\"; expected one of: intents, contract, working, artifacts, lazy\n", 1},
-		{"", append([]string{"patch", `{"session":{"working":{"a":1}}}`}, common...), "", "State Flow session scope is not available\n", 1},
-		{"", append([]string{"read", "working.nope"}, session...), "", "State Flow read path does not exist: working.nope\n", 1},
+			"pikit: Unknown State Flow patch key \"response\"; expected one of: intents, contract, working, artifacts, lazy\n", 1},
+		{"", append([]string{"patch", `{"session":{"working":{"a":1}}}`}, common...), "", "pikit: State Flow session scope is not available\n", 1},
+		{"", append([]string{"read", "working.nope"}, session...), "", "pikit: State Flow read path does not exist: working.nope\n", 1},
 		{"", append([]string{"check"}, common...), "ok\n", "", 0},
-		{"", append([]string{"patch", `{bad`}, common...), "", "stateflow patch: the argument is not valid JSON\n", 1},
-		{`{"cwd":`, append([]string{"patch", "-"}, common...), "", "stateflow patch: the argument is not valid JSON\n", 1},
+		{"", append([]string{"patch", `{bad`}, common...), "", "pikit: stateflow patch: the argument is not valid JSON\n", 1},
+		{`{"cwd":`, append([]string{"patch", "-"}, common...), "", "pikit: stateflow patch: the argument is not valid JSON\n", 1},
 	}
 	for i, s := range steps {
 		out, errOut, code := runStateflow(t, s.stdin, s.args...)
 		if out != s.out || errOut != s.err || code != s.code {
 			t.Fatalf("step %d %v:\n out %q\n err %q\n code %d\nwant %q %q %d", i, s.args, out, errOut, code, s.out, s.err, s.code)
 		}
+	}
+	// The not-found error is typed: errors.Is(err, stateflow.ErrPathNotFound).
+	l, err := store.NewLayout(filepath.Join(dir, "state-flow"), "/nonexistent/proj", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = store.Open(l, nil).ReadState(t.Context(), store.ReadPathArgs("working.nope"))
+	var nf *stateflow.PathNotFoundError
+	if !errors.Is(err, stateflow.ErrPathNotFound) || !errors.As(err, &nf) || nf.Path != "working.nope" {
+		t.Fatalf("ReadState of a missing path: %v", err)
 	}
 	out, _, code := runStateflow(t, "", append([]string{"log", "session"}, session...)...)
 	lines := strings.Split(strings.TrimSpace(out), "\n")
