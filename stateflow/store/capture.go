@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"os"
+	"path"
 	"path/filepath"
 	"sort"
 
@@ -31,11 +32,27 @@ func identityOf(data []byte, exists bool) string {
 // capture maps a relative path to its captured file.
 type capture map[string]file
 
-// captureCohort reads every owned file of the layout.
+// captureCohort reads every owned file of the layout. Each directory chain
+// is lstat-checked once (the files of a scope share it), then each file is
+// opened no-follow and read in one sized read.
 func captureCohort(l Layout) (capture, error) {
 	c := capture{}
+	dirs := map[string]bool{} // relative directory → its chain exists
 	for _, p := range l.Cohort() {
-		data, ok, err := readFile(l.Root, p)
+		dir := path.Dir(p)
+		exists, checked := dirs[dir]
+		if !checked {
+			var err error
+			if exists, err = checkDirs(l.Root, p); err != nil {
+				return nil, err
+			}
+			dirs[dir] = exists
+		}
+		if !exists {
+			c[p] = file{}
+			continue
+		}
+		data, ok, err := readNoFollow(filepath.Join(l.Root, filepath.FromSlash(p)))
 		if err != nil {
 			return nil, err
 		}

@@ -1,9 +1,9 @@
 package store
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -55,7 +55,13 @@ func readFile(root, relPath string) (data []byte, ok bool, err error) {
 	if err != nil || !exists {
 		return nil, false, err
 	}
-	p := filepath.Join(root, filepath.FromSlash(relPath))
+	return readNoFollow(filepath.Join(root, filepath.FromSlash(relPath)))
+}
+
+// readNoFollow reads the regular file at p, opened O_NOFOLLOW, into a buffer
+// sized from its fstat; ok is false when it does not exist. Checking the
+// directories on its way is the caller's job ([checkDirs]).
+func readNoFollow(p string) (data []byte, ok bool, err error) {
 	f, err := os.OpenFile(p, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, false, nil
@@ -74,11 +80,11 @@ func readFile(root, relPath string) (data []byte, ok bool, err error) {
 	if !fi.Mode().IsRegular() {
 		return nil, false, unsafePathError(p)
 	}
-	data, err = io.ReadAll(f)
-	if err != nil {
+	buf := bytes.NewBuffer(make([]byte, 0, fi.Size()+bytes.MinRead))
+	if _, err := buf.ReadFrom(f); err != nil {
 		return nil, false, fmt.Errorf("stateflow: read: %w", err)
 	}
-	return data, true, nil
+	return buf.Bytes(), true, nil
 }
 
 // ensureDirs creates the directory chain of relPath (0700, each new parent
