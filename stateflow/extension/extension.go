@@ -68,8 +68,7 @@ const Name = "stateflow"
 // Pi expands it). cmd/pikit reads both from the environment; the extension
 // reads none itself. It touches nothing on disk until Pi binds a session.
 func New(agentDir, home string) *piext.Extension {
-	x := &ext{roots: sf.BuiltinRoots(), agentDir: resolveAgentDir(agentDir, home)}
-	return x.extension()
+	return NewWithOptions(agentDir, home, Options{})
 }
 
 func resolveAgentDir(d, home string) string {
@@ -99,6 +98,8 @@ type ext struct {
 
 	mu  sync.Mutex
 	cur *session // the session of the latest generation, or nil
+
+	mods *modules // semantic modules: catalog, Active run inputs (modules_wire.go)
 }
 
 func (x *ext) root() string { return filepath.Join(x.agentDir, "state-flow") }

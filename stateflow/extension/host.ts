@@ -74,7 +74,7 @@ type Catalog = {
   receipts: Map<number, () => any>;
 };
 
-export default function createHost(_pi: any, opts: { name: string; dir?: string }) {
+export default function createHost(pi: any, opts: { name: string; dir?: string }) {
   const g: any = globalThis;
   const hostGen: number = (g[HOSTS] = (g[HOSTS] ?? 0) + 1);
   const owners: WeakMap<object, any> = g[OWNERS] ?? (g[OWNERS] = new WeakMap());
@@ -90,6 +90,18 @@ export default function createHost(_pi: any, opts: { name: string; dir?: string 
   } catch {}
 
   const host: any = {};
+  // Model and thinking-level changes, counted here as Pi emits them (a Go
+  // hook would queue behind the context hook that runs producers): a
+  // counter, not a value, so A→B→A still revokes.
+  let modelChanges = 0;
+  if (typeof pi?.on === "function") {
+    pi.on("model_select", () => {
+      modelChanges++;
+    });
+    pi.on("thinking_level_select", () => {
+      modelChanges++;
+    });
+  }
 
   // catalogOf returns the manager's live catalog, fencing one whose manager
   // now serves another session (native identity check).
@@ -202,6 +214,9 @@ export default function createHost(_pi: any, opts: { name: string; dir?: string 
   };
 
   host.calls = {
+    modelChanges() {
+      return modelChanges;
+    },
     // catalog: the manager's catalog snapshot in definition order.
     catalog(env: any) {
       const c = retireCtl.signal.aborted ? undefined : catalogOf(env.sessionManager, false);

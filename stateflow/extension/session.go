@@ -89,7 +89,7 @@ func (x *ext) attach(ctx context.Context, s piext.Session, pi *piext.Pi, reason,
 			if cfg.Logging {
 				diag = store.NewDiagnostics(x.agentDir)
 			}
-			sess.store = store.Open(l, &store.Options{Roots: x.roots, HistoryLimit: cfg.HistoryLimit, NewSessionMode: cfg.Mode, Diagnostics: diag})
+			sess.store = store.Open(l, &store.Options{Roots: x.roots, HistoryLimit: cfg.HistoryLimit, NewSessionMode: cfg.Mode, Diagnostics: diag, Catalog: x.catalogSource()})
 		}
 	}
 	stored, bootstrap := branchMode(ctx, pi)

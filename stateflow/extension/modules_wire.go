@@ -1,0 +1,325 @@
+package extension
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"sync"
+
+	"github.com/pikit-dev/pikit/piext"
+	sf "github.com/pikit-dev/pikit/stateflow"
+	"github.com/pikit-dev/pikit/stateflow/store"
+)
+
+// modules is one sidecar's module state: the catalog (Go-native modules,
+// then the companions' of the bound session) and the inputs the current
+// Active run captured once.
+type modules struct {
+	catalog *moduleCatalog
+
+	mu  sync.Mutex
+	run moduleRun
+}
+
+// moduleRun is what an Active preparation captured: one input per
+// (owner, module), reused by every later context of the run.
+type moduleRun struct {
+	gen    uint64 // session generation
+	spec   string
+	inputs map[string]*sf.ModuleInput // owner + "/" + module
+}
+
+func newModules(native []sf.Module) *modules { return &modules{catalog: newModuleCatalog(native)} }
+
+// catalogSource is the store's catalog (nil without modules state).
+func (x *ext) catalogSource() sf.CatalogSource {
+	if x.mods == nil {
+		return nil
+	}
+	return x.mods.catalog
+}
+
+// wrapModules adds the module membrane around the extension's handlers:
+// the catalog is refreshed before patch_state, read_state and every
+// context; the first context of an Active run runs the preparation
+// (inputs, producers, one cohort with the specification); every context
+// gets the module data after the core head.
+func (x *ext) wrapModules(e *piext.Extension) {
+	for i := range e.Tools {
+		t := &e.Tools[i]
+		if t.Name != sf.ToolPatchState && t.Name != sf.ToolReadState {
+			continue
+		}
+		inner := t.Execute
+		t.Execute = func(ctx context.Context, c *piext.ToolCall) (*piext.ToolResult, error) {
+			x.mods.catalog.refresh(ctx, c.Pi.Session())
+			return inner(ctx, c)
+		}
+	}
+	for i := range e.Hooks {
+		h := &e.Hooks[i]
+		if h.Event != "context" {
+			continue
+		}
+		inner := h.Handle
+		h.Handle = func(ctx context.Context, ev *piext.Event) (any, error) {
+			cat := x.mods.catalog.refresh(ctx, ev.Pi.Session())
+			sess := x.sessionFor(ctx, ev.Session, ev.Pi)
+			if len(cat.Modules) > 0 {
+				x.prepareActive(ctx, sess, cat, ev)
+			}
+			res, err := inner(ctx, ev)
+			if err != nil || len(cat.Modules) == 0 {
+				return res, err
+			}
+			return x.withModuleContext(ctx, sess, cat, ev, res), nil
+		}
+	}
+}
+
+// modelChanges reads host.ts's count of model_select and
+// thinking_level_select events (seed 003: "model or thinking-level changes
+// revoke the original request even after A→B→A"). It is counted in
+// JavaScript as Pi emits the events: a Go hook would wait behind the
+// context hook that runs the producers. A failed read returns the maximum,
+// which never equals an epoch taken before (fail closed).
+func modelChanges(calls hostCaller) uint64 {
+	ctx, cancel := context.WithTimeout(context.Background(), piext.HookTimeout)
+	defer cancel()
+	raw, err := calls.CallHost(ctx, HostSymbol, "modelChanges")
+	var n uint64
+	if err != nil || json.Unmarshal(raw, &n) != nil {
+		return ^uint64(0)
+	}
+	return n
+}
+
+// prepareActive is the owned Active preparation at the first context of a
+// run (seed 003 "Active preparation captures each available module's
+// input once ..."): inputs and producers run outside the store lock; the
+// proposals and the run's specification are published as one cohort
+// through Store.PublishRun, which rechecks receipts, content, descriptors,
+// stream revisions, the catalog generation and the change counter. A
+// rejected cohort publishes the specification alone (accepted work is not
+// rolled back; the producer's result is dropped).
+func (x *ext) prepareActive(ctx context.Context, sess *session, cat sf.Catalog, ev *piext.Event) {
+	sess.mu.Lock()
+	r, pol := sess.run, sess.policy
+	sess.mu.Unlock()
+	if pol.Err != nil || pol.Mode != store.ModeActive || r.started || !r.pending || sess.store == nil {
+		return
+	}
+	calls := ev.Pi.Session()
+	epoch := modelChanges(calls)
+	snap, err := sess.store.Read(ctx)
+	if err != nil {
+		return // the core path blocks the run on unreadable memory
+	}
+	conv, prompt := completedSegment(ev.Messages, &r.spec)
+	inputs := map[string]*sf.ModuleInput{}
+	var props []store.Proposal
+	for _, o := range snap.ModuleOwners(cat) {
+		if o.Availability != sf.Available {
+			continue
+		}
+		p := o.Module.Policy()
+		var in *sf.ModuleInput
+		if p.CaptureInput {
+			in, err = o.Module.CaptureInput(ctx, sf.ModuleSource{Mode: sf.ModeActive, Owner: o.Scope})
+			if err != nil || in == nil || in.AssertCurrent == nil {
+				continue
+			}
+			inputs[o.Scope+"/"+p.ID] = in
+		}
+		if !p.Produce {
+			continue
+		}
+		value, ok, err := o.Module.Produce(ctx, o.Content, frameFor(sf.ModeActive, o.Scope, conv, prompt, in))
+		if err != nil || !ok {
+			continue
+		}
+		props = append(props, store.Proposal{Owner: o.Scope, Module: o.Module, Value: value, Input: in, Basis: o.Basis})
+	}
+	x.mods.mu.Lock()
+	x.mods.run = moduleRun{gen: sess.gen, spec: r.spec, inputs: inputs}
+	x.mods.mu.Unlock()
+	if len(props) == 0 {
+		return // the core path publishes the specification
+	}
+	spec := r.spec
+	pub := &store.RunPublication{Specification: &spec, Proposals: props,
+		Fence: store.RunFence{Generation: cat.Generation, ModelEpoch: epoch, ModelChanges: func() uint64 { return modelChanges(calls) }}}
+	if _, err := sess.store.PublishRun(ctx, pub); err != nil {
+		// One stale or invalid proposal rejects the cohort; the run goes on
+		// with its specification alone (published by the core path).
+		return
+	}
+	sess.mu.Lock()
+	if sess.run.pending && sess.run.spec == spec {
+		sess.run.pending = false // published with the cohort
+	}
+	sess.mu.Unlock()
+}
+
+// frameFor builds a detached frame: shared owners carry neither
+// conversation nor prompt (seed 003 "Shared-owner frames").
+func frameFor(mode, owner string, conv []json.RawMessage, prompt *string, in *sf.ModuleInput) sf.ModuleFrame {
+	f := sf.ModuleFrame{Mode: mode, Owner: owner}
+	if owner == sf.ScopeSession {
+		f.Conversation, f.Prompt = conv, prompt
+	}
+	if in != nil {
+		f.Input = sf.Clone(in.Value)
+	}
+	return f
+}
+
+// completedSegment is the native conversation before the current run's
+// user message (the last user message; its text is the prompt when spec
+// is nil), as raw JSON.
+func completedSegment(msgs []piext.Message, spec *string) ([]json.RawMessage, *string) {
+	at := -1
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if msgs[i].Role() == "user" {
+			at = i
+			break
+		}
+	}
+	if at < 0 {
+		return nil, spec
+	}
+	conv := make([]json.RawMessage, at)
+	for i := range conv {
+		conv[i] = msgs[i].Raw
+	}
+	if spec == nil {
+		t := userText(msgs[at])
+		spec = &t
+	}
+	return conv, spec
+}
+
+func userText(m piext.Message) string {
+	var u struct {
+		Content json.RawMessage `json:"content"`
+	}
+	if json.Unmarshal(m.Raw, &u) != nil {
+		return ""
+	}
+	var s string
+	if json.Unmarshal(u.Content, &s) == nil {
+		return s
+	}
+	var parts []struct {
+		Type, Text string
+	}
+	_ = json.Unmarshal(u.Content, &parts)
+	var b strings.Builder
+	for _, p := range parts {
+		if p.Type == "text" {
+			b.WriteString(p.Text)
+		}
+	}
+	return b.String()
+}
+
+// withModuleContext adds the module data of one provider request after
+// the core head (the first message of the core's result) as one more
+// user-level message, and applies an admitted conversation selection in
+// Passive. Only available owners are called; Active reuses the run's
+// inputs, Passive captures per request. A callback that fails contributes
+// nothing (fail closed for that module); context never writes memory.
+func (x *ext) withModuleContext(ctx context.Context, sess *session, cat sf.Catalog, ev *piext.Event, res any) any {
+	cr, ok := res.(*piext.ContextResult)
+	if !ok || cr == nil || len(cr.Messages) == 0 || sess.store == nil {
+		return res
+	}
+	pol, _ := sess.snapshotPolicy()
+	if pol.Err != nil || pol.Mode == store.ModeOff {
+		return res
+	}
+	mode := sf.ModeActive
+	if pol.Mode == store.ModePassive {
+		mode = sf.ModePassive
+	}
+	snap, err := sess.store.Read(ctx)
+	if err != nil {
+		return res
+	}
+	var spec *string
+	var inputs map[string]*sf.ModuleInput
+	if mode == sf.ModeActive {
+		x.mods.mu.Lock()
+		if x.mods.run.gen == sess.gen {
+			s := x.mods.run.spec
+			spec, inputs = &s, x.mods.run.inputs
+		}
+		x.mods.mu.Unlock()
+	}
+	conv, prompt := completedSegment(ev.Messages, spec)
+	var owners []sf.OwnerContext
+	for _, o := range snap.ModuleOwners(cat) {
+		if o.Availability != sf.Available {
+			continue
+		}
+		p := o.Module.Policy()
+		in := inputs[o.Scope+"/"+p.ID]
+		if in == nil && p.CaptureInput {
+			in, err = o.Module.CaptureInput(ctx, sf.ModuleSource{Mode: mode, Owner: o.Scope})
+			if err != nil || in == nil || in.AssertCurrent == nil {
+				continue
+			}
+		}
+		if in != nil && in.AssertCurrent() != nil {
+			continue // the captured source is obsolete
+		}
+		cs, err := o.Module.Context(ctx, o.Content, frameFor(mode, o.Scope, conv, prompt, in))
+		if err != nil {
+			continue
+		}
+		if in != nil && in.AssertCurrent() != nil {
+			continue // checked before and after evaluation
+		}
+		owners = append(owners, sf.OwnerContext{Owner: o.Scope, Module: p.ID, Contributions: cs})
+	}
+	plan := sf.AssembleModuleContext(cat, conv, owners)
+	text, err := sf.RenderModuleData(plan.Data)
+	if err != nil || (text == "" && plan.Selection == nil) {
+		return res
+	}
+	out := []piext.Message{cr.Messages[0]}
+	if text != "" {
+		m, err := userMessage(nil, text)
+		if err != nil {
+			return res
+		}
+		out = append(out, m)
+	}
+	rest := cr.Messages[1:]
+	if plan.Selection != nil && mode == sf.ModePassive {
+		rest = applySelection(rest, ev.Messages, len(conv), plan.Selection)
+	}
+	return &piext.ContextResult{Messages: append(out, rest...)}
+}
+
+// applySelection keeps, of the completed segment (the first n input
+// messages), only the selected indices, in their original order; messages
+// after it (the current run) and messages the core added are kept.
+func applySelection(rest, input []piext.Message, n int, sel []int) []piext.Message {
+	keep := map[int]bool{}
+	for _, i := range sel {
+		keep[i] = true
+	}
+	index := map[string]int{}
+	for i := 0; i < n && i < len(input); i++ {
+		index[string(input[i].Raw)] = i
+	}
+	out := make([]piext.Message, 0, len(rest))
+	for _, m := range rest {
+		if i, ok := index[string(m.Raw)]; ok && !keep[i] {
+			continue
+		}
+		out = append(out, m)
+	}
+	return out
+}
