@@ -190,3 +190,84 @@ func firstLine(s string) string {
 	line, _, _ := strings.Cut(s, "\n")
 	return line
 }
+
+// shape lists the member paths of a JSON value in order (array members
+// by their first element), so two payloads compare by structure only.
+func shape(t *testing.T, raw []byte) []string {
+	t.Helper()
+	dec := json.NewDecoder(strings.NewReader(string(raw)))
+	var out []string
+	var walk func(prefix string, record bool)
+	walk = func(prefix string, record bool) {
+		tok, err := dec.Token()
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch tok {
+		case json.Delim('{'):
+			for dec.More() {
+				k, _ := dec.Token()
+				if record {
+					out = append(out, prefix+"."+k.(string))
+				}
+				walk(prefix+"."+k.(string), record)
+			}
+			dec.Token()
+		case json.Delim('['):
+			for i := 0; dec.More(); i++ {
+				walk(prefix+"[]", record && i == 0) // the first element stands for all
+			}
+			dec.Token()
+		}
+	}
+	walk("", true)
+	return out
+}
+
+// TestWrittenShapes_MatchReference: what this package writes — a new
+// transaction, a plan after plan_add, the state of a commit — has exactly
+// the members, in the same order, of the reference's payloads as the
+// upstream TypeScript writes them (seed 001 §Persistence; reference §3),
+// and optional members are absent, never null, when unset.
+func TestWrittenShapes_MatchReference(t *testing.T) {
+	snap := snapshotOf(t, fixture(t, "kinds"), "")
+	tx, err := NewTransaction("e3", StartAgent, testNow, "4f9ab", &AnchorUsage{Tokens: f64(70000), ContextWindow: 100000, Percent: f64(70)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, _, err := NewDraft(tx.ID).AddRange(snap, "a0001", "a0002", "Phase one summarized.", "old phase")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := PlanCommit(tx, d, snap, testNow)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, v := range map[string]any{"transaction.json": tx, "draft.json": d, "state.json": res.State} {
+		got, err := json.Marshal(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, g := shape(t, readEntryFile(t, name)), shape(t, got)
+		if len(want) < 6 {
+			t.Fatalf("%s: shape %v is too small to compare", name, want)
+		}
+		if strings.Join(g, " ") != strings.Join(want, " ") {
+			t.Errorf("%s members:\n got %v\nwant %v", name, g, want)
+		}
+	}
+	bare, _ := NewTransaction("e3", StartAgent, testNow, "4f9ab", nil)
+	bd, _, _ := NewDraft(bare.ID).AddRange(snap, "a0001", "a0002", "", "")
+	bs, _ := PlanCommit(bare, &Draft{Version: 1, TransactionID: bare.ID, Ranges: []Range{withSummary(bd.Ranges[0])}}, snap, testNow)
+	for _, v := range []any{bare, bd, bs.State} {
+		b, _ := json.Marshal(v)
+		if strings.Contains(string(b), "null,") && !strings.Contains(string(b), `"projectedTokens":null`) || strings.Contains(string(b), `"anchorUsage"`) || strings.Contains(string(b), `"topic"`) {
+			t.Errorf("unset optional members written: %s", b)
+		}
+	}
+}
+
+func withSummary(r Range) Range {
+	r.Summary = "s"
+	return r
+}

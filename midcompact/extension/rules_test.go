@@ -351,3 +351,26 @@ func TestRules_LockOwnerReadableThroughStatus(t *testing.T) {
 	}
 	check("free", " chars")
 }
+
+// Seed 001 §Persistence: "The planning lock is deliberately not persisted:
+// reload clears the owner." The restore that session_start runs on a reload
+// frees an agent-held lock and keeps the plan.
+func TestRules_ReloadClearsLockKeepsPlan(t *testing.T) {
+	ctx := t.Context()
+	rt, h := started(t, nil)
+	rt.runTool(ctx, h, []byte(`{"request":{"action":"plan_add","start":"a0001","end":"a0002"}}`))
+	if rt.lock.Owner() != midcompact.LockAgent {
+		t.Fatalf("lock after a tool call = %s", rt.lock.Owner())
+	}
+	n := entryCount(h)
+	if err := rt.restore(ctx, h); err != nil {
+		t.Fatal(err)
+	}
+	r := rt.mem.get()
+	if rt.lock.Owner() != midcompact.LockFree || r.Transaction == nil || r.Draft == nil || len(r.Draft.Ranges) != 1 || entryCount(h) != n {
+		t.Errorf("after reload: lock %s, plan %+v, entries %d → %d", rt.lock.Owner(), r.Draft, n, entryCount(h))
+	}
+	if !strings.HasSuffix(h.status, " chars") {
+		t.Errorf("footer after reload = %q", h.status)
+	}
+}
