@@ -52,8 +52,16 @@
 //
 // # Decisions
 //
-//   - The planning lock is not exposed to other extensions (upstream
-//     `pi.midcompactPlanningLock`): piext has no cross-extension object.
+//   - The planning lock is not exposed to other extensions. Upstream's
+//     `pi.midcompactPlanningLock` sits on its own extension API object,
+//     which Pi 1.6.0 creates per extension, so no other extension ever saw
+//     it (seed 001 §Concurrency: "exposed for UI and tests"); here the UIs
+//     and tests use midcompact.PlanningLock in the sidecar directly. A JS
+//     mirror (globalThis or pi.events) could only be a late copy of a lock
+//     that lives in Go, and piext has no row that writes either. The
+//     owner is readable, read-only, in the footer status (`UI editing`,
+//     `Agent editing`) and in /midcompact:status (`lock: agent|ui|free`)
+//     (TestRules_LockOwnerReadableThroughStatus).
 //   - The start-mode and surface choosers, the surface argument, the lock
 //     refusals and the close-webui texts are the core's (midcompact
 //     ResolveStartMode, ParseSurfaceArg, ResolveSurface, OpenPlanningUI).
@@ -65,8 +73,16 @@
 //     instead.` (warning), both after the lock checks, releasing the lock.
 //   - Selection/Review without a transaction warn `No active midcompact
 //     transaction.`.
-//   - A state entry renderer (reference §3.5) is not registered: piext
-//     offers no registerEntryRenderer.
+//   - No entry renderer for `midcompact-state` (reference §3.5): piext
+//     offers no registerEntryRenderer, and Pi calls one synchronously when
+//     the entry is shown (an entry whose component has no content is not
+//     shown), so lines computed in the sidecar would need the bridge to
+//     hold them beforehand. Without a renderer Pi's chat shows nothing for
+//     the entry; the commit's notice and its tree label (`midcompact +N ·
+//     X → Y chars[ · anchor P% [Pi]]`) carry the same facts, and
+//     midcompact.StateCardLines is the card, ready for a piext renderer.
+//     The summary wrappers exist only in LLM requests and the handoff is
+//     display:false, so no message renderer is needed either.
 //   - Session entries are read with Pi.Call("session", "getBranch" |
 //     "getEntries") and decoded here: piext.Entry has no UnmarshalJSON, so
 //     Pi.GetBranch/GetEntries return entries without Raw.
