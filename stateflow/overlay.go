@@ -102,9 +102,11 @@ func PassiveProjection(roots *Roots, state map[string]any) map[string]any {
 // ReadProjection is the state a read_state value path selects from
 // (reference §1.8): lazy dropped unless keepLazy (the path starts at lazy),
 // an empty response dropped, empty objects pruned. External roots are kept
-// (exact reads of opaque data, seed 003 "Unavailable").
+// exactly as stored, unpruned (exact reads of opaque data, seed 003
+// "Unavailable").
 func ReadProjection(state map[string]any, keepLazy bool) map[string]any {
 	out := map[string]any{}
+	var ext map[string]any
 	for k, v := range state {
 		if k == PlaneLazy && !keepLazy {
 			continue
@@ -112,7 +114,18 @@ func ReadProjection(state map[string]any, keepLazy bool) map[string]any {
 		if s, isStr := v.(string); isStr && s == "" && k == PlaneResponse {
 			continue
 		}
+		if IsExternalRoot(k) {
+			if ext == nil {
+				ext = map[string]any{}
+			}
+			ext[k] = v
+			continue
+		}
 		out[k] = v
 	}
-	return pruned(out)
+	out = pruned(out)
+	for k, v := range ext {
+		out[k] = v
+	}
+	return out
 }
