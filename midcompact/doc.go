@@ -86,8 +86,12 @@
 //     answer (`Midcompact <cmd> was not opened: …`) and the handoff's
 //     "Infer from the request whether …" are this package's wording.
 //   - The planning lock is not exposed to other extensions (upstream:
-//     `pi.midcompactPlanningLock`); piext offers no cross-extension object,
-//     and UIs and tests use [PlanningLock] directly.
+//     `pi.midcompactPlanningLock`, on its own per-extension API object, so
+//     other extensions never saw it either); UIs and tests use
+//     [PlanningLock] directly, and its owner is shown read-only by
+//     [FooterStatus] and [StatusText] (`lock: agent|ui|free`). No
+//     `midcompact-state` entry renderer is registered (piext has none);
+//     [StateCardLines] is its text.
 //   - Where Pi would throw (a message entry without a message object, a
 //     context_edit without replacement) the entry contributes nothing.
 //     Date strings V8 reads only with its legacy heuristics give NaN (a
