@@ -36,8 +36,9 @@
 //
 // # Planning surfaces
 //
-// The web workbench and the TUI overlays are behind the [Surfaces]
-// interface (Options.Surfaces). The extension resolves the surface argument
+// The web workbench is behind the [Surfaces] interface
+// (Options.Surfaces); the TUI overlays (tui.go) run in every build. The
+// extension resolves the surface argument
 // or chooser, refuses a second planning UI and an agent-held lock, takes
 // the UI lock and hands the surface a [Plan] (read the ReviewState or an
 // atom, save a selection, edit or remove a range; Release gives the lock
@@ -45,10 +46,23 @@
 // (package midcompact/workbench): one workbench.Manager per extension
 // runtime, "webui" opens a workbench and shows its ready notice with the URL
 // (no browser is launched from the sidecar: the user opens the URL), and
-// close-webui and the session hooks call its CloseAll. The TUI overlays are
-// not part of this build. Without Surfaces and Workbench (NewWith's zero
-// Options) select/review answer that the surface is not part of this build
-// and close-webui finds no WebUI open (reference §5.6 text).
+// close-webui and the session hooks call its CloseAll. Without Surfaces and
+// Workbench (NewWith's zero Options) webui answers that the surface is not
+// part of this build and close-webui finds no WebUI open (reference §5.6
+// text).
+//
+// The TUI overlays (reference §5.5) are midcompact.SelectionView and
+// midcompact.ReviewView shown through piext's remote component
+// (ctx.ui.custom, overlay, 90% wide, at most 85% of the terminal's rows,
+// centred) by the command itself, which holds the UI lock until the
+// overlay closes. Review closes for e/t/d, runs ctx.ui.editor, ctx.ui.input
+// or ctx.ui.confirm, appends a DRAFT when something changed and opens
+// again. Texts the reference leaves open are ours: the dialog titles
+// `Summary of d1` and `Topic of d1 (empty clears it)`, the key hint lines,
+// `K marks KEEP inside a selection; select the atom first.`, a failed
+// overlay `Midcompact TUI <cmd> failed: <error>` (error), a failed edit
+// `Review edit failed: <error>` (warning), and no notice when Review
+// closes.
 //
 // # Decisions
 //
@@ -68,9 +82,8 @@
 //   - A workbench that fails to open answers `Midcompact WebUI failed:
 //     <error>` (error) and releases the lock.
 //   - Without Surfaces: webui answers `Midcompact WebUI failed: the web
-//     workbench is not part of this build.` (error) and tui `The TUI <cmd>
-//     surface is not part of this build. Use /midcompact:<cmd> webui
-//     instead.` (warning), both after the lock checks, releasing the lock.
+//     workbench is not part of this build.` (error) after the lock checks,
+//     releasing the lock.
 //   - Selection/Review without a transaction warn `No active midcompact
 //     transaction.`.
 //   - No entry renderer for `midcompact-state` (reference §3.5): piext

@@ -26,7 +26,7 @@ type Options struct {
 
 // New returns the production midcompact extension (the row of `pikit ext
 // install midcompact`): the web workbench with its defaults and no browser
-// launch (the ready notice carries the URL); no TUI overlays.
+// launch (the ready notice carries the URL); the TUI overlays are always there.
 func New() *piext.Extension { return NewWith(Options{Workbench: &workbench.Options{}}) }
 
 // NewWith returns the midcompact extension: the `midcompact` tool, the
