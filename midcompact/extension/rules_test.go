@@ -374,3 +374,37 @@ func TestRules_ReloadClearsLockKeepsPlan(t *testing.T) {
 		t.Errorf("footer after reload = %q", h.status)
 	}
 }
+
+// Seed 001 §Concurrency: "an old workbench's cleanup cannot release a newer
+// UI's lock". While the old workbench is registered (cleanup running) a new
+// planning UI is refused even with the lock already free; once it is gone
+// and a new one holds the lock, a late Release from the old one changes
+// nothing.
+func TestRules_OldWorkbenchCannotReleaseNewerLock(t *testing.T) {
+	ctx := t.Context()
+	hs := &holdSurface{}
+	rt, h := started(t, hs)
+	rt.lock.ReleaseAgent()
+	if err := rt.openPlanning(ctx, h, h, reviewCommand, "webui"); err != nil {
+		t.Fatal(err)
+	}
+	old := hs.open[0]
+	rt.lock.ReleaseUI() // the lock is free, the old workbench still registered
+	if err := rt.openPlanning(ctx, h, h, selectCommand, "webui"); err != nil {
+		t.Fatal(err)
+	}
+	if got := h.lastNotice(); got != "warning: "+midcompact.MsgUIAlreadyOpen || len(hs.open) != 1 {
+		t.Errorf("open beside a registered workbench: %q, %d open", got, len(hs.open))
+	}
+	hs.mu.Lock()
+	hs.open = nil // its cleanup ended
+	hs.mu.Unlock()
+	old.Release(ctx)
+	if err := rt.openPlanning(ctx, h, h, selectCommand, "webui"); err != nil || len(hs.open) != 1 || rt.lock.Owner() != midcompact.LockUI {
+		t.Fatalf("newer workbench: %v, %d open, lock %s", err, len(hs.open), rt.lock.Owner())
+	}
+	old.Release(ctx) // a late second cleanup of the old one
+	if rt.lock.Owner() != midcompact.LockUI {
+		t.Errorf("the old workbench released the newer one's lock")
+	}
+}
