@@ -132,20 +132,29 @@ func TestPublishRun_rejectsStaleOrInvalid(t *testing.T) {
 		{"missing receipt", func(t *testing.T, f *runFixture, good Proposal) (*RunPublication, context.Context) {
 			bad := f.proposal(t, "x_other", "cwd", entries("x"), &sf.ModuleInput{Value: 1})
 			return &RunPublication{Proposals: []Proposal{good, bad}, Fence: f.fence()}, context.Background()
-		}, func(err error) bool { var pe *ProposalError; return errors.As(err, &pe) && pe.Reason == ProposalNoReceipt }},
+		}, func(err error) bool {
+			var pe *ProposalError
+			return errors.As(err, &pe) && pe.Reason == ProposalNoReceipt
+		}},
 		{"scope advanced", func(t *testing.T, f *runFixture, good Proposal) (*RunPublication, context.Context) {
 			bad := f.proposal(t, "x_other", "cwd", entries("x"), nil)
 			if err := patchJSON(t, f.s, `{"cwd":{"working":{"moved":1}}}`); err != nil {
 				t.Fatal(err)
 			}
 			return &RunPublication{Proposals: []Proposal{good, bad}, Fence: f.fence()}, context.Background()
-		}, func(err error) bool { var pe *ProposalError; return errors.As(err, &pe) && pe.Reason == ProposalStaleRevision }},
+		}, func(err error) bool {
+			var pe *ProposalError
+			return errors.As(err, &pe) && pe.Reason == ProposalStaleRevision
+		}},
 		{"content changed", func(t *testing.T, f *runFixture, good Proposal) (*RunPublication, context.Context) {
 			bad := f.proposal(t, "x_other", "cwd", entries("x"), nil)
 			bad.Basis.Content = entries("something else")
 			bad.Basis.Present = true
 			return &RunPublication{Proposals: []Proposal{good, bad}, Fence: f.fence()}, context.Background()
-		}, func(err error) bool { var pe *ProposalError; return errors.As(err, &pe) && pe.Reason == ProposalStaleContent }},
+		}, func(err error) bool {
+			var pe *ProposalError
+			return errors.As(err, &pe) && pe.Reason == ProposalStaleContent
+		}},
 		{"invalid value", func(t *testing.T, f *runFixture, good Proposal) (*RunPublication, context.Context) {
 			bad := f.proposal(t, "x_other", "cwd", map[string]any{"no": "entries"}, nil)
 			return &RunPublication{Proposals: []Proposal{good, bad}, Fence: f.fence()}, context.Background()
