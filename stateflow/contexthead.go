@@ -1,6 +1,8 @@
 package stateflow
 
 import (
+	"strings"
+
 	"github.com/pikit-dev/pikit/internal/jsjson"
 )
 
@@ -45,29 +47,114 @@ type HeadInput struct {
 // the model projection of the current effective view; recent_transitions
 // holds, per scope, its retained replay patches (oldest first) without lazy
 // and without records left empty.
+//
+// The members that depend only on the view (state without artifact hints,
+// lazy_navigation, recent_transitions) are encoded once per view shape and
+// roots and kept in the view's read cache; each call only encodes the
+// specification, the artifact members and the extra members and joins them.
 func ActiveHead(in HeadInput) ([2]string, error) {
-	eff, err := in.View.EffectiveAt(0)
+	parts, err := headPartsOf(in.Roots, in.View)
 	if err != nil {
 		return [2]string{}, err
 	}
-	var members []Member
+	state := parts.state
+	if len(in.Invalidations) > 0 {
+		// hints on stale cards change the state member: encode it afresh
+		eff, err := in.View.EffectiveAt(0)
+		if err != nil {
+			return [2]string{}, err
+		}
+		b, err := jsjson.Marshal(WithArtifactHints(ModelProjection(in.Roots, eff), in.Invalidations), nil)
+		if err != nil {
+			return [2]string{}, err
+		}
+		state = string(b)
+	}
+	var b strings.Builder
+	b.Grow(len(PrefixActiveHead) + len(state) + len(parts.nav) + len(parts.rt) + len(in.Specification) + 128)
+	b.WriteString(PrefixActiveHead)
+	b.WriteByte('{')
 	if in.Specification != "" {
-		members = append(members, Member{"specification", in.Specification})
+		if err := writeMember(&b, "specification", in.Specification); err != nil {
+			return [2]string{}, err
+		}
+		b.WriteByte(',')
 	}
-	members = append(members, Member{"state", WithArtifactHints(ModelProjection(in.Roots, eff), in.Invalidations)})
-	if nav := NewLazyNavigation(eff); nav.Available {
-		members = append(members, Member{"lazy_navigation", nav})
+	b.WriteString(`"state":`)
+	b.WriteString(state)
+	if parts.nav != "" {
+		b.WriteString(`,"lazy_navigation":`)
+		b.WriteString(parts.nav)
 	}
-	members = append(members, ArtifactMembers(in.Invalidations, in.Rehydration)...)
-	if rt := recentTransitions(in.View); len(rt) > 0 {
-		members = append(members, Member{"recent_transitions", rt})
+	for _, m := range ArtifactMembers(in.Invalidations, in.Rehydration) {
+		b.WriteByte(',')
+		if err := writeMember(&b, m.Name, m.Value); err != nil {
+			return [2]string{}, err
+		}
 	}
-	members = append(members, in.Extra...)
-	body, err := encodeMembers(members)
+	if parts.rt != "" {
+		b.WriteString(`,"recent_transitions":`)
+		b.WriteString(parts.rt)
+	}
+	for _, m := range in.Extra {
+		b.WriteByte(',')
+		if err := writeMember(&b, m.Name, m.Value); err != nil {
+			return [2]string{}, err
+		}
+	}
+	b.WriteByte('}')
+	return [2]string{b.String(), PrefixProjection + in.ProjectionID}, nil
+}
+
+// writeMember writes "name":value as [encodeMembers] does.
+func writeMember(b *strings.Builder, name string, value any) error {
+	k, err := jsjson.Marshal(name, nil)
 	if err != nil {
-		return [2]string{}, err
+		return err
 	}
-	return [2]string{PrefixActiveHead + body, PrefixProjection + in.ProjectionID}, nil
+	v, err := jsjson.Marshal(value, nil)
+	if err != nil {
+		return err
+	}
+	b.Write(k)
+	b.WriteByte(':')
+	b.Write(v)
+	return nil
+}
+
+// headPartsOf returns the view's encoded head members, from the read cache
+// when the view is unchanged.
+func headPartsOf(roots *Roots, v *View) (*headParts, error) {
+	c, rk := v.readCache(), rootsKey(roots)
+	if h := c.head(rk); h != nil {
+		return h, nil
+	}
+	eff, err := v.EffectiveAt(0)
+	if err != nil {
+		return nil, err
+	}
+	h := &headParts{}
+	state, err := jsjson.Marshal(ModelProjection(roots, eff), nil)
+	if err != nil {
+		return nil, err
+	}
+	h.state = string(state)
+	if nav := NewLazyNavigation(eff); nav.Available {
+		b, err := jsjson.Marshal(nav, nil)
+		if err != nil {
+			return nil, err
+		}
+		h.nav = string(b)
+	}
+	if rt := recentTransitions(v); len(rt) > 0 {
+		b, err := jsjson.Marshal(rt, nil)
+		if err != nil {
+			return nil, err
+		}
+		h.rt = string(b)
+	}
+	c.putHead(rk, h)
+	return h, nil
 }
 
 // PassiveHead is the Passive memory head: {state, lazy_navigation?} with

@@ -3,6 +3,7 @@ package stateflow
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"unicode/utf16"
 
 	"github.com/pikit-dev/pikit/internal/jsjson"
@@ -80,7 +81,38 @@ type Reader struct {
 // under the same field; a single missing value path with referencing owners
 // gives the dangling-reference sentinel. Errors are *ToolError or
 // *TemporalError (all-or-error for batches).
+//
+// A result is a function of the view, the roots, the limit and args, so its
+// text is memoized in the view's read cache: a repeated read of an unchanged
+// snapshot is a lookup. Errors are not memoized.
 func (r *Reader) Read(args *ReadArgs) (string, error) {
+	c := r.View.readCache()
+	key := resultKey{roots: rootsKey(r.Roots), limit: r.Limit, args: args.cacheKey()}
+	if text, ok := c.result(key); ok {
+		return text, nil
+	}
+	text, err := r.read(args)
+	if err == nil {
+		c.putResult(key, text)
+	}
+	return text, err
+}
+
+// cacheKey renders args unambiguously: projection, batch flag, then each
+// path length-prefixed.
+func (a *ReadArgs) cacheKey() string {
+	var b strings.Builder
+	b.WriteString(a.Projection)
+	if a.Batch {
+		b.WriteString("|batch")
+	}
+	for _, p := range a.Paths {
+		fmt.Fprintf(&b, "|%d:%s", len(p), p)
+	}
+	return b.String()
+}
+
+func (r *Reader) read(args *ReadArgs) (string, error) {
 	var results []any
 	for _, text := range args.Paths {
 		p, err := ParseReadPath(r.Roots, text, r.Limit)

@@ -3,6 +3,7 @@ package stateflow
 import (
 	"errors"
 	"fmt"
+	"sync/atomic"
 )
 
 // MaxHistoryLimit is the format maximum of historyLimit (reference §1.4).
@@ -46,34 +47,6 @@ type Stream struct {
 	Revision   int
 	Checkpoint Checkpoint
 	Patches    []Record
-
-	// memo caches materialized states by boundary position for reads; it
-	// is keyed by the tail's shape and dropped by every method that changes
-	// the stream. Code that edits the exported fields directly must not
-	// read through the stream afterwards without a fresh Stream.
-	memo     map[int]map[string]any
-	memoTail int
-	memoFrom string
-}
-
-// readAt returns the state at pos for read-only use, memoized.
-func (s *Stream) readAt(pos int) map[string]any {
-	if s.memo == nil || s.memoTail != len(s.Patches) || s.memoFrom != s.Checkpoint.Through.ID {
-		s.memo, s.memoTail, s.memoFrom = map[int]map[string]any{}, len(s.Patches), s.Checkpoint.Through.ID
-	}
-	// positions between two records share one state
-	key := s.Checkpoint.Through.Position
-	for _, r := range s.Patches {
-		if r.Transition.Position <= pos {
-			key = r.Transition.Position
-		}
-	}
-	if st, ok := s.memo[key]; ok {
-		return st
-	}
-	st := s.stateAt(pos)
-	s.memo[key] = st
-	return st
 }
 
 // Current is the scope's current state: the checkpoint with every record
@@ -109,7 +82,6 @@ func (s *Stream) recordAt(id string) (Record, bool) {
 
 // fold moves the oldest record into the checkpoint.
 func (s *Stream) fold() {
-	s.memo = nil
 	r := s.Patches[0]
 	s.Checkpoint = Checkpoint{Through: r.Transition, State: mustApply(s.Checkpoint.State, r.Patch)}
 	s.Patches = append([]Record(nil), s.Patches[1:]...)
@@ -138,9 +110,16 @@ func mustApply(st, patch map[string]any) map[string]any {
 // View is the temporal view of one session (reference §2.4): its lineage
 // and the three streams. A nil stream is a scope out of reach (a sessionless
 // view has no Session stream).
+//
+// Reads memoize what they derive (materialized states, overlays, result
+// texts) in a cache bound to the view's shape; a view changed through its
+// methods or by replacing its fields gets a fresh one. States and patch maps
+// reachable from a view must never be modified in place.
 type View struct {
 	Lineage []Boundary
 	Streams [3]*Stream // indexed like Scopes
+
+	cache atomic.Pointer[readCache]
 }
 
 // Stream returns the stream of scope ("global", "cwd", "session") or nil.
@@ -172,9 +151,11 @@ func (v *View) Clone() *View {
 }
 
 // ReadClone copies the view's structure (lineage, streams, tails) but shares
-// the state and patch maps, which no View method modifies in place; each
-// stream starts with an empty read memo. It gives concurrent readers private
-// views of one decoded snapshot cheaply.
+// the state and patch maps, which no View method modifies in place, and the
+// read cache, so what one clone's reads materialize and encode serves every
+// clone of the same snapshot. It gives concurrent readers private views of
+// one decoded snapshot cheaply; changing a clone detaches it from the
+// shared cache.
 func (v *View) ReadClone() *View {
 	out := &View{Lineage: append([]Boundary(nil), v.Lineage...)}
 	for i, s := range v.Streams {
@@ -182,6 +163,7 @@ func (v *View) ReadClone() *View {
 			out.Streams[i] = &Stream{Revision: s.Revision, Checkpoint: s.Checkpoint, Patches: append([]Record(nil), s.Patches...)}
 		}
 	}
+	out.cache.Store(v.readCache())
 	return out
 }
 
@@ -239,11 +221,11 @@ func (v *View) Advance(id string, patches map[string]map[string]any, limit int) 
 	if v.knows(id) {
 		return nil, ErrTransitionReused
 	}
+	v.detachCache()
 	head := v.Head()
 	b := Boundary{ID: id, Parent: head.ID, Position: head.Position + 1}
 	for _, scope := range changed {
 		s := v.Stream(scope)
-		s.memo = nil
 		s.Revision++
 		if limit == 0 {
 			s.Checkpoint = Checkpoint{Through: b, State: mustApply(s.Current(), next[scope])}
@@ -269,6 +251,7 @@ func (v *View) trimLineage(limit int) {
 // Constrain folds every tail down to limit and trims the lineage (reference
 // §2.4 "Constrain"): current values stay, discarded history is gone.
 func (v *View) Constrain(limit int) {
+	v.detachCache()
 	for _, s := range v.Streams {
 		if s == nil {
 			continue
@@ -356,6 +339,7 @@ func (v *View) Drifted() bool {
 // A view with no boundary at all (a brand-new store) starts at position 0,
 // as createTemporalState does.
 func (v *View) AdoptOrigin(id string) {
+	v.detachCache()
 	pos := v.MaxPosition() + 1
 	if v.empty() {
 		pos = 0

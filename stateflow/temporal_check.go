@@ -27,53 +27,62 @@ func (v *View) Validate(roots *Roots, limit int) error {
 		if s == nil {
 			continue
 		}
-		if err := s.validate(roots, scope, limit); err != nil {
+		cur, err := s.validate(roots, scope, limit)
+		if err != nil {
 			return err
 		}
+		// the replay validation built the current state: later reads of it
+		// start from there instead of replaying the tail again
+		pos := s.Checkpoint.Through.Position
+		if n := len(s.Patches); n > 0 {
+			pos = s.Patches[n-1].Transition.Position
+		}
+		v.readCache().putState(stateKey{scope: i, pos: pos}, cur)
 	}
 	return v.validateLineage(limit)
 }
 
-func (s *Stream) validate(roots *Roots, scope string, limit int) error {
+// validate checks one stream and returns its current state (owned).
+func (s *Stream) validate(roots *Roots, scope string, limit int) (map[string]any, error) {
 	if len(s.Patches) > limit {
-		return temporalErr("Temporal scope tail exceeds configured history limit %d", limit)
+		return nil, temporalErr("Temporal scope tail exceeds configured history limit %d", limit)
 	}
 	if s.Revision < len(s.Patches) {
-		return temporalErr("Temporal scope revision predates its retained patch tail")
+		return nil, temporalErr("Temporal scope revision predates its retained patch tail")
 	}
 	if err := validBoundary(s.Checkpoint.Through); err != nil {
-		return err
+		return nil, err
 	}
 	prev := s.Checkpoint.Through
 	seen := map[string]bool{prev.ID: true}
 	for _, r := range s.Patches {
 		b := r.Transition
 		if err := validBoundary(b); err != nil {
-			return err
+			return nil, err
 		}
 		if b.Position <= prev.Position || seen[b.ID] {
-			return temporalErr("Temporal scope tail is not ordered after its checkpoint")
+			return nil, temporalErr("Temporal scope tail is not ordered after its checkpoint")
 		}
 		if b.Position == prev.Position+1 && b.Parent != prev.ID {
-			return temporalErr("Disconnected State Flow temporal ancestry")
+			return nil, temporalErr("Disconnected State Flow temporal ancestry")
 		}
 		seen[b.ID] = true
 		prev = b
 	}
 	if err := ValidateState(roots, scope, s.Checkpoint.State); err != nil {
-		return temporalErr("Invalid temporal materialized semantic state in %s checkpoint: %s", scope, err.Error())
+		return nil, temporalErr("Invalid temporal materialized semantic state in %s checkpoint: %s", scope, err.Error())
 	}
 	st := CloneObject(s.Checkpoint.State)
 	for _, r := range s.Patches {
 		if err := checkElements(st, r.Patch); err != nil {
-			return temporalErr("Invalid temporal materialized semantic state in %s tail: %s", scope, err.Error())
+			return nil, temporalErr("Invalid temporal materialized semantic state in %s tail: %s", scope, err.Error())
 		}
 		applyInPlace(st, r.Patch)
 		if err := validateStep(roots, scope, st, r.Patch); err != nil {
-			return temporalErr("Invalid temporal materialized semantic state in %s tail: %s", scope, err.Error())
+			return nil, temporalErr("Invalid temporal materialized semantic state in %s tail: %s", scope, err.Error())
 		}
 	}
-	return nil
+	return st, nil
 }
 
 func validBoundary(b Boundary) error {
@@ -160,6 +169,7 @@ func (v *View) ScopeAt(scope string, offset int) (map[string]any, error) {
 	if err != nil {
 		return nil, err
 	}
+	i := scopeIndex(scope)
 	s := v.Stream(scope)
 	if s == nil {
 		return map[string]any{}, nil
@@ -167,12 +177,54 @@ func (v *View) ScopeAt(scope string, offset int) (map[string]any, error) {
 	if s.Checkpoint.Through.Position > b.Position {
 		return nil, temporalErr(MsgPredatesOrigin)
 	}
-	return s.readAt(b.Position), nil
+	return v.stateAt(i, s, b.Position), nil
+}
+
+// stateAt returns stream i's state at position pos for read-only use,
+// memoized in the read cache. Positions between two records share one
+// state. A state not cached yet is replayed from the nearest cached state
+// before it (the checkpoint when none), so successive offsets cost one
+// copy and the records between them.
+func (v *View) stateAt(i int, s *Stream, pos int) map[string]any {
+	key, last, sorted := s.Checkpoint.Through.Position, -1, true
+	for j, r := range s.Patches {
+		if j > 0 && r.Transition.Position <= s.Patches[j-1].Transition.Position {
+			sorted = false
+		}
+		if r.Transition.Position <= pos {
+			key, last = r.Transition.Position, j
+		}
+	}
+	if !sorted {
+		return s.stateAt(pos) // an invalid tail; never cached
+	}
+	c := v.readCache()
+	k := stateKey{scope: i, pos: key}
+	near, nearPos, exact := c.state(k)
+	if exact {
+		return near
+	}
+	base, from := s.Checkpoint.State, 0
+	if near != nil {
+		base = near
+		for from <= last && s.Patches[from].Transition.Position <= nearPos {
+			from++
+		}
+	}
+	st := CloneObject(base)
+	for _, r := range s.Patches[from : last+1] {
+		applyInPlace(st, r.Patch)
+	}
+	return c.putState(k, st)
 }
 
 // EffectiveAt overlays the three scopes at offset. The result shares
 // subtrees with the read cache: callers must not modify it.
 func (v *View) EffectiveAt(offset int) (map[string]any, error) {
+	c := v.readCache()
+	if eff := c.overlay(offset); eff != nil {
+		return eff, nil
+	}
 	var layers []map[string]any
 	for _, scope := range Scopes {
 		st, err := v.ScopeAt(scope, offset)
@@ -181,7 +233,7 @@ func (v *View) EffectiveAt(offset int) (map[string]any, error) {
 		}
 		layers = append(layers, st)
 	}
-	return Overlay(layers...), nil
+	return c.putOverlay(offset, Overlay(layers...)), nil
 }
 
 // ScopePatchAt is the semantic patch scope recorded at the offset-th

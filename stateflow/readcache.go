@@ -1,0 +1,240 @@
+package stateflow
+
+import (
+	"fmt"
+	"strings"
+	"sync"
+	"unsafe"
+)
+
+// Read cache bounds: a cache that fills up is emptied and starts again, so
+// a view never holds more than this many derived states or result texts.
+const (
+	maxCachedStates  = 32       // materialized scope states and overlays
+	maxCachedResults = 64       // read_state result texts
+	maxCachedBytes   = 16 << 20 // total bytes of cached result texts
+)
+
+// readCache memoizes what reads derive from one temporal view: each
+// scope's materialized state per tail position, the effective overlay per
+// offset, read_state result texts and the encoded pieces of the Active
+// head. Views made by [View.ReadClone] share it, so every reader of one
+// decoded cohort reuses the work of the first.
+//
+// Everything in it is read-only once stored: states and overlays are
+// shared with callers of [View.ScopeAt] and [View.EffectiveAt] (documented
+// as read-only), texts are strings. It is bound to the view's shape by a
+// fingerprint (lineage, and per stream its revision, checkpoint and the
+// identity of every retained record); a view whose fingerprint no longer
+// matches (it advanced, folded, adopted an origin or had its fields
+// replaced) gets a fresh cache and leaves the old one to its other users.
+type readCache struct {
+	key viewKey
+
+	mu        sync.Mutex
+	states    map[stateKey]map[string]any
+	effective map[int]map[string]any
+	results   map[resultKey]string
+	resultLen int
+	heads     map[string]*headParts
+}
+
+// stateKey names one scope state: the scope's index and the position of
+// the last record it includes (the checkpoint's position for none).
+type stateKey struct{ scope, pos int }
+
+// resultKey names one read_state result: the roots and limit it was read
+// under and the rendered arguments.
+type resultKey struct {
+	roots string // rootsKey
+	limit int
+	args  string
+}
+
+// rootsKey renders what a read depends on in a root set (equal sets made
+// separately share cached results).
+func rootsKey(r *Roots) string {
+	var b strings.Builder
+	for _, x := range r.All() {
+		fmt.Fprintf(&b, "%s/%d/%t/%t/%t;", x.Name, x.Kind, x.Patchable, x.Projected, x.SessionOnly)
+	}
+	return b.String()
+}
+
+// headParts are the encoded members of the Active head that depend only on
+// the view (and the roots): "state", "lazy_navigation" (nav "" when
+// absent) and "recent_transitions" (rt "" when absent).
+type headParts struct {
+	state, nav, rt string
+}
+
+// viewKey is a view's fingerprint: what a cached derivation depends on.
+// Maps are compared by identity; holding them keeps their addresses from
+// being reused while the cache lives.
+type viewKey struct {
+	lineage []Boundary
+	streams [3]streamKey
+}
+
+type streamKey struct {
+	present  bool
+	revision int
+	through  Boundary
+	state    map[string]any
+	records  []Record
+}
+
+func keyOf(v *View) viewKey {
+	k := viewKey{lineage: append([]Boundary(nil), v.Lineage...)}
+	for i, s := range v.Streams {
+		if s == nil {
+			continue
+		}
+		k.streams[i] = streamKey{present: true, revision: s.Revision, through: s.Checkpoint.Through, state: s.Checkpoint.State, records: append([]Record(nil), s.Patches...)}
+	}
+	return k
+}
+
+// matches reports whether v still has the shape the cache was built for.
+func (k *viewKey) matches(v *View) bool {
+	if len(k.lineage) != len(v.Lineage) {
+		return false
+	}
+	for i, b := range v.Lineage {
+		if k.lineage[i] != b {
+			return false
+		}
+	}
+	for i, s := range v.Streams {
+		sk := &k.streams[i]
+		if s == nil || !sk.present {
+			if (s != nil) != sk.present {
+				return false
+			}
+			continue
+		}
+		if sk.revision != s.Revision || sk.through != s.Checkpoint.Through || !sameMap(sk.state, s.Checkpoint.State) || len(sk.records) != len(s.Patches) {
+			return false
+		}
+		for j, r := range s.Patches {
+			if sk.records[j].Transition != r.Transition || !sameMap(sk.records[j].Patch, r.Patch) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// sameMap reports whether a and b are the same map (not merely equal).
+func sameMap(a, b map[string]any) bool {
+	return *(*unsafe.Pointer)(unsafe.Pointer(&a)) == *(*unsafe.Pointer)(unsafe.Pointer(&b))
+}
+
+// readCache returns the view's cache, replacing it when the view's shape
+// changed since it was made.
+func (v *View) readCache() *readCache {
+	c := v.cache.Load()
+	if c != nil && c.key.matches(v) {
+		return c
+	}
+	n := &readCache{key: keyOf(v)}
+	if v.cache.CompareAndSwap(c, n) {
+		return n
+	}
+	if c = v.cache.Load(); c != nil && c.key.matches(v) {
+		return c
+	}
+	return n
+}
+
+// detachCache drops the view's cache before the view changes; views that
+// share it keep it.
+func (v *View) detachCache() { v.cache.Store(nil) }
+
+// state returns the memoized state at k (exact), or else the nearest
+// memoized state of the same scope before k and its position (st nil when
+// there is none).
+func (c *readCache) state(k stateKey) (st map[string]any, pos int, exact bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if st, ok := c.states[k]; ok {
+		return st, k.pos, true
+	}
+	pos = -1
+	for sk, s := range c.states {
+		if sk.scope == k.scope && sk.pos < k.pos && sk.pos > pos {
+			pos, st = sk.pos, s
+		}
+	}
+	return st, pos, false
+}
+
+func (c *readCache) putState(k stateKey, st map[string]any) map[string]any {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if prev, ok := c.states[k]; ok {
+		return prev // a concurrent reader stored it first; share one
+	}
+	if c.states == nil || len(c.states) >= maxCachedStates {
+		c.states = map[stateKey]map[string]any{}
+	}
+	c.states[k] = st
+	return st
+}
+
+func (c *readCache) overlay(offset int) map[string]any {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.effective[offset]
+}
+
+func (c *readCache) putOverlay(offset int, eff map[string]any) map[string]any {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if prev, ok := c.effective[offset]; ok {
+		return prev
+	}
+	if c.effective == nil || len(c.effective) >= maxCachedStates {
+		c.effective = map[int]map[string]any{}
+	}
+	c.effective[offset] = eff
+	return eff
+}
+
+func (c *readCache) result(key resultKey) (string, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	s, ok := c.results[key]
+	return s, ok
+}
+
+func (c *readCache) putResult(key resultKey, text string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	size := len(key.args) + len(text)
+	if size > maxCachedBytes/4 {
+		return // one huge result would evict everything else
+	}
+	if c.results == nil || len(c.results) >= maxCachedResults || c.resultLen+size > maxCachedBytes {
+		c.results, c.resultLen = map[resultKey]string{}, 0
+	}
+	if _, ok := c.results[key]; !ok {
+		c.results[key] = text
+		c.resultLen += size
+	}
+}
+
+func (c *readCache) head(roots string) *headParts {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.heads[roots]
+}
+
+func (c *readCache) putHead(roots string, h *headParts) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.heads == nil || len(c.heads) >= 4 {
+		c.heads = map[string]*headParts{}
+	}
+	c.heads[roots] = h
+}
