@@ -210,7 +210,8 @@ func restored(t *testing.T, env *pitest.Env) midcompact.Restored {
 // clean Selection ("plan remains"); a cancelled Review chooser changes
 // nothing; Review edits the summary (ctx.ui.editor) and the topic
 // (ctx.ui.input), a declined removal keeps the range, Esc closes; a
-// confirmed removal empties the plan. /midcompact:status shows each plan.
+// confirmed removal empties the plan. /midcompact:status shows each plan;
+// the footer says `UI editing` exactly while an overlay is open.
 func TestTmux_SelectionAndReviewOverlays(t *testing.T) {
 	t.Parallel()
 	env := pitest.New(t, &pitest.Options{Script: userFirstScript, Session: true})
@@ -234,6 +235,7 @@ func TestTmux_SelectionAndReviewOverlays(t *testing.T) {
 	tm.wait("TUI highlighted", func(s string) bool { return strings.Contains(s, "→ "+midcompact.SurfaceTUIOption) })
 	tm.keys("Enter")
 	tm.waitFor(midcompact.SelectionTitle)
+	tm.waitFor("· UI editing") // the footer: the overlay holds the UI lock
 	tm.waitFor("> [ ] .... a0001 ")
 	tm.keys("j")
 	tm.waitFor("> [ ] .... a0002 user")
@@ -249,6 +251,7 @@ func TestTmux_SelectionAndReviewOverlays(t *testing.T) {
 	tm.keys("s")
 	tm.waitFor(midcompact.MsgPlanSaved)
 	tm.waitGone(midcompact.SelectionTitle)
+	tm.waitGone("UI editing") // released when the overlay closed
 	tm.command("/midcompact:status", "Plan v1: 1 range(s) (1 pending summary).")
 
 	// A clean Selection closes without saving; the plan stays.
@@ -283,6 +286,7 @@ func TestTmux_SelectionAndReviewOverlays(t *testing.T) {
 	tm.waitFor("▾ d1 a0002→a0003")
 	tm.keys("Escape")
 	tm.waitGone(midcompact.ReviewTitle)
+	tm.waitGone("UI editing")
 	tm.command("/midcompact:status", "Plan v3: 1 range(s) (ready for review).")
 	r := restored(t, env)
 	if r.Draft == nil || len(r.Draft.Ranges) != 1 || r.Draft.Ranges[0].Summary != "TMUX SUMMARY of the greeting" || r.Draft.Ranges[0].Topic != "tmux topic" {
