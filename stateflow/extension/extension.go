@@ -151,6 +151,7 @@ func (x *ext) extension() *piext.Extension {
 			{Event: "message_end", Handle: x.onMessageEnd},
 			{Event: "tool_call", Failure: piext.FailOpen, Handle: x.onToolCall},
 			{Event: "turn_end", Handle: x.onTurnEnd},
+			{Event: "tool_result", Handle: x.onToolResult},
 			{Event: "context_with_system", Handle: x.onContextWithSystem},
 			{Event: "session_tree", Handle: x.onSessionTree},
 			{Event: "agent_settled", Handle: x.onAgentSettled},

@@ -123,11 +123,9 @@ func (x *ext) activeContext(ctx context.Context, sess *session, ev *piext.Event)
 	if !r.started {
 		// The first context of a run: publish the specification, anchor
 		// the run at its first user message, freeze the head.
-		if r.pending {
-			if err := sess.store.SetSpecification(ctx, r.spec); err != nil {
-				x.block(ctx, sess, ev.Pi, err)
-				return nil, nil
-			}
+		if err := x.prepareRun(ctx, sess, ev.Pi, r.spec, r.pending); err != nil {
+			x.block(ctx, sess, ev.Pi, err)
+			return nil, nil
 		}
 		for i := len(msgs) - 1; i >= 0; i-- {
 			if msgs[i].Role() == "user" {
@@ -150,6 +148,9 @@ func (x *ext) activeContext(ctx context.Context, sess *session, ev *piext.Event)
 			_ = ev.Pi.AppendEntry(ctx, entrySnapshot, snapshotData(snap, store.ModeActive, bootstrap, r.spec))
 		}
 	} else if err := x.noticeDrift(ctx, sess, msgs); err != nil {
+		x.block(ctx, sess, ev.Pi, err)
+		return nil, nil
+	} else if err := x.noticeArtifacts(ctx, sess, msgs); err != nil {
 		x.block(ctx, sess, ev.Pi, err)
 		return nil, nil
 	}

@@ -32,7 +32,8 @@ func (x *ext) freezeHead(ctx context.Context, sess *session, r *run) (*store.Sna
 	if err != nil {
 		return nil, err
 	}
-	head, err := sf.ActiveHead(sf.HeadInput{Roots: x.roots, View: snap.View, Specification: r.spec, ProjectionID: newUUID()})
+	inv, kr := sess.arts.headMembers()
+	head, err := sf.ActiveHead(sf.HeadInput{Roots: x.roots, View: snap.View, Specification: r.spec, ProjectionID: newUUID(), Invalidations: inv, Rehydration: kr})
 	if err != nil {
 		return nil, err
 	}

@@ -40,8 +40,9 @@ type session struct {
 	run       run
 	passive   string // frozen Passive head or handoff ("" = compute)
 	barrier   map[string]string
-	response  *string // armed final answer of the current run
-	settle    settle  // what agent_settled does about the run just ended
+	response  *string   // armed final answer of the current run
+	settle    settle    // what agent_settled does about the run just ended
+	arts      artifacts // artifact sources and Skills (artifacts.go)
 }
 
 // run is the current Active run: its specification, the anchor (the

@@ -61,10 +61,12 @@ func (x *ext) patchState(ctx context.Context, c *piext.ToolCall) (*piext.ToolRes
 	if err != nil {
 		return toolError(err), nil
 	}
-	r, err := st.PatchState(ctx, c.Params, &store.PatchOptions{Projection: projection})
+	comp := sess.arts.compilation()
+	r, err := st.PatchState(ctx, c.Params, &store.PatchOptions{Projection: projection, Compile: comp})
 	if err != nil {
 		return toolError(err), nil
 	}
+	sess.arts.patched(x.roots, c.Params, comp)
 	if r.Details.Changed {
 		x.ownPatch(ctx, sess)
 	}
