@@ -3,6 +3,7 @@ package stateflow
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 )
 
 // ModuleAPIVersion is the only callback/frame contract version a module may
@@ -155,4 +156,21 @@ func (c Catalog) Lookup(id string) (Module, bool) {
 // generation a computation started under with Current().Generation.
 type CatalogSource interface {
 	Current() Catalog
+}
+
+// Check validates a definition's policy at registration: the id grammar,
+// apiVersion 1 and a schemaVersion in 1..2^53-1. The error texts are ours
+// and stable: `State Flow module id "<id>" must match x_[a-z][a-z0-9_]*`,
+// `State Flow module "<id>" apiVersion <n> is not supported (supported: 1)`,
+// `State Flow module "<id>" schemaVersion must be a positive safe integer`.
+func (p ModulePolicy) Check() error {
+	switch {
+	case !IsExternalRoot(p.ID):
+		return fmt.Errorf("State Flow module id %q must match x_[a-z][a-z0-9_]*", p.ID)
+	case p.APIVersion != ModuleAPIVersion:
+		return fmt.Errorf("State Flow module %q apiVersion %d is not supported (supported: %d)", p.ID, p.APIVersion, ModuleAPIVersion)
+	case p.SchemaVersion < 1 || p.SchemaVersion > MaxSchemaVersion:
+		return fmt.Errorf("State Flow module %q schemaVersion must be a positive safe integer", p.ID)
+	}
+	return nil
 }

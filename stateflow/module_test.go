@@ -276,3 +276,23 @@ func TestAssembleModuleContext(t *testing.T) {
 		t.Errorf("render %q %v", text, err)
 	}
 }
+
+func TestModulePolicy_Check(t *testing.T) {
+	for _, c := range []struct {
+		p    ModulePolicy
+		want string
+	}{
+		{ModulePolicy{ID: "x_acme_notes", APIVersion: 1, SchemaVersion: 1}, ""},
+		{ModulePolicy{ID: "x_a", APIVersion: 1, SchemaVersion: MaxSchemaVersion}, ""},
+		{ModulePolicy{ID: "acme", APIVersion: 1, SchemaVersion: 1}, `State Flow module id "acme" must match x_[a-z][a-z0-9_]*`},
+		{ModulePolicy{ID: "x_Acme", APIVersion: 1, SchemaVersion: 1}, `State Flow module id "x_Acme" must match x_[a-z][a-z0-9_]*`},
+		{ModulePolicy{ID: "x_a", APIVersion: 2, SchemaVersion: 1}, `State Flow module "x_a" apiVersion 2 is not supported (supported: 1)`},
+		{ModulePolicy{ID: "x_a", APIVersion: 1, SchemaVersion: 0}, `State Flow module "x_a" schemaVersion must be a positive safe integer`},
+		{ModulePolicy{ID: "x_a", APIVersion: 1, SchemaVersion: MaxSchemaVersion + 1}, `State Flow module "x_a" schemaVersion must be a positive safe integer`},
+	} {
+		err := c.p.Check()
+		if (err == nil) != (c.want == "") || (err != nil && err.Error() != c.want) {
+			t.Errorf("%+v: %v, want %q", c.p, err, c.want)
+		}
+	}
+}
