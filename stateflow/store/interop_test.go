@@ -2,12 +2,15 @@ package store
 
 import (
 	"context"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
+
+	sf "github.com/pikit-dev/pikit/stateflow"
 )
 
 // copyTree copies a fixture directory into dst.
@@ -66,7 +69,7 @@ func TestInterop(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			s := Open(l, &Options{HistoryLimit: limit, NewID: func() string { return "00000000-0000-4000-8000-00000000000c" }})
+			s := Open(l, &Options{HistoryLimit: limit, NewID: func() string { return "00000000-0000-4000-8000-00000000000c" }, Catalog: fixtureCatalog(t, dir)})
 			ctx := context.Background()
 			got, err := s.ReadState(ctx, ReadPathArgs("effective"))
 			if err != nil {
@@ -94,4 +97,27 @@ func TestInterop(t *testing.T) {
 			}
 		})
 	}
+}
+
+// fixtureCatalog registers the Go-native modules a fixture's "modules" file
+// lists, one "<id> <schemaVersion> <immutable>" per line (none without the
+// file); their validators admit any object.
+func fixtureCatalog(t testing.TB, dir string) sf.CatalogSource {
+	b, err := os.ReadFile(filepath.Join(dir, "modules"))
+	if err != nil {
+		return nil
+	}
+	cat := &catalogs{}
+	var mods []sf.Module
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		var id string
+		var schema int64
+		var immutable bool
+		if _, err := fmt.Sscan(line, &id, &schema, &immutable); err != nil {
+			t.Fatalf("modules line %q: %v", line, err)
+		}
+		mods = append(mods, &goModule{policy: sf.ModulePolicy{ID: id, APIVersion: 1, SchemaVersion: schema, Immutable: immutable}})
+	}
+	cat.Set(mods...)
+	return cat
 }
