@@ -44,6 +44,59 @@
 //     other tool.
 //   - Native compaction after a run (24,000 tokens), Git backup, artifact
 //     source observation and Skill acquisition are not done.
+//
+// # Semantic modules (seed 003)
+//
+// `pikit ext install stateflow` writes modules.ts (registerStateFlowModule
+// and the seed's types) and host.ts beside the bridge; companions import
+// modules.ts by the absolute path `pikit ext list` prints or as
+// ../pikit-stateflow/modules.ts. The bridge creates the host from State
+// Flow's factory on globalThis[Symbol.for("pikit.stateflow.host/1")]
+// ([HostSymbol]); Go reaches the companions' callbacks through it
+// (piext Pi.CallHost). Go-native modules are [Options.Modules] of
+// [NewWithOptions] (examples/stateflow-module). Decisions where the seed is
+// silent:
+//
+//   - Registration errors (host.ts, stable texts): "State Flow module host
+//     is not loaded: ...", "... owned by another State Flow host", "<id> is
+//     already registered for this session", "<id>: apiVersion N is not
+//     supported (this host speaks 1)", bad id / schemaVersion / immutable /
+//     missing validate or context are TypeErrors. A Go-native id is
+//     reserved: a companion registering it fails.
+//   - The catalog is keyed by the session manager object (WeakMap) and
+//     remembers the manager's session id and file; a manager that now
+//     serves another session has an empty catalog (old calls fenced, old
+//     signals aborted, old disposers inert). A manager is owned by the first
+//     host that registered for it until that host retires.
+//   - Every catalog change (register, dispose, identity fence) takes a new
+//     generation, aborts the old catalog's AbortSignal and drops its input
+//     receipts; Go's calls carry (host generation, catalog generation) and
+//     are refused (sf.ErrCatalogRevoked) when either changed.
+//   - Pi reloads extensions on every session replacement, so each
+//     new/resume/fork/reload makes a new host; the old one is retired at
+//     session_shutdown (binding removed only if still its own, then its
+//     signals abort). Companions register again in their session_start.
+//   - The catalog is refreshed (one host call) before patch_state,
+//     read_state and every context; Go-native modules come first in
+//     definition order, then companions in registration order.
+//   - Module data goes after the core head as one more user-level message
+//     (sf.RenderModuleData); a conversation selection is applied in Passive
+//     only (Active already drops the completed segment); a module whose
+//     callback fails or whose input receipt is obsolete contributes
+//     nothing.
+//   - captureInput runs once per Active run at its preparation and the
+//     receipt is asserted before and after each context call; in Passive
+//     it runs per provider request. Producers run only in the Active
+//     preparation; their proposals and the run's specification are one
+//     store.PublishRun cohort. A rejected cohort leaves the specification to
+//     the ordinary path (published alone); nothing accepted is rolled back.
+//   - Model and thinking-level changes are counted in host.ts as Pi emits
+//     model_select / thinking_level_select (a Go hook would queue behind
+//     the context hook running the producers); the fence compares counts,
+//     so A→B→A revokes. An unreadable count fails closed.
+//   - The patch_state schema admits any x_[a-z][a-z0-9_]* root
+//     (patternProperties, object or null) at the top level and in each
+//     scope: companions register after the manifest is installed.
 package extension
 
 import (
