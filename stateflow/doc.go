@@ -25,6 +25,54 @@
 // opaque data even when no module is registered: never dropped, never
 // rewritten, not projected into model context, readable exactly.
 //
+// # Semantic modules (seed 003)
+//
+// A [Module] (Go-native in-process, or JS-backed through the bridge) owns
+// one root x_[a-z][a-z0-9_]* with an immutable [ModulePolicy] snapshot
+// ([ModulePolicy.Check]). A [Catalog] is the ordered module set of one
+// session manager with a generation. Decisions where the seed is silent:
+//
+//   - Availability per (scope, root) ([ModuleBasis.Classify]): Legacy when
+//     the scope's retained stream (checkpoint or any tail record) holds the
+//     root without a descriptor — checked first, so a raw value is never
+//     adopted by a registering module; else Unavailable when no definition
+//     is registered, or apiVersion ≠ 1, or schemaVersion/immutable differ
+//     from the descriptor; else Available (also: registered, no
+//     descriptor, no raw value).
+//   - Participating owner: an in-reach scope holding a descriptor for the
+//     root. An unscoped patch {"x_…": …} beside the scope wrappers goes to
+//     the sole participating owner; with none to Session (CWD when no
+//     session is in reach); with two or more it is refused
+//     ([ReasonAmbiguousOwner]); explicit wrappers are always accepted; the
+//     same root both unscoped and in its owner's wrapper is refused.
+//   - Model writes ([StageModules]): every named module root of every scope
+//     is checked (available, not immutable) before any validator runs. A
+//     module root's patch is a merge patch like a plane's (null deletes the
+//     root; empty objects are pruned as in planes, so the stored replay
+//     reproduces it); the complete resulting object goes to Validate on a
+//     detached copy, once per (scope, root), only when it changed; an empty
+//     result deletes the root. The first non-empty accepted write in a
+//     scope mints its descriptor in the same cohort; a retained descriptor
+//     is never replaced (not by deletion, folding, fork or {}).
+//   - x_* roots a patch does not name keep their exact prior value
+//     (unpruned), whatever their availability; no callback is called for
+//     them.
+//   - Context ([AssembleModuleContext]): data contributions in scope order
+//     (global, cwd, session), then catalog definition order, then the
+//     module's own order, rendered after the core head by
+//     [RenderModuleData] as user-level text, one line "<id> (<owner>):
+//     <canonical JSON>" under [ModuleDataHeader]. A conversation selection
+//     is {kind:"conversation", indices:[…]} into the Session frame's
+//     completed segment; only Session owners may select; two or more
+//     selecting modules fail closed (none applies); an index out of range,
+//     or a selection keeping part of a tool-call/result unit
+//     ([ConversationUnits]: an assistant message with toolCall parts plus
+//     the toolResult messages answering those ids), refuses that selection
+//     (no selection) rather than widening it; duplicate indices are
+//     removed. Diagnostics are returned, never sent to the model.
+//   - Error texts ([ModuleError], [ErrCatalogRevoked], [ModulePolicy.Check])
+//     are ours and stable; they start "State Flow module".
+//
 // # Artifacts and Skills (reference §1.10, §1.11)
 //
 // [AssessArtifacts] classifies every registered artifact path per owning

@@ -13,8 +13,38 @@
 // Only those files are read or written (ownership whitelist); every
 // directory component is lstat-checked and files are opened O_NOFOLLOW.
 // meta.json v1 is read (revision credited as the tail length), v2 written;
-// a scope holding an x_* root keeps (or gets) v4 as a fence against writers
-// that would drop it (seed 003), and unknown meta keys are preserved.
+// unknown meta keys are preserved.
+//
+// # Semantic modules (seed 003)
+//
+// meta.json versions, decided where the seed is silent: v1–v4 are read.
+// A scope's meta stays v2 until its first module descriptor and is written
+// v4 from then on, with "descriptors": {"x_…": {"immutable": bool,
+// "schemaVersion": n}} (exactly those keys; n 1..2^53-1). v3 is ours and
+// declared: the scope retains raw x_* roots without descriptors (legacy
+// data, a fence against ≤0.26.3 writers that drop unknown roots); it is
+// written only by a publication that writes that scope anyway, never by a
+// read. A "descriptors" key below v4 is an invalid provenance document
+// (fail closed). A written version is never lower than the one read.
+//
+// [Options.Catalog] gives patch_state the session's modules: a patch is
+// staged against the catalog current when the call starts
+// (stateflow.StageModules, descriptors from the locked snapshot) and, if it
+// names a module root, refused with stateflow.ErrCatalogRevoked when the
+// catalog changed before publication. [Store.PublishRun] publishes an
+// Active preparation's producer proposals with the run's specification as
+// one cohort after rechecking, under the lock, cancellation, the catalog
+// generation, the model change counter, and per proposal its owner,
+// availability, input receipt, stream revision, content and descriptor,
+// then the validator; any failure rejects the whole cohort and writes
+// nothing. A producer may write an immutable root; {} clears the content
+// and keeps (never mints) the descriptor. Fork copies descriptors with the
+// parent's session meta. [Snapshot.ModuleOwners] lists each (scope,
+// module) with its availability, detached content and proposal basis.
+//
+// Limitation: read_state prunes empty objects from the value it returns,
+// so a raw legacy x_* value holding {} reads without it (the bytes on disk
+// are kept).
 //
 // # Locking
 //
