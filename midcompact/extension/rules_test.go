@@ -2,6 +2,9 @@ package extension
 
 import (
 	"context"
+	"encoding/json"
+	"io/fs"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -406,5 +409,65 @@ func TestRules_OldWorkbenchCannotReleaseNewerLock(t *testing.T) {
 	old.Release(ctx) // a late second cleanup of the old one
 	if rt.lock.Owner() != midcompact.LockUI {
 		t.Errorf("the old workbench released the newer one's lock")
+	}
+}
+
+// Seed 001 §Change rules ("Renaming commands → update SKILL.md/README/tests
+// together; the stale-name failure mode is a doc-arbitrated contract
+// violation"): the shipped skill names only registered commands, routes
+// every one of the 11 actions, and every tool term it quotes is an action
+// or a field of the schema.
+func TestRules_SkillNamesOnlyRegisteredCommandsAndFields(t *testing.T) {
+	raw, err := fs.ReadFile(skills(), "midcompact/SKILL.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	skill := string(raw)
+	commands := map[string]bool{}
+	for _, c := range newTestRuntime(nil).commands() {
+		commands[c.Name] = true
+	}
+	for _, m := range regexp.MustCompile(`/(midcompact:[a-z-]+)`).FindAllStringSubmatch(skill, -1) {
+		if !commands[m[1]] {
+			t.Errorf("the skill names /%s, which is not a registered command", m[1])
+		}
+	}
+	var schema struct {
+		Properties struct {
+			Request struct {
+				AnyOf []struct {
+					Properties map[string]struct {
+						Enum  []string
+						Items struct {
+							Properties map[string]json.RawMessage
+						}
+					}
+				}
+			}
+		}
+	}
+	if err := json.Unmarshal(midcompact.ToolSchema, &schema); err != nil {
+		t.Fatal(err)
+	}
+	terms := map[string]bool{"midcompact": true, "request": true}
+	for _, b := range schema.Properties.Request.AnyOf {
+		action := b.Properties["action"].Enum[0]
+		if !strings.Contains(skill, "`"+action+"`") {
+			t.Errorf("the skill does not route %s", action)
+		}
+		for name, p := range b.Properties {
+			terms[name] = true
+			for _, v := range p.Enum {
+				terms[v] = true
+			}
+			for item := range p.Items.Properties {
+				terms[item] = true
+			}
+		}
+	}
+	for _, m := range regexp.MustCompile("`([a-z_]+)`").FindAllStringSubmatch(skill, -1) {
+		if !terms[m[1]] {
+			t.Errorf("the skill quotes `%s`, which is neither an action nor a field", m[1])
+		}
 	}
 }
