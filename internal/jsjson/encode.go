@@ -34,6 +34,11 @@ type Options struct {
 	// what is written per level, but a gap that starts with NUL still gives
 	// newlines and ": ". A numeric space n is Indent strings.Repeat(" ", n).
 	Indent string
+	// LoneSurrogates writes a WTF-8 surrogate encoding in a Go string or
+	// map key (ED A0..BF xx, as [Decode] keeps a lone \uD8xx escape) as
+	// the \udxxx escape JSON.stringify writes for a lone surrogate, instead
+	// of U+FFFD. Other invalid UTF-8 still becomes U+FFFD.
+	LoneSurrogates bool
 }
 
 // Marshal returns v as JSON.stringify would write the equivalent JS value.
@@ -84,6 +89,7 @@ type encoder struct {
 	indent     string // the gap as written per level (up to a NUL, as V8)
 	sortKeys   bool
 	indexFirst bool    // order array-index keys first when sorting
+	wtf8       bool    // Options.LoneSurrogates
 	arena      []node  // the children of the parse being written
 	order      []int32 // scratch for sorting an object's members
 }
@@ -93,6 +99,7 @@ func newEncoder(opts *Options) *encoder {
 	if opts != nil {
 		e.sortKeys = opts.SortKeys
 		e.indexFirst = !opts.SortKeys || opts.IndexKeysFirst
+		e.wtf8 = opts.LoneSurrogates
 		g := gap(opts.Indent)
 		e.pretty = g != ""
 		// V8 writes the gap only up to its first NUL, yet still indents.
@@ -185,7 +192,7 @@ func (e *encoder) value(v any, level int) error {
 		}
 		e.float(f)
 	case string:
-		e.buf = appendString(e.buf, x, false)
+		e.buf = appendString(e.buf, x, e.wtf8)
 	case []any:
 		if len(x) == 0 {
 			e.buf = append(e.buf, '[', ']')
@@ -256,6 +263,9 @@ func (e *encoder) goMap(m map[string]any, level int) error {
 	members := make([]member, 0, len(m))
 	for k, v := range m {
 		mb := member{key: wellFormed(k), raw: k, val: v, index: -1}
+		if e.wtf8 {
+			mb.key = wellFormedWTF8(k)
+		}
 		if i, ok := arrayIndex(mb.key); ok && e.indexFirst {
 			mb.index = int64(i)
 		}
@@ -290,7 +300,7 @@ func (e *encoder) goMap(m map[string]any, level int) error {
 		}
 		first = false
 		e.newline(level + 1)
-		e.buf = appendString(e.buf, mb.key, false)
+		e.buf = appendString(e.buf, mb.key, e.wtf8)
 		e.colon()
 		if err := e.value(mb.val, level+1); err != nil {
 			return err
