@@ -279,3 +279,48 @@ func TestReadCache_concurrentClones(t *testing.T) {
 		t.Error(e)
 	}
 }
+
+// TestProperty_ValidateStepEqualsValidateState: validating a replayed
+// record by what it touched (validateStep) accepts and rejects exactly as
+// ValidateState on the whole state after it, with the same message, for a
+// valid state before and records that break at most one rule.
+func TestProperty_ValidateStepEqualsValidateState(t *testing.T) {
+	roots := BuiltinRoots()
+	rapid.Check(t, func(t *rapid.T) {
+		scope := rapid.SampledFrom(Scopes[:]).Draw(t, "scope")
+		before := genState().Draw(t, "before")
+		if rapid.Bool().Draw(t, "card") {
+			before[PlaneArtifacts] = map[string]any{"/abs/a.md": map[string]any{"description": "d"}}
+		}
+		if err := ValidateState(roots, scope, before); err != nil {
+			t.Fatalf("generated an invalid state: %v", err)
+		}
+		after := Clone(before).(map[string]any)
+		for k, v := range genState().Draw(t, "next") {
+			after[k] = v
+		}
+		switch rapid.IntRange(0, 7).Draw(t, "break") {
+		case 1:
+			after[PlaneWorking] = map[string]any{"a": []any{nil}}
+		case 2:
+			after[PlaneContract] = map[string]any{"compiled_skills": map[string]any{"x": 1.0}, "b": 2.0}
+		case 3:
+			after[PlaneResponse] = "text" // valid in session only
+		case 4:
+			after[PlaneContract] = "not an object"
+		case 5:
+			after[PlaneArtifacts] = map[string]any{"relative.md": map[string]any{"description": "d"}}
+		case 6:
+			after["mystery"] = map[string]any{"a": 1.0}
+		case 7:
+			after[PlaneLazy] = map[string]any{"deep": map[string]any{"list": []any{1.0, []any{nil}}}}
+		}
+		patch := Replay(before, after)
+		st := Clone(before).(map[string]any)
+		applyInPlace(st, patch)
+		step, whole := validateStep(roots, scope, st, patch), ValidateState(roots, scope, st)
+		if fmt.Sprint(step) != fmt.Sprint(whole) {
+			t.Fatalf("patch %v on %v in %s: validateStep %v, ValidateState %v", patch, before, scope, step, whole)
+		}
+	})
+}

@@ -289,11 +289,27 @@ func validateStep(roots *Roots, scope string, st, patch map[string]any) error {
 			return &StateError{Msg: MsgStoredNull}
 		}
 	}
+	// The rules ValidateState applies, on the roots the record named: their
+	// types and scopes (an object root stands in as an empty object with,
+	// for contract, its retired field), and the artifact registry whole.
+	// Nulls need no scan of the state: a state that was valid can only
+	// have gained one from the record, checked above.
 	part := map[string]any{}
 	for k := range patch {
-		if v, ok := st[k]; ok {
-			part[k] = v
+		v, ok := st[k]
+		if !ok {
+			continue
 		}
+		o, isObj := v.(map[string]any)
+		if !isObj || k == PlaneArtifacts {
+			part[k] = v
+			continue
+		}
+		stub := map[string]any{}
+		if cs, ok := o["compiled_skills"]; ok && k == PlaneContract {
+			stub["compiled_skills"] = cs
+		}
+		part[k] = stub
 	}
 	return ValidateState(roots, scope, part)
 }
