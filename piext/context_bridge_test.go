@@ -107,3 +107,28 @@ func TestBridge_ContextSameLengthEditInTheMiddle(t *testing.T) {
 		t.Errorf("fourth call: %d bytes sent; want ids only", r.Fourth.sent())
 	}
 }
+
+// After session_start the bridge sends the session's messages ahead
+// (context/warm), so the first LLM call of a resumed session sends ids and
+// the new prompt only, and Go still sees every message as new (Fresh).
+func TestBridge_ContextWarmUpBeforeTheFirstCall(t *testing.T) {
+	t.Parallel()
+	exe := pitest.BuildCommand(t, "./piext/internal/testext")
+	got := contextScript(t, exe, "warm")
+	var r struct {
+		Warm  []int
+		First contextCall
+	}
+	if err := json.Unmarshal(got["WARM"], &r); err != nil {
+		t.Fatalf("%s: %v", got["WARM"], err)
+	}
+	if len(r.Warm) != 1 || r.Warm[0] < 120000 {
+		t.Errorf("warm-up requests %v; want one carrying the session's messages", r.Warm)
+	}
+	if r.First.sent() > 2000 {
+		t.Errorf("first call sent %d bytes; want ids and the new prompt only", r.First.sent())
+	}
+	if len(r.First.Texts) != 4 || r.First.Texts[2] != "warm CTXEDIT-SEEN-BY-GO" || r.First.Texts[3] != "new prompt" {
+		t.Errorf("first call: Go did not see the warmed messages as new: %q", r.First.Texts)
+	}
+}

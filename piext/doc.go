@@ -50,11 +50,16 @@
 //
 // # The context hook
 //
-// Pi clones the messages before every context dispatch. The bridge keeps a
-// content hash per message and sends only messages the sidecar has not seen;
-// Go keeps the mirror, hands the handler the full [Event.Messages] and sends
-// back an edit list (runs of unchanged input plus new messages) built from
-// the [ContextResult].
+// Pi clones the messages before every context dispatch. The bridge sends
+// only messages the sidecar does not hold: it keeps the leaves (keys,
+// strings, numbers, array lengths) of the last call's messages and compares
+// each message with them exactly (a change anywhere, even of the same
+// length, is new), at about a memcmp of the transcript. After session_start
+// it sends the session's messages ahead (context/warm), so the first LLM
+// call of a resumed session ships ids, not the transcript. Go keeps the
+// mirror, hands the handler the full [Event.Messages] (Fresh: content it had
+// not seen) and sends back an edit list (runs of unchanged input plus new
+// messages) built from the [ContextResult].
 //
 // # Extra files and host objects
 //

@@ -10,13 +10,14 @@ import (
 // ProtocolVersion is the bridge ↔ sidecar protocol this package speaks. The
 // installed bridge sends its own in initialize; a mismatch means the
 // installation is older or newer than the binary.
-const ProtocolVersion = 1
+const ProtocolVersion = 2
 
 // Methods the bridge calls on the sidecar.
 const (
 	MethodInitialize      = "initialize"       // InitializeParams → InitializeResult
 	MethodSessionBind     = "session/bind"     // BindParams → null; ordered with hooks
 	MethodHook            = "hook"             // HookParams → the hook's result or null; ordered
+	MethodContextWarm     = "context/warm"     // WarmParams → null; ordered
 	MethodToolExecute     = "tool/execute"     // ToolParams → ToolResult; concurrent
 	MethodCommandRun      = "command/run"      // CommandParams → null; concurrent
 	MethodCommandComplete = "command/complete" // CompleteParams → CompleteResult; concurrent
@@ -86,11 +87,21 @@ type HookParams struct {
 	Messages   []WireMessage   `json:"messages,omitempty"`
 }
 
-// WireMessage is one message of an incremental context: its content hash,
-// and the message itself only when the sidecar has not seen that hash.
+// WireMessage is one message of an incremental context: its content id
+// (opaque; the bridge gives equal content one id), and the message itself
+// only when the sidecar may not hold that id.
 type WireMessage struct {
 	Hash    string          `json:"h"`
 	Message json.RawMessage `json:"m,omitempty"`
+}
+
+// WarmParams fill the context mirror before the first LLM call of a
+// session: the bridge sends the session's messages (Pi's
+// buildSessionProjection) after session_start, so that call sends ids
+// only. No handler runs; the messages are Fresh to the next context hook.
+type WarmParams struct {
+	Generation uint64        `json:"generation"`
+	Messages   []WireMessage `json:"messages"`
 }
 
 // ContextEdits is the context hook's answer: the new message list as runs of

@@ -113,7 +113,7 @@ func Serve(ctx context.Context, ext *Extension, r io.Reader, w io.Writer) error 
 	}
 	rt.conn = jsonrpc.NewConn(&pipe{r, w}, &jsonrpc.Options{
 		Handler: jsonrpc.HandlerFunc(rt.handle),
-		Ordered: func(m string) bool { return m == MethodHook || m == MethodSessionBind },
+		Ordered: func(m string) bool { return m == MethodHook || m == MethodSessionBind || m == MethodContextWarm },
 		Logger:  rt.log,
 	})
 	close(rt.ready)
@@ -173,6 +173,15 @@ func (rt *runtime) handle(ctx context.Context, req *jsonrpc.Request) (any, error
 			return nil, invalidParams(err)
 		}
 		return rt.hook(ctx, &p)
+	case MethodContextWarm:
+		var p WarmParams
+		if err := json.Unmarshal(req.Params, &p); err != nil {
+			return nil, invalidParams(err)
+		}
+		if p.Generation != rt.generation() {
+			return nil, nil // a session replaced since; its mirror was reset
+		}
+		return nil, rt.mirror.warm(p.Messages)
 	case MethodToolExecute:
 		var p ToolParams
 		if err := json.Unmarshal(req.Params, &p); err != nil {

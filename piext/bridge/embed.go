@@ -6,7 +6,7 @@ package bridge
 import _ "embed"
 
 // Source is index.ts: registers the manifest's tools, commands and hooks in
-// Pi and forwards them to the Go sidecar (protocol 1).
+// Pi and forwards them to the Go sidecar (protocol 2).
 //
 //go:embed index.ts
 var Source []byte

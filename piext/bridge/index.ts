@@ -1,4 +1,4 @@
-// pikit piext bridge: loads a Go extension into Pi (protocol 1).
+// pikit piext bridge: loads a Go extension into Pi (protocol 2).
 //
 // Pi loads this file through jiti from an installed folder pikit-NAME/ that
 // also holds piext.json = {protocol, command, manifest}. The factory
@@ -14,8 +14,9 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { fileURLToPath } from "node:url";
 
-const PROTOCOL = 1;
+const PROTOCOL = 2;
 const HOOK_TIMEOUT_MS = 5000;
+const WARM_TIMEOUT_MS = 60000;
 const EXIT_REJECT_MS = 1000;
 const CODE = {
   staleSession: -32011,
@@ -711,6 +712,30 @@ export default function (pi: any) {
     pi.on(h.event, (ev: any, ctx: any) => forward(h.event, ev, ctx));
   }
 
+  // warmContext sends the session's messages (what its first LLM call
+  // carries) to the sidecar's context mirror in the background, so that
+  // call sends ids only instead of the whole transcript. Best effort: when
+  // it fails, the first call sends in full.
+  const warmContext = (ctx: any) => {
+    if (!hooks.has("context") && !hooks.has("context_with_system")) return;
+    let msgs: any;
+    try {
+      const sm = ctx.sessionManager;
+      msgs = (sm.buildSessionProjection ?? sm.buildSessionContext).call(sm).messages;
+    } catch {
+      return;
+    }
+    if (!Array.isArray(msgs) || msgs.length === 0) return;
+    const cache = (sc.ctxCache ??= new ContextCache());
+    let messages: any[];
+    try {
+      messages = cache.wire(msgs, false);
+    } catch {
+      return cache.forget();
+    }
+    sc.call("context/warm", { generation: sc.generation, messages }, { timeoutMs: WARM_TIMEOUT_MS }).catch(() => cache.forget());
+  };
+
   pi.on("session_start", async (ev: any, ctx: any) => {
     sc.generation++;
     sc.sessionCtx = ctx;
@@ -730,7 +755,11 @@ export default function (pi: any) {
       if (hooks.has("session_start")) return sc.hookFailed("session_start", hooks.get("session_start")!.failClosed, e);
       return; // a tool call will try again
     }
-    if (hooks.has("session_start")) return forward("session_start", ev, ctx);
+    try {
+      if (hooks.has("session_start")) return await forward("session_start", ev, ctx);
+    } finally {
+      warmContext(ctx);
+    }
   });
 
   pi.on("session_shutdown", async (ev: any, ctx: any) => {

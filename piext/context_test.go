@@ -1,0 +1,69 @@
+package piext_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"testing"
+
+	"github.com/pikit-dev/pikit/internal/jsonrpc"
+	"github.com/pikit-dev/pikit/piext"
+)
+
+// context/warm fills the mirror without running the handler; the first
+// context call then sends ids and the handler gets the messages as Fresh
+// (once); a warm-up for a replaced session changes nothing.
+func TestServe_ContextWarm(t *testing.T) {
+	type view struct {
+		Text  string
+		Fresh bool
+	}
+	var seen [][]view
+	ext := &piext.Extension{Name: "demo", Hooks: []piext.Hook{{Event: "context", Handle: func(ctx context.Context, ev *piext.Event) (any, error) {
+		var v []view
+		for _, m := range ev.Messages {
+			v = append(v, view{m.Text(), m.Fresh()})
+		}
+		seen = append(seen, v)
+		return nil, nil
+	}}}}
+	b := serveFake(t, ext)
+	b.bind(t, 1)
+	msg := func(s string) json.RawMessage { return json.RawMessage(`{"role":"user","content":"` + s + `"}`) }
+	warm := func(gen uint64, wire []piext.WireMessage) error {
+		return b.conn.Call(t.Context(), piext.MethodContextWarm, piext.WarmParams{Generation: gen, Messages: wire}, nil)
+	}
+	call := func(wire []piext.WireMessage) error {
+		return b.conn.Call(t.Context(), piext.MethodHook, piext.HookParams{Event: "context", Generation: 1, Messages: wire}, nil)
+	}
+	if err := warm(1, []piext.WireMessage{{Hash: "a", Message: msg("one")}, {Hash: "b", Message: msg("two")}}); err != nil {
+		t.Fatal(err)
+	}
+	if len(seen) != 0 {
+		t.Fatalf("warm-up ran the handler: %v", seen)
+	}
+	if err := call([]piext.WireMessage{{Hash: "a"}, {Hash: "b"}, {Hash: "c", Message: msg("new")}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := call([]piext.WireMessage{{Hash: "a"}, {Hash: "b"}, {Hash: "c"}}); err != nil {
+		t.Fatal(err)
+	}
+	want := "[[{one true} {two true} {new true}] [{one false} {two false} {new false}]]"
+	if got := fmt.Sprint(seen); got != want {
+		t.Errorf("handler saw %s, want %s", got, want)
+	}
+	// A warm-up of generation 1 after the bind of generation 2 is ignored.
+	b.bind(t, 2)
+	if err := warm(1, []piext.WireMessage{{Hash: "x", Message: msg("old session")}}); err != nil {
+		t.Fatal(err)
+	}
+	err := b.conn.Call(t.Context(), piext.MethodHook, piext.HookParams{Event: "context", Generation: 2, Messages: []piext.WireMessage{{Hash: "x"}}}, nil)
+	if !errors.Is(err, &jsonrpc.Error{Code: piext.CodeUnknownMessage}) {
+		t.Errorf("id of a stale warm-up: %v, want unknown message", err)
+	}
+	// A warm-up naming an id the mirror does not hold is refused the same way.
+	if err := warm(2, []piext.WireMessage{{Hash: "nope"}}); !errors.Is(err, &jsonrpc.Error{Code: piext.CodeUnknownMessage}) {
+		t.Errorf("warm-up with an unknown id: %v", err)
+	}
+}
