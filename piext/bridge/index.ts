@@ -103,8 +103,10 @@ const PALETTE = ["text", "accent", "border", "borderAccent", "success", "error",
 // render(width) is synchronous: it returns Go's last lines for that width
 // (through truncateToWidth, so no line is wider than the terminal) and asks
 // Go for fresh ones, re-rendering when they arrive. Keys go to Go as pi-tui
-// key names.
-async function remoteComponent(env: CallEnv, spec: { id?: string; overlay?: boolean }) {
+// key names, one request after another (keys typed fast keep their order).
+// Go learns the terminal's rows; an overlay gets its overlayOptions (width
+// and maxHeight as "80" cells or "90%", anchor).
+async function remoteComponent(env: CallEnv, spec: { id?: string; overlay?: boolean; overlayOptions?: Record<string, string> }) {
   const { ctx, sc } = env;
   if (ctx.mode !== "tui" || typeof ctx.ui?.custom !== "function") throw rpcError(CODE.unavailable, "unavailable here: ui.custom needs interactive (TUI) mode");
   const id = String(spec.id ?? "");
@@ -114,8 +116,13 @@ async function remoteComponent(env: CallEnv, spec: { id?: string; overlay?: bool
     (tui: any, theme: any, _kb: any, done: (r: any) => void) => {
       let lines: string[] = [];
       let width = 0;
-      let asked = -1;
+      let asked = "";
       let finished = false;
+      let queue: Promise<void> = Promise.resolve();
+      const rows = () => Number(tui?.terminal?.rows) || 0;
+      const send = (method: string, params: any) => {
+        queue = queue.then(() => (finished ? undefined : sc.request(method, params).then(take, fail)));
+      };
       const palette: Record<string, string> = {};
       for (const name of PALETTE) {
         try {
@@ -139,24 +146,37 @@ async function remoteComponent(env: CallEnv, spec: { id?: string; overlay?: bool
       };
       return {
         render(w: number) {
-          if (w !== asked) {
-            asked = w;
+          const size = w + "x" + rows();
+          if (size !== asked) {
+            asked = size;
             width = w;
-            sc.request("ui/render", { id, width: w, palette }).then(take, fail);
+            send("ui/render", { id, width: w, rows: rows(), palette });
           }
           return lines.map((l) => truncateToWidth(l, w));
         },
         handleInput(data: string) {
           const key = parseKey(data) ?? data;
-          sc.request("ui/input", { id, key, width }).then(take, fail);
+          send("ui/input", { id, key, width, rows: rows() });
         },
         invalidate() {
-          asked = -1;
+          asked = "";
         },
       };
     },
-    { overlay: !!spec.overlay },
+    { overlay: !!spec.overlay, overlayOptions: spec.overlay ? overlayOptions(spec.overlayOptions) : undefined },
   );
+}
+
+// overlayOptions turns Go's strings into pi-tui's OverlayOptions: "80" is
+// a cell count, "90%" a percentage; only width, maxHeight and anchor pass.
+function overlayOptions(o: Record<string, string> | undefined) {
+  if (!o || typeof o !== "object") return undefined;
+  const size = (v: any) => (typeof v === "string" && /^\d+$/.test(v) ? Number(v) : typeof v === "string" && /^\d+(\.\d+)?%$/.test(v) ? v : undefined);
+  const out: Record<string, any> = {};
+  if (size(o.width) !== undefined) out.width = size(o.width);
+  if (size(o.maxHeight) !== undefined) out.maxHeight = size(o.maxHeight);
+  if (typeof o.anchor === "string" && o.anchor) out.anchor = o.anchor;
+  return Object.keys(out).length ? out : undefined;
 }
 
 function rpcError(code: number, message: string) {
