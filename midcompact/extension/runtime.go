@@ -120,8 +120,9 @@ func (rt *runtime) contextHook(ctx context.Context, h host, msgs []piext.Message
 	return rt.proj.project(msgs, rt.mem.blocks(), float64(rt.now().UnixMilli()))
 }
 
-// current restores the branch's midcompact state, falling back to memory
-// for a transaction the branch does not show (reference §1.3).
+// current restores the branch's midcompact state. Commands and surfaces
+// act on the branch only; the tool's fallback to memory (reference §1.3)
+// is the core's (midcompact.ToolEnv.Memory).
 func (rt *runtime) current(ctx context.Context, h host) (midcompact.Restored, error) {
 	b, err := branch(ctx, h, "")
 	if err != nil {
