@@ -145,30 +145,32 @@ func (m *jsModule) Context(ctx context.Context, content map[string]any, frame sf
 func decodeContributions(id string, raw []json.RawMessage) ([]sf.ModuleContribution, error) {
 	out := make([]sf.ModuleContribution, 0, len(raw))
 	for _, r := range raw {
-		var c struct {
-			Kind    string           `json:"kind"`
-			Value   *json.RawMessage `json:"value"`
-			Indices *[]int           `json:"indices"`
-		}
-		if err := json.Unmarshal(r, &c); err != nil {
+		var c map[string]json.RawMessage
+		var kind string
+		if json.Unmarshal(r, &c) != nil || json.Unmarshal(c["kind"], &kind) != nil {
 			return nil, fmt.Errorf("%w: %s.context: a contribution is not {kind, value|indices}", ErrCallbackRefused, id)
 		}
+		value, hasValue := c["value"]
 		switch {
-		case c.Kind == sf.ContributionData && c.Value != nil:
+		case kind == sf.ContributionData && hasValue:
 			var v any
-			if err := json.Unmarshal(*c.Value, &v); err != nil {
+			if err := json.Unmarshal(value, &v); err != nil {
 				return nil, fmt.Errorf("%w: %s.context: %v", ErrCallbackRefused, id, err)
 			}
 			out = append(out, sf.ModuleContribution{Kind: sf.ContributionData, Value: v})
-		case c.Kind == sf.ContributionConversation && c.Indices != nil:
-			for _, i := range *c.Indices {
+		case kind == sf.ContributionConversation:
+			var idx []int
+			if json.Unmarshal(c["indices"], &idx) != nil || idx == nil {
+				return nil, fmt.Errorf("%w: %s.context: conversation indices must be an array of integers", ErrCallbackRefused, id)
+			}
+			for _, i := range idx {
 				if i < 0 {
 					return nil, fmt.Errorf("%w: %s.context: negative conversation index", ErrCallbackRefused, id)
 				}
 			}
-			out = append(out, sf.ModuleContribution{Kind: sf.ContributionConversation, Indices: *c.Indices})
+			out = append(out, sf.ModuleContribution{Kind: sf.ContributionConversation, Indices: idx})
 		default:
-			return nil, fmt.Errorf("%w: %s.context: contribution kind %q", ErrCallbackRefused, id, c.Kind)
+			return nil, fmt.Errorf("%w: %s.context: contribution kind %q", ErrCallbackRefused, id, kind)
 		}
 	}
 	return out, nil
