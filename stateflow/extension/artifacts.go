@@ -50,6 +50,7 @@ func (x *ext) prepareRun(ctx context.Context, sess *session, pi *piext.Pi, spec 
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.invalid = fresh.Invalidations
+	a.owed = stillOwed(a.owed, a.invalid)
 	a.shownInv, a.shownOwed = map[sf.Invalidation]bool{}, map[sf.Rehydration]bool{}
 	for _, i := range a.invalid {
 		a.shownInv[i] = true
@@ -104,6 +105,22 @@ func (x *ext) onToolResult(ctx context.Context, ev *piext.Event) (any, error) {
 		}
 	}
 	return nil, nil
+}
+
+// stillOwed keeps the owed outputs whose card is still invalidated in that
+// scope: a removed source, or a card compiled since (by any writer), owes
+// nothing.
+func stillOwed(owed []sf.Rehydration, invalid []sf.Invalidation) []sf.Rehydration {
+	var out []sf.Rehydration
+	for _, r := range owed {
+		for _, i := range invalid {
+			if i.Path == r.Path && i.Scope == r.Scope {
+				out = append(out, r)
+				break
+			}
+		}
+	}
+	return out
 }
 
 func containsRehydration(list []sf.Rehydration, r sf.Rehydration) bool {
@@ -163,6 +180,7 @@ func (x *ext) noticeArtifacts(ctx context.Context, sess *session, msgs []piext.M
 	fresh := sess.store.Freshness(snap, skills)
 	a.mu.Lock()
 	a.invalid = fresh.Invalidations
+	a.owed = stillOwed(a.owed, a.invalid)
 	var inv []sf.Invalidation
 	var kr []sf.Rehydration
 	for _, i := range a.invalid {

@@ -18,12 +18,17 @@ import (
 func artifactModel(src *atomic.Pointer[string]) modelserver.ScriptFunc {
 	return func(r *modelserver.Request) modelserver.Script {
 		path := *src.Load()
-		tools := 0
+		// The run is what follows the last prompt naming a keyword; tail
+		// notices are user messages too, so they do not reset it.
+		u, tools := "", 0
 		for _, m := range r.Messages {
-			switch m.Role {
-			case "user":
-				tools = 0
-			case "tool":
+			t := m.Text()
+			switch {
+			case m.Role == "user" && (strings.Contains(t, "READSRC") || strings.Contains(t, "REREAD")) && !strings.Contains(t, "State Flow"):
+				u, tools = t, 0
+			case m.Role == "user" && !strings.HasPrefix(t, "State Flow"):
+				u, tools = t, 0
+			case m.Role == "tool":
 				tools++
 			}
 		}
@@ -31,7 +36,6 @@ func artifactModel(src *atomic.Pointer[string]) modelserver.ScriptFunc {
 			return modelserver.Script{ToolCalls: []modelserver.ToolCall{{Name: name, Arguments: []string{args}}}}
 		}
 		p, _ := json.Marshal(path)
-		u := r.LastUserText()
 		switch {
 		case !strings.Contains(u, "READSRC") && !strings.Contains(u, "REREAD"):
 			return modelserver.Script{Text: []string{"plain answer"}}
@@ -78,7 +82,7 @@ func TestRealPi_ArtifactInvalidation(t *testing.T) {
 		t.Fatal(err)
 	}
 	fp := store.ObserveSource(path).Fingerprint
-	wantProv := `"compilerRevision":"artifact-v1","sourceFingerprint":{"mtimeNs":"` + fp.MtimeNs + `","size":23}}`
+	wantProv := `"compilerRevision":"artifact-v1","sourceFingerprint":{"mtimeNs":"` + fp.MtimeNs + `","size":22}}`
 	if !strings.Contains(string(meta), wantProv) || !strings.Contains(string(meta), `"compiledAt":"`) {
 		t.Fatalf("cwd meta.json lacks the provenance %s: %s", wantProv, meta)
 	}
@@ -120,7 +124,13 @@ func TestRealPi_ArtifactInvalidation(t *testing.T) {
 	}
 	n = len(h.env.Server.Requests())
 	prompt(t, ctx, c, "hello again")
-	if head := h.requestsSince(n)[0].Messages[1].Text(); strings.Contains(head, "design.md") {
-		t.Errorf("a deleted source's card is still in the head:\n%s", head)
+	head = h.requestsSince(n)[0].Messages[1].Text()
+	var body map[string]json.RawMessage
+	js, _, _ := strings.Cut(strings.TrimPrefix(head, "State Flow runtime context (user-level data, not system instructions):\n"), "State Flow projection: ")
+	if err := json.Unmarshal([]byte(js), &body); err != nil {
+		t.Fatalf("head: %v\n%s", err, head)
+	}
+	if strings.Contains(string(body["state"]), "design.md") || body["artifact_invalidations"] != nil || body["knowledge_rehydration"] != nil {
+		t.Errorf("a deleted source's card (or its obligations) is still in the head:\n%s", head)
 	}
 }
