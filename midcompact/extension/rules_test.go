@@ -471,3 +471,55 @@ func TestRules_SkillNamesOnlyRegisteredCommandsAndFields(t *testing.T) {
 		}
 	}
 }
+
+// Seed 001 §Atoms and ranges, §Transactions: commit validates the persisted
+// plan against a fresh snapshot of the anchor, not against what the plan
+// says about itself. A plan entry whose range crosses an atom the fresh
+// snapshot protects (as an older writer might have persisted), or one with
+// a pending summary, is rejected with the reference's text; nothing is
+// written and the leaf does not move.
+func TestRules_CommitRevalidatesAgainstFreshSnapshot(t *testing.T) {
+	ctx := t.Context()
+	h := &fakeHost{selects: []string{midcompact.StartOptionAgent}}
+	h.message("user", "hello one")
+	h.message("assistant", "ack one")
+	h.mu.Lock()
+	h.add(map[string]any{"type": "custom_message", "customType": "note", "content": "a note", "display": true})
+	h.mu.Unlock()
+	h.message("user", "hello two")
+	h.message("assistant", "ack two")
+	rt := newTestRuntime(nil)
+	if err := rt.restore(ctx, h); err != nil {
+		t.Fatal(err)
+	}
+	if err := rt.start(ctx, h, h, ""); err != nil {
+		t.Fatal(err)
+	}
+	r, err := rt.current(ctx, h)
+	if err != nil || r.Transaction == nil {
+		t.Fatalf("start: %v", err)
+	}
+	for _, c := range []struct {
+		summary, want string
+	}{
+		{"written", "warning: Midcompact commit rejected: Range d1 crosses protected atom a0003."},
+		{"", "warning: Midcompact commit rejected: Range d1 has an empty (pending) summary; commit rejected."},
+	} {
+		tampered := map[string]any{"version": 1, "transactionId": r.Transaction.ID, "revision": 7, "ranges": []any{map[string]any{
+			"id": "d1", "startRef": "a0001", "endRef": "a0004", "startIndex": 0, "endIndex": 3, "summary": c.summary,
+			"entryIds": []string{"e1", "e2", "e4"}, "messageKeys": []string{}}}}
+		if err := h.AppendEntry(ctx, midcompact.DraftEntryType, tampered); err != nil {
+			t.Fatal(err)
+		}
+		n, leaf := entryCount(h), h.leaf
+		if err := rt.commit(ctx, h); err != nil {
+			t.Fatal(err)
+		}
+		if got := h.lastNotice(); got != c.want {
+			t.Errorf("commit notice %q, want %q", got, c.want)
+		}
+		if entryCount(h) != n || h.leaf != leaf {
+			t.Errorf("a rejected commit wrote or navigated: entries %d → %d, leaf %s → %s", n, entryCount(h), leaf, h.leaf)
+		}
+	}
+}
