@@ -1,11 +1,8 @@
 package stateflow
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"math"
 	"strings"
 
@@ -19,25 +16,48 @@ import (
 // ErrInvalidJSON reports JSON text that does not parse.
 var ErrInvalidJSON = errors.New("stateflow: invalid JSON")
 
-// DecodeValue parses one JSON text into a value. Trailing non-space data,
-// non-finite numbers and invalid text are ErrInvalidJSON.
+// DecodeValue parses one JSON text into a value as JSON.parse does
+// (jsjson.Decode: a lone surrogate escape is kept, so Canonical writes it
+// back as upstream would). Trailing non-space data, non-finite numbers and
+// invalid text are ErrInvalidJSON.
 func DecodeValue(data []byte) (any, error) {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	var v any
-	if err := dec.Decode(&v); err != nil {
+	v, err := jsjson.Decode(data)
+	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrInvalidJSON, err)
 	}
-	if _, err := dec.Token(); err != io.EOF {
-		return nil, fmt.Errorf("%w: trailing data", ErrInvalidJSON)
+	if !finite(v) {
+		return nil, fmt.Errorf("%w: number out of range", ErrInvalidJSON)
 	}
 	return v, nil
 }
 
+// finite reports whether every number in v is finite.
+func finite(v any) bool {
+	switch x := v.(type) {
+	case float64:
+		return !math.IsInf(x, 0) && !math.IsNaN(x)
+	case []any:
+		for _, e := range x {
+			if !finite(e) {
+				return false
+			}
+		}
+	case map[string]any:
+		for _, e := range x {
+			if !finite(e) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
 // Canonical returns the canonical JSON of v: JSON.stringify with every object's
 // keys sorted by UTF-16 code units and no whitespace (reference §2.2), without
-// the trailing newline.
+// the trailing newline. Lone surrogates (kept by DecodeValue) are written
+// as \udxxx, as JSON.stringify writes them.
 func Canonical(v any) ([]byte, error) {
-	return jsjson.Marshal(v, &jsjson.Options{SortKeys: true})
+	return jsjson.Marshal(v, &jsjson.Options{SortKeys: true, LoneSurrogates: true})
 }
 
 // CanonicalLine is [Canonical] plus one "\n", the form of every State
