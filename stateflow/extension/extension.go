@@ -29,8 +29,19 @@
 //     been shown: memory changed elsewhere (another session or Pi process)
 //     after the head froze. Its own accepted patches are not repeated (their
 //     receipt is the patch_state result). A changed key whose old value was
-//     not an object is reported whole; artifact invalidations and knowledge
-//     rehydration are not produced.
+//     not an object is reported whole.
+//   - Artifact sources (reference §1.10) are observed at the run's first
+//     context, in the transaction that publishes the specification (which
+//     also removes proven-missing cards), and again before each later
+//     inference: invalidations and owed compiler outputs the run has not
+//     been shown become a tail notice {artifact_invalidations?,
+//     knowledge_rehydration?}. A read is Pi's read tool succeeding
+//     (tool_result; a relative path resolves against the session cwd, "@"
+//     dropped); what it observed is the acquisition the next card for that
+//     path is compiled from. Reads, owed outputs and the Skills registry
+//     (pi.getCommands(), refreshed per run) live in the sidecar only: a
+//     restart forgets them. Passive observes nothing (its head has no
+//     artifact members); /state-flow-status does not list invalidations.
 //   - The Active head is frozen per run (first context of the run); the
 //     Passive head is rebuilt once per run (at before_agent_start), so a
 //     new run sees patches made since.
@@ -42,8 +53,8 @@
 //     leaves Raw empty.
 //   - The barrier hook fails open: a dead sidecar must not block every
 //     other tool.
-//   - Native compaction after a run (24,000 tokens), Git backup, artifact
-//     source observation and Skill acquisition are not done.
+//   - Native compaction after a run (24,000 tokens) and Git backup are not
+//     done.
 //
 // # Semantic modules (seed 003)
 //
