@@ -236,17 +236,19 @@ func TestTmux_SelectionAndReviewOverlays(t *testing.T) {
 	tm.keys("Enter")
 	tm.waitFor(midcompact.SelectionTitle)
 	tm.waitFor("· UI editing") // the footer: the overlay holds the UI lock
-	tm.waitFor("> [ ] .... a0001 ")
-	tm.keys("j")
-	tm.waitFor("> [ ] .... a0002 user")
-	tm.keys("Space")
-	tm.waitFor("> [*] PLAN a0002 user")
-	tm.keys("j")
-	tm.waitFor("> [ ] .... a0003 assistant")
-	tm.keys("x")
-	s := tm.waitFor("> [*] PLAN a0003 assistant")
-	if !strings.Contains(s, "Selected 2/5 atoms | ") {
-		t.Errorf("header after two selections:\n%s", s)
+	s := tm.waitFor("> [ ] .... a0001 ")
+	// The overlay is 90% of 120 columns (the whole hint line fits) and
+	// lays out for 85% of 40 rows (the last atom shows with the cursor on
+	// the first): the overlay options and the rows reached Pi and Go.
+	if !strings.Contains(s, "s/Enter save · Esc/q close") || !strings.Contains(s, "a0005 assistant") {
+		t.Errorf("overlay not sized by its options:\n%s", s)
+	}
+	// Keys typed in one burst reach Go in order: j, Space, j, x selects
+	// a0002 and a0003 (any other order selects something else).
+	tm.keys("j", "Space", "j", "x")
+	s = tm.waitFor("> [*] PLAN a0003 assistant")
+	if !strings.Contains(s, "[*] PLAN a0002 user") || !strings.Contains(s, "Selected 2/5 atoms | ") {
+		t.Errorf("after j Space j x:\n%s", s)
 	}
 	tm.keys("s")
 	tm.waitFor(midcompact.MsgPlanSaved)
