@@ -296,3 +296,19 @@ func TestModulePolicy_Check(t *testing.T) {
 		}
 	}
 }
+
+func TestPatchStateSchema_moduleNamespace(t *testing.T) {
+	plain := string(mustCanonical(PatchStateSchema(BuiltinRoots())))
+	if strings.Contains(plain, "patternProperties") {
+		t.Errorf("built-in schema changed: %s", plain)
+	}
+	got := string(mustCanonical(PatchStateSchema(BuiltinRoots().WithModuleNamespace())))
+	want := `"patternProperties":{"^x_[a-z][a-z0-9_]*$":{"type":["object","null"]}}`
+	if strings.Count(got, want) != 4 || !strings.Contains(got, `"additionalProperties":false,"patternProperties"`) {
+		t.Errorf("namespace schema: %s", got)
+	}
+	roots, _ := BuiltinRoots().WithModuleNamespace().With(Root{Name: "x_a", Patchable: true})
+	if got := string(mustCanonical(PatchStateSchema(roots))); strings.Count(got, "patternProperties") != 4 {
+		t.Errorf("With dropped the namespace: %s", got)
+	}
+}

@@ -54,6 +54,21 @@ func IsExternalRoot(name string) bool { return externalRoot.MatchString(name) }
 // changed after construction by its users; [Roots.With] returns a copy.
 type Roots struct {
 	list []Root
+	// namespace: the patch_state schema admits every x_* id (see
+	// [Roots.WithModuleNamespace]).
+	namespace bool
+}
+
+// ModuleRootPattern is the JSON Schema pattern of module root ids.
+const ModuleRootPattern = `^x_[a-z][a-z0-9_]*$`
+
+// WithModuleNamespace returns a copy of r whose patch_state schema admits
+// any module root id (object or null) at the top level and in every scope
+// (patternProperties [ModuleRootPattern]), for a tool registered before its
+// session's modules are: Pi validates arguments against the schema it was
+// given, and staging decides whether the root may be written.
+func (r *Roots) WithModuleNamespace() *Roots {
+	return &Roots{list: r.list, namespace: true}
 }
 
 // BuiltinRoots returns the six planes in upstream order.
@@ -77,7 +92,7 @@ func (r *Roots) With(root Root) (*Roots, error) {
 	if _, ok := r.Lookup(root.Name); ok {
 		return nil, fmt.Errorf("stateflow: module root %q is already registered", root.Name)
 	}
-	return &Roots{list: append(append([]Root(nil), r.list...), root)}, nil
+	return &Roots{list: append(append([]Root(nil), r.list...), root), namespace: r.namespace}, nil
 }
 
 // ModuleRoot is the root a module adds: an object root, model-patchable

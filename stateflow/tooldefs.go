@@ -16,7 +16,8 @@ const (
 // (reference §1.7): each scope optional, additionalProperties false at both
 // levels, each patchable root an object. It is built from roots, so
 // registered module roots appear without code changes: inside each scope
-// and, for unscoped module patches (seed 003), at the top level too.
+// and, for unscoped module patches (seed 003), at the top level too; with
+// [Roots.WithModuleNamespace] every x_* id is admitted by pattern.
 func PatchStateSchema(roots *Roots) map[string]any {
 	planes := map[string]any{}
 	props := map[string]any{}
@@ -33,7 +34,13 @@ func PatchStateSchema(roots *Roots) map[string]any {
 	for _, s := range Scopes {
 		props[s] = scope
 	}
-	return map[string]any{"type": "object", "properties": props, "additionalProperties": false}
+	out := map[string]any{"type": "object", "properties": props, "additionalProperties": false}
+	if roots.namespace {
+		pattern := map[string]any{ModuleRootPattern: map[string]any{"type": []any{"object", "null"}}}
+		scope["patternProperties"] = pattern
+		out["patternProperties"] = pattern
+	}
+	return out
 }
 
 // ReadStateSchema is the read_state parameter schema (reference §1.8).
