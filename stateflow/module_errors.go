@@ -29,7 +29,18 @@ const (
 )
 
 // ModuleError is a refused module write or context call on one (scope,
-// root). Its text is "State Flow module root \"<root>\" …" (see Error).
+// root). Its texts, by Reason (ours, stable):
+//
+//	missing       State Flow module root "<root>" is unavailable in <scope>: no registered definition; its retained data is readable but not writable
+//	incompatible  State Flow module root "<root>" is unavailable in <scope>: the registered definition does not match its retained descriptor (<detail>)
+//	legacy        State Flow module root "<root>" in <scope> is a legacy collision: a raw value without a descriptor is never adopted
+//	immutable     State Flow module root "<root>" is immutable: the main agent may not write it
+//	invalid       State Flow module root "<root>" rejected the resulting value[: <validator error>]
+//	not-object    State Flow module root "<root>" must be a JSON object
+//	ambiguous     State Flow module root "<root>" has several participating owners (<a, b>); wrap the patch in an explicit scope, e.g. {"<last>":{"<root>":…}}
+//
+// <detail> is "apiVersion <n>, supported 1", "retained schemaVersion <a>,
+// registered <b>" or "retained immutable <a>, registered <b>".
 type ModuleError struct {
 	Root   string
 	Scope  string   // "" for an unscoped patch
