@@ -182,3 +182,46 @@ func TestRealPi_ModuleOffInvokesNothing(t *testing.T) {
 		t.Errorf("module data in Off")
 	}
 }
+
+// A companion whose schemaVersion changed after the first write: the
+// retained descriptor no longer matches, so the write is refused before
+// any validator runs and the module gets no context; the value stays
+// readable raw.
+func TestRealPi_ModuleSchemaVersionChangeRefusedBeforeValidators(t *testing.T) {
+	t.Parallel()
+	h, log := probeHarness(t, "active")
+	c := h.start(t)
+	ctx := testCtx(t)
+	evs := prompt(t, ctx, c, "PROBEPATCH one")
+	if text, isErr := toolResult(t, evs, "patch_state"); isErr {
+		t.Fatalf("first write: %q", text)
+	}
+	file := sessionFile(t, ctx, c)
+	closePi(c)
+	v2 := strings.Replace(acmeProbeTS, "schemaVersion: 1", "schemaVersion: 2", 1)
+	pitest.WriteExtension(t, filepath.Join(h.env.AgentDir, "extensions", "acme-probe"), "index.ts", v2)
+	if err := os.Remove(log); err != nil {
+		t.Fatal(err)
+	}
+	c = h.resume(t, ctx, file)
+	n := len(h.env.Server.Requests())
+	evs = prompt(t, ctx, c, "PROBEPATCH two")
+	if text, isErr := toolResult(t, evs, "patch_state"); !isErr || !strings.Contains(text, `State Flow module root "x_acme_probe" is unavailable in session: the registered definition does not match its retained descriptor`) {
+		t.Errorf("write under schemaVersion 2: %q (error %v)", text, isErr)
+	}
+	for _, r := range readProbe(t, log) {
+		if r.CB == "validate" {
+			t.Errorf("a validator ran for an incompatible definition")
+		}
+		if r.CB == "context" && r.Frame.Owner == "session" {
+			t.Errorf("context ran for the incompatible Session owner")
+		}
+	}
+	if u := h.firstRequestText(n); strings.Contains(u, "x_acme_probe (session)") {
+		t.Errorf("incompatible module data in context: %q", u)
+	}
+	evs = prompt(t, ctx, c, "READPROBE")
+	if text, isErr := toolResult(t, evs, "read_state"); isErr || text != `{"value":{"v":1}}` {
+		t.Errorf("raw read of the incompatible root: %q (error %v)", text, isErr)
+	}
+}

@@ -67,6 +67,10 @@ func moduleScript(r *modelserver.Request) modelserver.Script {
 		return call("read_state", `{"path":"x_go_notes"}`)
 	case strings.Contains(u, "GONOTES"):
 		return call("patch_state", `{"x_go_notes":{"entries":["accepted"]}}`)
+	case strings.Contains(u, "READPROBE"):
+		return call("read_state", `{"path":"x_acme_probe"}`)
+	case strings.Contains(u, "PROBEPATCH"):
+		return call("patch_state", `{"x_acme_probe":{"v":1}}`)
 	case strings.Contains(u, "BADNOTES"):
 		return call("patch_state", `{"x_acme_notes":{"entries":[1]}}`)
 	case strings.Contains(u, "READNOTES"):
