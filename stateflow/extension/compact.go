@@ -147,3 +147,22 @@ func messageField(e piext.Entry, name string) json.RawMessage {
 	}
 	return m.Field(name)
 }
+
+// onSessionCompact rebases the heads after a native compaction (reference
+// §1.11 "Head freeze"): an Active run in flight re-anchors and freezes a
+// new head (a new projection id, over the current memory, which also
+// covers the tail notices given so far) at its next context; the Passive
+// head is rebuilt. The exit handoff stays until the session is bound
+// again.
+func (x *ext) onSessionCompact(ctx context.Context, ev *piext.Event) (any, error) {
+	sess := x.sessionFor(ctx, ev.Session, ev.Pi)
+	sess.mu.Lock()
+	defer sess.mu.Unlock()
+	if sess.run.started {
+		sess.run.started, sess.run.notices = false, nil
+	}
+	if !sess.handoff {
+		sess.passive = ""
+	}
+	return nil, nil
+}

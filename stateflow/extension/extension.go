@@ -220,6 +220,7 @@ func (x *ext) extension() *piext.Extension {
 			{Event: "session_tree", Handle: x.onSessionTree},
 			{Event: "agent_settled", Handle: x.onAgentSettled},
 			{Event: "session_before_compact", Handle: x.onBeforeCompact},
+			{Event: "session_compact", Handle: x.onSessionCompact},
 		},
 	}
 }

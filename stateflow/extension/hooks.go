@@ -121,8 +121,10 @@ func (x *ext) activeContext(ctx context.Context, sess *session, ev *piext.Event)
 		x.publishPolicy(ctx, ev.Pi, sess)
 	}
 	if !r.started {
-		// The first context of a run: publish the specification, anchor
+		// The first context of a run (or the first after a native
+		// compaction rebased the head): publish the specification, anchor
 		// the run at its first user message, freeze the head.
+		starting := r.pending
 		if err := x.prepareRun(ctx, sess, ev.Pi, r.spec, r.pending); err != nil {
 			x.block(ctx, sess, ev.Pi, err)
 			return nil, nil
@@ -141,7 +143,7 @@ func (x *ext) activeContext(ctx context.Context, sess *session, ev *piext.Event)
 		sess.mu.Lock()
 		sess.run = r
 		sess.mu.Unlock()
-		if r.spec != "" || bootstrap {
+		if starting && (r.spec != "" || bootstrap) {
 			// The run's native checkpoint entry: mode and run lifecycle
 			// (reference §2.2 "state-flow-snapshot"); turn_end's entry
 			// completes it.
