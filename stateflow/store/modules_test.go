@@ -372,3 +372,24 @@ func TestModules_catalogRevocationFencesQueuedPatch(t *testing.T) {
 		t.Errorf("revoked write landed: %s", got)
 	}
 }
+
+// Seed 003: with no session in reach (pikit stateflow patch without
+// --session) an unscoped module patch goes to CWD.
+func TestModules_unscopedWithoutSessionGoesToCWD(t *testing.T) {
+	cat := &catalogs{}
+	cat.Set(notesModule(1, false))
+	l, err := NewLayout(filepath.Join(t.TempDir(), "state-flow"), "/home/u/proj", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := Open(l, &Options{HistoryLimit: 7, Catalog: cat})
+	if _, err := s.PatchState(context.Background(), []byte(`{"x_acme_notes":{"entries":["c"]}}`), nil); err != nil {
+		t.Fatal(err)
+	}
+	if got := read(t, s, "cwd.x_acme_notes"); got != `{"value":{"entries":["c"]}}` {
+		t.Errorf("cwd = %s", got)
+	}
+	if m := metaOf(t, s, "cwd"); !strings.Contains(m, `"owner":{"cwd":"/home/u/proj"}`) || !strings.Contains(m, `"version":4`) {
+		t.Errorf("cwd meta = %s", m)
+	}
+}

@@ -71,6 +71,7 @@ const (
 	ProposalStaleRevision = "its owner scope stream advanced"
 	ProposalStaleDesc     = "its retained descriptor changed"
 	ProposalNotInReach    = "its owner scope is not in reach"
+	ProposalDuplicate     = "the cohort proposes it twice"
 )
 
 // ProposalError is one invalid or stale proposal; it rejects the whole
@@ -201,12 +202,17 @@ func (s *Store) recheckProposals(ctx context.Context, snap *Snapshot, cat sf.Cat
 		value map[string]any
 	}
 	var ok []checked
+	seen := map[string]bool{}
 	for _, p := range props {
 		root := p.Module.Policy().ID
 		i := scopeIdx(p.Owner)
 		rej := func(reason string, err error) error {
 			return &ProposalError{Root: root, Owner: p.Owner, Reason: reason, Err: err}
 		}
+		if seen[p.Owner+"/"+root] {
+			return nil, nil, rej(ProposalDuplicate, nil)
+		}
+		seen[p.Owner+"/"+root] = true
 		if i < 0 || snap.View.Streams[i] == nil || (p.Owner == sf.ScopeSession && snap.decoded.sessionAbsent) {
 			return nil, nil, rej(ProposalNotInReach, nil)
 		}

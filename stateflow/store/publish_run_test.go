@@ -159,6 +159,12 @@ func TestPublishRun_rejectsStaleOrInvalid(t *testing.T) {
 			bad := f.proposal(t, "x_other", "cwd", map[string]any{"no": "entries"}, nil)
 			return &RunPublication{Proposals: []Proposal{good, bad}, Fence: f.fence()}, context.Background()
 		}, func(err error) bool { return errors.Is(err, sf.ErrModuleInvalid) }},
+		{"duplicate", func(t *testing.T, f *runFixture, good Proposal) (*RunPublication, context.Context) {
+			return &RunPublication{Proposals: []Proposal{good, good}, Fence: f.fence()}, context.Background()
+		}, func(err error) bool {
+			var pe *ProposalError
+			return errors.As(err, &pe) && pe.Reason == ProposalDuplicate
+		}},
 		{"model A→B→A", func(t *testing.T, f *runFixture, good Proposal) (*RunPublication, context.Context) {
 			fence := f.fence()
 			f.epoch += 2 // set_model B, then A again: the counter moved twice
