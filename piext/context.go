@@ -31,9 +31,8 @@ func (m *mirror) apply(wire []WireMessage) ([]Message, error) {
 
 // warm keeps the messages of a context/warm (the session's messages, sent
 // before its first LLM call) without handing them to a handler.
-func (m *mirror) warm(wire []WireMessage) error {
-	_, err := m.take(wire, true)
-	return err
+func (m *mirror) warm(wire []WireMessage) ([]Message, error) {
+	return m.take(wire, true)
 }
 
 func (m *mirror) take(wire []WireMessage, warm bool) ([]Message, error) {

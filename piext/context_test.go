@@ -11,15 +11,16 @@ import (
 	"github.com/pikit-dev/pikit/piext"
 )
 
-// context/warm fills the mirror without running the handler; the first
-// context call then sends ids and the handler gets the messages as Fresh
-// (once); a warm-up for a replaced session changes nothing.
+// context/warm fills the mirror and runs the hook's Warm, not its Handle;
+// the first context call then sends ids and the handler gets the messages
+// as Fresh (once); a warm-up for a replaced session changes nothing.
 func TestServe_ContextWarm(t *testing.T) {
 	type view struct {
 		Text  string
 		Fresh bool
 	}
 	var seen [][]view
+	var warmed []string
 	ext := &piext.Extension{Name: "demo", Hooks: []piext.Hook{{Event: "context", Handle: func(ctx context.Context, ev *piext.Event) (any, error) {
 		var v []view
 		for _, m := range ev.Messages {
@@ -27,6 +28,10 @@ func TestServe_ContextWarm(t *testing.T) {
 		}
 		seen = append(seen, v)
 		return nil, nil
+	}, Warm: func(ctx context.Context, ev *piext.Event) {
+		for _, m := range ev.Messages {
+			warmed = append(warmed, m.Text())
+		}
 	}}}}
 	b := serveFake(t, ext)
 	b.bind(t, 1)
@@ -40,8 +45,8 @@ func TestServe_ContextWarm(t *testing.T) {
 	if err := warm(1, []piext.WireMessage{{Hash: "a", Message: msg("one")}, {Hash: "b", Message: msg("two")}}); err != nil {
 		t.Fatal(err)
 	}
-	if len(seen) != 0 {
-		t.Fatalf("warm-up ran the handler: %v", seen)
+	if len(seen) != 0 || fmt.Sprint(warmed) != "[one two]" {
+		t.Fatalf("warm-up: handler saw %v, Warm %v; want only Warm, with both messages", seen, warmed)
 	}
 	if err := call([]piext.WireMessage{{Hash: "a"}, {Hash: "b"}, {Hash: "c", Message: msg("new")}}); err != nil {
 		t.Fatal(err)
@@ -55,8 +60,8 @@ func TestServe_ContextWarm(t *testing.T) {
 	}
 	// A warm-up of generation 1 after the bind of generation 2 is ignored.
 	b.bind(t, 2)
-	if err := warm(1, []piext.WireMessage{{Hash: "x", Message: msg("old session")}}); err != nil {
-		t.Fatal(err)
+	if err := warm(1, []piext.WireMessage{{Hash: "x", Message: msg("old session")}}); err != nil || len(warmed) != 2 {
+		t.Fatalf("stale warm-up: %v, Warm saw %v", err, warmed)
 	}
 	err := b.conn.Call(t.Context(), piext.MethodHook, piext.HookParams{Event: "context", Generation: 2, Messages: []piext.WireMessage{{Hash: "x"}}}, nil)
 	if !errors.Is(err, &jsonrpc.Error{Code: piext.CodeUnknownMessage}) {

@@ -103,6 +103,12 @@ type Hook struct {
 	Event   string
 	Failure Failure
 	Handle  func(ctx context.Context, ev *Event) (any, error)
+	// Warm, on a context or context_with_system hook, gets the session's
+	// messages the bridge sends ahead after session_start (context/warm),
+	// before the session's first LLM call, so the handler can prepare
+	// (parse, index) off that call's path. It runs in hook order, within
+	// HookTimeout; ev.Payload is null. Nil: nothing to prepare.
+	Warm func(ctx context.Context, ev *Event)
 }
 
 var namePattern = regexp.MustCompile(`^[a-z0-9][a-z0-9-]*$`)

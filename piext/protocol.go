@@ -98,7 +98,8 @@ type WireMessage struct {
 // WarmParams fill the context mirror before the first LLM call of a
 // session: the bridge sends the session's messages (Pi's
 // buildSessionProjection) after session_start, so that call sends ids
-// only. No handler runs; the messages are Fresh to the next context hook.
+// only. Only the hooks' Warm runs (see [Hook]); the messages are Fresh to
+// the next context hook.
 type WarmParams struct {
 	Generation uint64        `json:"generation"`
 	Messages   []WireMessage `json:"messages"`

@@ -181,7 +181,7 @@ func (rt *runtime) handle(ctx context.Context, req *jsonrpc.Request) (any, error
 		if p.Generation != rt.generation() {
 			return nil, nil // a session replaced since; its mirror was reset
 		}
-		return nil, rt.mirror.warm(p.Messages)
+		return nil, rt.warm(ctx, &p)
 	case MethodToolExecute:
 		var p ToolParams
 		if err := json.Unmarshal(req.Params, &p); err != nil {
@@ -241,6 +241,22 @@ func (rt *runtime) tool(ctx context.Context, p *ToolParams) *ToolResult {
 		res.Content = []Content{}
 	}
 	return res
+}
+
+// warm fills the context mirror and lets the context hooks prepare.
+func (rt *runtime) warm(ctx context.Context, p *WarmParams) error {
+	msgs, err := rt.mirror.warm(p.Messages)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, HookTimeout)
+	defer cancel()
+	for _, name := range []string{"context", "context_with_system"} {
+		if h := rt.hooks[name]; h != nil && h.Warm != nil {
+			h.Warm(ctx, &Event{Name: name, Session: rt.current(), Pi: rt.bound("", p.Generation), Messages: msgs})
+		}
+	}
+	return nil
 }
 
 func (rt *runtime) hook(ctx context.Context, p *HookParams) (any, error) {

@@ -24,10 +24,16 @@ import (
 // (inside the bridge around the handler, Node's hrtime): projection of 50
 // committed blocks over a 15 MB transcript (300 messages of 50 KB; each
 // block replaces 2 messages), against a no-op TypeScript context handler
-// timed the same way in the same run. It reports p50/p95 in ms and the
-// added p50. The sidecar is `pikit ext run midcompact` built without
-// -race. unchanged is the same bridge path after a session switch to a
-// branch without blocks (the piext cost of a 15 MB context call).
+// timed the same way in the same run. It reports p50/p95 in ms, the added
+// p50 and p95 and their ratio to the 20 ms budget (seed 001's performance
+// target as the issue states it). The sidecar is `pikit ext run midcompact`
+// built without -race. unchanged is the same bridge path after a session
+// switch to a branch without blocks (the piext cost of a 15 MB context
+// call). The first call of a session is timed three ways: cold (no
+// warm-up: the 15 MB cross the pipe inside the hook), warmed (the bridge
+// sent the session's messages ahead after session_start) and raced (the
+// call right after session_start, waiting for that warm-up in Go); each
+// must project, not fail open on the 5 s hook timeout.
 //
 //	go test -run XX -bench ContextProjection -benchtime 1x ./midcompact/extension/
 func BenchmarkContextProjection(b *testing.B) {
@@ -64,24 +70,30 @@ func BenchmarkContextProjection(b *testing.B) {
 			b.Fatalf("bench.mjs: %v\n%s\n%s", err, out, stderr.String())
 		}
 		var r struct {
-			Floor, Unchanged, Projection struct{ P50, P95 float64 }
-			FirstMs                      float64
-			FirstError                   *string
-			OutMessages, Summaries       int
+			Floor, Unchanged, Projection             struct{ P50, P95 float64 }
+			FirstColdMs, FirstWarmedMs, FirstRacedMs float64
+			FirstErrors                              []*string
+			FirstSummaries                           []int
+			OutMessages, Summaries                   int
 		}
 		sc := bufio.NewScanner(bytes.NewReader(out))
 		for sc.Scan() {
 			if v, ok := strings.CutPrefix(sc.Text(), "BENCH "); ok {
+				b.Log(v)
 				if err := json.Unmarshal([]byte(v), &r); err != nil {
 					b.Fatal(err)
 				}
 			}
 		}
 		if r.Summaries != 50 || r.OutMessages != 250 {
-			b.Fatalf("projection replaced %d blocks into %d messages, want 50 into 250 (first error %v)", r.Summaries, r.OutMessages, r.FirstError)
+			b.Fatalf("projection replaced %d blocks into %d messages, want 50 into 250", r.Summaries, r.OutMessages)
 		}
-		if r.FirstError != nil {
-			b.Logf("a first (full) context call failed open: %s", *r.FirstError)
+		for i, name := range []string{"cold", "warmed", "raced"} {
+			if e := r.FirstErrors[i]; e != nil {
+				b.Errorf("the first call (%s) failed open: %s", name, *e)
+			} else if r.FirstSummaries[i] != 50 {
+				b.Errorf("the first call (%s) projected %d blocks, want 50", name, r.FirstSummaries[i])
+			}
 		}
 		b.ReportMetric(r.Floor.P50, "noop-p50-ms")
 		b.ReportMetric(r.Floor.P95, "noop-p95-ms")
@@ -91,7 +103,10 @@ func BenchmarkContextProjection(b *testing.B) {
 		b.ReportMetric(r.Projection.P95-r.Floor.P95, "added-p95-ms")
 		b.ReportMetric(r.Unchanged.P50, "unchanged-p50-ms")
 		b.ReportMetric(r.Projection.P50-r.Unchanged.P50, "projection-over-unchanged-p50-ms")
-		b.ReportMetric(r.FirstMs, "first-2-calls-ms")
+		b.ReportMetric((r.Projection.P50-r.Floor.P50)/20, "added-p50/20ms")
+		b.ReportMetric(r.FirstColdMs, "first-cold-ms")
+		b.ReportMetric(r.FirstWarmedMs, "first-warmed-ms")
+		b.ReportMetric(r.FirstRacedMs, "first-raced-ms")
 	}
 }
 

@@ -87,6 +87,13 @@ func (p *projector) reset() {
 	p.parsed = nil
 }
 
+// warm parses and keys the session's messages piext sends ahead of the
+// first LLM call (piext Hook.Warm: the same bytes the next context call
+// hands back), so that call finds them parsed.
+func (p *projector) warm(in []piext.Message, blocks []midcompact.Block) {
+	p.project(in, blocks, 0)
+}
+
 // project returns the projected list, or nil when nothing changes.
 func (p *projector) project(in []piext.Message, blocks []midcompact.Block, nowMs float64) *piext.ContextResult {
 	if len(blocks) == 0 || len(in) == 0 {

@@ -143,7 +143,7 @@ func (rt *runtime) hooks() []piext.Hook {
 				return nil, nil
 			}
 			return res, nil
-		}},
+		}, Warm: func(ctx context.Context, ev *piext.Event) { rt.proj.warm(ev.Messages, rt.mem.blocks()) }},
 	}
 }
 

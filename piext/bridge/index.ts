@@ -16,7 +16,7 @@ import { fileURLToPath } from "node:url";
 
 const PROTOCOL = 2;
 const HOOK_TIMEOUT_MS = 5000;
-const WARM_TIMEOUT_MS = 60000;
+const WARM_TIMEOUT_MS = 30000;
 const EXIT_REJECT_MS = 1000;
 const CODE = {
   staleSession: -32011,
@@ -566,6 +566,7 @@ class ContextCache {
   private byKey = new Map<string, Sent[]>(); // the last call's messages by cheap key
   private known = new Set<string>();
   private readonly prefix = randomBytes(6).toString("base64url") + ".";
+  warming: Promise<void> | null = null; // a context/warm in flight
   private next = 0;
 
   // wire returns input as the sidecar receives it: {h} for a message it
@@ -709,6 +710,9 @@ export default function (pi: any) {
         }
         const input: any[] = ev.messages ?? [];
         const cache = (sc.ctxCache ??= new ContextCache());
+        // A warm-up still in flight goes first in Go anyway: wait for it
+        // here, so the hook's timeout counts only the hook's own work.
+        if (cache.warming) await cache.warming;
         // Known once sent: the sidecar mirrors a call even when its answer
         // comes too late; if it did not, it answers "unknown message" and
         // the caller resends in full.
@@ -753,7 +757,14 @@ export default function (pi: any) {
     } catch {
       return cache.forget();
     }
-    sc.call("context/warm", { generation: sc.generation, messages }, { timeoutMs: WARM_TIMEOUT_MS }).catch(() => cache.forget());
+    const warming = sc.call("context/warm", { generation: sc.generation, messages }, { timeoutMs: WARM_TIMEOUT_MS }).then(
+      () => {},
+      () => cache.forget(),
+    );
+    cache.warming = warming;
+    warming.finally(() => {
+      if (cache.warming === warming) cache.warming = null;
+    });
   };
 
   pi.on("session_start", async (ev: any, ctx: any) => {

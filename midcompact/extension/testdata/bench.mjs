@@ -57,33 +57,48 @@ const time = async (h) => {
   ms.sort((a, b) => a - b);
   return { p50: ms[Math.floor(ms.length * 0.5)], p95: ms[Math.floor(ms.length * 0.95)] };
 };
-// The first calls ship every message to the sidecar.
-const t0 = Date.now();
-let firstError = null;
-let projected = null;
-for (let i = 0; i < 2; i++) {
+const sidecar = globalThis[Symbol.for("pikit.piext.midcompact")];
+const idle = async () => {
+  while (sidecar.pending.size > 0) await new Promise((r) => setTimeout(r, 5));
+};
+const call = async () => {
+  const t0 = process.hrtime.bigint();
+  let res = null;
+  let error = null;
   try {
-    projected = await ours({ type: "context", messages: structuredClone(base) }, ctx);
+    res = await ours({ type: "context", messages: structuredClone(base) }, ctx);
   } catch (e) {
-    firstError = String(e.message);
+    error = String(e.message);
   }
-}
-const firstMs = Date.now() - t0;
+  return { ms: Number(process.hrtime.bigint() - t0) / 1e6, res, error };
+};
+// The first call without a warm-up (this sessionManager has no
+// buildSessionProjection) ships every message to the sidecar.
+const cold = await call();
+const projected = cold.res;
+await call();
 const floor = await time(noop);
 const projection = await time(ours);
+// A resumed session: the bridge sends the session's messages ahead
+// (context/warm). warmed: the first call once that is done; raced: the
+// first call right after session_start (it waits for the warm-up in Go).
+ctx.sessionManager.buildSessionProjection = () => ({ entries: [], messages: structuredClone(base), thinkingLevel: "off", model: null });
+await emit("session_start", { reason: "resume" });
+await idle();
+const warmed = await call();
+await emit("session_start", { reason: "resume" });
+const raced = await call();
+const firstSummaries = [cold, warmed, raced].map((c) => c.res?.messages?.filter((m) => m.customType === "midcompact-summary").length ?? 0);
+delete ctx.sessionManager.buildSessionProjection;
 // The same bridge path with nothing to project (no committed blocks on a
 // new branch): the piext floor of a 15 MB context call.
 branch = [];
 await emit("session_start", { reason: "new" });
-for (let i = 0; i < 2; i++) {
-  try {
-    await ours({ type: "context", messages: structuredClone(base) }, ctx);
-  } catch {}
-}
+for (let i = 0; i < 2; i++) await call();
 const unchanged = await time(ours);
 const out = projected?.messages ?? null;
 const summaries = out ? out.filter((m) => m.customType === "midcompact-summary").length : 0;
-process.stdout.write("BENCH " + JSON.stringify({ n: base.length, iters, floor, unchanged, projection, firstMs, firstError, outMessages: out?.length ?? null, summaries }) + "\n");
-globalThis[Symbol.for("pikit.piext.midcompact")]?.stop();
+process.stdout.write("BENCH " + JSON.stringify({ n: base.length, iters, floor, unchanged, projection, firstColdMs: cold.ms, firstWarmedMs: warmed.ms, firstRacedMs: raced.ms, firstErrors: [cold.error, warmed.error, raced.error], firstSummaries, outMessages: out?.length ?? null, summaries }) + "\n");
+sidecar?.stop();
 clearInterval(keep);
 setTimeout(() => process.exit(0), 100);
