@@ -263,3 +263,47 @@ func TestNormalizeKeyAndWrap(t *testing.T) {
 		t.Errorf("fit = %q", fit("中文中文", 5))
 	}
 }
+
+// FuzzOverlayKeys: any key sequence leaves Selection without a protected
+// atom selected and with spans that ExpandSelection accepts, and both
+// overlays draw within their width and height.
+func FuzzOverlayKeys(f *testing.F) {
+	f.Add("j x K g d s", 80, 24)
+	f.Add("end space pageUp G D escape", 40, 10)
+	f.Add("n p right left e t d x home end pageDown q", 120, 40)
+	s := snapshotOf(f, fixture(f, "kinds"), "")
+	d, _, err := NewDraft("tx").AddRange(s, "a0001", "a0003", "summary", "topic")
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, script string, w, h int) {
+		w, h = 20+int(uint(w)%200), 1+int(uint(h)%80)
+		sv, rv := NewSelectionView(s, d), NewReviewView(s, d)
+		for _, k := range strings.Fields(script) {
+			sv.HandleKey(k)
+			rv.HandleKey(k)
+		}
+		spans, keep := sv.Selection()
+		runs, err := ExpandSelection(s, spans, keep)
+		if err != nil {
+			t.Fatalf("spans %v keep %v: %v", spans, keep, err)
+		}
+		for _, r := range runs {
+			for i := r.From; i <= r.To; i++ {
+				if s.Atoms[i].Protected() {
+					t.Fatalf("protected atom %d selected", i)
+				}
+			}
+		}
+		for _, lines := range [][]string{sv.Render(w, h, nil), rv.Render(w, h, nil)} {
+			if len(lines) > max(h, 8) {
+				t.Fatalf("%d lines for height %d", len(lines), h)
+			}
+			for _, l := range lines {
+				if cellWidth(l) > w {
+					t.Fatalf("line of %d cells for width %d: %q", cellWidth(l), w, l)
+				}
+			}
+		}
+	})
+}
