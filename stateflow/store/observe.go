@@ -85,6 +85,12 @@ func Observe(path string, skills map[string]string) sf.Observation {
 // card against its scope's provenance (reference §1.10). skills maps a
 // registered Skill's path to its scope (nil: none).
 func (s *Store) Freshness(snap *Snapshot, skills map[string]string) sf.Freshness {
+	return freshness(snap, skills, func(p string) sf.Observation { return Observe(p, skills) })
+}
+
+// freshness classifies snap's cards with observe giving each source's
+// observation.
+func freshness(snap *Snapshot, skills map[string]string, observe func(string) sf.Observation) sf.Freshness {
 	in := sf.FreshnessInput{
 		States:       map[string]map[string]any{},
 		Provenance:   map[string]map[string]any{},
@@ -103,35 +109,50 @@ func (s *Store) Freshness(snap *Snapshot, skills map[string]string) sf.Freshness
 		}
 	}
 	for _, src := range sf.ArtifactSources(in.States) {
-		in.Observations[src.Path] = Observe(src.Path, skills)
+		in.Observations[src.Path] = observe(src.Path)
 	}
 	return sf.AssessArtifacts(in)
 }
 
 // PrepareRun is the first context of an Active run (reference §1.12 step
-// 2): it observes every artifact source outside the lock, then in one
-// transaction publishes spec into runtime.json (when setSpec) and removes
-// the cards and provenance of proven-missing sources from every owning
-// scope (one transition: revisions +1, step +1). It returns the freshness
-// of what remains. A source missing at observation but present again under
-// the lock is kept.
+// 2): in one transaction it publishes spec into runtime.json (when
+// setSpec) and removes the cards and provenance of proven-missing sources
+// from every owning scope (one transition: revisions +1, step +1). It
+// returns the freshness of what remains. Registered Skills are hashed
+// before the lock is taken (no content is read under it); plain sources
+// are only lstat'ed, under the lock, against the state being published.
+// Without setSpec the sources are observed over a read and the lock is
+// taken only when one is missing.
 func (s *Store) PrepareRun(ctx context.Context, spec string, setSpec bool, skills map[string]string) (sf.Freshness, error) {
 	if s.layout.SessionKey == "" {
 		return sf.Freshness{}, ErrNoSession
 	}
-	snap, err := s.Read(ctx)
-	if err != nil {
-		return sf.Freshness{}, err
+	hashed := make(map[string]sf.Observation, len(skills))
+	for p := range skills {
+		hashed[p] = ObserveSkill(p)
 	}
-	fresh := s.Freshness(snap, skills)
-	if len(fresh.Missing) == 0 && !setSpec {
-		return fresh, nil
+	observe := func(p string) sf.Observation {
+		if o, ok := hashed[p]; ok {
+			return o
+		}
+		return ObserveSource(p)
 	}
-	err = s.withLock(ctx, func(ctx context.Context) error {
+	if !setSpec {
+		snap, err := s.Read(ctx)
+		if err != nil {
+			return sf.Freshness{}, err
+		}
+		if f := freshness(snap, skills, observe); len(f.Missing) == 0 {
+			return f, nil
+		}
+	}
+	var fresh sf.Freshness
+	err := s.withLock(ctx, func(ctx context.Context) error {
 		snap, err := s.load()
 		if err != nil {
 			return err
 		}
+		fresh = freshness(snap, skills, observe)
 		d, v := snap.decoded, snap.View
 		if d.runtime == nil {
 			return ErrNoSession
@@ -140,12 +161,7 @@ func (s *Store) PrepareRun(ctx context.Context, spec string, setSpec bool, skill
 		if setSpec {
 			rt.Specification, rt.HasSpec = spec, true
 		}
-		var missing []string
-		for _, p := range fresh.Missing {
-			if ObserveSource(p).Status == sf.SourceMissing {
-				missing = append(missing, p)
-			}
-		}
+		missing := fresh.Missing
 		var writes []write
 		current := map[string]map[string]any{}
 		for i, scope := range sf.Scopes {
