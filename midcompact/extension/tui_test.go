@@ -278,3 +278,25 @@ func TestTUI_HostWithoutCustom(t *testing.T) {
 		t.Errorf("notice %q lock %s", got, rt.lock.Owner())
 	}
 }
+
+// Reference §5.5: a save that fails says `Selection could not be saved:
+// <msg>` (here the transaction ended while the overlay was open) and
+// writes nothing.
+func TestTUI_SelectionSaveFailureWarns(t *testing.T) {
+	rt, f := tuiStarted(t)
+	f.during = func() {
+		if err := rt.abort(t.Context(), f); err != nil {
+			t.Error(err)
+		}
+	}
+	f.keys = [][]string{{"space", "s"}}
+	if err := rt.openPlanning(t.Context(), f, f, selectCommand, "tui"); err != nil {
+		t.Fatal(err)
+	}
+	if got := f.lastNotice(); got != "warning: Selection could not be saved: "+midcompact.MsgNoTransaction {
+		t.Errorf("notice %q", got)
+	}
+	if rt.lock.Owner() != midcompact.LockFree {
+		t.Errorf("lock %s", rt.lock.Owner())
+	}
+}
