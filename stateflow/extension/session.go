@@ -98,7 +98,7 @@ func (x *ext) attach(ctx context.Context, s piext.Session, pi *piext.Pi, reason,
 	sess.bootstrap = bootstrap && sess.policy.Mode == store.ModeActive
 	parent := ""
 	if reason == "fork" && parentFile != "" && stored != "" {
-		parent = strings.TrimSuffix(filepath.Base(parentFile), ".jsonl")
+		parent = forkParent(ctx, pi, s.Cwd, parentFile)
 	}
 	if sess.policy.Err == nil && sess.policy.Mode == store.ModeOff && parent != "" && sess.store != nil {
 		// Off copies nothing: a child-owned marker defers the copy to the

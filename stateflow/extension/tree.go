@@ -1,9 +1,14 @@
 package extension
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/pikit-dev/pikit/piext"
@@ -105,4 +110,58 @@ func (x *ext) initSession(ctx context.Context, pi *piext.Pi, sess *session, mode
 		}
 	}
 	return sess.store.SetMode(ctx, mode, bootstrap)
+}
+
+// forkParent returns the session key of the direct parent a fork copies
+// from (reference §2.10 "Fork": read the direct parent's header, same CWD,
+// matching identity), or "" when the fork is not one StateFlow follows:
+// the child's header must name parentFile as its parentSession, and the
+// parent file's header line must be a session of the same cwd whose id is
+// the one its key carries. Cross-CWD and in-memory parents are not
+// followed (the child starts as a new session).
+func forkParent(ctx context.Context, pi *piext.Pi, cwd, parentFile string) string {
+	raw, err := pi.GetHeader(ctx)
+	if err != nil {
+		return ""
+	}
+	var child struct {
+		ParentSession string `json:"parentSession"`
+	}
+	if json.Unmarshal(raw, &child) != nil || child.ParentSession != parentFile {
+		return ""
+	}
+	key := strings.TrimSuffix(filepath.Base(parentFile), ".jsonl")
+	id, ok := store.SessionID(key)
+	if !ok {
+		return ""
+	}
+	h, err := readHeader(parentFile)
+	if err != nil || h.Type != "session" || h.Cwd != cwd || h.ID != id {
+		return ""
+	}
+	return key
+}
+
+// sessionHeader is the first line of a Pi session file.
+type sessionHeader struct {
+	Type string `json:"type"`
+	ID   string `json:"id"`
+	Cwd  string `json:"cwd"`
+}
+
+// maxHeader bounds the header line read from a parent session file.
+const maxHeader = 64 << 10
+
+func readHeader(path string) (sessionHeader, error) {
+	var h sessionHeader
+	f, err := os.Open(path)
+	if err != nil {
+		return h, err
+	}
+	defer f.Close()
+	line, err := bufio.NewReaderSize(io.LimitReader(f, maxHeader), maxHeader).ReadSlice('\n')
+	if err != nil && !errors.Is(err, io.EOF) {
+		return h, err
+	}
+	return h, json.Unmarshal(line, &h)
 }

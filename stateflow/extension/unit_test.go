@@ -2,6 +2,7 @@ package extension
 
 import (
 	"encoding/json"
+	"os"
 	"strings"
 	"testing"
 
@@ -128,5 +129,26 @@ func TestUpdatesProjected(t *testing.T) {
 	want := `[{"path":["contract","db"],"value":"postgres"},{"path":["contract","old"],"deleted":true},{"path":["response"],"deleted":true}]`
 	if string(b) != want {
 		t.Errorf("updates = %s\nwant %s", b, want)
+	}
+}
+
+func TestReadHeader(t *testing.T) {
+	dir := t.TempDir()
+	path := dir + "/s.jsonl"
+	if err := os.WriteFile(path, []byte(`{"type":"session","version":3,"id":"u-1","timestamp":"t","cwd":"/p"}`+"\n"+`{"type":"message"}`+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	h, err := readHeader(path)
+	if err != nil || h != (sessionHeader{Type: "session", ID: "u-1", Cwd: "/p"}) {
+		t.Errorf("readHeader = %+v, %v", h, err)
+	}
+	if err := os.WriteFile(path, []byte(strings.Repeat("x", maxHeader+10)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := readHeader(path); err == nil {
+		t.Error("an oversized header line was read")
+	}
+	if _, err := readHeader(dir + "/missing.jsonl"); err == nil {
+		t.Error("a missing parent file was read")
 	}
 }
