@@ -15,12 +15,54 @@
 // # Mode
 //
 // A session's mode is the last "state-flow-snapshot" custom entry on its
-// branch (reference §2.2 "Pi native session entries"): resume, reload and
-// fork carry it with the branch, and Off therefore needs no store I/O. A
-// branch without one is a new session and takes config.json's mode. The
-// session's config.json in the store is kept in step (store.SetMode) for
-// other readers. A config.json that fails loading leaves every session Off,
-// and the tools and commands answer its exact error.
+// branch (reference §2.2 "Pi native session entries"): resume, reload,
+// fork and /tree (session_tree) carry it with the branch, and Off
+// therefore needs no store I/O. Memory is never rewound to a branch point
+// (§2.10). A branch without one is a new session and takes config.json's
+// mode. The session's config.json in the store is kept in step
+// (store.SetMode) for other readers. A config.json that fails loading
+// leaves every session Off, and the tools and commands answer its exact
+// error.
+//
+// Snapshot entries: {mode} when a session is first bound or a mode is
+// selected ({mode, bootstrap: true} inside a conversation); {boundary,
+// mode, step, bootstrap?, specification} at an Active run's first context;
+// {boundary, mode, step} when turn_end accepts its answer. Leaving Active
+// adds a "state-flow-passive-stop" {at, from, mode}.
+//
+// A fork follows its direct parent only: the child's header names the
+// parent file as parentSession, and the parent file's header line is a
+// session of the same cwd whose id is the one its key carries. In Active
+// or Passive the parent's current session memory is copied at once
+// (store.Fork). In Off nothing is copied: a child-owned
+// "state-flow-passive-stop" {at, mode: "off", owner: <child key>,
+// forkPending: <parent key>} is recorded, and the first mode command that
+// leaves Off copies the parent's memory then (a child already occupied,
+// or a parent that never had memory, starts empty).
+//
+// # Context
+//
+// The state_flow section is set on the last system message of each
+// request at context_with_system (reference §1.11: Active or passive
+// protocol, BOOTSTRAP RUN: while bootstrapping; removed with null in Off),
+// the other sections and their order untouched. It is not set at
+// before_agent_start: a Go hook cannot edit systemPromptOptions in place,
+// and returning a whole systemPrompt would turn Pi's structured prompt into
+// one opaque string. Pi's persisted system messages therefore never carry
+// it.
+//
+// Run-end compaction (reference §1.12 step 7): at agent_settled, after an
+// Active run whose answer turn_end accepted and that was not a bootstrap,
+// when ctx.getContextUsage() reports at least 24,000 tokens and some
+// conversation precedes the run, the extension calls ctx.compact with the
+// custom instructions "state-flow-boundary:<entry id of the run's first
+// user message>". Its session_before_compact answers that compaction with
+// firstKeptEntryId = that entry (the whole latest run is kept), Pi's
+// tokensBefore, details {stateFlowBoundary: <id>} and a fixed summary of
+// ours (no model call: Active projects completed runs out anyway; the
+// summary only shows after leaving Active). Other compactions run as Pi
+// prepares them. session_compact rebases the heads: a run in flight
+// freezes a new head at its next context.
 //
 // # Decisions where the reference is silent
 //
@@ -53,8 +95,20 @@
 //     leaves Raw empty.
 //   - The barrier hook fails open: a dead sidecar must not block every
 //     other tool.
-//   - Native compaction after a run (24,000 tokens) and Git backup are not
-//     done.
+//   - Tail-notice state_updates diff the model projections of what the run
+//     was shown and of the current memory: lazy bodies, empty responses
+//     and x_* roots never appear; lazy_navigation when lazy changed;
+//     cascaded never (a foreign cascade shows as its deletions). No
+//     notice when nothing projected changed.
+//   - Not done: Git backup (agent_before_settle; optional and never
+//     authoritative upstream, out of scope); the tool definitions'
+//     promptGuidelines and renderResult (TUI only); ctx.hasPendingMessages
+//     (a queued follow-up after an accepted answer starts a new Active
+//     iteration without a specification of its own); tool_execution_* and
+//     session_shutdown hooks (upstream's owned-wait bookkeeping: here every
+//     store wait ends with its hook's context); a rebase when the anchor of
+//     a run in flight disappears without a compaction (the run keeps every
+//     message instead).
 //
 // # Semantic modules (seed 003)
 //
