@@ -62,7 +62,7 @@ func (o *overlay) Render(width int, palette map[string]string) []string {
 func (o *overlay) HandleKey(key string) (bool, any) { return o.key(key), nil }
 
 // paletteStyle colours with the theme's ANSI foreground sequences and
-// resets the foreground after.
+// resets the foreground and the intensity after ("dim" is SGR 2).
 func paletteStyle(palette map[string]string) midcompact.Style {
 	if len(palette) == 0 {
 		return nil
@@ -72,7 +72,7 @@ func paletteStyle(palette map[string]string) midcompact.Style {
 		if !ok {
 			return text
 		}
-		return seq + text + "\x1b[39m"
+		return seq + text + "\x1b[22;39m"
 	}
 }
 

@@ -300,3 +300,18 @@ func TestTUI_SelectionSaveFailureWarns(t *testing.T) {
 		t.Errorf("lock %s", rt.lock.Owner())
 	}
 }
+
+// The overlay colours with the theme's palette and resets after each
+// piece; without a palette it draws plain text.
+func TestTUI_PaletteStyle(t *testing.T) {
+	st := paletteStyle(map[string]string{"accent": "\x1b[35m"})
+	if got := st("accent", "x"); got != "\x1b[35mx\x1b[22;39m" {
+		t.Errorf("accent = %q", got)
+	}
+	if got := st("nope", "x"); got != "x" {
+		t.Errorf("unknown colour = %q", got)
+	}
+	if paletteStyle(nil) != nil {
+		t.Error("no palette must draw plain text")
+	}
+}

@@ -175,6 +175,16 @@ func editorLine(screen string) string {
 	return ""
 }
 
+// hasLine reports a screen line that is exactly want (spaces trimmed).
+func hasLine(screen, want string) bool {
+	for _, l := range strings.Split(screen, "\n") {
+		if strings.TrimSpace(l) == want {
+			return true
+		}
+	}
+	return false
+}
+
 // restored reads the session file Pi wrote and restores midcompact's
 // state from its branch.
 func restored(t *testing.T, env *pitest.Env) midcompact.Restored {
@@ -228,8 +238,8 @@ func TestTmux_SelectionAndReviewOverlays(t *testing.T) {
 	tm.wait("User manual highlighted", func(s string) bool { return strings.Contains(s, "→ "+midcompact.StartOptionUser) })
 	tm.keys("Enter")
 	tm.waitFor("Open Midcompact Selection") // after the Agent's OK
-	if s := tm.screen(); !strings.Contains(s, "OK") || !strings.Contains(s, midcompact.SurfaceWebOption) {
-		t.Errorf("chooser before the acknowledgement or without Web UI:\n%s", s)
+	if s := tm.screen(); !hasLine(s, "OK") || !strings.Contains(s, midcompact.SurfaceWebOption) {
+		t.Errorf("chooser before the Agent's OK or without Web UI:\n%s", s)
 	}
 	tm.keys("Down")
 	tm.wait("TUI highlighted", func(s string) bool { return strings.Contains(s, "→ "+midcompact.SurfaceTUIOption) })
