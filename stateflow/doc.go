@@ -10,9 +10,11 @@
 // # Values
 //
 // A value is what JSON.parse yields: nil, bool, float64, string, []any,
-// map[string]any. Files are canonical JSON (keys sorted by UTF-16 code units,
-// JS number formatting, raw U+2028/2029, no HTML escaping) through
-// internal/jsjson. No null is ever stored; null in a patch deletes a key.
+// map[string]any; a lone surrogate escape in JSON text is kept (WTF-8 in the
+// Go string). Files are canonical JSON (keys sorted by UTF-16 code units,
+// JS number formatting, raw U+2028/2029, no HTML escaping, lone surrogates
+// as \udxxx) through internal/jsjson. No null is ever stored; null in a
+// patch deletes a key.
 // [ApplyPatch] merges, [Prune] drops empty objects, [Replay] diffs two
 // states into the record stored on disk, [Equal] compares structurally.
 //
