@@ -265,7 +265,13 @@ func TestModules_legacyCollision(t *testing.T) {
 	if got := read(t, s, "global.x_acme_notes.entries"); got != `{"value":["raw"]}` {
 		t.Fatalf("raw read = %s", got)
 	}
-	if after := treeFiles(t, tmp); len(after) != len(files) {
+	after := treeFiles(t, tmp)
+	for p, b := range files {
+		if after[p] != b {
+			t.Fatalf("inspection changed %s", p)
+		}
+	}
+	if len(after) != len(files) {
 		t.Fatal("inspection wrote files")
 	}
 	err = patchJSON(t, s, `{"global":{"x_acme_notes":{"entries":["adopt"]}}}`)
