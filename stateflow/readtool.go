@@ -146,7 +146,7 @@ func (r *Reader) read(args *ReadArgs) (string, error) {
 }
 
 func encodeResult(v any) (string, error) {
-	b, err := jsjson.Marshal(v, nil)
+	b, err := jsjson.Marshal(v, &jsjson.Options{LoneSurrogates: true}) // as JSON.stringify: a lone surrogate as \udxxx
 	return string(b), err
 }
 
