@@ -39,8 +39,13 @@ func TestStoreLoneSurrogateParity(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := store.Open(l, store.DefaultOptions()).PatchState(t.Context(), []byte(args), nil); err != nil {
+	st := store.Open(l, store.DefaultOptions())
+	if _, err := st.PatchState(t.Context(), []byte(args), nil); err != nil {
 		t.Fatal(err)
+	}
+	// read_state answers as JSON.stringify would, too.
+	if got, err := st.ReadState(t.Context(), store.ReadPathArgs("contract.lone")); err != nil || got != `{"value":"a\ud800b"}` {
+		t.Errorf("read_state = %q, %v", got, err)
 	}
 	got, err := os.ReadFile(filepath.Join(root, store.CWDKey("/proj"), "patches.jsonl"))
 	if err != nil {
