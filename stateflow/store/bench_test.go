@@ -70,25 +70,41 @@ func fsType(dir string) (string, error) {
 
 // interleaved runs base and op alternately, once each per iteration (after
 // setup, untimed), so load drift on a shared machine hits both alike; it
-// reports both means and op/base.
+// reports both means and op/base in wall time, and both means in process
+// CPU time (user+sys, GC included), which a loaded machine inflates less.
 func interleaved(b *testing.B, setup, base, op func()) {
-	var tb, to time.Duration
+	var tb, to, cb, co time.Duration
 	n := 0
 	for b.Loop() {
 		if setup != nil {
 			setup()
 		}
+		c0 := cpuTime(b)
 		t0 := time.Now()
 		base()
 		t1 := time.Now()
+		c1 := cpuTime(b)
 		op()
 		to += time.Since(t1)
+		co += cpuTime(b) - c1
 		tb += t1.Sub(t0)
+		cb += c1 - c0
 		n++
 	}
 	b.ReportMetric(float64(tb.Nanoseconds())/float64(n), "base-ns/op")
 	b.ReportMetric(float64(to.Nanoseconds())/float64(n), "op-ns/op")
 	b.ReportMetric(float64(to)/float64(tb), "op/base")
+	b.ReportMetric(float64(cb.Nanoseconds())/float64(n), "base-cpu-ns/op")
+	b.ReportMetric(float64(co.Nanoseconds())/float64(n), "op-cpu-ns/op")
+}
+
+// cpuTime is the process's CPU time so far (user+sys).
+func cpuTime(b *testing.B) time.Duration {
+	var ru unix.Rusage
+	if err := unix.Getrusage(unix.RUSAGE_SELF, &ru); err != nil {
+		b.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // BenchmarkPatchDurable compares an acknowledged, durable patch_state
