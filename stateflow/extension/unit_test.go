@@ -5,6 +5,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/pikit-dev/pikit/piext"
 	sf "github.com/pikit-dev/pikit/stateflow"
@@ -151,4 +152,36 @@ func TestReadHeader(t *testing.T) {
 	if _, err := readHeader(dir + "/missing.jsonl"); err == nil {
 		t.Error("a missing parent file was read")
 	}
+}
+
+// FuzzRefreshSection: any system message is refreshed or refused with an
+// error, never a panic; a refreshed request replays to the wanted section
+// and keeps the other sections.
+func FuzzRefreshSection(f *testing.F) {
+	f.Add(`{"role":"system","content":"","sections":{"preamble":"P","state_flow":"old"}}`, "<state_flow>\nA\n</state_flow>")
+	f.Add(`{"role":"system","content":"x","sections":null}`, "")
+	f.Add(`{"role":"system","sections":{"a":1,"a":2}}`, "s")
+	f.Add(`{"role":"system","sections":[1]}`, "s")
+	f.Fuzz(func(t *testing.T, raw, want string) {
+		if !json.Valid([]byte(raw)) || !utf8.ValidString(want) {
+			return // sections are UTF-8 text we build
+		}
+		out, changed, err := refreshSection(messages(raw), want)
+		if err != nil || !changed {
+			return
+		}
+		ms, err := orderedObject(out[0].Field("sections"))
+		if err != nil {
+			t.Fatalf("refreshed sections do not decode: %v (%s)", err, out[0].Raw)
+		}
+		var got *string
+		for _, m := range ms {
+			if m.key == sectionName {
+				_ = json.Unmarshal(m.val, &got)
+			}
+		}
+		if (want == "") != (got == nil) || (got != nil && *got != want) {
+			t.Fatalf("section = %v, want %q (%s)", got, want, out[0].Raw)
+		}
+	})
 }
