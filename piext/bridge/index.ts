@@ -716,7 +716,11 @@ export default function (pi: any) {
         // Known once sent: the sidecar mirrors a call even when its answer
         // comes too late; if it did not, it answers "unknown message" and
         // the caller resends in full.
-        const send = (full: boolean) => sc.call("hook", { ...base, messages: cache.wire(input, full) }, { timeoutMs: HOOK_TIMEOUT_MS });
+        const send = (full: boolean) => {
+          const messages = cache.wire(input, full);
+          if (TRACE) trace(name, `context: ${messages.length} messages, ${messages.filter((w) => w.m !== undefined).length} in full`);
+          return sc.call("hook", { ...base, messages }, { timeoutMs: HOOK_TIMEOUT_MS });
+        };
         let res: any;
         try {
           res = await send(false);
@@ -757,6 +761,7 @@ export default function (pi: any) {
     } catch {
       return cache.forget();
     }
+    trace(name, `context/warm: ${messages.length} messages`);
     const warming = sc.call("context/warm", { generation: sc.generation, messages }, { timeoutMs: WARM_TIMEOUT_MS }).then(
       () => {},
       () => cache.forget(),
