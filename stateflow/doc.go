@@ -96,6 +96,23 @@
 // non-empty description and a non-empty compilation (that text is ours); a
 // Skill read owes nothing; read_state shows stored cards without hints.
 //
+// # Reads and the read cache
+//
+// Reads never publish (reference §1.8), so what they derive from a view is a
+// function of the view: each view keeps a read cache of materialized scope
+// states (per tail position, a new one replayed from the nearest cached
+// one), effective overlays per offset, read_state result texts and the
+// Active head's view members (state, lazy_navigation, recent_transitions)
+// as encoded JSON. [View.ReadClone] shares it, so the store's read clones of
+// one decoded cohort reuse the first reader's work; [View.Validate] seeds it
+// with the current states its replay built. The cache is bound to a
+// fingerprint of the view (lineage, and per stream its revision, checkpoint
+// and the identity of each record's map); a view that advanced, folded,
+// adopted an origin or had a field replaced gets a fresh one. Cached states
+// are shared read-only (as [View.ScopeAt] and [View.EffectiveAt] say);
+// [Stream.Current] still returns an owned copy. Bounds: 32 states, 32
+// overlays, 64 texts or 16 MiB per view.
+//
 // # Decisions where the reference is silent
 //
 //   - Missing-deletion hints are {type:"missing-deletion", target, unavailable}
