@@ -154,7 +154,7 @@ func errString(err error) string {
 
 // serveHostFake serves ext in-process and answers its host/call requests
 // with onHost, playing the bridge's side.
-func serveHostFake(t *testing.T, ext *piext.Extension, onHost func(piext.HostCallParams) (any, error)) *jsonrpc.Conn {
+func serveHostFake(t testing.TB, ext *piext.Extension, onHost func(piext.HostCallParams) (any, error)) *jsonrpc.Conn {
 	t.Helper()
 	toExtR, toExtW := io.Pipe()
 	fromExtR, fromExtW := io.Pipe()
@@ -162,6 +162,9 @@ func serveHostFake(t *testing.T, ext *piext.Extension, onHost func(piext.HostCal
 	go func() { done <- piext.Serve(context.Background(), ext, toExtR, fromExtW) }()
 	conn := jsonrpc.NewConn(&rw{fromExtR, toExtW, []io.Closer{fromExtR, toExtW}}, &jsonrpc.Options{
 		Handler: jsonrpc.HandlerFunc(func(ctx context.Context, req *jsonrpc.Request) (any, error) {
+			if req.Method == piext.MethodPiCall {
+				return "pi", nil // the baseline of BenchmarkCallHost
+			}
 			if req.Method != piext.MethodHostCall {
 				return nil, jsonrpc.ErrMethodNotFound
 			}
@@ -177,4 +180,50 @@ func serveHostFake(t *testing.T, ext *piext.Extension, onHost func(piext.HostCal
 		<-done
 	})
 	return conn
+}
+
+// BenchmarkCallHost times one Go → bridge host/call round trip over an
+// in-process pipe against pi/call (the baseline: the reverse call every
+// piext extension already makes) in the same run; the ratio is the added
+// cost of the host mechanism's marshalling.
+//
+//	go test -run XX -bench CallHost -benchmem ./piext/
+func BenchmarkCallHost(b *testing.B) {
+	var pi *piext.Pi
+	ready := make(chan struct{})
+	block := make(chan struct{})
+	ext := &piext.Extension{Name: "demo", Tools: []piext.Tool{{Name: "t", Execute: func(ctx context.Context, c *piext.ToolCall) (*piext.ToolResult, error) {
+		pi = c.Pi
+		close(ready)
+		<-block
+		return &piext.ToolResult{}, nil
+	}}}}
+	conn := serveHostFake(b, ext, func(p piext.HostCallParams) (any, error) { return "host", nil })
+	if err := conn.Call(b.Context(), piext.MethodSessionBind, piext.BindParams{Generation: 1, SessionID: "s", Cwd: "/p"}, nil); err != nil {
+		b.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		done <- conn.Call(context.Background(), piext.MethodToolExecute, piext.ToolParams{Tool: "t", ToolCallID: "c", CtxID: "1.1", Generation: 1, Params: json.RawMessage(`{}`)}, nil)
+	}()
+	<-ready
+	args := []any{map[string]any{"host": 1, "generation": 2}, "x_acme_notes", map[string]any{"entries": []any{"accepted"}}}
+	b.Run("pi-call-baseline", func(b *testing.B) {
+		b.ReportAllocs()
+		for range b.N {
+			if _, err := pi.Call(b.Context(), "session", "getLeafId", args...); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("host-call", func(b *testing.B) {
+		b.ReportAllocs()
+		for range b.N {
+			if _, err := pi.CallHost(b.Context(), "pikit.stateflow.host/1", "validate", args...); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	close(block)
+	<-done
 }
