@@ -186,7 +186,7 @@ func (r *Reader) one(p *ReadPath, projection string) (any, error) {
 		return nil, err
 	}
 	if m, ok := sel.(map[string]any); ok {
-		sel = pruned(m)
+		sel = prunedRead(m, p)
 	}
 	if projection == "keys" {
 		return keysOf(sel), nil
@@ -413,7 +413,7 @@ func rootProjection(state map[string]any, keepLazy bool) map[string]any {
 		if s, isStr := v.(string); isStr && s == "" && k == PlaneResponse {
 			continue
 		}
-		if m, isObj := v.(map[string]any); isObj && prunesEmpty(m) {
+		if m, isObj := v.(map[string]any); isObj && !IsExternalRoot(k) && prunesEmpty(m) {
 			continue
 		}
 		out[k] = v

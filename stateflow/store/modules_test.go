@@ -260,9 +260,7 @@ func TestModules_legacyCollision(t *testing.T) {
 	cat.Set(mod)
 	s := moduleStore(t, root, 7, cat)
 	files := treeFiles(t, tmp)
-	// (read_state prunes the selected value, so the nested {} is checked
-	// in the checkpoint bytes below.)
-	if got := read(t, s, "global.x_acme_notes.entries"); got != `{"value":["raw"]}` {
+	if got := read(t, s, "global.x_acme_notes"); got != `{"value":{"entries":["raw"],"nested":{}}}` {
 		t.Fatalf("raw read = %s", got)
 	}
 	after := treeFiles(t, tmp)
@@ -397,5 +395,24 @@ func TestModules_unscopedWithoutSessionGoesToCWD(t *testing.T) {
 	}
 	if m := metaOf(t, s, "cwd"); !strings.Contains(m, `"owner":{"cwd":"/home/u/proj"}`) || !strings.Contains(m, `"version":4`) {
 		t.Errorf("cwd meta = %s", m)
+	}
+}
+
+// Seed 003 "Exact current/history reads may return raw data": read_state
+// returns a module root's value as stored, empty objects included, while
+// planes stay pruned.
+func TestModules_exactRawRead(t *testing.T) {
+	tmp := t.TempDir()
+	copyTree(t, "testdata/interop/legacy-raw-v2/before", tmp)
+	s := moduleStore(t, filepath.Join(tmp, "state-flow"), 7, &catalogs{})
+	for path, want := range map[string]string{
+		"global.x_acme_notes":        `{"value":{"entries":["raw"],"nested":{}}}`,
+		"global.x_acme_notes.nested": `{"value":{}}`,
+		"global":                     `{"value":{"contract":{"lang":"go"},"x_acme_notes":{"entries":["raw"],"nested":{}}}}`,
+		"global[1].x_acme_notes":     `{"value":{"entries":["raw"],"nested":{}}}`,
+	} {
+		if got := read(t, s, path); got != want {
+			t.Errorf("%s = %s, want %s", path, got, want)
+		}
 	}
 }

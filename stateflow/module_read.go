@@ -1,0 +1,31 @@
+package stateflow
+
+// prunedRead prunes a read_state selection (reference §1.8) except module
+// data, which exact reads return raw (seed 003 "Exact current/history reads
+// may return raw data"): a selection inside an x_* root is returned as
+// stored; a whole-state selection prunes its planes and keeps its x_* roots
+// unpruned.
+func prunedRead(m map[string]any, p *ReadPath) map[string]any {
+	if len(p.Selectors) > 0 {
+		if s := p.Selectors[0]; s.Kind == SelKey && IsExternalRoot(s.Key) {
+			return m
+		}
+		return pruned(m)
+	}
+	if !HasExternal(m) {
+		return pruned(m)
+	}
+	planes := make(map[string]any, len(m))
+	for k, v := range m {
+		if !IsExternalRoot(k) {
+			planes[k] = v
+		}
+	}
+	out := pruned(planes) // planes itself or a new map: ours either way
+	for k, v := range m {
+		if IsExternalRoot(k) {
+			out[k] = v
+		}
+	}
+	return out
+}
