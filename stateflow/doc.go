@@ -58,7 +58,8 @@
 //     is never replaced (not by deletion, folding, fork or {}).
 //   - x_* roots a patch does not name keep their exact prior value
 //     (unpruned), whatever their availability; no callback is called for
-//     them.
+//     them. read_state returns x_* values exactly as stored (planes are
+//     pruned as upstream, module data is not).
 //   - Context ([AssembleModuleContext]): data contributions in scope order
 //     (global, cwd, session), then catalog definition order, then the
 //     module's own order, rendered after the core head by

@@ -42,10 +42,6 @@
 // parent's session meta. [Snapshot.ModuleOwners] lists each (scope,
 // module) with its availability, detached content and proposal basis.
 //
-// Limitation: read_state prunes empty objects from the value it returns,
-// so a raw legacy x_* value holding {} reads without it (the bytes on disk
-// are kept).
-//
 // # Locking
 //
 // Upstream's protocol: O_EXCL lock file holding "<pid>\n", 25 ms polls, no
