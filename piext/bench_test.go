@@ -1,13 +1,18 @@
 package piext_test
 
 import (
+	"context"
 	"encoding/json"
+	"io"
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 
+	"github.com/pikit-dev/pikit/internal/jsonrpc"
 	"github.com/pikit-dev/pikit/internal/modroot"
+	"github.com/pikit-dev/pikit/piext"
 )
 
 // BenchmarkBridgeContext times the context hook inside the bridge around
@@ -60,3 +65,54 @@ func BenchmarkBridgeContext(b *testing.B) {
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
+
+// BenchmarkServeContext is the sidecar's share of a context call at 15 MB
+// (300 messages of 50 KB the mirror holds, sent as ids; a no-op handler):
+// decoding the request, rebuilding the list from the mirror, answering,
+// plus this in-process client's encoding (the bridge's share, in Node, is
+// not in it). The baseline in the same run is a hook round trip with an
+// empty payload.
+//
+//	go test -run XX -bench ServeContext -benchmem ./piext/
+func BenchmarkServeContext(b *testing.B) {
+	noop := func(context.Context, *piext.Event) (any, error) { return nil, nil }
+	ext := &piext.Extension{Name: "demo", Hooks: []piext.Hook{{Event: "context", Handle: noop}, {Event: "agent_start", Handle: noop}}}
+	toExtR, toExtW := io.Pipe()
+	fromExtR, fromExtW := io.Pipe()
+	done := make(chan error, 1)
+	go func() { done <- piext.Serve(context.Background(), ext, toExtR, fromExtW) }()
+	conn := jsonrpc.NewConn(&rw{fromExtR, toExtW, []io.Closer{fromExtR, toExtW}}, &jsonrpc.Options{})
+	defer func() {
+		conn.Close()
+		toExtW.Close()
+		<-done
+	}()
+	ctx := context.Background()
+	if err := conn.Call(ctx, piext.MethodSessionBind, piext.BindParams{Generation: 1}, nil); err != nil {
+		b.Fatal(err)
+	}
+	full := make([]piext.WireMessage, 300)
+	ids := make([]piext.WireMessage, len(full))
+	for i := range full {
+		raw, _ := json.Marshal(map[string]any{"role": "user", "timestamp": i, "content": []any{map[string]any{"type": "text", "text": strings.Repeat("x", 50<<10)}}})
+		full[i] = piext.WireMessage{Hash: "k" + itoa(i), Message: raw}
+		ids[i] = piext.WireMessage{Hash: full[i].Hash}
+	}
+	if err := conn.Call(ctx, piext.MethodContextWarm, piext.WarmParams{Generation: 1, Messages: full}, nil); err != nil {
+		b.Fatal(err)
+	}
+	b.Run("hook-baseline", func(b *testing.B) {
+		for range b.N {
+			if err := conn.Call(ctx, piext.MethodHook, piext.HookParams{Event: "agent_start", Generation: 1, Payload: json.RawMessage(`{}`)}, nil); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("context-15MB-ids", func(b *testing.B) {
+		for range b.N {
+			if err := conn.Call(ctx, piext.MethodHook, piext.HookParams{Event: "context", Generation: 1, Messages: ids}, nil); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
