@@ -1,6 +1,8 @@
 package store
 
 import (
+	"sort"
+
 	sf "github.com/pikit-dev/pikit/stateflow"
 )
 
@@ -140,4 +142,32 @@ func (s *Store) fenceCatalog(args sf.PatchArgs, cat sf.Catalog) error {
 		return &sf.ToolError{Msg: sf.ErrCatalogRevoked.Error(), Cause: sf.ErrCatalogRevoked}
 	}
 	return nil
+}
+
+// LegacyRoots lists the raw x_* roots of the snapshot that have no
+// descriptor in their scope ("<scope>.<root>", overlay order then name):
+// legacy collisions that no module may adopt (seed 003 "Legacy"). Listing
+// them converts nothing.
+func (sn *Snapshot) LegacyRoots() []string {
+	var out []string
+	for i, scope := range sf.Scopes {
+		st := sn.View.Streams[i]
+		if st == nil {
+			continue
+		}
+		var roots []string
+		for root := range sf.RetainedExternal(st) {
+			if m := sn.decoded.metas[i]; m != nil {
+				if _, ok := m.Descriptors[root]; ok {
+					continue
+				}
+			}
+			roots = append(roots, root)
+		}
+		sort.Strings(roots)
+		for _, r := range roots {
+			out = append(out, scope+"."+r)
+		}
+	}
+	return out
 }

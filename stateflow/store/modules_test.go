@@ -110,6 +110,9 @@ func TestModules_metaV2UntilFirstDescriptor(t *testing.T) {
 	if !strings.Contains(m, `"descriptors":{"x_acme_notes":{"immutable":false,"schemaVersion":3}}`) || !strings.HasSuffix(m, `"version":4}`+"\n") {
 		t.Fatalf("session meta after first write: %s", m)
 	}
+	if snap, err := s.Read(context.Background()); err != nil || len(snap.LegacyRoots()) != 0 {
+		t.Fatalf("a described root listed as legacy: %v", err)
+	}
 	if c := metaOf(t, s, "cwd"); !strings.Contains(c, `"version":2`) {
 		t.Fatalf("cwd meta upgraded: %s", c)
 	}
@@ -271,6 +274,13 @@ func TestModules_legacyCollision(t *testing.T) {
 	}
 	if len(after) != len(files) {
 		t.Fatal("inspection wrote files")
+	}
+	snap, err := s.Read(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(snap.LegacyRoots(), ","); got != "global.x_acme_notes" {
+		t.Errorf("legacy roots = %q", got)
 	}
 	err = patchJSON(t, s, `{"global":{"x_acme_notes":{"entries":["adopt"]}}}`)
 	var me *sf.ModuleError
