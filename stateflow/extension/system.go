@@ -82,14 +82,11 @@ func refreshSection(msgs []piext.Message, want string) ([]piext.Message, bool, e
 }
 
 // withSection returns m with sections.state_flow set to want (null when
-// ""), keeping the other sections in their order (Pi renders them in
-// object order).
+// ""), keeping the other members and sections in their order (Pi renders
+// sections in object order). The message is rebuilt from its raw members,
+// not re-encoded.
 func withSection(m piext.Message, want string) (piext.Message, error) {
-	var obj map[string]json.RawMessage
-	if err := json.Unmarshal(m.Raw, &obj); err != nil {
-		return piext.Message{}, err
-	}
-	secs, err := orderedObject(obj["sections"])
+	top, err := orderedObject(m.Raw)
 	if err != nil {
 		return piext.Message{}, err
 	}
@@ -98,6 +95,20 @@ func withSection(m piext.Message, want string) (piext.Message, error) {
 		if val, err = json.Marshal(want); err != nil {
 			return piext.Message{}, err
 		}
+	}
+	at := -1
+	for i := range top {
+		if top[i].key == "sections" {
+			at = i
+		}
+	}
+	var secs []member
+	if at >= 0 {
+		if secs, err = orderedObject(top[at].val); err != nil {
+			return piext.Message{}, err
+		}
+	} else {
+		top, at = append(top, member{key: "sections"}), len(top)
 	}
 	found := false
 	for i := range secs {
@@ -108,21 +119,21 @@ func withSection(m piext.Message, want string) (piext.Message, error) {
 	if !found {
 		secs = append(secs, member{sectionName, val})
 	}
-	var b bytes.Buffer
-	b.WriteByte('{')
-	for i, s := range secs {
+	top[at].val = writeObject(nil, secs)
+	return piext.NewMessage(writeObject(make([]byte, 0, len(m.Raw)+len(val)+32), top)), nil
+}
+
+// writeObject appends the members as one JSON object.
+func writeObject(b []byte, ms []member) []byte {
+	b = append(b, '{')
+	for i, s := range ms {
 		if i > 0 {
-			b.WriteByte(',')
+			b = append(b, ',')
 		}
 		k, _ := json.Marshal(s.key)
-		b.Write(k)
-		b.WriteByte(':')
-		b.Write(s.val)
+		b = append(append(append(b, k...), ':'), s.val...)
 	}
-	b.WriteByte('}')
-	obj["sections"] = b.Bytes()
-	raw, err := json.Marshal(obj)
-	return piext.NewMessage(raw), err
+	return append(b, '}')
 }
 
 // member is one member of a JSON object, in document order.
@@ -139,7 +150,7 @@ func orderedObject(raw json.RawMessage) ([]member, error) {
 	}
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
-		return nil, errors.New("stateflow: system message sections are not an object")
+		return nil, errors.New("stateflow: system message or its sections are not an object")
 	}
 	var out []member
 	for dec.More() {
