@@ -81,6 +81,9 @@ func (x *ext) onToolResult(ctx context.Context, ev *piext.Event) (any, error) {
 		return nil, nil
 	}
 	sess := x.sessionFor(ctx, ev.Session, ev.Pi)
+	if pol, _ := sess.snapshotPolicy(); pol.Err != nil || pol.Mode == store.ModeOff || sess.store == nil {
+		return nil, nil // Off is memory-inert
+	}
 	a := &sess.arts
 	a.mu.Lock()
 	skills := a.skills
