@@ -21,9 +21,10 @@ import (
 // new branch supplies the mode and run lifecycle (none: config.json's
 // default, as for a new session); memory is never rewound to the branch
 // point. The head rebases (the run, the Passive head and the exit handoff
-// are dropped). A mode other than Off is recorded in the store and the
-// memory validated (unreadable memory under Active blocks, §2.9); Off does
-// no store I/O.
+// are dropped). A mode other than Off is recorded in the store (a fork
+// made in Off copies its parent's memory then, as a mode command would)
+// and the memory validated (unreadable memory under Active blocks, §2.9);
+// Off does no store I/O.
 func (x *ext) onSessionTree(ctx context.Context, ev *piext.Event) (any, error) {
 	sess := x.sessionFor(ctx, ev.Session, ev.Pi)
 	cfg, cfgErr := x.config()
@@ -39,7 +40,7 @@ func (x *ext) onSessionTree(ctx context.Context, ev *piext.Event) (any, error) {
 		case sess.store == nil:
 			blocked = errors.New(sf.MsgRuntimeUnavailable)
 		case pol.Mode != prev.Mode || bootstrap != prevBootstrap:
-			blocked = sess.store.SetMode(ctx, pol.Mode, bootstrap)
+			blocked = x.initSession(ctx, ev.Pi, sess, pol.Mode, bootstrap) // a fork made in Off copies now
 		}
 		if blocked == nil {
 			_, blocked = sess.store.Read(ctx)
