@@ -16,6 +16,8 @@ type StatusInput struct {
 	Limit      int
 	View       *View // nil when memory is unreadable
 	Err        error // recovery/publication error, or nil
+	// Invalidations are the stale artifact cards (reference §1.10).
+	Invalidations []Invalidation
 }
 
 // StatusReport renders the observational /state-flow-status report
@@ -61,6 +63,10 @@ func StatusReport(in StatusInput) string {
 		fmt.Fprintf(&b, "Scope memory: %s %d bytes, %d%% intent-owned\n", scope, size, share)
 	}
 	fmt.Fprintf(&b, "Artifacts: %s\n", strings.Join(arts, ", "))
+	fmt.Fprintf(&b, "Artifact invalidations: %d\n", len(in.Invalidations))
+	for _, i := range in.Invalidations {
+		fmt.Fprintf(&b, "  %s %s %s\n", i.Scope, i.Reason, i.Path)
+	}
 	eff, err := in.View.EffectiveAt(0)
 	if err != nil {
 		fmt.Fprintf(&b, "Error: %s\n", err.Error())

@@ -61,6 +61,13 @@ func (x *ext) prepareRun(ctx context.Context, sess *session, pi *piext.Pi, spec 
 	return nil
 }
 
+// registeredSkills is the Skills registry as last read from Pi.
+func (a *artifacts) registeredSkills() map[string]string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.skills
+}
+
 // headMembers is what the run's frozen head carries: the invalidations
 // (and their cards' hints) and the compiler outputs still owed.
 func (a *artifacts) headMembers() ([]sf.Invalidation, []sf.Rehydration) {

@@ -80,5 +80,5 @@ func (x *ext) status(ctx context.Context, c *piext.CommandCall) error {
 		return c.Pi.Notify(ctx, sf.MsgRuntimeUnavailable, "error")
 	}
 	p, _ := sess.snapshotPolicy()
-	return c.Pi.Notify(ctx, sess.store.Status(ctx, p.Mode), "info")
+	return c.Pi.Notify(ctx, sess.store.StatusWithSkills(ctx, p.Mode, sess.arts.registeredSkills()), "info")
 }

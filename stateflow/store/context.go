@@ -32,8 +32,15 @@ func (s *Store) PassiveHead(ctx context.Context) (string, error) {
 }
 
 // Status builds the /state-flow-status report; unreadable memory is
-// reported, with "(blocked)" under Active.
+// reported, with "(blocked)" under Active. Artifact sources are observed
+// with no Skill registered; see [Store.StatusWithSkills].
 func (s *Store) Status(ctx context.Context, mode string) string {
+	return s.StatusWithSkills(ctx, mode, nil)
+}
+
+// StatusWithSkills is [Store.Status] with the registered Skills (source
+// path → scope) the artifact invalidations are judged with.
+func (s *Store) StatusWithSkills(ctx context.Context, mode string, skills map[string]string) string {
 	in := sf.StatusInput{Roots: s.opts.Roots, Mode: mode, CWDKey: CWDKey(s.layout.CWD), SessionKey: s.layout.SessionKey, Limit: s.opts.HistoryLimit}
 	snap, err := s.Read(ctx)
 	if err != nil {
@@ -41,5 +48,6 @@ func (s *Store) Status(ctx context.Context, mode string) string {
 		return sf.StatusReport(in)
 	}
 	in.View, in.Step = snap.View, snap.Step
+	in.Invalidations = s.Freshness(snap, skills).Invalidations
 	return sf.StatusReport(in)
 }
