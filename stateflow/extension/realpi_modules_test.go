@@ -73,6 +73,8 @@ func moduleScript(r *modelserver.Request) modelserver.Script {
 		return call("patch_state", `{"x_acme_probe":{"v":1}}`)
 	case strings.Contains(u, "BADNOTES"):
 		return call("patch_state", `{"x_acme_notes":{"entries":[1]}}`)
+	case strings.Contains(u, "CWDNOTES"):
+		return call("patch_state", `{"cwd":{"x_acme_notes":{"entries":["cwd"]}}}`)
 	case strings.Contains(u, "READNOTES"):
 		return call("read_state", `{"path":"x_acme_notes"}`)
 	case strings.Contains(u, "NOTES"):
@@ -200,6 +202,17 @@ func TestRealPi_ModuleCompanionEndToEnd(t *testing.T) {
 	prompt(t, ctx, c, "hello")
 	if u := h.firstRequestText(n); !strings.Contains(u, data) {
 		t.Errorf("context after re-registration lacks the data: %q", u)
+	}
+
+	// An explicit scope wrapper is always accepted; with two participating
+	// owners an unscoped patch is refused, naming them.
+	evs = prompt(t, ctx, c, "CWDNOTES please")
+	if text, isErr := toolResult(t, evs, "patch_state"); isErr || !strings.HasPrefix(text, "\nState materialized atomically at cwd scope.") {
+		t.Errorf("scoped write: %q (error %v)", text, isErr)
+	}
+	evs = prompt(t, ctx, c, "NOTES unscoped")
+	if text, isErr := toolResult(t, evs, "patch_state"); !isErr || !strings.Contains(text, `State Flow module root "x_acme_notes" has several participating owners (cwd, session)`) {
+		t.Errorf("unscoped write with two owners: %q (error %v)", text, isErr)
 	}
 }
 
