@@ -15,7 +15,9 @@ import (
 // x_acme_probe logs every callback with its frame to $ACME_PROBE_LOG,
 // captures an input with a receipt, contributes {"owner": <owner>,
 // "input": <input>} as data and, for the Session owner with a completed
-// segment of two or more messages, selects only index 0.
+// segment of two or more messages, selects only index 0; its producer
+// proposes nothing (undefined); its receipt throws once $ACME_PROBE_LOG.stale
+// exists.
 const acmeProbeTS = `import * as fs from "node:fs";
 import { registerStateFlowModule } from "../pikit-stateflow/modules.ts";
 
@@ -27,13 +29,17 @@ const probe = {
   captureInput(source: any) {
     n++;
     log({ cb: "captureInput", source });
-    return { value: { n }, assertCurrent() {} };
+    return { value: { n }, assertCurrent() { if (fs.existsSync(process.env.ACME_PROBE_LOG + ".stale")) throw new Error("stale"); } };
   },
   context(content: any, frame: any) {
     log({ cb: "context", frame: { mode: frame.mode, owner: frame.owner, conversation: frame.conversation?.length ?? null, prompt: frame.prompt ?? null, input: frame.input ?? null } });
     const out: any[] = [{ kind: "data", value: { owner: frame.owner, input: frame.input ?? null } }];
     if (frame.owner === "session" && (frame.conversation?.length ?? 0) >= 2) out.push({ kind: "conversation", indices: [0] });
     return out;
+  },
+  produce(_content: any, frame: any) {
+    log({ cb: "produce", frame: { mode: frame.mode, owner: frame.owner, input: frame.input ?? null } });
+    return undefined;
   },
 };
 export default function (pi: any) {
@@ -161,6 +167,8 @@ func TestRealPi_ModuleFramesPassiveSelection(t *testing.T) {
 			}
 		case "validate":
 			t.Errorf("validate ran without a write")
+		case "produce":
+			t.Errorf("a producer ran in Passive")
 		}
 	}
 	if !owners["global"] || !owners["cwd"] || !owners["session"] {
@@ -223,5 +231,50 @@ func TestRealPi_ModuleSchemaVersionChangeRefusedBeforeValidators(t *testing.T) {
 	evs = prompt(t, ctx, c, "READPROBE")
 	if text, isErr := toolResult(t, evs, "read_state"); isErr || text != `{"value":{"v":1}}` {
 		t.Errorf("raw read of the incompatible root: %q (error %v)", text, isErr)
+	}
+}
+
+// Active: each available owner's input is captured once per run and the
+// producer runs once per run (in the preparation), while every tool-loop
+// turn gets the module context again with the same input; an undefined
+// proposal writes nothing; an obsolete receipt withholds that module's
+// context.
+func TestRealPi_ModuleActiveCapturesOncePerRun(t *testing.T) {
+	t.Parallel()
+	h, log := probeHarness(t, "active")
+	c := h.start(t)
+	ctx := testCtx(t)
+	n := len(h.env.Server.Requests())
+	prompt(t, ctx, c, "READPROBE please") // two provider requests: tool call, answer
+	reqs := h.requestsSince(n)
+	if len(reqs) != 2 {
+		t.Fatalf("requests = %d", len(reqs))
+	}
+	count := map[string]int{}
+	for _, r := range readProbe(t, log) {
+		count[r.CB]++
+		if r.CB == "produce" && (r.Frame.Mode != "active" || r.Frame.Input == nil) {
+			t.Errorf("produce frame %+v", r.Frame)
+		}
+	}
+	if count["captureInput"] != 3 || count["produce"] != 3 || count["context"] != 6 {
+		t.Errorf("callbacks per run = %v, want captureInput 3, produce 3 (one per owner), context 6 (per owner per turn)", count)
+	}
+	for i, r := range reqs {
+		if u := userTexts(r); !strings.Contains(u, `x_acme_probe (session): {"input":{"n":3},"owner":"session"}`) {
+			t.Errorf("request %d lacks the run's captured input: %q", i, u)
+		}
+	}
+	if storeHolds(t, h.env.AgentDir, "x_acme_probe") {
+		t.Errorf("an undefined proposal wrote the root")
+	}
+	// An obsolete receipt: the next run's context omits the module.
+	if err := os.WriteFile(log+".stale", nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	n = len(h.env.Server.Requests())
+	prompt(t, ctx, c, "hello")
+	if u := h.firstRequestText(n); strings.Contains(u, "x_acme_probe") {
+		t.Errorf("context of an obsolete input: %q", u)
 	}
 }
