@@ -135,6 +135,10 @@ func TestArtifacts_provenanceAndFreshness(t *testing.T) {
 	if len(got.Invalidations) != 1 || got.Invalidations[0] != (sf.Invalidation{Path: f.src, Scope: "session", Reason: sf.ReasonNew}) {
 		t.Fatalf("invalidations = %+v", got.Invalidations)
 	}
+	// reference §1.3: the status report lists the invalidations.
+	if st := f.s.Status(context.Background(), ModeActive); !strings.Contains(st, "Artifacts: global 0, cwd 1, session 1\nArtifact invalidations: 1\n  session new "+f.src+"\n") {
+		t.Fatalf("status:\n%s", st)
+	}
 }
 
 // reference §1.10: a modified source, or one replaced by a symlink, is
