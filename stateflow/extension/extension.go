@@ -83,7 +83,8 @@
 //     path is compiled from. Reads, owed outputs and the Skills registry
 //     (pi.getCommands(), refreshed per run) live in the sidecar only: a
 //     restart forgets them. Passive observes nothing (its head has no
-//     artifact members); /state-flow-status does not list invalidations.
+//     artifact members); /state-flow-status lists the invalidations;
+//     read_state shows stored cards without the hint.
 //   - The Active head is frozen per run (first context of the run); the
 //     Passive head is rebuilt once per run (at before_agent_start), so a
 //     new run sees patches made since.
