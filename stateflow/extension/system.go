@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"slices"
 
 	"github.com/pikit-dev/pikit/piext"
 	sf "github.com/pikit-dev/pikit/stateflow"
@@ -44,18 +45,22 @@ func (x *ext) onContextWithSystem(ctx context.Context, ev *piext.Event) (any, er
 // differs; changed is false when nothing needed to change (or there is no
 // system message).
 func refreshSection(msgs []piext.Message, want string) ([]piext.Message, bool, error) {
-	last := -1
+	var last *systemMessage
+	at := -1
 	cur, present := "", false
 	for i, m := range msgs {
-		if !bytes.Contains(m.Raw, []byte(`"system"`)) || m.Role() != "system" {
+		if !bytes.Contains(m.Raw, []byte(`"system"`)) {
 			continue
 		}
-		last = i
-		secs, err := orderedObject(m.Field("sections"))
+		sm, err := decodeSystem(m.Raw)
 		if err != nil {
 			return nil, false, err
 		}
-		for _, s := range secs {
+		if sm == nil {
+			continue
+		}
+		last, at = sm, i
+		for _, s := range sm.secs {
 			if s.key != sectionName {
 				continue
 			}
@@ -69,47 +74,70 @@ func refreshSection(msgs []piext.Message, want string) ([]piext.Message, bool, e
 			}
 		}
 	}
-	if last < 0 || (want == "" && !present) || (want != "" && present && cur == want) {
+	if last == nil || (want == "" && !present) || (want != "" && present && cur == want) {
 		return msgs, false, nil
 	}
-	edited, err := withSection(msgs[last], want)
+	edited, err := last.withSection(want, len(msgs[at].Raw))
 	if err != nil {
 		return nil, false, err
 	}
 	out := append([]piext.Message(nil), msgs...)
-	out[last] = edited
+	out[at] = edited
 	return out, true, nil
 }
 
-// withSection returns m with sections.state_flow set to want (null when
-// ""), keeping the other members and sections in their order (Pi renders
-// sections in object order). The message is rebuilt from its raw members,
-// not re-encoded.
-func withSection(m piext.Message, want string) (piext.Message, error) {
-	top, err := orderedObject(m.Raw)
+// systemMessage is a system message's members in document order, with the
+// index of its sections member (-1: none) and the sections in order.
+type systemMessage struct {
+	top  []member
+	at   int
+	secs []member
+}
+
+// decodeSystem decodes raw when it is a system message (nil otherwise).
+func decodeSystem(raw json.RawMessage) (*systemMessage, error) {
+	top, err := orderedObject(raw)
 	if err != nil {
-		return piext.Message{}, err
+		return nil, err
 	}
+	sm := &systemMessage{top: top, at: -1}
+	system := false
+	for i, m := range top {
+		switch m.key {
+		case "role":
+			system = string(m.val) == `"system"`
+		case "sections":
+			sm.at = i
+		}
+	}
+	if !system {
+		return nil, nil
+	}
+	if sm.at >= 0 {
+		if sm.secs, err = orderedObject(top[sm.at].val); err != nil {
+			return nil, err
+		}
+	}
+	return sm, nil
+}
+
+// withSection returns the message with sections.state_flow set to want
+// (null when ""), keeping the other members and sections in their order
+// (Pi renders sections in object order). The message is rebuilt from its
+// raw members, not re-encoded; size is the original's length.
+func (sm *systemMessage) withSection(want string, size int) (piext.Message, error) {
 	val := json.RawMessage("null")
 	if want != "" {
+		var err error
 		if val, err = json.Marshal(want); err != nil {
 			return piext.Message{}, err
 		}
 	}
-	at := -1
-	for i := range top {
-		if top[i].key == "sections" {
-			at = i
-		}
-	}
-	var secs []member
-	if at >= 0 {
-		if secs, err = orderedObject(top[at].val); err != nil {
-			return piext.Message{}, err
-		}
-	} else {
+	top, at := slices.Clone(sm.top), sm.at
+	if at < 0 {
 		top, at = append(top, member{key: "sections"}), len(top)
 	}
+	secs := slices.Clone(sm.secs)
 	found := false
 	for i := range secs {
 		if secs[i].key == sectionName {
@@ -120,7 +148,7 @@ func withSection(m piext.Message, want string) (piext.Message, error) {
 		secs = append(secs, member{sectionName, val})
 	}
 	top[at].val = writeObject(nil, secs)
-	return piext.NewMessage(writeObject(make([]byte, 0, len(m.Raw)+len(val)+32), top)), nil
+	return piext.NewMessage(writeObject(make([]byte, 0, size+len(val)+32), top)), nil
 }
 
 // writeObject appends the members as one JSON object.
