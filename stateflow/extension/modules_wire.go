@@ -282,6 +282,11 @@ func (x *ext) withModuleContext(ctx context.Context, sess *session, cat sf.Catal
 		}
 		owners = append(owners, sf.OwnerContext{Owner: o.Scope, Module: p.ID, Contributions: cs})
 	}
+	// A catalog change during evaluation (a companion registered or
+	// disposed) withholds all module context of this request.
+	if now := x.mods.catalog.refresh(ctx, ev.Pi.Session()); now.Generation != cat.Generation {
+		return res
+	}
 	plan := sf.AssembleModuleContext(cat, conv, owners)
 	text, err := sf.RenderModuleData(plan.Data)
 	if err != nil || (text == "" && plan.Selection == nil) {
