@@ -149,7 +149,8 @@
 //     (sf.RenderModuleData); a conversation selection is applied in Passive
 //     only (Active already drops the completed segment); a module whose
 //     callback fails or whose input receipt is obsolete contributes
-//     nothing.
+//     nothing; a catalog change during evaluation withholds the request's
+//     module data.
 //   - captureInput runs once per Active run at its preparation and the
 //     receipt is asserted before and after each context call; in Passive
 //     it runs per provider request. Producers run only in the Active
