@@ -175,9 +175,10 @@ func (a *artifacts) patched(roots *sf.Roots, raw []byte, comp *sf.Compilation) {
 }
 
 // noticeArtifacts re-observes the sources before each later inference of
-// an Active run; invalidations and owed outputs the model has not been
-// shown become a tail notice (reference §1.11) at the end of the run so
-// far, kept there afterwards.
+// an Active run: proven-missing ones are removed at once (a transition
+// the model sees as state_updates), and invalidations and owed outputs
+// the model has not been shown become a tail notice (reference §1.11) at
+// the end of the run so far, kept there afterwards.
 func (x *ext) noticeArtifacts(ctx context.Context, sess *session, msgs []piext.Message) error {
 	snap, err := sess.store.Read(ctx)
 	if err != nil {
@@ -188,6 +189,16 @@ func (x *ext) noticeArtifacts(ctx context.Context, sess *session, msgs []piext.M
 	skills := a.skills
 	a.mu.Unlock()
 	fresh := sess.store.Freshness(snap, skills)
+	if len(fresh.Missing) > 0 {
+		// A source gone since the run began: its cards leave every owning
+		// scope now, and the removal reaches the model as state_updates.
+		if fresh, err = sess.store.PrepareRun(ctx, "", false, skills); err != nil {
+			return err
+		}
+		if err := x.noticeDrift(ctx, sess, msgs); err != nil {
+			return err
+		}
+	}
 	a.mu.Lock()
 	a.invalid = fresh.Invalidations
 	a.owed = stillOwed(a.owed, a.invalid)

@@ -37,6 +37,10 @@ func artifactModel(src *atomic.Pointer[string]) modelserver.ScriptFunc {
 		}
 		p, _ := json.Marshal(path)
 		switch {
+		case strings.Contains(u, "DELMID") && tools == 0:
+			// The source disappears between this inference and the next.
+			_ = os.Remove(path)
+			return call("read_state", `{"path":"cwd.working"}`)
 		case !strings.Contains(u, "READSRC") && !strings.Contains(u, "REREAD"):
 			return modelserver.Script{Text: []string{"plain answer"}}
 		case tools == 0:
@@ -132,5 +136,23 @@ func TestRealPi_ArtifactInvalidation(t *testing.T) {
 	}
 	if strings.Contains(string(body["state"]), "design.md") || body["artifact_invalidations"] != nil || body["knowledge_rehydration"] != nil {
 		t.Errorf("a deleted source's card (or its obligations) is still in the head:\n%s", head)
+	}
+
+	// A source that disappears during a run leaves memory before the next
+	// inference, which sees the removal as state_updates.
+	if err := os.WriteFile(path, []byte("# Design\nback again\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	prompt(t, ctx, c, "READSRC once more")
+	n = len(h.env.Server.Requests())
+	prompt(t, ctx, c, "DELMID")
+	reqs = h.requestsSince(n)
+	if len(reqs) < 2 {
+		t.Fatalf("requests = %d", len(reqs))
+	}
+	wantUpd := `{"state_updates":{"projection":"`
+	wantDel := `"effective":[{"path":["artifacts"],"deleted":true}]` // its only card: the plane goes
+	if u := userTexts(reqs[1]); !strings.Contains(u, wantUpd) || !strings.Contains(u, wantDel) {
+		t.Errorf("request after the mid-run deletion lacks the removal notice %s:\n%s", wantDel, u)
 	}
 }
