@@ -20,6 +20,8 @@ func TestMain(m *testing.M) {
 		os.Exit(leakcheck.Run(m))
 	case "patcher":
 		os.Exit(childPatcher())
+	case "modpatcher":
+		os.Exit(childModulePatcher())
 	case "holder":
 		os.Exit(childHolder())
 	default:
