@@ -137,6 +137,62 @@ func frame(st Style, w int, title string, body []string) []string {
 	return out
 }
 
+// window draws the lines [top, top+rows) of a list whose item i is
+// heights[i] lines tall and drawn by draw(i); items outside the window are
+// never drawn, so a key costs the same on a 15 MB anchor as on a small one
+// (apart from an integer pass over the heights).
+func window(heights []int, draw func(i int) []string, top, rows int) []string {
+	line, i := 0, 0
+	for i < len(heights) && line+heights[i] <= top {
+		line += heights[i]
+		i++
+	}
+	skip := top - line
+	var out []string
+	for ; i < len(heights) && len(out) < rows; i++ {
+		ls := draw(i)
+		if skip > 0 {
+			ls = ls[min(skip, len(ls)):]
+			skip = 0
+		}
+		out = append(out, ls[:min(len(ls), rows-len(out))]...)
+	}
+	return out
+}
+
+// span returns the first line of item i and the total line count.
+func span(heights []int, i int) (from, total int) {
+	for k, h := range heights {
+		if k == i {
+			from = total
+		}
+		total += h
+	}
+	return from, total
+}
+
+// previews caches each atom's preview (Atom.Preview: normalised,
+// middle-truncated to 700) and its width in cells, computed once per atom.
+type previews struct {
+	snap  *Snapshot
+	text  []string
+	cells []int
+	done  []bool
+}
+
+func newPreviews(s *Snapshot) *previews {
+	return &previews{snap: s, text: make([]string, len(s.Atoms)), cells: make([]int, len(s.Atoms)), done: make([]bool, len(s.Atoms))}
+}
+
+func (p *previews) get(i int) (string, int) {
+	if !p.done[i] {
+		p.text[i] = p.snap.Atoms[i].Preview()
+		p.cells[i] = cellWidth(p.text[i])
+		p.done[i] = true
+	}
+	return p.text[i], p.cells[i]
+}
+
 // scrollTo returns the first visible line so that [from, to] shows in a
 // window of rows lines starting at top (as much of it as fits, from first).
 func scrollTo(top, from, to, rows, total int) int {

@@ -37,6 +37,8 @@ type ReviewView struct {
 	top       int
 	rows      int // timeline rows at the last render
 	follow    bool
+	prev      *previews
+	items     []int // timeline items: atom index (KEEP), or -1-r for range r
 }
 
 // NewReviewView opens Review on s and d with the first range selected.
@@ -52,6 +54,23 @@ func NewReviewView(s *Snapshot, d *Draft) *ReviewView {
 func (v *ReviewView) Reload(s *Snapshot, d *Draft) {
 	id := v.SelectedID()
 	v.snap, v.draft = s, d
+	v.prev = newPreviews(s)
+	v.items = v.items[:0]
+	for i := 0; i < len(s.Atoms); i++ {
+		r := -1
+		for k := range d.Ranges {
+			if d.Ranges[k].StartIndex <= i && i <= d.Ranges[k].EndIndex {
+				r = k
+				break
+			}
+		}
+		if r < 0 {
+			v.items = append(v.items, i)
+			continue
+		}
+		v.items = append(v.items, -1-r)
+		i = max(i, d.Ranges[r].EndIndex)
+	}
 	if i := v.rangeIndex(id); i >= 0 {
 		v.selected = i
 	} else {
@@ -150,59 +169,63 @@ func (v *ReviewView) scroll(d int) {
 	v.follow = false
 }
 
-// Render draws the overlay in at most height lines of w cells.
+// Render draws the overlay in at most height lines of w cells; only the
+// visible part of the timeline is drawn.
 func (v *ReviewView) Render(w, height int, st Style) []string {
 	w = max(w, 20)
 	v.rows = max(3, height-reviewChrome)
-	lines, from, to := v.timeline(w, st)
-	if v.follow {
-		v.top = scrollTo(v.top, from, to, v.rows, len(lines))
+	var lines []string
+	if len(v.items) == 0 {
+		lines = []string{"(no atoms at the anchor)"}
+	} else {
+		heights := make([]int, len(v.items))
+		sel := -1
+		var open []string
+		for k, it := range v.items {
+			heights[k] = 1
+			if v.selected >= 0 && it == -1-v.selected {
+				sel = k
+				open = v.rangeLines(&v.draft.Ranges[v.selected], true, w, st)
+				heights[k] = len(open)
+			}
+		}
+		from, total := 0, 0
+		if sel >= 0 {
+			from, total = span(heights, sel)
+		} else {
+			_, total = span(heights, -1)
+		}
+		if v.follow && sel >= 0 {
+			v.top = scrollTo(v.top, from, from+heights[sel]-1, v.rows, total)
+		}
 		v.follow = false
+		v.top = clampTop(v.top, v.rows, total)
+		lines = window(heights, func(k int) []string {
+			if k == sel {
+				return open
+			}
+			return v.drawItem(v.items[k], w, st)
+		}, v.top, v.rows)
 	}
-	v.top = clampTop(v.top, v.rows, len(lines))
-	body := []string{fit(planHeadline(v.draft), w)}
-	body = append(body, lines[v.top:min(len(lines), v.top+v.rows)]...)
+	body := append([]string{fit(planHeadline(v.draft), w)}, lines...)
 	body = append(body, st.apply("dim", fit(reviewHint, w)))
 	return frame(st, w, ReviewTitle, body)
 }
 
-// timeline draws the KEEP atoms and the ranges; from and to are the lines
-// of the selected range.
-func (v *ReviewView) timeline(w int, st Style) (lines []string, from, to int) {
-	owner := map[int]int{}
-	for ri, r := range v.draft.Ranges {
-		for i := r.StartIndex; i <= r.EndIndex; i++ {
-			owner[i] = ri
-		}
+// drawItem draws a KEEP atom (it >= 0) or a folded range.
+func (v *ReviewView) drawItem(it, w int, st Style) []string {
+	if it < 0 {
+		return v.rangeLines(&v.draft.Ranges[-1-it], -1-it == v.selected, w, st)
 	}
-	for i := 0; i < len(v.snap.Atoms); i++ {
-		ri, inRange := owner[i]
-		if !inRange {
-			a := &v.snap.Atoms[i]
-			line := "  KEEP " + atomFacts(a)
-			if a.Protected() {
-				line += " · " + CantCompressLabel
-			}
-			if p := normalizeText(a.Preview()); p != "" {
-				line += " · " + p
-			}
-			lines = append(lines, st.apply("muted", fit(line, w)))
-			continue
-		}
-		r := &v.draft.Ranges[ri]
-		if ri == v.selected {
-			from = len(lines)
-		}
-		lines = append(lines, v.rangeLines(r, ri == v.selected, w, st)...)
-		if ri == v.selected {
-			to = len(lines) - 1
-		}
-		i = max(i, r.EndIndex)
+	a := &v.snap.Atoms[it]
+	line := "  KEEP " + atomFacts(a)
+	if a.Protected() {
+		line += " · " + CantCompressLabel
 	}
-	if len(lines) == 0 {
-		lines = []string{"(no atoms at the anchor)"}
+	if p, _ := v.prev.get(it); p != "" {
+		line += " · " + p
 	}
-	return lines, from, to
+	return []string{st.apply("muted", fit(line, w))}
 }
 
 // rangeLines is a range's header (`▸ d1 a→b · N atoms a→b chars −saved
@@ -272,7 +295,7 @@ func (v *ReviewView) rangeLines(r *Range, selected bool, w int, st Style) []stri
 		}
 		a := &v.snap.Atoms[i]
 		line := "    " + mark + " " + atomFacts(a)
-		if p := normalizeText(a.Preview()); p != "" {
+		if p, _ := v.prev.get(i); p != "" {
 			line += " · " + p
 		}
 		out = append(out, st.apply("dim", fit(line, w)))

@@ -38,11 +38,24 @@ type SelectionView struct {
 	page     int // atoms per page at the last render
 	dirty    bool
 	message  string
+	prev     *previews
+	items    []int // timeline items: atom index, or -1-g for group g's header
+	atomItem []int // atom index → item index
+	heights  []int // item heights at heightsW
+	heightsW int
 }
 
 // NewSelectionView opens Selection on s with d's ranges selected.
 func NewSelectionView(s *Snapshot, d *Draft) *SelectionView {
-	v := &SelectionView{snap: s, groups: viewGroups(s), selected: map[int]bool{}, keep: map[int]bool{}, page: 1}
+	v := &SelectionView{snap: s, groups: viewGroups(s), selected: map[int]bool{}, keep: map[int]bool{}, page: 1, prev: newPreviews(s)}
+	v.atomItem = make([]int, len(s.Atoms))
+	for gi, g := range v.groups {
+		v.items = append(v.items, -1-gi)
+		for i := g.start; i <= g.end; i++ {
+			v.atomItem[i] = len(v.items)
+			v.items = append(v.items, i)
+		}
+	}
 	if d != nil {
 		for _, r := range d.Ranges {
 			for i := r.StartIndex; i <= r.EndIndex && i < len(s.Atoms); i++ {
@@ -197,16 +210,22 @@ func (v *SelectionView) Header() string {
 	return SelectionHeader(v.snap, compress)
 }
 
-// Render draws the overlay in at most height lines of w cells.
+// Render draws the overlay in at most height lines of w cells; only the
+// visible part of the timeline is drawn.
 func (v *SelectionView) Render(w, height int, st Style) []string {
 	w = max(w, 20)
 	rows := max(3, height-selectionChrome)
-	lines, cursorFrom, cursorTo := v.timeline(w, st)
 	v.page = max(1, rows/3)
-	v.top = scrollTo(v.top, cursorFrom, cursorTo, rows, len(lines))
-	body := []string{fit(v.Header(), w)}
-	end := min(len(lines), v.top+rows)
-	body = append(body, lines[v.top:end]...)
+	var lines []string
+	if len(v.snap.Atoms) == 0 {
+		lines = []string{"(no atoms at the anchor)"}
+	} else {
+		heights := v.itemHeights(w)
+		from, total := span(heights, v.atomItem[v.cursor])
+		v.top = scrollTo(v.top, from, from+heights[v.atomItem[v.cursor]]-1, rows, total)
+		lines = window(heights, func(i int) []string { return v.drawItem(v.items[i], w, st) }, v.top, rows)
+	}
+	body := append([]string{fit(v.Header(), w)}, lines...)
 	if v.message != "" {
 		body = append(body, st.apply("warning", fit(v.message, w)))
 	} else {
@@ -216,46 +235,60 @@ func (v *SelectionView) Render(w, height int, st Style) []string {
 	return frame(st, w, SelectionTitle, body)
 }
 
-// timeline draws every group and atom; it returns the lines and the line
-// span of the cursor's atom.
-func (v *SelectionView) timeline(w int, st Style) (lines []string, from, to int) {
-	if len(v.snap.Atoms) == 0 {
-		return []string{"(no atoms at the anchor)"}, 0, 0
+// itemHeights are the timeline items' heights for width w: a group header
+// is one line, an atom one plus up to two preview lines.
+func (v *SelectionView) itemHeights(w int) []int {
+	if v.heightsW == w && v.heights != nil {
+		return v.heights
 	}
-	for _, g := range v.groups {
-		lines = append(lines, st.apply("muted", fit("-- "+g.ref+" | "+g.label, w)))
-		for i := g.start; i <= g.end; i++ {
-			a := &v.snap.Atoms[i]
-			mark, state := "[ ]", "...."
-			switch {
-			case v.keep[i]:
-				mark, state = "[K]", "KEEP"
-			case v.selected[i]:
-				mark, state = "[*]", "PLAN"
-			}
-			facts := atomFacts(a)
-			if a.Protected() {
-				facts += " · " + CantCompressLabel
-			}
-			cur := "  "
-			if i == v.cursor {
-				cur = "> "
-				from = len(lines)
-			}
-			line := fit(cur+mark+" "+state+" "+facts, w)
-			if i == v.cursor {
-				line = st.apply("accent", line)
-			} else if state == "PLAN" {
-				line = st.apply("success", line)
-			}
-			lines = append(lines, line)
-			for _, p := range wrap(a.Preview(), w-6, 2) {
-				lines = append(lines, st.apply("dim", "      "+p))
-			}
-			if i == v.cursor {
-				to = len(lines) - 1
+	v.heights, v.heightsW = make([]int, len(v.items)), w
+	for k, it := range v.items {
+		v.heights[k] = 1
+		if it >= 0 {
+			switch _, cells := v.prev.get(it); {
+			case cells == 0:
+			case cells <= w-6:
+				v.heights[k] = 2
+			default:
+				v.heights[k] = 3
 			}
 		}
 	}
-	return lines, from, to
+	return v.heights
+}
+
+// drawItem draws a group header (it < 0) or an atom with its preview.
+func (v *SelectionView) drawItem(it, w int, st Style) []string {
+	if it < 0 {
+		g := v.groups[-1-it]
+		return []string{st.apply("muted", fit("-- "+g.ref+" | "+g.label, w))}
+	}
+	a := &v.snap.Atoms[it]
+	mark, state := "[ ]", "...."
+	switch {
+	case v.keep[it]:
+		mark, state = "[K]", "KEEP"
+	case v.selected[it]:
+		mark, state = "[*]", "PLAN"
+	}
+	facts := atomFacts(a)
+	if a.Protected() {
+		facts += " · " + CantCompressLabel
+	}
+	cur := "  "
+	if it == v.cursor {
+		cur = "> "
+	}
+	line := fit(cur+mark+" "+state+" "+facts, w)
+	if it == v.cursor {
+		line = st.apply("accent", line)
+	} else if state == "PLAN" {
+		line = st.apply("success", line)
+	}
+	out := []string{line}
+	text, _ := v.prev.get(it)
+	for _, p := range wrap(text, w-6, 2) {
+		out = append(out, st.apply("dim", "      "+p))
+	}
+	return out
 }
