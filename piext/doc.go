@@ -39,7 +39,9 @@
 //
 // The bridge awaits each hook; Go runs one session's hooks one at a time in
 // arrival order, tools and commands concurrently. A hook gets [HookTimeout]
-// (5 s), a call back into Pi [ReverseCallTimeout] (30 s); tools, commands and
+// (5 s) unless it declares its own [Hook.Timeout] (in the manifest, so the
+// bridge and Go agree), a call back into Pi [ReverseCallTimeout] (30 s); a
+// hook with [Hook.OmitPayload] gets a null payload. Tools, commands and
 // dialogs have none. A hook that cannot be answered fails as declared:
 // tool_call closed ({block: true, reason}), everything else open by default
 // (the event goes on unmodified, the first failure of a sidecar's life shown

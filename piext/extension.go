@@ -87,8 +87,8 @@ const (
 	FailClosed
 )
 
-// Timeouts (declared, not improvised): a hook gets HookTimeout, measured in
-// the bridge and in Go; a call back into Pi gets ReverseCallTimeout unless
+// Timeouts (declared, not improvised): a hook gets HookTimeout (or its own
+// Hook.Timeout), measured in the bridge and in Go; a call back into Pi gets ReverseCallTimeout unless
 // it is a dialog. Tools, commands and dialogs have none: Pi's abort cancels
 // them.
 const (
@@ -111,6 +111,16 @@ type Hook struct {
 	// one there). It runs in hook order, within HookTimeout; ev.Payload is
 	// null. Nil: nothing to prepare.
 	Warm func(ctx context.Context, ev *Event)
+	// Timeout bounds Handle, in the bridge and in Go, instead of
+	// HookTimeout (zero: HookTimeout). For a hook whose work may
+	// legitimately take longer (a handler awaiting slow producers); Pi
+	// itself sets no limit and waits for the hook.
+	Timeout time.Duration
+	// OmitPayload makes the bridge send null instead of the event's
+	// payload (ev.Payload is null): for a hook that only needs the moment
+	// of an event with a large payload (before_provider_request carries
+	// the whole provider request). Ignored for context hooks.
+	OmitPayload bool
 }
 
 var namePattern = regexp.MustCompile(`^[a-z0-9][a-z0-9-]*$`)
@@ -149,8 +159,10 @@ type CommandSpec struct {
 
 // HookSpec is a [Hook] without its handler, its failure mode resolved.
 type HookSpec struct {
-	Event      string `json:"event"`
-	FailClosed bool   `json:"failClosed"`
+	Event       string `json:"event"`
+	FailClosed  bool   `json:"failClosed"`
+	TimeoutMs   int64  `json:"timeoutMs,omitempty"`   // Hook.Timeout in ms; absent: HookTimeout
+	OmitPayload bool   `json:"omitPayload,omitempty"` // send null as the payload
 }
 
 // Manifest checks the extension and returns its manifest. It panics on a
@@ -194,12 +206,12 @@ func (e *Extension) Manifest() Manifest {
 		m.Commands = append(m.Commands, CommandSpec{c.Name, c.Description, c.Complete != nil})
 	}
 	for _, h := range e.Hooks {
-		if h.Event == "" || seen["h:"+h.Event] || h.Handle == nil {
+		if h.Event == "" || seen["h:"+h.Event] || h.Handle == nil || h.Timeout < 0 {
 			panic(fmt.Sprintf("piext: hook %q: empty or duplicate event, or no Handle", h.Event))
 		}
 		seen["h:"+h.Event] = true
 		closed := h.Failure == FailClosed || (h.Failure == FailDefault && h.Event == "tool_call")
-		m.Hooks = append(m.Hooks, HookSpec{h.Event, closed})
+		m.Hooks = append(m.Hooks, HookSpec{Event: h.Event, FailClosed: closed, TimeoutMs: h.Timeout.Milliseconds(), OmitPayload: h.OmitPayload})
 	}
 	return m
 }

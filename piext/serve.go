@@ -264,7 +264,11 @@ func (rt *runtime) hook(ctx context.Context, p *HookParams) (any, error) {
 	if h == nil {
 		return nil, nil
 	}
-	ctx, cancel := context.WithTimeout(ctx, HookTimeout)
+	limit := HookTimeout
+	if h.Timeout > 0 {
+		limit = h.Timeout
+	}
+	ctx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
 	ev := &Event{Name: p.Event, Payload: p.Payload, Session: rt.current(), Pi: rt.bound(p.CtxID, p.Generation)}
 	isContext := p.Event == "context" || p.Event == "context_with_system"

@@ -211,7 +211,7 @@ func TestManifest_FailureDefaults(t *testing.T) {
 		{Event: "tool_call", Handle: noop}, {Event: "context", Handle: noop},
 		{Event: "input", Failure: piext.FailClosed, Handle: noop}, {Event: "tool_result", Failure: piext.FailOpen, Handle: noop},
 	}}).Manifest()
-	want := []piext.HookSpec{{"tool_call", true}, {"context", false}, {"input", true}, {"tool_result", false}}
+	want := []piext.HookSpec{{Event: "tool_call", FailClosed: true}, {Event: "context"}, {Event: "input", FailClosed: true}, {Event: "tool_result"}}
 	if diff := cmp.Diff(want, m.Hooks); diff != "" {
 		t.Errorf("hooks (-want +got):\n%s", diff)
 	}

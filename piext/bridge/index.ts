@@ -48,7 +48,7 @@ type Install = {
     name: string;
     tools: any[];
     commands: { name: string; description?: string; completions?: boolean }[];
-    hooks: { event: string; failClosed: boolean }[];
+    hooks: { event: string; failClosed: boolean; timeoutMs?: number; omitPayload?: boolean }[];
     skills?: boolean;
     host?: { file: string; symbol: string };
   };
@@ -703,10 +703,11 @@ export default function (pi: any) {
     try {
       return await withCtx(ctx, async (ctxId) => {
         const base = { event, ctxId, generation: sc.generation };
+        const timeoutMs = spec.timeoutMs ?? HOOK_TIMEOUT_MS;
         if (event !== "context" && event !== "context_with_system") {
           // null (Go's nil) means "no change": undefined to Pi, which would
           // take null as a value (before_provider_request replaces the payload).
-          return (await sc.call("hook", { ...base, payload: ev }, { timeoutMs: HOOK_TIMEOUT_MS })) ?? undefined;
+          return (await sc.call("hook", { ...base, payload: spec.omitPayload ? null : ev }, { timeoutMs })) ?? undefined;
         }
         const input: any[] = ev.messages ?? [];
         const cache = (sc.ctxCache ??= new ContextCache());
@@ -719,7 +720,7 @@ export default function (pi: any) {
         const send = (full: boolean) => {
           const messages = cache.wire(input, full);
           if (TRACE) trace(name, `context: ${messages.length} messages, ${messages.filter((w) => w.m !== undefined).length} in full`);
-          return sc.call("hook", { ...base, messages }, { timeoutMs: HOOK_TIMEOUT_MS });
+          return sc.call("hook", { ...base, messages }, { timeoutMs });
         };
         let res: any;
         try {
