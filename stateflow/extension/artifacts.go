@@ -88,7 +88,8 @@ func (x *ext) onToolResult(ctx context.Context, ev *piext.Event) (any, error) {
 		return nil, nil
 	}
 	sess := x.sessionFor(ctx, ev.Session, ev.Pi)
-	if pol, _ := sess.snapshotPolicy(); pol.Err != nil || pol.Mode == store.ModeOff || sess.store == nil {
+	pol, _ := sess.snapshotPolicy()
+	if pol.Err != nil || pol.Mode == store.ModeOff || sess.store == nil {
 		return nil, nil // Off is memory-inert
 	}
 	a := &sess.arts
@@ -102,8 +103,8 @@ func (x *ext) onToolResult(ctx context.Context, ev *piext.Event) (any, error) {
 		a.acquired = map[string]sf.Acquisition{}
 	}
 	a.acquired[path] = sf.Acquisition{Observation: obs, Skill: skills[path]}
-	if skills[path] != "" {
-		return nil, nil
+	if skills[path] != "" || pol.Mode != store.ModeActive {
+		return nil, nil // only Active observes invalidations
 	}
 	for _, i := range a.invalid {
 		if i.Path != path {
