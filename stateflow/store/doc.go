@@ -82,10 +82,12 @@
 // [ObserveSource] lstats only the exact registered path (absolute,
 // canonical) and fingerprints a regular non-symlink file as {size,
 // mtimeNs}; [ObserveSkill] adds the sha256 content hash of a registered
-// Skill (opened O_NOFOLLOW). Sources are observed with no store lock held.
-// [Store.PrepareRun] publishes a run's specification and removes the cards
-// and provenance of proven-missing sources (ENOENT/ENOTDIR, checked again
-// under the lock) in one transaction; [Store.Freshness] classifies the rest.
+// Skill (opened O_NOFOLLOW; hashed before any lock is taken, so no source
+// content is read under the store lock). [Store.PrepareRun] lstats the
+// plain sources of the state it publishes under the lock and, in one
+// transaction, publishes a run's specification and removes the cards and
+// provenance of proven-missing sources (ENOENT/ENOTDIR); [Store.Freshness]
+// classifies the cards of a read.
 // A patch given a [sf.Compilation] records {sourceFingerprint,
 // compilerRevision:"artifact-v1", compiledAt} (or {sourceHash,
 // compilerRevision:"skill-artifact-v1", compiledAt}) in the owning scope's
