@@ -75,7 +75,6 @@ const call = async () => {
 // The first call without a warm-up (this sessionManager has no
 // buildSessionProjection) ships every message to the sidecar.
 const cold = await call();
-const projected = cold.res;
 await call();
 const floor = await time(noop);
 const projection = await time(ours);
@@ -88,6 +87,7 @@ await idle();
 const warmed = await call();
 await emit("session_start", { reason: "resume" });
 const raced = await call();
+const projected = warmed.res;
 const firstSummaries = [cold, warmed, raced].map((c) => c.res?.messages?.filter((m) => m.customType === "midcompact-summary").length ?? 0);
 delete ctx.sessionManager.buildSessionProjection;
 // The same bridge path with nothing to project (no committed blocks on a
