@@ -1,6 +1,7 @@
 package midcompact
 
 import (
+	"sort"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -47,7 +48,11 @@ func cellWidth(s string) int {
 
 func runeCells(r rune) int {
 	switch {
-	case r < 0x20 || r == 0x7f || unicode.Is(unicode.Mn, r):
+	case r < 0x20 || r == 0x7f:
+		return 0
+	case r < 0x300: // below the combining marks: one cell
+		return 1
+	case unicode.Is(unicode.Mn, r):
 		return 0
 	case r < 0x1100:
 		return 1
@@ -59,33 +64,44 @@ func runeCells(r rune) int {
 	return 1
 }
 
-// fit cuts s to at most w cells, ending with "…" when it was cut.
+// fitsIn reports whether s takes at most w cells, reading no further
+// than needed.
+func fitsIn(s string, w int) bool {
+	used := 0
+	for _, r := range s {
+		if used += runeCells(r); used > w {
+			return false
+		}
+	}
+	return true
+}
+
+// fit cuts s to at most w cells, ending with "…" when it was cut; it
+// reads s only up to the cut.
 func fit(s string, w int) string {
 	if w <= 0 {
 		return ""
 	}
-	if cellWidth(s) <= w {
-		return s
-	}
-	var b strings.Builder
-	used := 0
-	for _, r := range s {
+	used, cut := 0, -1
+	for i, r := range s {
 		c := runeCells(r)
-		if used+c > w-1 {
-			break
+		if cut < 0 && used+c > w-1 {
+			cut = i // where "…" goes if s does not fit
 		}
-		b.WriteRune(r)
-		used += c
+		if used += c; used > w {
+			return s[:cut] + "…"
+		}
 	}
-	b.WriteString("…")
-	return b.String()
+	return s
 }
 
 // wrap breaks s (whitespace normalised) into lines of at most w cells,
 // at spaces where it can; at most max lines, the last ending with "…"
 // when text was left over (max <= 0: no limit).
-func wrap(s string, w, max int) []string {
-	s = normalizeText(s)
+func wrap(s string, w, max int) []string { return wrapNormalized(normalizeText(s), w, max) }
+
+// wrapNormalized is wrap on text already normalised (an atom preview).
+func wrapNormalized(s string, w, max int) []string {
 	if s == "" || w <= 0 {
 		return nil
 	}
@@ -95,7 +111,7 @@ func wrap(s string, w, max int) []string {
 			lines = append(lines, fit(s, w))
 			return lines
 		}
-		if cellWidth(s) <= w {
+		if fitsIn(s, w) {
 			lines = append(lines, s)
 			break
 		}
@@ -137,19 +153,16 @@ func frame(st Style, w int, title string, body []string) []string {
 	return out
 }
 
-// window draws the lines [top, top+rows) of a list whose item i is
-// heights[i] lines tall and drawn by draw(i); items outside the window are
-// never drawn, so a key costs the same on a 15 MB anchor as on a small one
-// (apart from an integer pass over the heights).
-func window(heights []int, draw func(i int) []string, top, rows int) []string {
-	line, i := 0, 0
-	for i < len(heights) && line+heights[i] <= top {
-		line += heights[i]
-		i++
-	}
-	skip := top - line
+// window draws the lines [top, top+rows) of a list of n items where item
+// i starts at line offset(i) (offset(n) is the total) and is drawn by
+// draw(i). Only the visible items are drawn and the first one is found by
+// binary search, so a key costs the same on a 15 MB anchor as on a small
+// one.
+func window(n int, offset func(i int) int, draw func(i int) []string, top, rows int) []string {
+	i := sort.Search(n, func(i int) bool { return offset(i+1) > top })
+	skip := top - offset(min(i, n))
 	var out []string
-	for ; i < len(heights) && len(out) < rows; i++ {
+	for ; i < n && len(out) < rows; i++ {
 		ls := draw(i)
 		if skip > 0 {
 			ls = ls[min(skip, len(ls)):]
@@ -158,17 +171,6 @@ func window(heights []int, draw func(i int) []string, top, rows int) []string {
 		out = append(out, ls[:min(len(ls), rows-len(out))]...)
 	}
 	return out
-}
-
-// span returns the first line of item i and the total line count.
-func span(heights []int, i int) (from, total int) {
-	for k, h := range heights {
-		if k == i {
-			from = total
-		}
-		total += h
-	}
-	return from, total
 }
 
 // previews caches each atom's preview (Atom.Preview: normalised,

@@ -39,6 +39,7 @@ type ReviewView struct {
 	follow    bool
 	prev      *previews
 	items     []int // timeline items: atom index (KEEP), or -1-r for range r
+	rangeItem []int // range index → item index
 }
 
 // NewReviewView opens Review on s and d with the first range selected.
@@ -56,6 +57,7 @@ func (v *ReviewView) Reload(s *Snapshot, d *Draft) {
 	v.snap, v.draft = s, d
 	v.prev = newPreviews(s)
 	v.items = v.items[:0]
+	v.rangeItem = make([]int, len(d.Ranges))
 	for i := 0; i < len(s.Atoms); i++ {
 		r := -1
 		for k := range d.Ranges {
@@ -68,6 +70,7 @@ func (v *ReviewView) Reload(s *Snapshot, d *Draft) {
 			v.items = append(v.items, i)
 			continue
 		}
+		v.rangeItem[r] = len(v.items)
 		v.items = append(v.items, -1-r)
 		i = max(i, d.Ranges[r].EndIndex)
 	}
@@ -178,29 +181,28 @@ func (v *ReviewView) Render(w, height int, st Style) []string {
 	if len(v.items) == 0 {
 		lines = []string{"(no atoms at the anchor)"}
 	} else {
-		heights := make([]int, len(v.items))
-		sel := -1
+		// Every item is one line but the selected range, which is as
+		// tall as its drawing.
+		sel := v.selectedItem()
 		var open []string
-		for k, it := range v.items {
-			heights[k] = 1
-			if v.selected >= 0 && it == -1-v.selected {
-				sel = k
-				open = v.rangeLines(&v.draft.Ranges[v.selected], true, w, st)
-				heights[k] = len(open)
-			}
-		}
-		from, total := 0, 0
+		extra := 0
 		if sel >= 0 {
-			from, total = span(heights, sel)
-		} else {
-			_, total = span(heights, -1)
+			open = v.rangeLines(&v.draft.Ranges[v.selected], true, w, st)
+			extra = len(open) - 1
 		}
+		offset := func(k int) int {
+			if sel >= 0 && k > sel {
+				return k + extra
+			}
+			return k
+		}
+		total := offset(len(v.items))
 		if v.follow && sel >= 0 {
-			v.top = scrollTo(v.top, from, from+heights[sel]-1, v.rows, total)
+			v.top = scrollTo(v.top, offset(sel), offset(sel+1)-1, v.rows, total)
 		}
 		v.follow = false
 		v.top = clampTop(v.top, v.rows, total)
-		lines = window(heights, func(k int) []string {
+		lines = window(len(v.items), offset, func(k int) []string {
 			if k == sel {
 				return open
 			}
@@ -210,6 +212,14 @@ func (v *ReviewView) Render(w, height int, st Style) []string {
 	body := append([]string{fit(planHeadline(v.draft), w)}, lines...)
 	body = append(body, st.apply("dim", fit(reviewHint, w)))
 	return frame(st, w, ReviewTitle, body)
+}
+
+// selectedItem is the timeline item of the selected range (-1: none).
+func (v *ReviewView) selectedItem() int {
+	if v.selected < 0 || v.selected >= len(v.rangeItem) {
+		return -1
+	}
+	return v.rangeItem[v.selected]
 }
 
 // drawItem draws a KEEP atom (it >= 0) or a folded range.

@@ -41,8 +41,9 @@ type SelectionView struct {
 	prev     *previews
 	items    []int // timeline items: atom index, or -1-g for group g's header
 	atomItem []int // atom index → item index
-	heights  []int // item heights at heightsW
-	heightsW int
+	offsets  []int // item i's first line at offsetsW; the last is the total
+	offsetsW int
+	header   string // Header's text; "" after a change
 }
 
 // NewSelectionView opens Selection on s with d's ranges selected.
@@ -100,7 +101,7 @@ func (v *SelectionView) HandleKey(key string) SelectionAction {
 	case "K":
 		if n > 0 && v.selected[v.cursor] {
 			v.keep[v.cursor] = !v.keep[v.cursor]
-			v.dirty = true
+			v.dirty, v.header = true, ""
 		} else if n > 0 {
 			v.message = msgKeepNeedsSelection
 		}
@@ -140,7 +141,7 @@ func (v *SelectionView) toggle() {
 	} else {
 		v.selected[v.cursor] = true
 	}
-	v.dirty = true
+	v.dirty, v.header = true, ""
 }
 
 func (v *SelectionView) addGroup() {
@@ -151,7 +152,7 @@ func (v *SelectionView) addGroup() {
 		for i := g.start; i <= g.end; i++ {
 			if !v.snap.Atoms[i].Protected() && !v.selected[i] {
 				v.selected[i] = true
-				v.dirty = true
+				v.dirty, v.header = true, ""
 			}
 		}
 	}
@@ -172,7 +173,7 @@ func (v *SelectionView) clearRun() {
 		delete(v.selected, i)
 		delete(v.keep, i)
 	}
-	v.dirty = true
+	v.dirty, v.header = true, ""
 }
 
 // Selection returns what a save sends to [ExpandSelection]: the runs of
@@ -201,13 +202,17 @@ func (v *SelectionView) Selection() (spans []SelectionSpan, keepRefs []string) {
 // Header is the selection summary line (SelectionHeader over the atoms
 // that would be compressed: selected and not KEEP).
 func (v *SelectionView) Header() string {
+	if v.header != "" {
+		return v.header
+	}
 	compress := map[int]bool{}
 	for i := range v.selected {
 		if !v.keep[i] {
 			compress[i] = true
 		}
 	}
-	return SelectionHeader(v.snap, compress)
+	v.header = SelectionHeader(v.snap, compress)
+	return v.header
 }
 
 // Render draws the overlay in at most height lines of w cells; only the
@@ -220,10 +225,10 @@ func (v *SelectionView) Render(w, height int, st Style) []string {
 	if len(v.snap.Atoms) == 0 {
 		lines = []string{"(no atoms at the anchor)"}
 	} else {
-		heights := v.itemHeights(w)
-		from, total := span(heights, v.atomItem[v.cursor])
-		v.top = scrollTo(v.top, from, from+heights[v.atomItem[v.cursor]]-1, rows, total)
-		lines = window(heights, func(i int) []string { return v.drawItem(v.items[i], w, st) }, v.top, rows)
+		off := v.itemOffsets(w)
+		k := v.atomItem[v.cursor]
+		v.top = scrollTo(v.top, off[k], off[k+1]-1, rows, off[len(off)-1])
+		lines = window(len(v.items), func(i int) int { return off[i] }, func(i int) []string { return v.drawItem(v.items[i], w, st) }, v.top, rows)
 	}
 	body := append([]string{fit(v.Header(), w)}, lines...)
 	if v.message != "" {
@@ -235,26 +240,28 @@ func (v *SelectionView) Render(w, height int, st Style) []string {
 	return frame(st, w, SelectionTitle, body)
 }
 
-// itemHeights are the timeline items' heights for width w: a group header
-// is one line, an atom one plus up to two preview lines.
-func (v *SelectionView) itemHeights(w int) []int {
-	if v.heightsW == w && v.heights != nil {
-		return v.heights
+// itemOffsets are the timeline items' first lines for width w (a group
+// header is one line, an atom one plus up to two preview lines), computed
+// once per width.
+func (v *SelectionView) itemOffsets(w int) []int {
+	if v.offsetsW == w && v.offsets != nil {
+		return v.offsets
 	}
-	v.heights, v.heightsW = make([]int, len(v.items)), w
+	v.offsets, v.offsetsW = make([]int, len(v.items)+1), w
 	for k, it := range v.items {
-		v.heights[k] = 1
+		h := 1
 		if it >= 0 {
 			switch _, cells := v.prev.get(it); {
 			case cells == 0:
 			case cells <= w-6:
-				v.heights[k] = 2
+				h = 2
 			default:
-				v.heights[k] = 3
+				h = 3
 			}
 		}
+		v.offsets[k+1] = v.offsets[k] + h
 	}
-	return v.heights
+	return v.offsets
 }
 
 // drawItem draws a group header (it < 0) or an atom with its preview.
@@ -287,7 +294,7 @@ func (v *SelectionView) drawItem(it, w int, st Style) []string {
 	}
 	out := []string{line}
 	text, _ := v.prev.get(it)
-	for _, p := range wrap(text, w-6, 2) {
+	for _, p := range wrapNormalized(text, w-6, 2) {
 		out = append(out, st.apply("dim", "      "+p))
 	}
 	return out
