@@ -10,12 +10,19 @@
 // PIKIT_EXAMPLE_PRODUCE=<path> makes the producer wait until the file
 // <path> exists before answering, after creating <path>.waiting (a test
 // uses it to change the model while a proposal is being computed).
+// Test controls: PIKIT_EXAMPLE_SOURCE=<path> gives the module an input,
+// the file's bytes, whose receipt turns obsolete once they change, and
+// contributes {"source": <input>} as data; PIKIT_EXAMPLE_SCHEMA=<n>
+// declares schemaVersion n (default 1); PIKIT_EXAMPLE_LOG=<path> appends
+// one line per Validate call ("validate").
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"os"
+	"strconv"
 	"time"
 
 	"github.com/pikit-dev/pikit/piext"
@@ -24,14 +31,23 @@ import (
 )
 
 // notes is the Go-native module.
-type notes struct{ gate string }
+type notes struct {
+	gate, source, log string
+	schema            int64
+}
 
 func (n *notes) Policy() sf.ModulePolicy {
-	return sf.ModulePolicy{ID: "x_go_notes", APIVersion: sf.ModuleAPIVersion, SchemaVersion: 1, Produce: n.gate != ""}
+	return sf.ModulePolicy{ID: "x_go_notes", APIVersion: sf.ModuleAPIVersion, SchemaVersion: n.schema, Produce: n.gate != "", CaptureInput: n.source != ""}
 }
 
 // Validate admits {"entries": [string...]} and nothing else.
 func (n *notes) Validate(_ context.Context, v map[string]any) (bool, error) {
+	if n.log != "" {
+		if f, err := os.OpenFile(n.log, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600); err == nil {
+			_, _ = f.WriteString("validate\n")
+			_ = f.Close()
+		}
+	}
 	es, ok := v["entries"].([]any)
 	if !ok || len(v) != 1 {
 		return false, nil
@@ -44,16 +60,35 @@ func (n *notes) Validate(_ context.Context, v map[string]any) (bool, error) {
 	return true, nil
 }
 
+// CaptureInput reads the source file; its receipt fails once the file's
+// bytes differ.
 func (n *notes) CaptureInput(context.Context, sf.ModuleSource) (*sf.ModuleInput, error) {
-	return nil, errors.New("x_go_notes captures no input")
+	if n.source == "" {
+		return nil, errors.New("x_go_notes captures no input")
+	}
+	b, err := os.ReadFile(n.source)
+	if err != nil {
+		return nil, err
+	}
+	return &sf.ModuleInput{Value: string(b), AssertCurrent: func() error {
+		if now, err := os.ReadFile(n.source); err != nil || !bytes.Equal(now, b) {
+			return errors.New("x_go_notes: the source changed")
+		}
+		return nil
+	}}, nil
 }
 
-// Context contributes the content as data when present.
-func (n *notes) Context(_ context.Context, content map[string]any, _ sf.ModuleFrame) ([]sf.ModuleContribution, error) {
-	if content == nil {
-		return nil, nil
+// Context contributes the content as data when present, and the captured
+// input.
+func (n *notes) Context(_ context.Context, content map[string]any, f sf.ModuleFrame) ([]sf.ModuleContribution, error) {
+	var out []sf.ModuleContribution
+	if content != nil {
+		out = append(out, sf.ModuleContribution{Kind: sf.ContributionData, Value: content})
 	}
-	return []sf.ModuleContribution{{Kind: sf.ContributionData, Value: content}}, nil
+	if f.Input != nil {
+		out = append(out, sf.ModuleContribution{Kind: sf.ContributionData, Value: map[string]any{"source": f.Input}})
+	}
+	return out, nil
 }
 
 // Produce marks that it is waiting (<gate>.waiting), waits for the gate
@@ -80,6 +115,9 @@ func (n *notes) Produce(ctx context.Context, content map[string]any, _ sf.Module
 }
 
 func main() {
-	mod := &notes{gate: os.Getenv("PIKIT_EXAMPLE_PRODUCE")}
+	mod := &notes{gate: os.Getenv("PIKIT_EXAMPLE_PRODUCE"), source: os.Getenv("PIKIT_EXAMPLE_SOURCE"), log: os.Getenv("PIKIT_EXAMPLE_LOG"), schema: 1}
+	if v, err := strconv.ParseInt(os.Getenv("PIKIT_EXAMPLE_SCHEMA"), 10, 64); err == nil && v > 0 {
+		mod.schema = v
+	}
 	piext.Main(extension.NewWithOptions(os.Getenv("PI_CODING_AGENT_DIR"), os.Getenv("HOME"), extension.Options{Modules: []sf.Module{mod}}))
 }

@@ -220,7 +220,7 @@ func TestCompletedSegment(t *testing.T) {
 		piext.NewMessage(json.RawMessage(`{"role":"assistant","content":[{"type":"text","text":"a"}],"timestamp":2}`)),
 		piext.NewMessage(json.RawMessage(`{"role":"user","content":[{"type":"text","text":"now"}],"timestamp":3}`)),
 	}
-	conv, prompt := completedSegment(msgs, nil)
+	conv, prompt := completedSegment(msgs, nil, nil)
 	if len(conv) != 2 || prompt == nil || *prompt != "now" {
 		t.Fatalf("segment %d, prompt %v", len(conv), prompt)
 	}

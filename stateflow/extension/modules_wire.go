@@ -17,8 +17,9 @@ import (
 type modules struct {
 	catalog *moduleCatalog
 
-	mu  sync.Mutex
-	run moduleRun
+	mu    sync.Mutex
+	run   moduleRun
+	check *providerCheck // armed by the last context with module context
 }
 
 // moduleRun is what an Active preparation captured: one input per
@@ -61,8 +62,10 @@ func (x *ext) wrapModules(e *piext.Extension) {
 		if h.Event != "context" {
 			continue
 		}
+		h.Timeout = ModulePreparationTimeout
 		inner := h.Handle
 		h.Handle = func(ctx context.Context, ev *piext.Event) (any, error) {
+			x.mods.disarm() // a new request: the last one's checkpoint is void
 			cat := x.mods.catalog.refresh(ctx, ev.Pi.Session())
 			sess := x.sessionFor(ctx, ev.Session, ev.Pi)
 			if len(cat.Modules) > 0 {
@@ -75,6 +78,7 @@ func (x *ext) wrapModules(e *piext.Extension) {
 			return x.withModuleContext(ctx, sess, cat, ev, res), nil
 		}
 	}
+	e.Hooks = append(e.Hooks, piext.Hook{Event: "before_provider_request", OmitPayload: true, Handle: x.onProviderRequest})
 }
 
 // modelChanges reads host.ts's count of model_select and
@@ -115,7 +119,7 @@ func (x *ext) prepareActive(ctx context.Context, sess *session, cat sf.Catalog, 
 	if err != nil {
 		return // the core path blocks the run on unreadable memory
 	}
-	conv, prompt := completedSegment(ev.Messages, &r.spec)
+	conv, prompt := completedSegment(ev.Messages, nil, &r.spec)
 	inputs := map[string]*sf.ModuleInput{}
 	var props []store.Proposal
 	for _, o := range snap.ModuleOwners(cat) {
@@ -174,31 +178,6 @@ func frameFor(mode, owner string, conv []json.RawMessage, prompt *string, in *sf
 	return f
 }
 
-// completedSegment is the native conversation before the current run's
-// user message (the last user message; its text is the prompt when spec
-// is nil), as raw JSON.
-func completedSegment(msgs []piext.Message, spec *string) ([]json.RawMessage, *string) {
-	at := -1
-	for i := len(msgs) - 1; i >= 0; i-- {
-		if msgs[i].Role() == "user" {
-			at = i
-			break
-		}
-	}
-	if at < 0 {
-		return nil, spec
-	}
-	conv := make([]json.RawMessage, at)
-	for i := range conv {
-		conv[i] = msgs[i].Raw
-	}
-	if spec == nil {
-		t := userText(msgs[at])
-		spec = &t
-	}
-	return conv, spec
-}
-
 func userText(m piext.Message) string {
 	var u struct {
 		Content json.RawMessage `json:"content"`
@@ -225,8 +204,8 @@ func userText(m piext.Message) string {
 
 // withModuleContext adds the module data of one provider request after
 // the core head (the first message of the core's result) as one more
-// user-level message, and applies an admitted conversation selection in
-// Passive. Only available owners are called; Active reuses the run's
+// user-level message, applies an admitted conversation selection (Active
+// and Passive) and arms the provider checkpoint. Only available owners are called; Active reuses the run's
 // inputs, Passive captures per request. A callback that fails contributes
 // nothing (fail closed for that module); context never writes memory.
 func (x *ext) withModuleContext(ctx context.Context, sess *session, cat sf.Catalog, ev *piext.Event, res any) any {
@@ -247,6 +226,7 @@ func (x *ext) withModuleContext(ctx context.Context, sess *session, cat sf.Catal
 		return res
 	}
 	var spec *string
+	var anchor json.RawMessage
 	var inputs map[string]*sf.ModuleInput
 	if mode == sf.ModeActive {
 		x.mods.mu.Lock()
@@ -255,9 +235,14 @@ func (x *ext) withModuleContext(ctx context.Context, sess *session, cat sf.Catal
 			spec, inputs = &s, x.mods.run.inputs
 		}
 		x.mods.mu.Unlock()
+		sess.mu.Lock()
+		anchor = sess.run.anchor
+		sess.mu.Unlock()
 	}
-	conv, prompt := completedSegment(ev.Messages, spec)
+	epoch := modelChanges(ev.Pi.Session())
+	conv, prompt := completedSegment(ev.Messages, anchor, spec)
 	var owners []sf.OwnerContext
+	var receipts []*sf.ModuleInput
 	for _, o := range snap.ModuleOwners(cat) {
 		if o.Availability != sf.Available {
 			continue
@@ -281,6 +266,9 @@ func (x *ext) withModuleContext(ctx context.Context, sess *session, cat sf.Catal
 			continue // checked before and after evaluation
 		}
 		owners = append(owners, sf.OwnerContext{Owner: o.Scope, Module: p.ID, Contributions: cs})
+		if in != nil {
+			receipts = append(receipts, in)
+		}
 	}
 	// A catalog change during evaluation (a companion registered or
 	// disposed) withholds all module context of this request.
@@ -301,30 +289,9 @@ func (x *ext) withModuleContext(ctx context.Context, sess *session, cat sf.Catal
 		out = append(out, m)
 	}
 	rest := cr.Messages[1:]
-	if plan.Selection != nil && mode == sf.ModePassive {
+	if plan.Selection != nil {
 		rest = applySelection(rest, ev.Messages, len(conv), plan.Selection)
 	}
+	x.mods.arm(&providerCheck{gen: sess.gen, catalog: cat.Generation, epoch: epoch, receipts: receipts})
 	return &piext.ContextResult{Messages: append(out, rest...)}
-}
-
-// applySelection keeps, of the completed segment (the first n input
-// messages), only the selected indices, in their original order; messages
-// after it (the current run) and messages the core added are kept.
-func applySelection(rest, input []piext.Message, n int, sel []int) []piext.Message {
-	keep := map[int]bool{}
-	for _, i := range sel {
-		keep[i] = true
-	}
-	index := map[string]int{}
-	for i := 0; i < n && i < len(input); i++ {
-		index[string(input[i].Raw)] = i
-	}
-	out := make([]piext.Message, 0, len(rest))
-	for _, m := range rest {
-		if i, ok := index[string(m.Raw)]; ok && !keep[i] {
-			continue
-		}
-		out = append(out, m)
-	}
-	return out
 }

@@ -1,0 +1,156 @@
+package extension_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/pikit-dev/pikit/internal/pitest"
+	"github.com/pikit-dev/pikit/pirpc"
+)
+
+// acmeFlipTS is a companion loaded before pikit-stateflow whose
+// before_provider_request handler (run before State Flow's, load order)
+// rewrites the file $ACME_FLIP_SOURCE once $ACME_FLIP_SOURCE.flip exists:
+// the source a Go-native module's receipt guards turns obsolete after
+// State Flow evaluated the module context and before its provider
+// checkpoint.
+const acmeFlipTS = `import * as fs from "node:fs";
+export default function (pi: any) {
+  pi.on("before_provider_request", () => {
+    const src = process.env.ACME_FLIP_SOURCE!;
+    if (fs.existsSync(src + ".flip")) { fs.rmSync(src + ".flip"); fs.writeFileSync(src, "v2"); }
+    return undefined;
+  });
+}
+`
+
+// Active: the Session module's selection applies to the provider context
+// as in Passive. The core's Active projection drops the completed
+// segment; the probe selects its index 0 (the first prompt), which comes
+// back after the module data and before the current run; the unselected
+// answer stays out; the journal keeps everything.
+func TestRealPi_ModuleActiveSelection(t *testing.T) {
+	t.Parallel()
+	h, _ := probeHarness(t, "active")
+	c := h.start(t)
+	ctx := testCtx(t)
+	prompt(t, ctx, c, "first question")
+	n := len(h.env.Server.Requests())
+	prompt(t, ctx, c, "second question")
+	req := h.requestsSince(n)[0]
+	var order []string
+	for _, m := range req.Messages[2:] { // after the system prompt and the core head
+		switch txt := m.Text(); {
+		case strings.HasPrefix(txt, "State Flow module data"):
+			order = append(order, "data")
+		case m.Role == "assistant":
+			order = append(order, "assistant")
+		case strings.Contains(txt, "first question"):
+			order = append(order, "first")
+		case strings.Contains(txt, "second question"):
+			order = append(order, "second")
+		}
+	}
+	if got := strings.Join(order, ","); got != "data,first,second" {
+		t.Errorf("Active request order = %s, want data,first,second (head first)", got)
+	}
+	ents, err := c.GetEntries(ctx, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	assistants := 0
+	for _, e := range ents.Entries {
+		if strings.Contains(string(e), `"role":"assistant"`) {
+			assistants++
+		}
+	}
+	if assistants != 2 {
+		t.Errorf("journal assistant messages = %d, want 2 (only provider context changes)", assistants)
+	}
+}
+
+// The provider checkpoint: a Go-native module's input receipt turns
+// obsolete after State Flow evaluated the module context and before the
+// provider request (a test-controlled file, rewritten by acme-flip's
+// before_provider_request handler); the inference is aborted before the
+// provider sees it; the run's specification stays accepted (no rollback)
+// and no module content is written. The next prompt, with the source
+// unchanged, reaches the provider with the module's data.
+func TestRealPi_ModuleProviderCheckpointAborts(t *testing.T) {
+	t.Parallel()
+	exe := pitest.BuildCommand(t, "./examples/stateflow-module")
+	h := moduleHarness(t, exe)
+	src := filepath.Join(t.TempDir(), "source")
+	if err := os.WriteFile(src, []byte("v1"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(h.env.AgentDir, "extensions", "acme-flip")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	pitest.WriteExtension(t, dir, "index.ts", acmeFlipTS)
+	h.env.Env = append(h.env.Env, "PIKIT_EXAMPLE_SOURCE="+src, "ACME_FLIP_SOURCE="+src)
+	c := h.start(t)
+	ctx := testCtx(t)
+
+	if err := os.WriteFile(src+".flip", nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	evs := prompt(t, ctx, c, "checkpoint run")
+	if s, _ := evs[len(evs)-1].(*pirpc.AgentSettled); s == nil || !s.Aborted {
+		t.Errorf("the run was not aborted: %+v", evs[len(evs)-1])
+	}
+	if n := len(h.env.Server.Requests()); n != 0 {
+		t.Errorf("the provider got %d requests with obsolete module context", n)
+	}
+	if _, err := os.Stat(src + ".flip"); !os.IsNotExist(err) {
+		t.Fatalf("the flip never ran: %v", err)
+	}
+	if !storeHolds(t, h.env.AgentDir, "checkpoint run") {
+		t.Errorf("the run's accepted specification was rolled back")
+	}
+	if storeHolds(t, h.env.AgentDir, "x_go_notes") {
+		t.Errorf("module content was written")
+	}
+
+	prompt(t, ctx, c, "next run")
+	if u := h.firstRequestText(0); !strings.Contains(u, `x_go_notes (session): {"source":"v2"}`) {
+		t.Errorf("the next run lacks the module's current data: %q", u)
+	}
+}
+
+// The Active preparation's budget is State Flow's declared context-hook
+// timeout (ModulePreparationTimeout, honoured by the bridge), not piext's
+// 5 s HookTimeout: a Go-native producer answering after about 7 s has its
+// proposal published with the run and shown in the run's context.
+func TestRealPi_ModuleSlowProducer(t *testing.T) {
+	t.Parallel()
+	exe := pitest.BuildCommand(t, "./examples/stateflow-module")
+	h := moduleHarness(t, exe)
+	gate := filepath.Join(t.TempDir(), "gate")
+	h.env.Env = append(h.env.Env, "PIKIT_EXAMPLE_PRODUCE="+gate)
+	c := h.start(t)
+	ctx := testCtx(t)
+	if _, err := c.Prompt(ctx, pirpc.PromptCommand{Message: "hello"}); err != nil {
+		t.Fatal(err)
+	}
+	waitFile(t, ctx, gate+".waiting")
+	select {
+	case <-time.After(7 * time.Second): // the producer's computation
+	case <-ctx.Done():
+		t.Fatal(ctx.Err())
+	}
+	if err := os.WriteFile(gate, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	pitest.Until(t, ctx, c, func(ev pirpc.Event) bool { _, ok := ev.(*pirpc.AgentSettled); return ok })
+	if !storeHolds(t, h.env.AgentDir, `"produced"`) {
+		t.Errorf("the slow producer's proposal was not published")
+	}
+	if u := h.firstRequestText(0); !strings.Contains(u, `x_go_notes (session): {"entries":["produced"]}`) {
+		t.Errorf("the run's context lacks the produced value: %q", u)
+	}
+}
