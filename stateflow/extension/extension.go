@@ -146,11 +146,25 @@
 //     read_state and every context; Go-native modules come first in
 //     definition order, then companions in registration order.
 //   - Module data goes after the core head as one more user-level message
-//     (sf.RenderModuleData); a conversation selection is applied in Passive
-//     only (Active already drops the completed segment); a module whose
-//     callback fails or whose input receipt is obsolete contributes
-//     nothing; a catalog change during evaluation withholds the request's
-//     module data.
+//     (sf.RenderModuleData); a module whose callback fails or whose input
+//     receipt is obsolete contributes nothing; a catalog change during
+//     evaluation withholds the request's module data.
+//   - The Session frame's conversation is the native segment before the
+//     current run's anchor: in Active the run's first user message (its
+//     timestamp, so steering stays in the run), else the last user message;
+//     a timestamp shared by another user message, or an anchor not found,
+//     withholds the segment (nil), so no selection applies. A selection
+//     applies in Active and Passive alike: selected completed messages and
+//     the foreign (custom) frames the core kept come first in original
+//     order, byte-identical repeats dropped, then the current run.
+//   - The provider checkpoint is before_provider_request (payload not sent
+//     to Go): when the request carries module context and a receipt, the
+//     catalog generation, the model/thinking change count or the session
+//     changed since that context, the inference is aborted (Pi's abort);
+//     nothing is written or rolled back.
+//   - The context hook declares ModulePreparationTimeout (60 s) as its piext
+//     Hook.Timeout, so a slow producer in the Active preparation is awaited
+//     beyond piext's 5 s HookTimeout; past it the hook fails open.
 //   - captureInput runs once per Active run at its preparation and the
 //     receipt is asserted before and after each context call; in Passive
 //     it runs per provider request. Producers run only in the Active
