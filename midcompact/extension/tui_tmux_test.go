@@ -31,9 +31,10 @@ func userFirstScript(r *modelserver.Request) modelserver.Script {
 
 // term is interactive Pi (TUI mode) in a private tmux server, 120×40.
 type term struct {
-	t    *testing.T
-	sock string
-	env  *pitest.Env
+	t     *testing.T
+	sock  string
+	env   *pitest.Env
+	trace string // TMPDIR of Pi: the bridge's trace (PIKIT_PIEXT_TRACE) lands here
 }
 
 // tmuxPi starts interactive Pi of env in tmux. Without tmux the test
@@ -47,9 +48,10 @@ func tmuxPi(t *testing.T, env *pitest.Env) *term {
 		t.Skip("tmux not installed")
 	}
 	quote := func(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
+	trace := t.TempDir()
 	var sh strings.Builder
 	sh.WriteString("#!/bin/sh\n")
-	for _, kv := range env.Env {
+	for _, kv := range append(env.Env[:len(env.Env):len(env.Env)], "PIKIT_PIEXT_TRACE=1", "TMPDIR="+trace) {
 		k, v, _ := strings.Cut(kv, "=")
 		fmt.Fprintf(&sh, "export %s=%s\n", k, quote(v))
 	}
@@ -62,7 +64,7 @@ func tmuxPi(t *testing.T, env *pitest.Env) *term {
 	if err := os.WriteFile(script, []byte(sh.String()), 0o700); err != nil {
 		t.Fatal(err)
 	}
-	tm := &term{t: t, sock: fmt.Sprintf("pikit-mc-%d-%d", os.Getpid(), time.Now().UnixNano()), env: env}
+	tm := &term{t: t, sock: fmt.Sprintf("pikit-mc-%d-%d", os.Getpid(), time.Now().UnixNano()), env: env, trace: trace}
 	tm.tmux("new-session", "-d", "-s", "pi", "-x", "120", "-y", "40", script)
 	t.Cleanup(func() { tm.tmux("kill-server") })
 	return tm
@@ -94,10 +96,22 @@ func (tm *term) wait(what string, cond func(string) bool) string {
 			return s
 		}
 		if time.Now().After(deadline) {
-			tm.t.Fatalf("screen never showed %s:\n%s", what, s)
+			tm.t.Fatalf("screen never showed %s:\n%s\nbridge trace (last lines):\n%s", what, s, tm.traceTail(40))
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+}
+
+// traceTail is the end of the bridge's trace logs.
+func (tm *term) traceTail(n int) string {
+	logs, _ := filepath.Glob(filepath.Join(tm.trace, "pikit-piext-*", "*.log"))
+	var out []string
+	for _, l := range logs {
+		b, _ := os.ReadFile(l)
+		lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+		out = append(out, lines[max(0, len(lines)-n):]...)
+	}
+	return strings.Join(out, "\n")
 }
 
 func (tm *term) waitFor(want string) string {
