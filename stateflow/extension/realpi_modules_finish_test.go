@@ -154,3 +154,55 @@ func TestRealPi_ModuleSlowProducer(t *testing.T) {
 		t.Errorf("the run's context lacks the produced value: %q", u)
 	}
 }
+
+// Passive with data-only contributions (the seed's x_acme_notes) keeps
+// the whole native history: data does not remove history; with two
+// Session modules selecting conversation (two probes) neither selection
+// applies (competing selectors fail closed) while both modules' data
+// still arrives.
+func TestRealPi_ModulePassiveDataOnlyAndCompetingSelectors(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name      string
+		selectors int
+	}{{"data only", 0}, {"two selectors", 2}} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			h := newHarnessScript(t, "passive", moduleScript)
+			h.writeCompanion(t)
+			for i := 0; i < tc.selectors; i++ {
+				id := []string{"x_acme_probe", "x_acme_probe_two"}[i]
+				dir := filepath.Join(h.env.AgentDir, "extensions", "acme-"+strings.TrimPrefix(id, "x_acme_"))
+				if err := os.MkdirAll(dir, 0o700); err != nil {
+					t.Fatal(err)
+				}
+				pitest.WriteExtension(t, dir, "index.ts", strings.ReplaceAll(acmeProbeTS, `"x_acme_probe"`, `"`+id+`"`))
+			}
+			h.env.Env = append(h.env.Env, "ACME_PROBE_LOG="+filepath.Join(t.TempDir(), "probe.jsonl"))
+			c := h.start(t)
+			ctx := testCtx(t)
+			prompt(t, ctx, c, "NOTES please") // patch (Session), answer
+			n := len(h.env.Server.Requests())
+			prompt(t, ctx, c, "second question")
+			req := h.requestsSince(n)[0]
+			u := userTexts(req)
+			want := []string{`x_acme_notes (session): {"entries":["accepted"]}`, "NOTES please", "second question"}
+			if tc.selectors > 0 {
+				want = append(want, "x_acme_probe (session)", "x_acme_probe_two (session)")
+			}
+			for _, w := range want {
+				if !strings.Contains(u, w) {
+					t.Errorf("request lacks %q: %q", w, u)
+				}
+			}
+			roles := map[string]int{}
+			for _, m := range req.Messages {
+				roles[m.Role]++
+			}
+			// The completed run: a tool call, its result, the answer.
+			if roles["assistant"] != 2 || roles["tool"] != 1 {
+				t.Errorf("completed history not kept whole: roles %v", roles)
+			}
+		})
+	}
+}
