@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/pikit-dev/pikit/piext"
+	sf "github.com/pikit-dev/pikit/stateflow"
 )
 
 func msg(raw string) piext.Message { return piext.NewMessage(json.RawMessage(raw)) }
@@ -89,5 +90,28 @@ func TestApplySelection_ActiveAndPassive(t *testing.T) {
 	}
 	if texts(input) != before {
 		t.Errorf("input changed")
+	}
+}
+
+// Seed 003 "Captured values, callback content and frames are detached":
+// a callback mutating its frame's input or conversation changes neither
+// the captured input nor the next frame.
+func TestFrameFor_Detached(t *testing.T) {
+	in := &sf.ModuleInput{Value: map[string]any{"k": []any{"a"}}}
+	conv := []json.RawMessage{json.RawMessage(`{"role":"user","content":"u","timestamp":1}`)}
+	p := "prompt"
+	f := frameFor(sf.ModeActive, sf.ScopeSession, conv, &p, in)
+	f.Input.(map[string]any)["k"].([]any)[0] = "changed"
+	f.Input.(map[string]any)["new"] = true
+	if got := in.Value.(map[string]any); got["k"].([]any)[0] != "a" || got["new"] != nil {
+		t.Errorf("captured input changed through the frame: %v", got)
+	}
+	f.Conversation[0][2] = 'X'
+	*f.Prompt = "changed"
+	if string(conv[0]) != `{"role":"user","content":"u","timestamp":1}` || p != "prompt" {
+		t.Errorf("conversation or prompt changed through the frame: %s %q", conv[0], p)
+	}
+	if g := frameFor(sf.ModeActive, sf.ScopeSession, conv, &p, in); g.Input.(map[string]any)["k"].([]any)[0] != "a" {
+		t.Errorf("next frame = %v", g.Input)
 	}
 }

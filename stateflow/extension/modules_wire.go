@@ -170,7 +170,18 @@ func (x *ext) prepareActive(ctx context.Context, sess *session, cat sf.Catalog, 
 func frameFor(mode, owner string, conv []json.RawMessage, prompt *string, in *sf.ModuleInput) sf.ModuleFrame {
 	f := sf.ModuleFrame{Mode: mode, Owner: owner}
 	if owner == sf.ScopeSession {
-		f.Conversation, f.Prompt = conv, prompt
+		// Copies: a Go-native callback must not reach the provider
+		// context's bytes (seed 003 "frames are detached").
+		if conv != nil {
+			f.Conversation = make([]json.RawMessage, len(conv))
+			for i, m := range conv {
+				f.Conversation[i] = append(json.RawMessage(nil), m...)
+			}
+		}
+		if prompt != nil {
+			p := *prompt
+			f.Prompt = &p
+		}
 	}
 	if in != nil {
 		f.Input = sf.Clone(in.Value)
