@@ -3,10 +3,12 @@ package piext_test
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/pikit-dev/pikit/internal/jsonrpc"
 	"github.com/pikit-dev/pikit/piext"
 )
 
@@ -52,4 +54,43 @@ func TestHook_DeclaredTimeout(t *testing.T) {
 		}
 	}()
 	(&piext.Extension{Name: "x", Hooks: []piext.Hook{{Event: "agent_start", Handle: handle, Timeout: -1}}}).Manifest()
+}
+
+// BenchmarkHookOmitPayload is the sidecar's share of a
+// before_provider_request hook whose 15 MB payload is sent (what the
+// bridge does without Hook.OmitPayload) against the same hook with a null
+// payload (OmitPayload), in the same run; the bridge's own encoding, in
+// Node, comes on top of the first.
+//
+//	go test -run XX -bench HookOmitPayload -benchmem ./piext/
+func BenchmarkHookOmitPayload(b *testing.B) {
+	noop := func(context.Context, *piext.Event) (any, error) { return nil, nil }
+	ext := &piext.Extension{Name: "demo", Hooks: []piext.Hook{{Event: "before_provider_request", Handle: noop, OmitPayload: true}}}
+	toExtR, toExtW := io.Pipe()
+	fromExtR, fromExtW := io.Pipe()
+	done := make(chan error, 1)
+	go func() { done <- piext.Serve(context.Background(), ext, toExtR, fromExtW) }()
+	conn := jsonrpc.NewConn(&rw{fromExtR, toExtW, []io.Closer{fromExtR, toExtW}}, &jsonrpc.Options{})
+	defer func() {
+		conn.Close()
+		toExtW.Close()
+		<-done
+	}()
+	ctx := context.Background()
+	if err := conn.Call(ctx, piext.MethodSessionBind, piext.BindParams{Generation: 1}, nil); err != nil {
+		b.Fatal(err)
+	}
+	payload, _ := json.Marshal(map[string]any{"messages": []any{map[string]any{"role": "user", "content": strings.Repeat("x", 15<<20)}}})
+	for _, c := range []struct {
+		name    string
+		payload json.RawMessage
+	}{{"omitted-baseline", json.RawMessage(`null`)}, {"payload-15MB", payload}} {
+		b.Run(c.name, func(b *testing.B) {
+			for range b.N {
+				if err := conn.Call(ctx, piext.MethodHook, piext.HookParams{Event: "before_provider_request", Generation: 1, Payload: c.payload}, nil); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
 }
