@@ -238,3 +238,82 @@ func (c *readCache) putHead(roots string, h *headParts) {
 	}
 	c.heads[roots] = h
 }
+
+// ValidateReusing is [View.Validate] for a view decoded again after its
+// files changed, given prev, an earlier view that passed Validate under the
+// same roots and limit and has not been modified since. A stream of v that
+// is the very stream of prev (same revision, boundaries and the same
+// checkpoint and patch maps, not merely equal ones) is not validated again
+// — validation is a function of the stream, roots, scope and limit — and
+// inherits prev's cached states of that scope; when v has prev's whole
+// shape (lineage included) it shares prev's read cache, so cached texts and
+// head members carry over. Every other stream, and the lineage, is
+// validated as Validate does; errors are Validate's.
+func (v *View) ValidateReusing(roots *Roots, limit int, prev *View) error {
+	if prev == nil {
+		return v.Validate(roots, limit)
+	}
+	pc := prev.cache.Load()
+	if pc != nil && !pc.key.matches(prev) {
+		pc = nil
+	}
+	for i, scope := range Scopes {
+		s := v.Streams[i]
+		if s == nil {
+			continue
+		}
+		if p := prev.Streams[i]; p != nil && sameStream(s, p) {
+			continue
+		}
+		cur, err := s.validate(roots, scope, limit)
+		if err != nil {
+			return err
+		}
+		pos := s.Checkpoint.Through.Position
+		if n := len(s.Patches); n > 0 {
+			pos = s.Patches[n-1].Transition.Position
+		}
+		v.readCache().putState(stateKey{scope: i, pos: pos}, cur)
+	}
+	if err := v.validateLineage(limit); err != nil {
+		return err
+	}
+	if pc == nil {
+		return nil
+	}
+	if pc.key.matches(v) {
+		v.cache.Store(pc)
+		return nil
+	}
+	type entry struct {
+		k  stateKey
+		st map[string]any
+	}
+	var carried []entry
+	pc.mu.Lock()
+	for k, st := range pc.states {
+		if p := prev.Streams[k.scope]; p != nil && v.Streams[k.scope] != nil && sameStream(v.Streams[k.scope], p) {
+			carried = append(carried, entry{k, st})
+		}
+	}
+	pc.mu.Unlock()
+	c := v.readCache()
+	for _, e := range carried {
+		c.putState(e.k, e.st)
+	}
+	return nil
+}
+
+// sameStream reports whether a and b have the same revision, boundaries
+// and the same (identical) checkpoint and patch maps.
+func sameStream(a, b *Stream) bool {
+	if a.Revision != b.Revision || a.Checkpoint.Through != b.Checkpoint.Through || !sameMap(a.Checkpoint.State, b.Checkpoint.State) || len(a.Patches) != len(b.Patches) {
+		return false
+	}
+	for j, r := range a.Patches {
+		if b.Patches[j].Transition != r.Transition || !sameMap(b.Patches[j].Patch, r.Patch) {
+			return false
+		}
+	}
+	return true
+}

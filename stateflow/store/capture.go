@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
@@ -16,6 +17,26 @@ import (
 type file struct {
 	Data   []byte
 	Exists bool
+}
+
+// same reports whether f and g are both missing or both present with equal
+// bytes.
+func (f file) same(g file) bool {
+	return f.Exists == g.Exists && bytes.Equal(f.Data, g.Data)
+}
+
+// same reports whether c and d capture the same paths with the same files.
+func (c capture) same(d capture) bool {
+	if len(c) != len(d) {
+		return false
+	}
+	for k, f := range c {
+		g, ok := d[k]
+		if !ok || !f.same(g) {
+			return false
+		}
+	}
+	return true
 }
 
 // identity is "sha256:<hex>" of the bytes, or "missing".

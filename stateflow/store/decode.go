@@ -26,9 +26,24 @@ type decoded struct {
 // decodeCohort classifies and parses every scope of a capture. Errors are
 // *Error with upstream's exact text.
 func decodeCohort(l Layout, roots *sf.Roots, c capture) (*decoded, error) {
+	return decodeCohortReusing(l, roots, c, nil)
+}
+
+// decodeCohortReusing is decodeCohort reusing prev. prev (nil: none) is an earlier
+// validated snapshot of the same Store whose View nobody modifies: a scope
+// whose checkpoint, tail and meta are byte-identical to prev's basis takes
+// prev's decoded meta and a shallow copy of prev's (constrained, validated)
+// stream — its own Stream struct and Patches slice, so folding or advancing
+// the copy never reaches prev, sharing the maps, which no View method
+// modifies in place.
+func decodeCohortReusing(l Layout, roots *sf.Roots, c capture, prev *Snapshot) (*decoded, error) {
 	d := &decoded{}
 	for i, scope := range sf.Scopes {
 		if scope == "session" && l.SessionKey == "" {
+			continue
+		}
+		if s, m, ok := reuseScope(l, c, prev, i); ok {
+			d.streams[i], d.metas[i] = s, m
 			continue
 		}
 		s, m, err := decodeScope(l, roots, c, scope)
@@ -112,4 +127,22 @@ func decodeScope(l Layout, roots *sf.Roots, c capture, scope string) (*sf.Stream
 		s.Patches = append(s.Patches, sf.Record{Transition: m.Patches[i], Patch: roots.Filter(p)})
 	}
 	return s, m, nil
+}
+
+// reuseScope returns prev's stream (a shallow copy) and meta for scope
+// index i when the scope's three files are byte-identical in c and in
+// prev's basis and prev decoded them as a present scope.
+func reuseScope(l Layout, c capture, prev *Snapshot, i int) (*sf.Stream, *Meta, bool) {
+	if prev == nil || prev.decoded == nil || prev.decoded.streams[i] == nil || prev.View.Streams[i] == nil {
+		return nil, nil, false
+	}
+	dir := l.ScopeDir(sf.Scopes[i])
+	for _, name := range []string{fileCheckpoint, filePatches, fileMeta} {
+		k := rel(dir, name)
+		if !c[k].same(prev.basis[k]) {
+			return nil, nil, false
+		}
+	}
+	p := prev.View.Streams[i]
+	return &sf.Stream{Revision: p.Revision, Checkpoint: p.Checkpoint, Patches: append([]sf.Record(nil), p.Patches...)}, prev.decoded.metas[i], true
 }

@@ -53,11 +53,12 @@ type Store struct {
 	opts   Options
 	lock   lockWaiter
 
-	// mu guards the read cache: the last decoded, validated snapshot and
-	// the file revision it was decoded from. Read hands out clones.
-	mu       sync.Mutex
-	cached   *Snapshot
-	cacheRev string
+	// mu guards the read cache: the last decoded, validated snapshot (its
+	// basis holds the bytes it was decoded from). Read hands out clones and
+	// never modifies it; a read of changed files reuses its unchanged
+	// scopes (decodeCohort, sf.View.ValidateReusing).
+	mu     sync.Mutex
+	cached *Snapshot
 }
 
 // Open returns a Store for layout. It touches nothing on disk.
@@ -119,19 +120,18 @@ func (s *Store) Read(ctx context.Context) (*Snapshot, error) {
 		if err != nil {
 			return err
 		}
-		rev := c.revision(s.layout.Root)
 		s.mu.Lock()
-		cached, cachedRev := s.cached, s.cacheRev
+		cached := s.cached
 		s.mu.Unlock()
-		if cached != nil && cachedRev == rev && !cached.adopted {
+		if cached != nil && !cached.adopted && cached.basis.same(c) {
 			snap = cached.clone()
 			return nil
 		}
-		if snap, err = s.snapshot(c); err != nil {
+		if snap, err = s.snapshotFrom(c, cached); err != nil {
 			return err
 		}
 		s.mu.Lock()
-		s.cached, s.cacheRev = snap.clone(), rev
+		s.cached = snap.clone()
 		s.mu.Unlock()
 		return nil
 	})
@@ -206,8 +206,13 @@ func (s *Store) load() (*Snapshot, error) {
 	return s.snapshot(c)
 }
 
-func (s *Store) snapshot(c capture) (*Snapshot, error) {
-	d, err := decodeCohort(s.layout, s.opts.Roots, c)
+func (s *Store) snapshot(c capture) (*Snapshot, error) { return s.snapshotFrom(c, nil) }
+
+// snapshotFrom decodes and validates c, reusing what prev (nil: nothing;
+// else a validated snapshot of this Store that nobody modifies) decoded
+// and validated for scopes whose files did not change.
+func (s *Store) snapshotFrom(c capture, prev *Snapshot) (*Snapshot, error) {
+	d, err := decodeCohortReusing(s.layout, s.opts.Roots, c, prev)
 	if err != nil {
 		return nil, err
 	}
@@ -226,14 +231,31 @@ func (s *Store) snapshot(c capture) (*Snapshot, error) {
 	}
 	for i, scope := range sf.Scopes {
 		if v.Streams[i] == nil && (scope != "session" || s.layout.SessionKey != "") {
-			v.Streams[i] = sf.NewStream(v.Lineage[0])
+			v.Streams[i] = newStreamFrom(v.Lineage[0], prev, i)
 		}
 	}
 	v.Constrain(s.opts.HistoryLimit)
-	if err := v.Validate(s.opts.Roots, s.opts.HistoryLimit); err != nil {
+	var pv *sf.View
+	if prev != nil {
+		pv = prev.View
+	}
+	if err := v.ValidateReusing(s.opts.Roots, s.opts.HistoryLimit, pv); err != nil {
 		return nil, err
 	}
 	return snap, nil
+}
+
+// newStreamFrom is sf.NewStream(origin) for scope index i, made as a
+// shallow copy of prev's stream when prev had the same brand-new stream
+// there (so the views' fingerprints can match and the read cache carry
+// over).
+func newStreamFrom(origin sf.Boundary, prev *Snapshot, i int) *sf.Stream {
+	if prev != nil && prev.decoded != nil && prev.decoded.streams[i] == nil {
+		if p := prev.View.Streams[i]; p != nil && p.Revision == 0 && len(p.Patches) == 0 && len(p.Checkpoint.State) == 0 && p.Checkpoint.Through == origin {
+			return &sf.Stream{Checkpoint: p.Checkpoint}
+		}
+	}
+	return sf.NewStream(origin)
 }
 
 // newUUID returns a random RFC 4122 version 4 UUID.
