@@ -109,7 +109,10 @@
 // with the current states its replay built. The cache is bound to a
 // fingerprint of the view (lineage, and per stream its revision, checkpoint
 // and the identity of each record's map); a view that advanced, folded,
-// adopted an origin or had a field replaced gets a fresh one. Cached states
+// adopted an origin or had a field replaced gets a fresh one;
+// [View.ValidateReusing] lets a view decoded again share an earlier view's
+// identical streams' states, or its whole cache when the shape is the
+// same. Cached states
 // are shared read-only (as [View.ScopeAt] and [View.EffectiveAt] say);
 // [Stream.Current] still returns an owned copy. Bounds: 32 states, 32
 // overlays, 64 texts or 16 MiB per view.

@@ -69,8 +69,13 @@
 //
 // Every read takes the store lock (so it never sees a half-applied cohort
 // and completes an interrupted one), captures the owned files and, when
-// their identities equal the last decoded cohort's, reuses that decoded,
+// their bytes equal the last decoded cohort's, reuses that decoded,
 // validated snapshot (a private clone per call) instead of decoding again.
+// When some files changed, a scope whose checkpoint, tail and meta are
+// byte-identical to the last snapshot's is not decoded or validated again:
+// it takes that snapshot's stream (its own Stream and tail slice, shared
+// maps) and cached states; when only runtime.json changed and the lineage
+// is the same, the new view shares the whole read cache (texts, head).
 // A read never creates a store that does not exist.
 //
 // # Not here
