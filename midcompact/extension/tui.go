@@ -78,7 +78,8 @@ func paletteStyle(palette map[string]string) midcompact.Style {
 
 // openTUI runs the Selection or Review overlay (reference §5.5) on h, the
 // interactive Pi of the command, and returns when it closes; the caller
-// holds the UI lock around it. The returned notice is shown as info.
+// holds the UI lock around it. It shows its own notices; an error means
+// the overlay could not be shown or the plan could not be read.
 func (rt *runtime) openTUI(ctx context.Context, h host, plan *Plan, view string) error {
 	th, ok := h.(tuiHost)
 	if !ok {
