@@ -21,7 +21,13 @@ const ctx = {
     buildSessionContext: () => ({ messages: structuredClone(session), thinkingLevel: "off", model: null }),
   },
 };
-const out = (k, v) => process.stdout.write(k + " " + JSON.stringify(v) + "\n");
+// Lines are written in order and the process exits once they are flushed
+// (a pipe's writes are asynchronous: exiting on a timer can cut them).
+const lines = [];
+const out = (k, v) => lines.push(k + " " + JSON.stringify(v) + "\n");
+// short stands for a long text: its length and whether Go edited it.
+const short = (t) =>
+  typeof t !== "string" || t.length <= 200 ? t : `<${t.length}${t.includes("CTXEDIT-SEEN-BY-GO") ? " CTXEDIT-SEEN-BY-GO" : t.includes("CTXEDIT") ? " CTXEDIT" : ""}>`;
 const mod = await import(bridgePath);
 mod.default(pi);
 const sidecar = globalThis[Symbol.for("pikit.piext.probe")];
@@ -44,7 +50,7 @@ const take = (method) => {
 };
 const context = async (messages) => {
   const res = await emit("context", { type: "context", messages });
-  return { texts: res?.messages?.map((m) => m.content?.[0]?.text ?? null) ?? null, hookBytes: take("hook") };
+  return { texts: res?.messages?.map((m) => short(m.content?.[0]?.text ?? null)) ?? null, hookBytes: take("hook") };
 };
 const big = (i, fill) => ({ role: "user", content: [{ type: "text", text: ("m" + i + " ").padEnd(60000, fill) }], timestamp: i });
 const mid = (s, word) => s.slice(0, 30000) + word + s.slice(30000 + word.length);
@@ -76,4 +82,4 @@ if (mode === "samelength") {
 }
 sidecar?.stop();
 clearInterval(keep);
-setTimeout(() => process.exit(0), 100);
+process.stdout.write(lines.join(""), () => process.exit(0));
