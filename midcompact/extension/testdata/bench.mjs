@@ -98,7 +98,8 @@ for (let i = 0; i < 2; i++) await call();
 const unchanged = await time(ours);
 const out = projected?.messages ?? null;
 const summaries = out ? out.filter((m) => m.customType === "midcompact-summary").length : 0;
-process.stdout.write("BENCH " + JSON.stringify({ n: base.length, iters, floor, unchanged, projection, firstColdMs: cold.ms, firstWarmedMs: warmed.ms, firstRacedMs: raced.ms, firstErrors: [cold.error, warmed.error, raced.error], firstSummaries, outMessages: out?.length ?? null, summaries }) + "\n");
+const line = "BENCH " + JSON.stringify({ n: base.length, iters, floor, unchanged, projection, firstColdMs: cold.ms, firstWarmedMs: warmed.ms, firstRacedMs: raced.ms, firstErrors: [cold.error, warmed.error, raced.error], firstSummaries, outMessages: out?.length ?? null, summaries }) + "\n";
 sidecar?.stop();
 clearInterval(keep);
-setTimeout(() => process.exit(0), 100);
+// Exit once the line is flushed (a pipe's writes are asynchronous).
+process.stdout.write(line, () => process.exit(0));
