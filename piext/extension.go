@@ -114,7 +114,9 @@ type Hook struct {
 	// Timeout bounds Handle, in the bridge and in Go, instead of
 	// HookTimeout (zero: HookTimeout). For a hook whose work may
 	// legitimately take longer (a handler awaiting slow producers); Pi
-	// itself sets no limit and waits for the hook.
+	// itself sets no limit and waits for the hook. Such a hook's ctx is
+	// also cancelled when Pi aborts the run (the bridge passes the
+	// handler's ctx.signal).
 	Timeout time.Duration
 	// OmitPayload makes the bridge send null instead of the event's
 	// payload (ev.Payload is null): for a hook that only needs the moment

@@ -9,7 +9,8 @@
 //
 // PIKIT_EXAMPLE_PRODUCE=<path> makes the producer wait until the file
 // <path> exists before answering, after creating <path>.waiting (a test
-// uses it to change the model while a proposal is being computed).
+// uses it to change the model while a proposal is being computed), and
+// <path>.cancelled when its context is cancelled while waiting.
 // Test controls: PIKIT_EXAMPLE_SOURCE=<path> gives the module an input,
 // the file's bytes, whose receipt turns obsolete once they change, and
 // contributes {"source": <input>} as data; PIKIT_EXAMPLE_SCHEMA=<n>
@@ -103,6 +104,7 @@ func (n *notes) Produce(ctx context.Context, content map[string]any, _ sf.Module
 		}
 		select {
 		case <-ctx.Done():
+			_ = os.WriteFile(n.gate+".cancelled", nil, 0o600)
 			return nil, false, ctx.Err()
 		case <-t.C:
 		}

@@ -704,10 +704,13 @@ export default function (pi: any) {
       return await withCtx(ctx, async (ctxId) => {
         const base = { event, ctxId, generation: sc.generation };
         const timeoutMs = spec.timeoutMs ?? HOOK_TIMEOUT_MS;
+        // A hook with its own (longer) timeout is also cancelled by Pi's
+        // abort of the run (ctx.signal), so it cannot outlive the run.
+        const signal: AbortSignal | undefined = spec.timeoutMs ? ctx?.signal : undefined;
         if (event !== "context" && event !== "context_with_system") {
           // null (Go's nil) means "no change": undefined to Pi, which would
           // take null as a value (before_provider_request replaces the payload).
-          return (await sc.call("hook", { ...base, payload: spec.omitPayload ? null : ev }, { timeoutMs })) ?? undefined;
+          return (await sc.call("hook", { ...base, payload: spec.omitPayload ? null : ev }, { timeoutMs, signal })) ?? undefined;
         }
         const input: any[] = ev.messages ?? [];
         const cache = (sc.ctxCache ??= new ContextCache());
@@ -720,7 +723,7 @@ export default function (pi: any) {
         const send = (full: boolean) => {
           const messages = cache.wire(input, full);
           if (TRACE) trace(name, `context: ${messages.length} messages, ${messages.filter((w) => w.m !== undefined).length} in full`);
-          return sc.call("hook", { ...base, messages }, { timeoutMs });
+          return sc.call("hook", { ...base, messages }, { timeoutMs, signal });
         };
         let res: any;
         try {

@@ -1,6 +1,7 @@
 package extension_test
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -204,5 +205,39 @@ func TestRealPi_ModulePassiveDataOnlyAndCompetingSelectors(t *testing.T) {
 				t.Errorf("completed history not kept whole: roles %v", roles)
 			}
 		})
+	}
+}
+
+// Pi's abort cancels a running Active preparation (the context hook's
+// declared timeout comes with Pi's abort signal): a producer waiting on
+// its gate sees its context cancelled well before the 60 s budget, and
+// nothing it would have proposed is written.
+func TestRealPi_ModulePreparationCancelledByAbort(t *testing.T) {
+	t.Parallel()
+	exe := pitest.BuildCommand(t, "./examples/stateflow-module")
+	h := moduleHarness(t, exe)
+	gate := filepath.Join(t.TempDir(), "gate")
+	h.env.Env = append(h.env.Env, "PIKIT_EXAMPLE_PRODUCE="+gate)
+	c := h.start(t)
+	ctx := testCtx(t)
+	if _, err := c.Prompt(ctx, pirpc.PromptCommand{Message: "hello"}); err != nil {
+		t.Fatal(err)
+	}
+	waitFile(t, ctx, gate+".waiting")
+	// Pi answers abort once the run stopped: without the cancellation
+	// that is after the 60 s budget, so the wait starts before.
+	wctx, cancel := context.WithTimeout(ctx, 30*time.Second) // well inside ModulePreparationTimeout
+	defer cancel()
+	aborted := make(chan error, 1)
+	go func() {
+		_, err := c.Call(ctx, "abort", nil)
+		aborted <- err
+	}()
+	waitFile(t, wctx, gate+".cancelled")
+	if err := <-aborted; err != nil {
+		t.Fatalf("abort: %v", err)
+	}
+	if storeHolds(t, h.env.AgentDir, `"produced"`) {
+		t.Errorf("a cancelled preparation wrote its proposal")
 	}
 }
