@@ -164,7 +164,8 @@
 //     nothing is written or rolled back.
 //   - The context hook declares ModulePreparationTimeout (60 s) as its piext
 //     Hook.Timeout, so a slow producer in the Active preparation is awaited
-//     beyond piext's 5 s HookTimeout; past it the hook fails open.
+//     beyond piext's 5 s HookTimeout; past it the hook fails open. Pi's
+//     abort of the run cancels the preparation (the producers' context).
 //   - captureInput runs once per Active run at its preparation and the
 //     receipt is asserted before and after each context call; in Passive
 //     it runs per provider request. Producers run only in the Active

@@ -15,7 +15,8 @@ import (
 // "Active preparation"), which a producer computing a proposal may
 // legitimately stretch. A preparation still running at the limit fails the
 // hook open: the run goes on without that request's core projection and
-// module context, nothing of the preparation is published.
+// module context, nothing of the preparation is published. Pi's abort of
+// the run cancels the hook's context (and so the producers') before that.
 const ModulePreparationTimeout = 60 * time.Second
 
 // providerCheck is what a context that admitted module context left for
