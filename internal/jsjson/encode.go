@@ -39,6 +39,22 @@ type Options struct {
 	// the \udxxx escape JSON.stringify writes for a lone surrogate, instead
 	// of U+FFFD. Other invalid UTF-8 still becomes U+FFFD.
 	LoneSurrogates bool
+	// Memo, when set and Indent is "", memoizes the encodings of the
+	// map[string]any values at depth 1 and 2 (the root object is depth 0):
+	// a value Memo knows is written as the bytes it returns, and a value
+	// encoded afresh is offered to Memo.Put. A compact encoding of a map
+	// depends only on its content and these Options, so one Memo must be
+	// used with one set of Options and only for maps never modified after
+	// they were first encoded (Memo keys them by identity).
+	Memo Memo
+}
+
+// Memo memoizes encoded maps by identity (see [Options.Memo]). Get and Put
+// may be called concurrently by concurrent Marshal calls; Put's enc is
+// the caller's to keep.
+type Memo interface {
+	Get(m map[string]any) (enc []byte, ok bool)
+	Put(m map[string]any, enc []byte)
 }
 
 // Marshal returns v as JSON.stringify would write the equivalent JS value.
@@ -92,6 +108,7 @@ type encoder struct {
 	wtf8       bool    // Options.LoneSurrogates
 	arena      []node  // the children of the parse being written
 	order      []int32 // scratch for sorting an object's members
+	memo       Memo    // Options.Memo (nil when pretty)
 }
 
 func newEncoder(opts *Options) *encoder {
@@ -104,6 +121,9 @@ func newEncoder(opts *Options) *encoder {
 		e.pretty = g != ""
 		// V8 writes the gap only up to its first NUL, yet still indents.
 		e.indent, _, _ = strings.Cut(g, "\x00")
+		if !e.pretty {
+			e.memo = opts.Memo
+		}
 	}
 	return e
 }
@@ -211,7 +231,18 @@ func (e *encoder) value(v any, level int) error {
 		e.newline(level)
 		e.buf = append(e.buf, ']')
 	case map[string]any:
-		return e.goMap(x, level)
+		if e.memo == nil || level < 1 || level > 2 {
+			return e.goMap(x, level)
+		}
+		if enc, ok := e.memo.Get(x); ok {
+			e.buf = append(e.buf, enc...)
+			return nil
+		}
+		start := len(e.buf)
+		if err := e.goMap(x, level); err != nil {
+			return err
+		}
+		e.memo.Put(x, append([]byte(nil), e.buf[start:]...))
 	case json.RawMessage:
 		if len(x) == 0 {
 			e.buf = append(e.buf, "null"...) // as encoding/json
