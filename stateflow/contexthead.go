@@ -134,7 +134,7 @@ func headPartsOf(roots *Roots, v *View) (*headParts, error) {
 		return nil, err
 	}
 	h := &headParts{}
-	state, err := jsjson.Marshal(ModelProjection(roots, eff), nil)
+	state, err := jsjson.Marshal(ModelProjection(roots, eff), &jsjson.Options{Memo: &c.encMemos().head})
 	if err != nil {
 		return nil, err
 	}

@@ -37,6 +37,7 @@ type readCache struct {
 	results   map[resultKey]string
 	resultLen int
 	heads     map[string]*headParts
+	memos     *encMemos // shared with the caches ValidateReusing derives
 }
 
 // stateKey names one scope state: the scope's index and the position of
@@ -301,6 +302,7 @@ func (v *View) ValidateReusing(roots *Roots, limit int, prev *View) error {
 	for _, e := range carried {
 		c.putState(e.k, e.st)
 	}
+	c.adoptMemos(pc)
 	return nil
 }
 
@@ -316,4 +318,81 @@ func sameStream(a, b *Stream) bool {
 		}
 	}
 	return true
+}
+
+// Encoding memo bounds: only encodings of at least memoMinBytes are kept
+// (small maps cost less to encode than to look up), at most memoMaxEntries
+// or memoMaxBytes per memo; a full memo is emptied.
+const (
+	memoMinBytes   = 4 << 10
+	memoMaxEntries = 64
+	memoMaxBytes   = 8 << 20
+)
+
+// encMemos are the jsjson.Memo of a read cache, one per encoder options
+// set: the head's (compact, JS order) and read_state results'
+// (LoneSurrogates). They memoize the encoded planes (depth 1 and 2 maps) of
+// states that are shared read-only, so a view decoded again after a change
+// re-encodes only the planes that changed: the maps of an unchanged scope
+// are the very maps of the earlier view (ValidateReusing carries them).
+type encMemos struct {
+	head, read encMemo
+}
+
+// encMemo is a jsjson.Memo keyed by map identity; each entry holds its map
+// so the address is not reused while the entry lives.
+type encMemo struct {
+	mu      sync.Mutex
+	entries map[unsafe.Pointer]memoEntry
+	size    int
+}
+
+type memoEntry struct {
+	m   map[string]any
+	enc []byte
+}
+
+func mapPtr(m map[string]any) unsafe.Pointer { return *(*unsafe.Pointer)(unsafe.Pointer(&m)) }
+
+// Get implements jsjson.Memo.
+func (e *encMemo) Get(m map[string]any) ([]byte, bool) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	x, ok := e.entries[mapPtr(m)]
+	return x.enc, ok
+}
+
+// Put implements jsjson.Memo.
+func (e *encMemo) Put(m map[string]any, enc []byte) {
+	if len(enc) < memoMinBytes || len(enc) > memoMaxBytes/4 {
+		return
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.entries == nil || len(e.entries) >= memoMaxEntries || e.size+len(enc) > memoMaxBytes {
+		e.entries, e.size = map[unsafe.Pointer]memoEntry{}, 0
+	}
+	if _, ok := e.entries[mapPtr(m)]; !ok {
+		e.entries[mapPtr(m)] = memoEntry{m: m, enc: enc}
+		e.size += len(enc)
+	}
+}
+
+// encMemos returns the cache's memos, made on first use.
+func (c *readCache) encMemos() *encMemos {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.memos == nil {
+		c.memos = &encMemos{}
+	}
+	return c.memos
+}
+
+// adoptMemos makes c use from's memos (ValidateReusing: the states they
+// key are shared between the two views).
+func (c *readCache) adoptMemos(from *readCache) {
+	m := from.encMemos()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.memos = m
 }

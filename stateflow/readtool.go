@@ -132,7 +132,8 @@ func (r *Reader) read(args *ReadArgs) (string, error) {
 		results = append(results, res)
 	}
 	if !args.Batch {
-		return encodeResult(results[0])
+		b, err := jsjson.Marshal(results[0], &jsjson.Options{LoneSurrogates: true, Memo: &r.View.readCache().encMemos().read})
+		return string(b), err
 	}
 	field := map[string]string{"value": "value", "patch": "patch", "keys": "keys"}[args.Projection]
 	if args.Projection == "keys" {
