@@ -14,15 +14,22 @@ import (
 
 // acmeFlipTS is a companion loaded before pikit-stateflow whose
 // before_provider_request handler (run before State Flow's, load order)
-// rewrites the file $ACME_FLIP_SOURCE once $ACME_FLIP_SOURCE.flip exists:
-// the source a Go-native module's receipt guards turns obsolete after
+// rewrites the file $ACME_FLIP_SOURCE once $ACME_FLIP_SOURCE.flip exists
+// (the source a Go-native module's receipt guards turns obsolete after
 // State Flow evaluated the module context and before its provider
-// checkpoint.
+// checkpoint), sets the thinking level once .think exists, and registers
+// another module (a catalog change) once .register exists.
 const acmeFlipTS = `import * as fs from "node:fs";
+import { registerStateFlowModule } from "../pikit-stateflow/modules.ts";
+const late = { id: "x_acme_late", apiVersion: 1 as const, schemaVersion: 1, immutable: false,
+  validate() { return true; }, context() { return []; } };
 export default function (pi: any) {
-  pi.on("before_provider_request", () => {
+  pi.on("before_provider_request", (_e: any, ctx: any) => {
     const src = process.env.ACME_FLIP_SOURCE!;
-    if (fs.existsSync(src + ".flip")) { fs.rmSync(src + ".flip"); fs.writeFileSync(src, "v2"); }
+    const take = (f: string) => { if (!fs.existsSync(src + f)) return false; fs.rmSync(src + f); return true; };
+    if (take(".flip")) fs.writeFileSync(src, "v2");
+    if (take(".think")) pi.setThinkingLevel("high");
+    if (take(".register")) registerStateFlowModule(ctx.sessionManager, late);
     return undefined;
   });
 }
@@ -239,5 +246,48 @@ func TestRealPi_ModulePreparationCancelledByAbort(t *testing.T) {
 	}
 	if storeHolds(t, h.env.AgentDir, `"produced"`) {
 		t.Errorf("a cancelled preparation wrote its proposal")
+	}
+}
+
+// The provider checkpoint's other fences: a thinking-level change or a
+// catalog change (a companion registering) between the module context
+// and the provider request aborts the inference as a source change does.
+func TestRealPi_ModuleProviderCheckpointModelAndCatalog(t *testing.T) {
+	t.Parallel()
+	exe := pitest.BuildCommand(t, "./examples/stateflow-module")
+	for _, trigger := range []string{".think", ".register"} {
+		t.Run(trigger, func(t *testing.T) {
+			t.Parallel()
+			h := moduleHarness(t, exe)
+			addThinker(t, h.env)
+			src := filepath.Join(t.TempDir(), "source")
+			if err := os.WriteFile(src, []byte("v1"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			dir := filepath.Join(h.env.AgentDir, "extensions", "acme-flip")
+			if err := os.MkdirAll(dir, 0o700); err != nil {
+				t.Fatal(err)
+			}
+			pitest.WriteExtension(t, dir, "index.ts", acmeFlipTS)
+			h.env.Env = append(h.env.Env, "PIKIT_EXAMPLE_SOURCE="+src, "ACME_FLIP_SOURCE="+src)
+			c := h.start(t)
+			ctx := testCtx(t)
+			if _, err := c.Call(ctx, "set_model", map[string]string{"provider": pitest.Provider, "modelId": "fake-thinker"}); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(src+trigger, nil, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			evs := prompt(t, ctx, c, "checkpoint run")
+			if s, _ := evs[len(evs)-1].(*pirpc.AgentSettled); s == nil || !s.Aborted {
+				t.Errorf("the run was not aborted: %+v", evs[len(evs)-1])
+			}
+			if n := len(h.env.Server.Requests()); n != 0 {
+				t.Errorf("the provider got %d requests after the change", n)
+			}
+			if _, err := os.Stat(src + trigger); !os.IsNotExist(err) {
+				t.Fatalf("the trigger never ran: %v", err)
+			}
+		})
 	}
 }
