@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -212,6 +213,10 @@ var readPaths = []struct{ name, args string }{
 //   - after_change/*: the same, after another handle (another process)
 //     patched the store (untimed): the snapshot is decoded and validated
 //     again and the answer computed afresh.
+//   - after_runtime_change/*: the same after another handle wrote only
+//     runtime.json (as an Active run's preparation does).
+//   - *_settled/*: the same with runtime.GC() after the change (untimed),
+//     so the other handle's garbage is not collected in the timed read.
 //   - snapshot/*: over a loaded snapshot (no I/O).
 func BenchmarkRead100KB(b *testing.B) {
 	s := largeStore(b)
@@ -279,6 +284,33 @@ func BenchmarkRead100KB(b *testing.B) {
 	}
 	b.Run("after_change/context_head", func(b *testing.B) {
 		interleaved(b, change, bare, head)
+	})
+	// what an Active run does: prepareRun writes runtime.json (the
+	// specification), then the head is built
+	respec := func() {
+		i++
+		if err := other.SetSpecification(ctx, fmt.Sprintf("spec %d", i)); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.Run("after_runtime_change/context_head", func(b *testing.B) {
+		interleaved(b, respec, bare, head)
+	})
+	b.Run("after_runtime_change/read_state_effective", func(b *testing.B) {
+		interleaved(b, respec, bare, readState(readPaths[0].args))
+	})
+	// The same with a garbage collection after the (untimed) change: here
+	// the other handle shares our process, and its decode's garbage is
+	// otherwise collected during the timed read; another process's is not.
+	settled := func(f func()) func() { return func() { f(); runtime.GC() } }
+	b.Run("after_change_settled/read_state_effective", func(b *testing.B) {
+		interleaved(b, settled(change), bare, readState(readPaths[0].args))
+	})
+	b.Run("after_change_settled/context_head", func(b *testing.B) {
+		interleaved(b, settled(change), bare, head)
+	})
+	b.Run("after_runtime_change_settled/context_head", func(b *testing.B) {
+		interleaved(b, settled(respec), bare, head)
 	})
 	snap, err = s.Read(ctx)
 	if err != nil {
