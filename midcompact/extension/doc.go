@@ -71,8 +71,9 @@
 //     which Pi 1.6.0 creates per extension, so no other extension ever saw
 //     it (seed 001 §Concurrency: "exposed for UI and tests"); here the UIs
 //     and tests use midcompact.PlanningLock in the sidecar directly. A JS
-//     mirror (globalThis or pi.events) could only be a late copy of a lock
-//     that lives in Go, and piext has no row that writes either. The
+//     mirror (a piext host object on globalThis, or pi.events) could only
+//     be a late copy of a lock that lives in Go, which another extension
+//     could act on after it changed. The
 //     owner is readable, read-only, in the footer status (`UI editing`,
 //     `Agent editing`) and in /midcompact:status (`lock: agent|ui|free`)
 //     (TestRules_LockOwnerReadableThroughStatus).
