@@ -31,7 +31,9 @@ type artifacts struct {
 // prepareRun is the first context of an Active run (reference §1.12 step
 // 2): the registered Skills are refreshed from Pi, every artifact source is
 // observed, the specification published and proven-missing cards removed
-// in one transaction; the verdict is kept for the head and notices.
+// in one transaction, together with the producers' proposals prepareActive
+// left on ctx (seed 003: one cohort; rejected proposals leave the core
+// fields published alone); the verdict is kept for the head and notices.
 func (x *ext) prepareRun(ctx context.Context, sess *session, pi *piext.Pi, spec string, setSpec bool) error {
 	a := &sess.arts
 	if raw, err := pi.GetCommands(ctx); err == nil {
@@ -43,9 +45,19 @@ func (x *ext) prepareRun(ctx context.Context, sess *session, pi *piext.Pi, spec 
 	a.mu.Lock()
 	skills := a.skills
 	a.mu.Unlock()
-	fresh, err := sess.store.PrepareRun(ctx, spec, setSpec, skills)
-	if err != nil {
-		return err
+	var fresh sf.Freshness
+	if pub := preparedCohort(ctx); pub != nil && setSpec && pub.Specification != nil && *pub.Specification == spec {
+		pub.ObserveArtifacts, pub.Skills, pub.CoreOnReject = true, skills, true
+		res, err := sess.store.PublishRun(ctx, pub)
+		if err != nil {
+			return err
+		}
+		fresh = res.Freshness
+	} else {
+		var err error
+		if fresh, err = sess.store.PrepareRun(ctx, spec, setSpec, skills); err != nil {
+			return err
+		}
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()

@@ -69,7 +69,9 @@ func (x *ext) wrapModules(e *piext.Extension) {
 			cat := x.mods.catalog.refresh(ctx, ev.Pi.Session())
 			sess := x.sessionFor(ctx, ev.Session, ev.Pi)
 			if len(cat.Modules) > 0 {
-				x.prepareActive(ctx, sess, cat, ev)
+				if pub := x.prepareActive(ctx, sess, cat, ev); pub != nil {
+					ctx = withCohort(ctx, pub)
+				}
 			}
 			res, err := inner(ctx, ev)
 			if err != nil || len(cat.Modules) == 0 {
@@ -100,24 +102,26 @@ func modelChanges(calls hostCaller) uint64 {
 
 // prepareActive is the owned Active preparation at the first context of a
 // run (seed 003 "Active preparation captures each available module's
-// input once ..."): inputs and producers run outside the store lock; the
-// proposals and the run's specification are published as one cohort
-// through Store.PublishRun, which rechecks receipts, content, descriptors,
-// stream revisions, the catalog generation and the change counter. A
-// rejected cohort publishes the specification alone (accepted work is not
-// rolled back; the producer's result is dropped).
-func (x *ext) prepareActive(ctx context.Context, sess *session, cat sf.Catalog, ev *piext.Event) {
+// input once ..."): inputs and producers run outside the store lock. It
+// returns the proposals as the run's cohort (nil: none), which the core
+// path's prepareRun publishes with the specification and the
+// missing-artifact removals through Store.PublishRun, one transition. The
+// store rechecks receipts, content, descriptors, stream revisions, the
+// catalog generation and the change counter; a rejected cohort publishes
+// the core fields alone (accepted work is not rolled back; the producer's
+// result is dropped).
+func (x *ext) prepareActive(ctx context.Context, sess *session, cat sf.Catalog, ev *piext.Event) *store.RunPublication {
 	sess.mu.Lock()
 	r, pol := sess.run, sess.policy
 	sess.mu.Unlock()
 	if pol.Err != nil || pol.Mode != store.ModeActive || r.started || !r.pending || sess.store == nil {
-		return
+		return nil
 	}
 	calls := ev.Pi.Session()
 	epoch := modelChanges(calls)
 	snap, err := sess.store.Read(ctx)
 	if err != nil {
-		return // the core path blocks the run on unreadable memory
+		return nil // the core path blocks the run on unreadable memory
 	}
 	conv, prompt := completedSegment(ev.Messages, nil, &r.spec)
 	inputs := map[string]*sf.ModuleInput{}
@@ -148,21 +152,26 @@ func (x *ext) prepareActive(ctx context.Context, sess *session, cat sf.Catalog, 
 	x.mods.run = moduleRun{gen: sess.gen, spec: r.spec, inputs: inputs}
 	x.mods.mu.Unlock()
 	if len(props) == 0 {
-		return // the core path publishes the specification
+		return nil // the core path publishes the specification alone
 	}
 	spec := r.spec
-	pub := &store.RunPublication{Specification: &spec, Proposals: props,
+	return &store.RunPublication{Specification: &spec, Proposals: props,
 		Fence: store.RunFence{Generation: cat.Generation, ModelEpoch: epoch, ModelChanges: func() uint64 { return modelChanges(calls) }}}
-	if _, err := sess.store.PublishRun(ctx, pub); err != nil {
-		// One stale or invalid proposal rejects the cohort; the run goes on
-		// with its specification alone (published by the core path).
-		return
-	}
-	sess.mu.Lock()
-	if sess.run.pending && sess.run.spec == spec {
-		sess.run.pending = false // published with the cohort
-	}
-	sess.mu.Unlock()
+}
+
+// cohortKey carries one context request's prepared cohort from the module
+// membrane to the core path (request-scoped: it dies with the request).
+type cohortKey struct{}
+
+func withCohort(ctx context.Context, pub *store.RunPublication) context.Context {
+	return context.WithValue(ctx, cohortKey{}, pub)
+}
+
+// preparedCohort is the cohort prepareActive computed for this context
+// request (nil: none).
+func preparedCohort(ctx context.Context) *store.RunPublication {
+	pub, _ := ctx.Value(cohortKey{}).(*store.RunPublication)
+	return pub
 }
 
 // frameFor builds a detached frame: shared owners carry neither

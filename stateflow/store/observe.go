@@ -91,20 +91,30 @@ func (s *Store) Freshness(snap *Snapshot, skills map[string]string) sf.Freshness
 // freshness classifies snap's cards with observe giving each source's
 // observation.
 func freshness(snap *Snapshot, skills map[string]string, observe func(string) sf.Observation) sf.Freshness {
+	states := map[string]map[string]any{}
+	for i, scope := range sf.Scopes {
+		if st := snap.View.Streams[i]; st != nil {
+			states[scope] = st.Current()
+		}
+	}
+	return freshnessOf(states, snap.decoded.metas, skills, observe)
+}
+
+// freshnessOf classifies the cards of states (by scope) against the
+// scopes' provenance in metas (index by scope).
+func freshnessOf(states map[string]map[string]any, metas [3]*Meta, skills map[string]string, observe func(string) sf.Observation) sf.Freshness {
 	in := sf.FreshnessInput{
-		States:       map[string]map[string]any{},
+		States:       states,
 		Provenance:   map[string]map[string]any{},
 		Malformed:    map[string]map[string]bool{},
 		Observations: map[string]sf.Observation{},
 		Skills:       skills,
 	}
 	for i, scope := range sf.Scopes {
-		st := snap.View.Streams[i]
-		if st == nil {
+		if _, ok := states[scope]; !ok {
 			continue
 		}
-		in.States[scope] = st.Current()
-		if m := snap.decoded.metas[i]; m != nil {
+		if m := metas[i]; m != nil {
 			in.Provenance[scope], in.Malformed[scope] = m.Artifacts, m.MalformedArtifacts
 		}
 	}
@@ -114,29 +124,37 @@ func freshness(snap *Snapshot, skills map[string]string, observe func(string) sf
 	return sf.AssessArtifacts(in)
 }
 
-// PrepareRun is the first context of an Active run (reference §1.12 step
-// 2): in one transaction it publishes spec into runtime.json (when
-// setSpec) and removes the cards and provenance of proven-missing sources
-// from every owning scope (one transition: revisions +1, step +1). It
-// returns the freshness of what remains. Registered Skills are hashed
-// before the lock is taken (no content is read under it); plain sources
-// are only lstat'ed, under the lock, against the state being published.
-// Without setSpec the sources are observed over a read and the lock is
-// taken only when one is missing.
-func (s *Store) PrepareRun(ctx context.Context, spec string, setSpec bool, skills map[string]string) (sf.Freshness, error) {
-	if s.layout.SessionKey == "" {
-		return sf.Freshness{}, ErrNoSession
-	}
+// observer observes a source as [PrepareRun] does: registered Skills are
+// hashed now (before the store lock is taken, so no content is read under
+// it); plain sources are only lstat'ed when observed.
+func observer(skills map[string]string) func(string) sf.Observation {
 	hashed := make(map[string]sf.Observation, len(skills))
 	for p := range skills {
 		hashed[p] = ObserveSkill(p)
 	}
-	observe := func(p string) sf.Observation {
+	return func(p string) sf.Observation {
 		if o, ok := hashed[p]; ok {
 			return o
 		}
 		return ObserveSource(p)
 	}
+}
+
+// PrepareRun is the first context of an Active run without producer
+// proposals (reference §1.12 step 2): in one transaction it publishes spec
+// into runtime.json (when setSpec) and removes the cards and provenance of
+// proven-missing sources from every owning scope (one transition:
+// revisions +1, step +1). It returns the freshness of what remains. It is
+// [Store.PublishRun] with ObserveArtifacts and no proposals. Registered
+// Skills are hashed before the lock is taken; plain sources are only
+// lstat'ed, under the lock, against the state being published. Without
+// setSpec the sources are observed over a read and the lock is taken only
+// when one is missing.
+func (s *Store) PrepareRun(ctx context.Context, spec string, setSpec bool, skills map[string]string) (sf.Freshness, error) {
+	if s.layout.SessionKey == "" {
+		return sf.Freshness{}, ErrNoSession
+	}
+	observe := observer(skills)
 	if !setSpec {
 		snap, err := s.Read(ctx)
 		if err != nil {
@@ -146,68 +164,23 @@ func (s *Store) PrepareRun(ctx context.Context, spec string, setSpec bool, skill
 			return f, nil
 		}
 	}
-	var fresh sf.Freshness
+	pub := &RunPublication{ObserveArtifacts: true, Skills: skills}
+	if setSpec {
+		pub.Specification = &spec
+	}
+	var res *RunResult
 	err := s.withLock(ctx, func(ctx context.Context) error {
 		snap, err := s.load()
 		if err != nil {
 			return err
 		}
-		fresh = freshness(snap, skills, observe)
-		d, v := snap.decoded, snap.View
-		if d.runtime == nil {
-			return ErrNoSession
-		}
-		rt := *d.runtime
-		if setSpec {
-			rt.Specification, rt.HasSpec = spec, true
-		}
-		missing := fresh.Missing
-		var writes []write
-		current := map[string]map[string]any{}
-		for i, scope := range sf.Scopes {
-			if v.Streams[i] != nil {
-				current[scope] = v.Streams[i].Current()
-			}
-		}
-		replays, err := sf.RemoveArtifactsPatches(current, missing)
-		if err != nil {
-			return err
-		}
-		if len(replays) > 0 {
-			changed, err := v.Advance(s.opts.NewID(), replays, s.opts.HistoryLimit)
-			if err != nil {
-				return err
-			}
-			for i, scope := range sf.Scopes {
-				if !contains(changed, scope) {
-					continue
-				}
-				w, err := s.scopeWrites(scope, v.Streams[i], d.metas[i])
-				if err != nil {
-					return err
-				}
-				writes = append(writes, w...)
-			}
-			if len(changed) > 0 {
-				rt.Step++
-			}
-		}
-		rt.Lineage = v.Lineage
-		data, err := rt.encode()
-		if err != nil {
-			return err
-		}
-		w := write{Rel: rel(s.layout.ScopeDir("session"), fileRuntime), Data: data}
-		if string(data) != string(snap.basis[w.Rel].Data) {
-			writes = append(writes, w)
-		}
-		if len(writes) == 0 {
-			return nil
-		}
-		return (&publisher{layout: s.layout, roots: s.opts.Roots}).publish(snap.basis, writes)
+		res, err = s.publishRunLocked(ctx, snap, pub, observe)
+		return err
 	})
-	fresh.Missing = nil
-	return fresh, err
+	if err != nil {
+		return sf.Freshness{}, err
+	}
+	return res.Freshness, nil
 }
 
 // compiledMetas applies the compilation's provenance (reference §1.7 step

@@ -42,14 +42,29 @@ type RunFence struct {
 	ModelChanges func() uint64
 }
 
-// RunPublication is one Active preparation's cohort: the run's core field
-// (the specification published into runtime.json) and the producers'
-// proposals, accepted together or not at all.
+// RunPublication is one Active preparation's cohort (seed 003 "coalesces
+// them with core maintenance/run fields into one ... publication cohort";
+// reference §1.12 step 2): the run's core fields (the specification
+// published into runtime.json, the removal of proven-missing artifact
+// cards) and the producers' proposals, accepted together in one
+// transition (step +1 once).
 type RunPublication struct {
 	// Specification is the current run's prompt (nil: unchanged).
 	Specification *string
 	Proposals     []Proposal
 	Fence         RunFence
+	// ObserveArtifacts observes every artifact source of the state being
+	// published and removes the cards of proven-missing ones, with their
+	// meta.json provenance, from every owning scope in the same transition
+	// (reference §1.10). Skills maps a registered Skill's path to its scope
+	// (nil: none); Skills are hashed before the lock is taken.
+	ObserveArtifacts bool
+	Skills           map[string]string
+	// CoreOnReject publishes the core fields alone, under the same lock and
+	// in one transaction, when the proposals are rejected (a
+	// [*ProposalError], [sf.ErrCatalogRevoked] or [ErrModelChanged]); the
+	// rejection is then [RunResult.Rejected], not the error.
+	CoreOnReject bool
 }
 
 // RunResult reports an accepted run publication.
@@ -57,6 +72,12 @@ type RunResult struct {
 	// Changed lists the scopes whose state changed (overlay order).
 	Changed []string
 	Step    int
+	// Freshness is the verdict on the artifact cards that remain (Missing
+	// empty; zero unless ObserveArtifacts).
+	Freshness sf.Freshness
+	// Rejected is the proposals' rejection when CoreOnReject published the
+	// core fields alone (nil: the proposals were accepted).
+	Rejected error
 }
 
 // ErrModelChanged revokes producer proposals computed under another model
@@ -100,12 +121,18 @@ func (e *ProposalError) Unwrap() error { return e.Err }
 // receipt, content, descriptor and owner stream revision; then each
 // non-empty value (empty objects pruned) through the module's validator.
 // One failure rejects the whole cohort, nothing is written, and the error
-// is returned (the caller may publish the core fields alone). Accepted
-// proposals advance one transition (step +1) with descriptors minted by
-// first non-empty writes; the specification rides in the same cohort.
+// is returned (unless CoreOnReject). Accepted proposals advance one
+// transition (step +1) with descriptors minted by first non-empty writes;
+// the specification and the missing-card removals ride in the same
+// transition. Without a session, a specification or ObserveArtifacts is
+// [ErrNoSession].
 func (s *Store) PublishRun(ctx context.Context, pub *RunPublication) (*RunResult, error) {
-	if s.layout.SessionKey == "" && pub.Specification != nil {
+	if s.layout.SessionKey == "" && (pub.Specification != nil || pub.ObserveArtifacts) {
 		return nil, ErrNoSession
+	}
+	var observe func(string) sf.Observation
+	if pub.ObserveArtifacts {
+		observe = observer(pub.Skills)
 	}
 	var res *RunResult
 	err := s.withLock(ctx, func(ctx context.Context) error {
@@ -116,15 +143,35 @@ func (s *Store) PublishRun(ctx context.Context, pub *RunPublication) (*RunResult
 		if err != nil {
 			return err
 		}
-		res, err = s.publishRunLocked(ctx, snap, pub)
-		return err
+		res, err = s.publishRunLocked(ctx, snap, pub, observe)
+		if err == nil || !pub.CoreOnReject || len(pub.Proposals) == 0 || !rejection(err) {
+			return err
+		}
+		// A rejection happens before anything is staged: snap is intact.
+		rejected, core := err, *pub
+		core.Proposals = nil
+		if res, err = s.publishRunLocked(ctx, snap, &core, observe); err != nil {
+			return err
+		}
+		res.Rejected = rejected
+		return nil
 	})
 	return res, err
 }
 
-func (s *Store) publishRunLocked(ctx context.Context, snap *Snapshot, pub *RunPublication) (*RunResult, error) {
+// rejection reports whether err rejects the proposals (rather than the
+// store or the call).
+func rejection(err error) bool {
+	var pe *ProposalError
+	return errors.As(err, &pe) || errors.Is(err, sf.ErrCatalogRevoked) || errors.Is(err, ErrModelChanged)
+}
+
+// publishRunLocked stages and publishes pub against snap under the store
+// lock; observe (nil: no artifact maintenance) gives each artifact
+// source's observation.
+func (s *Store) publishRunLocked(ctx context.Context, snap *Snapshot, pub *RunPublication, observe func(string) sf.Observation) (*RunResult, error) {
 	d, v := snap.decoded, snap.View
-	if pub.Specification != nil && d.runtime == nil {
+	if (pub.Specification != nil || observe != nil) && d.runtime == nil {
 		return nil, ErrNoSession
 	}
 	cat := s.catalog()
@@ -139,6 +186,12 @@ func (s *Store) publishRunLocked(ctx context.Context, snap *Snapshot, pub *RunPu
 	after, descs, err := s.recheckProposals(ctx, snap, cat, pub.Proposals)
 	if err != nil {
 		return nil, err
+	}
+	var fresh sf.Freshness
+	if observe != nil {
+		if fresh, err = removeMissing(snap, after, pub.Skills, observe); err != nil {
+			return nil, err
+		}
 	}
 	replays := map[string]map[string]any{}
 	for i, scope := range sf.Scopes {
@@ -189,7 +242,38 @@ func (s *Store) publishRunLocked(ctx context.Context, snap *Snapshot, pub *RunPu
 			return nil, err
 		}
 	}
-	return &RunResult{Changed: changed, Step: step}, nil
+	return &RunResult{Changed: changed, Step: step, Freshness: fresh}, nil
+}
+
+// removeMissing observes the artifact sources of the states being
+// published (after: the proposals' resulting states, the current state of
+// the other scopes) and replaces, in after, each scope holding a card of a
+// proven-missing source by that scope without the card. It returns the
+// freshness of what remains (Missing empty); the provenance of a removed
+// card leaves meta.json with the scope's writes.
+func removeMissing(snap *Snapshot, after map[string]map[string]any, skills map[string]string, observe func(string) sf.Observation) (sf.Freshness, error) {
+	states := map[string]map[string]any{}
+	for i, scope := range sf.Scopes {
+		if st, ok := after[scope]; ok {
+			states[scope] = st
+		} else if snap.View.Streams[i] != nil {
+			states[scope] = snap.View.Streams[i].Current()
+		}
+	}
+	fresh := freshnessOf(states, snap.decoded.metas, skills, observe)
+	removals, err := sf.RemoveArtifactsPatches(states, fresh.Missing)
+	if err != nil {
+		return sf.Freshness{}, err
+	}
+	for scope, p := range removals {
+		next, _, err := sf.ApplyPatch(states[scope], p)
+		if err != nil {
+			return sf.Freshness{}, err
+		}
+		after[scope] = sf.Prune(next)
+	}
+	fresh.Missing = nil
+	return fresh, nil
 }
 
 // recheckProposals validates every proposal against the locked snapshot
