@@ -32,32 +32,62 @@ func newStateflowCmd() *cobra.Command {
 	}
 	cmd.PersistentFlags().StringVar(&f.agentDir, "agent-dir", "", "Pi agent directory (default $PI_CODING_AGENT_DIR, else ~/.pi/agent)")
 	cmd.PersistentFlags().StringVar(&f.cwd, "cwd", "", "working directory whose CWD scope is in reach (default the current directory; need not exist)")
-	cmd.PersistentFlags().StringVar(&f.session, "session", "", "session key (the session file's basename without .jsonl)")
+	cmd.PersistentFlags().StringVar(&f.session, "session", "", "session: Pi's session id (the UUID of pi --session) or the session file's basename without .jsonl; read, log and check need an existing one")
 	cmd.AddCommand(newStateflowReadCmd(f), newStateflowPatchCmd(f), newStateflowCheckCmd(f), newStateflowLogCmd(f))
 	return cmd
 }
 
-// open resolves the flags (reading the environment here only) and opens the
-// store with the operator's config.json.
-func (f *stateflowFlags) open(cmd *cobra.Command, session string) (*store.Store, error) {
-	agentDir := f.agentDir
+// where resolves the agent dir (flag, then $PI_CODING_AGENT_DIR, then
+// ~/.pi/agent) and the cwd (flag, then the current directory); the
+// environment is read here only.
+func (f *stateflowFlags) where() (agentDir, cwd string, err error) {
+	agentDir = f.agentDir
 	if agentDir == "" {
 		agentDir = os.Getenv("PI_CODING_AGENT_DIR")
 	}
 	if agentDir == "" {
 		home, err := os.UserHomeDir()
 		if err != nil {
-			return nil, fmt.Errorf("stateflow: no --agent-dir and no home directory: %w", err)
+			return "", "", fmt.Errorf("stateflow: no --agent-dir and no home directory: %w", err)
 		}
 		agentDir = filepath.Join(home, ".pi", "agent")
 	}
-	cwd := f.cwd
+	cwd = f.cwd
 	if cwd == "" {
-		wd, err := os.Getwd()
-		if err != nil {
-			return nil, err
+		if cwd, err = os.Getwd(); err != nil {
+			return "", "", err
 		}
-		cwd = wd
+	}
+	return agentDir, cwd, nil
+}
+
+// existing resolves --session for the commands that only look (read, log,
+// check) with [resolveSession]; "" when --session is not set. noMemory is
+// true when neither the global nor the CWD scope has a file yet.
+func (f *stateflowFlags) existing() (session string, noMemory bool, err error) {
+	agentDir, cwd, err := f.where()
+	if err != nil {
+		return "", false, err
+	}
+	l, err := store.NewLayout(filepath.Join(agentDir, "state-flow"), cwd, "")
+	if err != nil {
+		return "", false, err
+	}
+	if f.session != "" {
+		if session, err = resolveSession(l, f.session); err != nil {
+			return "", false, err
+		}
+	}
+	has, err := hasMemory(l)
+	return session, !has && session == "", err
+}
+
+// open resolves the flags and opens the store with the operator's
+// config.json.
+func (f *stateflowFlags) open(cmd *cobra.Command, session string) (*store.Store, error) {
+	agentDir, cwd, err := f.where()
+	if err != nil {
+		return nil, err
 	}
 	root := filepath.Join(agentDir, "state-flow")
 	cfg := stateflow.DefaultConfig()
@@ -99,13 +129,26 @@ func newStateflowReadCmd(f *stateflowFlags) *cobra.Command {
 	return &cobra.Command{
 		Use:   "read [PATH]",
 		Short: "Print what read_state returns for PATH (default effective)",
-		Args:  cobra.MaximumNArgs(1),
+		Long: `Print what read_state returns for PATH (default effective).
+
+With no memory yet for this agent dir and directory, read says so on stderr and
+still prints the empty value with exit status 0. A --session that matches no
+session folder is an error (exit status 1).`,
+		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			path := "effective"
 			if len(args) == 1 {
 				path = args[0]
 			}
-			s, err := f.open(cmd, f.session)
+			session, noMemory, err := f.existing()
+			if err != nil {
+				return fail(cmd, err)
+			}
+			if noMemory {
+				// The empty value still goes to stdout: scripts rely on it.
+				fmt.Fprintln(cmd.ErrOrStderr(), "pikit: no State Flow memory for this directory yet")
+			}
+			s, err := f.open(cmd, session)
 			if err != nil {
 				return fail(cmd, err)
 			}
@@ -165,12 +208,16 @@ func newStateflowCheckCmd(f *stateflowFlags) *cobra.Command {
 		Short: "Classify every scope in reach and print ok or the exact error",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			s, err := f.open(cmd, f.session)
+			session, _, err := f.existing()
 			if err != nil {
 				return fail(cmd, err)
 			}
-			sessions := []string{f.session}
-			if f.session == "" {
+			s, err := f.open(cmd, session)
+			if err != nil {
+				return fail(cmd, err)
+			}
+			sessions := []string{session}
+			if session == "" {
 				keys, err := store.Sessions(s.Layout())
 				if err != nil {
 					return fail(cmd, err)
@@ -205,7 +252,11 @@ func newStateflowLogCmd(f *stateflowFlags) *cobra.Command {
 					return fail(cmd, fmt.Errorf("stateflow: unknown scope %q (global, cwd or session)", scope))
 				}
 			}
-			s, err := f.open(cmd, f.session)
+			session, _, err := f.existing()
+			if err != nil {
+				return fail(cmd, err)
+			}
+			s, err := f.open(cmd, session)
 			if err != nil {
 				return fail(cmd, err)
 			}

@@ -44,7 +44,7 @@ func TestStateflowCmd(t *testing.T) {
 		err   string
 		code  int
 	}{
-		{"", append([]string{"read"}, common...), "{\"value\":{}}\n", "", 0},
+		{"", append([]string{"read"}, common...), "{\"value\":{}}\n", "pikit: no State Flow memory for this directory yet\n", 0},
 		{"", append([]string{"patch", `{"cwd":{"contract":{"db":"postgres"}}}`}, common...), "State materialized atomically at cwd scope.\n", "", 0},
 		{`{"session":{"working":{"step":"tests"}}}`, append([]string{"patch", "-"}, session...), "State materialized atomically at session scope.\n", "", 0},
 		{"", append([]string{"read", "contract.db"}, session...), "{\"value\":\"postgres\"}\n", "", 0},
@@ -76,5 +76,51 @@ func TestStateflowCmd(t *testing.T) {
 	lines := strings.Split(strings.TrimSpace(out), "\n")
 	if code != 0 || len(lines) != 2 || !strings.Contains(lines[1], `"patch":{"working":{"step":"tests"}}`) {
 		t.Fatalf("log session: %d %q", code, out)
+	}
+}
+
+// TestStateflowSessionID: read, log and check take Pi's session id (the
+// UUID of `pi --session <uuid>`) as well as the session key, and a session
+// that matches no folder is a one-line error, not a silent cwd-only view;
+// patch --session still creates the scope.
+func TestStateflowSessionID(t *testing.T) {
+	dir := t.TempDir()
+	const uuid = "0b6f1a2c-3d4e-4f50-8a6b-7c8d9e0f1a2b"
+	common := []string{"--agent-dir", dir, "--cwd", "/nonexistent/proj"}
+	with := func(session string, args ...string) []string {
+		return append(append(args, common...), "--session", session)
+	}
+	if _, _, code := runStateflow(t, "", with("2026-01-02T03-04-05-678Z_"+uuid, "patch", `{"session":{"working":{"step":"tests"}}}`)...); code != 0 {
+		t.Fatalf("patch --session: exit %d", code)
+	}
+	for _, args := range [][]string{with(uuid, "read", "working.step"), with(strings.ToUpper(uuid), "read", "working.step")} {
+		if out, errOut, code := runStateflow(t, "", args...); out != "{\"value\":\"tests\"}\n" || errOut != "" || code != 0 {
+			t.Errorf("%v: %q %q %d", args, out, errOut, code)
+		}
+	}
+	if out, _, code := runStateflow(t, "", with(uuid, "log", "session")...); code != 0 || !strings.Contains(out, `"step":"tests"`) {
+		t.Errorf("log --session UUID: %q %d", out, code)
+	}
+	if out, _, code := runStateflow(t, "", with(uuid, "check")...); out != "ok\n" || code != 0 {
+		t.Errorf("check --session UUID: %q %d", out, code)
+	}
+	const other = "11111111-2222-4333-8444-555555555555"
+	want := "pikit: no State Flow session " + other + " under --nonexistent-proj--\n"
+	for _, sub := range [][]string{{"read"}, {"log"}, {"check"}} {
+		out, errOut, code := runStateflow(t, "", with(other, sub...)...)
+		if out != "" || errOut != want || code != 1 {
+			t.Errorf("%s --session unknown: %q %q %d, want %q exit 1", sub[0], out, errOut, code, want)
+		}
+	}
+	// A second session with the same id (two files of one Pi session) is ambiguous.
+	if _, _, code := runStateflow(t, "", with("2026-02-02T03-04-05-678Z_"+uuid, "patch", `{"session":{"working":{"b":1}}}`)...); code != 0 {
+		t.Fatal("second patch failed")
+	}
+	if _, errOut, code := runStateflow(t, "", with(uuid, "read")...); code != 1 || !strings.Contains(errOut, "is ambiguous") {
+		t.Errorf("ambiguous id: %q %d", errOut, code)
+	}
+	// patch --session with a new id creates the scope, as before.
+	if _, errOut, code := runStateflow(t, "", with(other, "patch", `{"session":{"working":{"c":1}}}`)...); code != 0 {
+		t.Errorf("patch --session new: %q %d", errOut, code)
 	}
 }

@@ -1,0 +1,56 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/pikit-dev/pikit/stateflow/store"
+)
+
+// resolveSession turns --session for read, log and check into an existing
+// session key under the layout's cwd-key: the key itself (the session file's
+// basename, "<timestamp>_<uuid>") or Pi's session id (the UUID Pi prints in
+// "pi --session <uuid>"), which names the one folder whose key ends in
+// "_<uuid>" or equals it. A session that matches no folder, or a UUID that
+// matches several, is an error naming the cwd-key (never an absolute path).
+func resolveSession(l store.Layout, session string) (string, error) {
+	keys, err := store.Sessions(l)
+	if err != nil {
+		return "", err
+	}
+	var match []string
+	for _, k := range keys {
+		if k == session {
+			return k, nil
+		}
+		if id, ok := store.SessionID(k); ok && strings.EqualFold(id, session) {
+			match = append(match, k)
+		}
+	}
+	where := store.CWDKey(l.CWD)
+	switch len(match) {
+	case 1:
+		return match[0], nil
+	case 0:
+		return "", fmt.Errorf("no State Flow session %s under %s", session, where)
+	}
+	return "", fmt.Errorf("State Flow session %s is ambiguous under %s (%s)", session, where, strings.Join(match, ", "))
+}
+
+// hasMemory reports whether any file of the global or CWD scope of l exists.
+func hasMemory(l store.Layout) (bool, error) {
+	for _, rel := range l.Cohort() {
+		_, err := os.Lstat(filepath.Join(l.Root, filepath.FromSlash(rel)))
+		if err == nil {
+			return true, nil
+		}
+		if !errors.Is(err, fs.ErrNotExist) {
+			return false, err
+		}
+	}
+	return false, nil
+}
