@@ -247,3 +247,37 @@ func TestBrowser_ProjectionBand(t *testing.T) {
 		t.Error("Fix pending closed the workbench")
 	}
 }
+
+// The printed URL reopens the page in another browser (a fresh profile, no
+// cookie) while the first page is open, and both stay usable.
+func TestBrowser_ReopenInAnotherBrowser(t *testing.T) {
+	b, first := openPage(t, workbench.ViewReview)
+	second := browsertest.New(t, nil)
+	browsertest.Navigate(t, second, b.url)
+	browsertest.Wait(t, second, "second page ready", `document.body.dataset.ready === "true" && document.body.dataset.live === "open"`, waitUI)
+	if loc := browsertest.Eval[string](t, second, `location.search`); loc != "?view=review" {
+		t.Errorf("second browser: k left in the URL: %q", loc)
+	}
+	if browsertest.Eval[bool](t, second, `!!document.getElementById("banner").hidden`) != true {
+		t.Error("second browser shows the closed banner")
+	}
+	click(t, second, `[data-range="d1"]`)
+	click(t, second, "#summary")
+	browsertest.Key(t, second, "from the second browser")
+	click(t, second, "#save")
+	waitSummary := func() bool {
+		d, _, _, _ := b.plan.snapshot()
+		return d.Ranges[0].Summary == "from the second browser"
+	}
+	for deadline := time.Now().Add(waitUI); !waitSummary(); time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the second browser's edit never saved")
+		}
+	}
+	if v := browsertest.Eval[string](t, first, `fetch("/api/state").then(r => r.json()).then(s => s.draft.ranges[0].summary)`); v != "from the second browser" {
+		t.Errorf("first browser reads %q", v)
+	}
+	if !b.m.Registered() {
+		t.Error("the second browser closed the workbench")
+	}
+}

@@ -56,14 +56,20 @@
 //
 // # Access (beyond upstream, whose token is cosmetic)
 //
-// The URL carries ?k=<32 random bytes, hex>. The first GET with the right k
-// mints a session secret (32 random bytes) in an HttpOnly SameSite=Strict
-// cookie named per port (cookies are not port-isolated) and answers 303 to
-// the same URL without k; k is single use. Every route needs the cookie
-// (compared in constant time with loopback.Equal) and a loopback Host;
-// POSTs must also pass http.CrossOriginProtection, since another port of
-// 127.0.0.1 is same-site and would get the SameSite cookie. The notice's
-// "(token <6 hex>)" is the first six hex digits of k.
+// The URL carries ?k=<32 random bytes, hex>, valid for the workbench's
+// whole life. Every GET with the right k (compared in constant time) sets an
+// HttpOnly SameSite=Strict cookie named per port (cookies are not
+// port-isolated) holding the workbench's session secret (32 random bytes,
+// minted at the first such GET) and answers 303 to the same URL without k,
+// so reopening the printed URL works in any browser (another one, a private
+// window) until the workbench closes. A wrong or missing k without the
+// cookie gets 403. Every route needs the cookie (compared in constant time
+// with loopback.Equal) and a loopback Host; POSTs must also pass
+// http.CrossOriginProtection, since another port of 127.0.0.1 is same-site
+// and would get the SameSite cookie. k and the secret are never logged. The
+// notice's "(token <6 hex>)" is the first six hex digits of k. Once the
+// workbench closes the URL is dead: 410 while cleanup runs, then no server
+// at all (reference §5.6: the page becomes unreachable).
 //
 // # Closing
 //
@@ -80,7 +86,10 @@
 // # Own decisions
 //
 //   - Texts the reference does not give: 403 `Open the workbench with the
-//     URL Pi printed.`, 410 `The midcompact workbench is closed.`,
+//     URL Pi printed. If it was closed, run /midcompact:review-webui or
+//     /midcompact:select-webui again.`, 410 `The midcompact workbench is
+//     closed. Open a new one with /midcompact:review-webui or
+//     /midcompact:select-webui.`,
 //     400 `value must be a string.`, 400 `Request body must be a JSON
 //     object.`.
 //   - The reconnect grace (default 3 s) lets a page reload replace its

@@ -22,8 +22,8 @@ func (e *apiError) Error() string { return e.text }
 // says so).
 var (
 	errNotFound        = &apiError{http.StatusNotFound, "not found"}
-	errNoAccess        = &apiError{http.StatusForbidden, "Open the workbench with the URL Pi printed."}
-	errRevoked         = &apiError{http.StatusGone, "The midcompact workbench is closed."}
+	errNoAccess        = &apiError{http.StatusForbidden, "Open the workbench with the URL Pi printed. If it was closed, run /midcompact:review-webui or /midcompact:select-webui again."}
+	errRevoked         = &apiError{http.StatusGone, "The midcompact workbench is closed. Open a new one with /midcompact:review-webui or /midcompact:select-webui."}
 	errSelectionView   = &apiError{http.StatusConflict, "Selection is not available in this view."}
 	errEditView        = &apiError{http.StatusConflict, "Summary and topic editing belong to Review."}
 	errSelectionShape  = &apiError{http.StatusBadRequest, "Selection requires spans and keepRefs arrays."}

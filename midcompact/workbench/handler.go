@@ -105,9 +105,10 @@ func (w *workbench) edge(next http.Handler) http.Handler {
 	})
 }
 
-// exchange trades the one-time k for the session cookie and redirects to
-// the URL without k; a used or wrong k is refused unless the browser
-// already holds the session.
+// exchange trades k for the session cookie and redirects to the URL
+// without k, on every visit until the workbench closes (so the printed URL
+// reopens the page in another browser); a wrong k is refused unless the
+// browser already holds the session.
 func (w *workbench) exchange(rw http.ResponseWriter, r *http.Request, q url.Values, authed bool) {
 	v, ok, err := w.auth.exchange(w, q.Get("k"))
 	if err != nil {

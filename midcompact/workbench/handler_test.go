@@ -126,8 +126,23 @@ func decodeState(t *testing.T, r reply) *midcompact.ReviewState {
 	return &st
 }
 
-const msgNoAccess = "Open the workbench with the URL Pi printed."
-const msgClosed = "The midcompact workbench is closed."
+const msgNoAccess = "Open the workbench with the URL Pi printed. If it was closed, run /midcompact:review-webui or /midcompact:select-webui again."
+const msgClosed = "The midcompact workbench is closed. Open a new one with /midcompact:review-webui or /midcompact:select-webui."
+
+// freshGet is a GET from a client with no cookie jar and no redirects
+// followed (another browser, a private window, curl).
+func freshGet(t *testing.T, u string) (reply, error) {
+	t.Helper()
+	c := &http.Client{Timeout: 20 * time.Second, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	defer c.CloseIdleConnections()
+	res, err := c.Get(u)
+	if err != nil {
+		return reply{}, err
+	}
+	defer res.Body.Close()
+	data, _ := io.ReadAll(res.Body)
+	return reply{res.StatusCode, res.Header, string(data)}, nil
+}
 
 // Beyond upstream: the URL's k is traded once for an HttpOnly SameSite=Strict
 // cookie, with a redirect to the URL without k.
@@ -144,21 +159,58 @@ func TestAccess_KeyExchange(t *testing.T) {
 	if r := b.do(t, "GET", "/?view=review", "", nil); r.StatusCode != 200 || !strings.Contains(r.Body, `<script id="state" type="application/json">{"view":"review"`) {
 		t.Errorf("page with cookie: %d", r.StatusCode)
 	}
-	// The same k again: redirect for the browser that holds the session,
-	// refused for anyone else (k is single use).
-	if r := b.do(t, "GET", b.url, "", nil); r.StatusCode != http.StatusSeeOther || r.Header.Get("Set-Cookie") != "" {
+	// The same k again, from the same browser: the same cookie again.
+	if r := b.do(t, "GET", b.url, "", nil); r.StatusCode != http.StatusSeeOther || r.Header.Get("Set-Cookie") != sc {
 		t.Errorf("k again with cookie: %d %q", r.StatusCode, r.Header.Get("Set-Cookie"))
 	}
-	other := &http.Client{CheckRedirect: b.client.CheckRedirect}
-	defer other.CloseIdleConnections()
-	for _, u := range []string{b.url, strings.Replace(b.url, "k=", "k=0", 1), b.base + "/?view=review&k="} {
-		res, err := other.Get(u)
+	// A wrong or missing k from a browser without the cookie is refused,
+	// with a text that says what to do.
+	for _, u := range []string{strings.Replace(b.url, "k=", "k=0", 1), b.url[:len(b.url)-1] + "0", b.base + "/?view=review&k=", b.base + "/?view=review"} {
+		r, err := freshGet(t, u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wantError(t, r, 403, msgNoAccess)
+	}
+}
+
+// The printed URL stays valid for the workbench's whole life: reopening it
+// from a fresh cookie jar (another browser, a private window, curl without
+// a jar), any number of times, gets the cookie, the redirect and the page.
+func TestAccess_ReopenPrintedURL(t *testing.T) {
+	b := openBench(t, workbench.ViewSelection, nil)
+	b.login(t)
+	for i := range 3 {
+		jar, _ := cookiejar.New(nil)
+		c := &http.Client{Jar: jar, Timeout: 20 * time.Second}
+		res, err := c.Get(b.url) // follows the 303 with the cookie
 		if err != nil {
 			t.Fatal(err)
 		}
 		data, _ := io.ReadAll(res.Body)
 		res.Body.Close()
-		wantError(t, reply{res.StatusCode, res.Header, string(data)}, 403, msgNoAccess)
+		if res.StatusCode != 200 || res.Request.URL.RawQuery != "view=selection" || !strings.Contains(string(data), `<script id="state" type="application/json">{"view":"selection"`) {
+			t.Errorf("reopen %d: %d %q", i, res.StatusCode, res.Request.URL)
+		}
+		st, err := c.Get(b.base + "/api/state")
+		if err != nil {
+			t.Fatal(err)
+		}
+		st.Body.Close()
+		if st.StatusCode != 200 {
+			t.Errorf("reopen %d: /api/state %d", i, st.StatusCode)
+		}
+		c.CloseIdleConnections()
+		r, err := freshGet(t, b.url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.StatusCode != http.StatusSeeOther || r.Header.Get("Location") != "/?view=selection" || !strings.HasPrefix(r.Header.Get("Set-Cookie"), "midcompact_wb_") {
+			t.Errorf("reopen %d without following: %d %q %q", i, r.StatusCode, r.Header.Get("Location"), r.Header.Get("Set-Cookie"))
+		}
+	}
+	if !b.m.Registered() {
+		t.Error("reopening closed the workbench")
 	}
 }
 

@@ -156,6 +156,12 @@ func TestCloseAll_ClosingWorkbench(t *testing.T) {
 		}
 	}
 	wantError(t, b.do(t, "POST", "/api/range/d1/edit-topic", `{"value":"t"}`, nil), 410, msgClosed)
+	// The printed URL, from a fresh browser, gets the closed answer too.
+	if r, err := freshGet(t, b.url); err != nil {
+		t.Fatal(err)
+	} else {
+		wantError(t, r, 410, msgClosed)
+	}
 	if !b.m.Registered() {
 		t.Fatal("a closing workbench must stay registered until cleanup ends")
 	}
@@ -164,6 +170,10 @@ func TestCloseAll_ClosingWorkbench(t *testing.T) {
 	}
 	if b.m.Registered() {
 		t.Error("registered after CloseAll")
+	}
+	// Closed: the page is unreachable (reference §5.6), the URL included.
+	if r, err := freshGet(t, b.url); err == nil {
+		t.Errorf("printed URL after close: %d %s", r.StatusCode, r.Body)
 	}
 	if status := <-edit; status != 410 && status != 0 {
 		t.Errorf("cancelled edit answered %d", status)

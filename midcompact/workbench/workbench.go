@@ -80,7 +80,8 @@ func (w *workbench) start(ctx context.Context) error {
 	return nil
 }
 
-// url is the page URL with the one-time key (reference §5.6 plus k).
+// url is the page URL with the key (reference §5.6 plus k); it stays
+// valid until the workbench closes.
 func (w *workbench) url() string {
 	return "http://" + w.srv.Addr().String() + "/?view=" + w.view + "&k=" + w.key
 }
@@ -194,30 +195,31 @@ func (g *gate) wait(ctx context.Context) {
 	}
 }
 
-// session is the cookie exchange: k is traded once for a session secret.
+// session is the cookie exchange: every GET with the right k gets the
+// workbench's one session secret, minted at the first such GET, so the
+// printed URL opens the page in any browser until the workbench closes.
 type session struct {
 	cookie string
 	mu     sync.Mutex
-	value  string // "" until the exchange
+	value  string // "" until the first exchange
 }
 
-// exchange returns a fresh session secret for the first right key, or
-// false when the key is wrong or was already used.
+// exchange returns the session secret for the right key (minting it the
+// first time), or false when the key is wrong (constant-time compare).
 func (s *session) exchange(w *workbench, k string) (string, bool, error) {
 	if !loopback.Equal(k, w.key) {
 		return "", false, nil
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.value != "" {
-		return "", false, nil
+	if s.value == "" {
+		v, err := secret(w.m.opts.Random)
+		if err != nil {
+			return "", false, err
+		}
+		s.value = v
 	}
-	v, err := secret(w.m.opts.Random)
-	if err != nil {
-		return "", false, err
-	}
-	s.value = v
-	return v, true, nil
+	return s.value, true, nil
 }
 
 // valid reports whether the cookie value is the session secret
