@@ -104,6 +104,9 @@ func newExtInstallCmd() *cobra.Command {
 			}
 			o := piext.InstallOptions{Dir: dir}
 			if execPath != "" {
+				if err := checkExecFlag(execPath); err != nil {
+					return err
+				}
 				exe, err := filepath.Abs(execPath)
 				if err == nil {
 					exe, err = filepath.EvalSymlinks(exe)
@@ -167,23 +170,48 @@ func readManifest(ctx context.Context, exe string) (piext.Manifest, error) {
 
 func newExtUninstallCmd() *cobra.Command {
 	var f extDirFlags
+	var force bool
 	cmd := &cobra.Command{
-		Use:   "uninstall NAME [--project] [--agent-dir DIR]",
+		Use:   "uninstall NAME [--force] [--project] [--agent-dir DIR]",
 		Short: "Remove an installed Go extension",
-		Args:  cobra.ExactArgs(1),
+		Long: "Remove an installed Go extension. When other extensions in the same folder import files it\n" +
+			"installs (e.g. stateflow's modules.ts), Pi could no longer start: uninstall refuses and names them;\n" +
+			"remove them first or pass --force. The extensions folder itself is left in place.",
+		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			name := args[0]
 			dir, err := f.dir()
 			if err != nil {
 				return err
 			}
-			if err := piext.Uninstall(dir, args[0]); err != nil {
+			var users []string
+			if in, err := piext.ReadInstall(piext.Folder(dir, name)); err == nil {
+				files := make([]string, 0, len(in.Manifest.Files))
+				for p := range in.Manifest.Files {
+					files = append(files, p)
+				}
+				if users, err = importers(dir, name, files); err != nil {
+					return err
+				}
+			}
+			if len(users) > 0 && !force {
+				return fmt.Errorf("cannot uninstall %s: other extensions in %s import its files: %s; remove them first or pass --force", name, displayPath(dir), strings.Join(users, ", "))
+			}
+			if err := piext.Uninstall(dir, name); err != nil {
+				if errors.Is(err, piext.ErrNotInstalled) {
+					return fmt.Errorf("%s is not installed (in %s)", name, displayPath(dir))
+				}
 				return err
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "uninstalled %s\n", args[0])
+			fmt.Fprintf(cmd.OutOrStdout(), "uninstalled %s\n", name)
+			if len(users) > 0 {
+				fmt.Fprintf(cmd.ErrOrStderr(), "warning: other extensions import files of %s: %s; Pi will not start until they are removed\n", name, strings.Join(users, ", "))
+			}
 			return nil
 		},
 	}
 	f.add(cmd)
+	cmd.Flags().BoolVar(&force, "force", false, "uninstall even when other extensions import its files")
 	return cmd
 }
 
@@ -201,6 +229,9 @@ func newExtListCmd() *cobra.Command {
 			list, err := piext.List(dir)
 			if err != nil {
 				return err
+			}
+			if len(list) == 0 {
+				fmt.Fprintf(cmd.ErrOrStderr(), "no extensions installed in %s\n", displayPath(dir))
 			}
 			for _, in := range list {
 				state := "ok"

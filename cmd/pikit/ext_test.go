@@ -1,0 +1,120 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/pikit-dev/pikit/piext"
+)
+
+// installFake writes an installation of NAME with extra files into dir the
+// way `pikit ext install` does (piext.WriteInstall), with /bin/true as its
+// program: the CLI's uninstall and list only read the folder.
+func installFake(t *testing.T, dir, name string, files map[string]string) {
+	t.Helper()
+	if _, err := piext.WriteInstall(piext.InstallOptions{Dir: dir, Command: []string{"/bin/true"}, Manifest: piext.Manifest{Name: name, Files: files}}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func writeTestFile(t *testing.T, p, data string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(data), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestExtUninstallImported: uninstalling an extension whose extra files a
+// sibling extension imports (relative or absolute path) refuses with exit 1
+// and names the siblings by base name; --force uninstalls and warns; an
+// extension whose files nobody imports uninstalls at once.
+func TestExtUninstallImported(t *testing.T) {
+	agent := t.TempDir()
+	dir := filepath.Join(agent, "extensions")
+	installFake(t, dir, "stateflow", map[string]string{"modules.ts": "export const x = 1;\n"})
+	installFake(t, dir, "hello", map[string]string{"lib/util.js": "export {};\n"})
+	writeTestFile(t, filepath.Join(dir, "companion", "index.ts"), "import { x } from '../pikit-stateflow/modules.ts';\n")
+	writeTestFile(t, filepath.Join(dir, "abs", "src", "main.mjs"), "import '"+filepath.Join(dir, "pikit-stateflow", "modules.ts")+"';\n")
+	writeTestFile(t, filepath.Join(dir, "unrelated", "index.ts"), "import '../pikit-stateflow/other.ts';\n")
+	writeTestFile(t, filepath.Join(dir, "deps", "node_modules", "x", "index.js"), "require('../pikit-stateflow/modules.ts');\n")
+
+	_, _, err := runPikit(t, "", "ext", "uninstall", "stateflow", "--agent-dir", agent)
+	if exitCode(err) != 1 || err == nil || !strings.Contains(err.Error(), "other extensions in ") ||
+		!strings.HasSuffix(err.Error(), "import its files: abs, companion; remove them first or pass --force") {
+		t.Fatalf("uninstall with importers: %v (exit %d)", err, exitCode(err))
+	}
+	if _, err := piext.ReadInstall(piext.Folder(dir, "stateflow")); err != nil {
+		t.Fatalf("a refused uninstall removed the installation: %v", err)
+	}
+	out, errOut, err := runPikit(t, "", "ext", "uninstall", "stateflow", "--force", "--agent-dir", agent)
+	if err != nil || out != "uninstalled stateflow\n" ||
+		errOut != "warning: other extensions import files of stateflow: abs, companion; Pi will not start until they are removed\n" {
+		t.Fatalf("uninstall --force: %q %q %v", out, errOut, err)
+	}
+	if _, err := os.Stat(piext.Folder(dir, "stateflow")); !os.IsNotExist(err) {
+		t.Fatalf("folder after uninstall --force: %v", err)
+	}
+	out, errOut, err = runPikit(t, "", "ext", "uninstall", "hello", "--agent-dir", agent)
+	if err != nil || out != "uninstalled hello\n" || errOut != "" {
+		t.Fatalf("uninstall without importers: %q %q %v", out, errOut, err)
+	}
+}
+
+// TestExtMessages: a second uninstall, an empty list and a missing --exec
+// program get a plain one-line message with no internal prefix; uninstall
+// leaves the extensions folder itself (and nothing else) in place.
+func TestExtMessages(t *testing.T) {
+	t.Chdir(t.TempDir())
+	installFake(t, filepath.Join(".pi", "extensions"), "midcompact", nil)
+	if out, _, err := runPikit(t, "", "ext", "uninstall", "midcompact", "--project"); err != nil || out != "uninstalled midcompact\n" {
+		t.Fatalf("uninstall: %q %v", out, err)
+	}
+	_, _, err := runPikit(t, "", "ext", "uninstall", "midcompact", "--project")
+	if want := "midcompact is not installed (in " + filepath.Join(".pi", "extensions") + ")"; exitCode(err) != 1 || err == nil || err.Error() != want {
+		t.Errorf("second uninstall: %v, want %q", err, want)
+	}
+	ents, err := os.ReadDir(filepath.Join(".pi", "extensions"))
+	if err != nil || len(ents) != 0 {
+		t.Errorf("extensions folder after uninstall: %v %v (decision: left in place, empty)", ents, err)
+	}
+	out, errOut, err := runPikit(t, "", "ext", "list", "--project")
+	if err != nil || out != "" || errOut != "no extensions installed in "+filepath.Join(".pi", "extensions")+"\n" {
+		t.Errorf("empty list: %q %q %v", out, errOut, err)
+	}
+	writeTestFile(t, "plain.txt", "x")
+	for _, c := range []struct{ path, want string }{
+		{"/nonexistent", "--exec /nonexistent: no such file"},
+		{"plain.txt", "--exec plain.txt: is not an executable file"},
+		{".", "--exec .: is not an executable file"},
+	} {
+		_, _, err := runPikit(t, "", "ext", "install", "hello", "--project", "--exec", c.path)
+		if err == nil || err.Error() != c.want {
+			t.Errorf("install --exec %s: %v, want %q", c.path, err, c.want)
+		}
+	}
+}
+
+// TestRootHelp: the root help (its long description) names every
+// subcommand and what it does.
+func TestRootHelp(t *testing.T) {
+	root := newRootCmd()
+	out, _, err := runPikit(t, "", "--help")
+	if err != nil || !strings.HasPrefix(out, root.Long) {
+		t.Fatalf("help does not start with the long description: %v\n%s", err, out)
+	}
+	for _, c := range root.Commands() {
+		if !strings.Contains(root.Long, "\n  "+c.Name()+" ") {
+			t.Errorf("root help does not describe %s:\n%s", c.Name(), root.Long)
+		}
+	}
+	for _, want := range []string{"browser taskbar", "live/1 endpoint", "Pi extensions written in Go", "compaction", "StateFlow memory", "example app"} {
+		if !strings.Contains(root.Long, want) {
+			t.Errorf("root help lacks %q", want)
+		}
+	}
+}
