@@ -17,8 +17,9 @@ func scopeLabel(scope string) string {
 type decoded struct {
 	streams [3]*sf.Stream // nil: wholly absent pair
 	metas   [3]*Meta
-	runtime *Runtime // nil: no session in reach, or session absent
-	mode    string   // session mode ("" when absent)
+	tails   [3][]tailLine // decoded patches.jsonl lines, for the next decode's reuse
+	runtime *Runtime      // nil: no session in reach, or session absent
+	mode    string        // session mode ("" when absent)
 	// sessionAbsent: a session is in reach but has no files yet.
 	sessionAbsent bool
 }
@@ -43,14 +44,18 @@ func decodeCohortReusing(l Layout, roots *sf.Roots, c capture, prev *Snapshot) (
 			continue
 		}
 		if s, m, ok := reuseScope(l, c, prev, i); ok {
-			d.streams[i], d.metas[i] = s, m
+			d.streams[i], d.metas[i], d.tails[i] = s, m, prev.decoded.tails[i]
 			continue
 		}
-		s, m, err := decodeScope(l, roots, c, scope)
+		var prevTail []tailLine
+		if prev != nil && prev.decoded != nil {
+			prevTail = prev.decoded.tails[i]
+		}
+		s, m, tail, err := decodeScope(l, roots, c, scope, prevTail)
 		if err != nil {
 			return nil, err
 		}
-		d.streams[i], d.metas[i] = s, m
+		d.streams[i], d.metas[i], d.tails[i] = s, m, tail
 	}
 	if l.SessionKey == "" {
 		return d, nil
@@ -86,47 +91,51 @@ func decodeCohortReusing(l Layout, roots *sf.Roots, c capture, prev *Snapshot) (
 	return d, nil
 }
 
-func decodeScope(l Layout, roots *sf.Roots, c capture, scope string) (*sf.Stream, *Meta, error) {
+// decodeScope decodes one scope's checkpoint, tail and meta; prevTail (nil:
+// none) is the scope's tail lines of an earlier decode, reused where the
+// bytes are identical (decodeTailReusing). It returns the stream, the meta
+// and the tail lines (nil streams: wholly absent pair).
+func decodeScope(l Layout, roots *sf.Roots, c capture, scope string, prevTail []tailLine) (*sf.Stream, *Meta, []tailLine, error) {
 	dir := l.ScopeDir(scope)
 	label := scopeLabel(scope)
 	cp, tail, meta := c[rel(dir, fileCheckpoint)], c[rel(dir, filePatches)], c[rel(dir, fileMeta)]
 	if !cp.Exists && !tail.Exists {
-		return nil, nil, nil
+		return nil, nil, nil, nil
 	}
 	if cp.Exists != tail.Exists {
-		return nil, nil, &Error{Msg: fmt.Sprintf("State Flow %s scope has an incomplete checkpoint/tail pair", label)}
+		return nil, nil, nil, &Error{Msg: fmt.Sprintf("State Flow %s scope has an incomplete checkpoint/tail pair", label)}
 	}
 	if !meta.Exists {
-		return nil, nil, &Error{Msg: fmt.Sprintf("Unsupported State Flow %s storage format", label)}
+		return nil, nil, nil, &Error{Msg: fmt.Sprintf("Unsupported State Flow %s storage format", label)}
 	}
 	state, err := decodeCheckpoint(cp.Data, label)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	patches, err := decodeTail(tail.Data, label)
+	patches, lines, err := decodeTailReusing(tail.Data, label, prevTail)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	if len(patches) > sf.MaxHistoryLimit {
-		return nil, nil, &sf.TemporalError{Msg: fmt.Sprintf("Temporal scope tail exceeds configured history limit %d", sf.MaxHistoryLimit)}
+		return nil, nil, nil, &sf.TemporalError{Msg: fmt.Sprintf("Temporal scope tail exceeds configured history limit %d", sf.MaxHistoryLimit)}
 	}
 	m, err := decodeMeta(meta.Data, label, filepath.Join(l.Root, filepath.FromSlash(rel(dir, fileMeta))), len(patches))
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	if scope == "cwd" {
 		if !m.HasOwner {
-			return nil, nil, &Error{Msg: "State Flow CWD scope identity is missing"}
+			return nil, nil, nil, &Error{Msg: "State Flow CWD scope identity is missing"}
 		}
 		if m.OwnerCWD != l.CWD {
-			return nil, nil, &Error{Msg: "State Flow CWD scope identity mismatch"}
+			return nil, nil, nil, &Error{Msg: "State Flow CWD scope identity mismatch"}
 		}
 	}
 	s := &sf.Stream{Revision: m.Revision, Checkpoint: sf.Checkpoint{Through: m.Checkpoint, State: roots.Filter(state)}}
 	for i, p := range patches {
 		s.Patches = append(s.Patches, sf.Record{Transition: m.Patches[i], Patch: roots.Filter(p)})
 	}
-	return s, m, nil
+	return s, m, lines, nil
 }
 
 // reuseScope returns prev's stream (a shallow copy) and meta for scope

@@ -75,7 +75,11 @@
 // byte-identical to the last snapshot's is not decoded or validated again:
 // it takes that snapshot's stream (its own Stream and tail slice, shared
 // maps) and cached states; when only runtime.json changed and the lineage
-// is the same, the new view shares the whole read cache (texts, head).
+// is the same, the new view shares the whole read cache (texts, head). A
+// changed scope's tail takes the decoded objects of its lines that are
+// byte-identical to the last decode's run of lines (patches.jsonl grows at
+// the end and a fold drops lines at the front); only the other lines are
+// decoded.
 // A read never creates a store that does not exist.
 //
 // # Not here

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"fmt"
 
 	sf "github.com/pikit-dev/pikit/stateflow"
@@ -182,8 +183,30 @@ func decodeCheckpoint(data []byte, label string) (map[string]any, error) {
 
 // decodeTail parses patches.jsonl: one object per line, blank lines ignored.
 func decodeTail(data []byte, label string) ([]map[string]any, error) {
+	out, _, err := decodeTailReusing(data, label, nil)
+	return out, err
+}
+
+// tailLine is one decoded, non-blank line of patches.jsonl: its bytes
+// (without the newline) and the object they decode to. The object is
+// shared by every decode that reuses it and never modified in place.
+type tailLine struct {
+	raw []byte
+	obj map[string]any
+}
+
+// decodeTailReusing is decodeTail reusing prev, the lines of an earlier
+// decode of the same scope's tail. patches.jsonl only grows between folds,
+// and a fold drops lines from its front, so the new tail is usually a run
+// of prev's lines followed by new ones: a line byte-identical to the next
+// expected line of prev takes prev's object (the same bytes decode to the
+// same value and were validated then); any other line is decoded. The
+// result is equal to a fresh decode for any prev. It returns the objects
+// and the lines (for the next decode).
+func decodeTailReusing(data []byte, label string, prev []tailLine) ([]map[string]any, []tailLine, error) {
 	var out []map[string]any
-	line := 0
+	var lines []tailLine
+	line, k := 0, -1 // k: index in prev of the next expected line (-1: not aligned yet)
 	for len(data) > 0 {
 		line++
 		var l []byte
@@ -195,14 +218,32 @@ func decodeTail(data []byte, label string) ([]map[string]any, error) {
 		if isBlank(l) {
 			continue
 		}
+		if k < 0 && len(prev) > 0 {
+			k = len(prev) // align once, on the first non-blank line
+			for j := range prev {
+				if bytes.Equal(prev[j].raw, l) {
+					k = j
+					break
+				}
+			}
+		}
+		if k >= 0 && k < len(prev) && bytes.Equal(prev[k].raw, l) {
+			out = append(out, prev[k].obj)
+			lines = append(lines, prev[k])
+			k++
+			continue
+		}
+		k = len(prev) // past the shared run: decode the rest
 		v, err := sf.DecodeValue(l)
 		obj, ok := v.(map[string]any)
 		if err != nil || !ok {
-			return nil, &Error{Msg: fmt.Sprintf("State Flow %s tail contains invalid JSON at line %d", label, line)}
+			return nil, nil, &Error{Msg: fmt.Sprintf("State Flow %s tail contains invalid JSON at line %d", label, line)}
 		}
 		out = append(out, obj)
+		// a copy: a reused line must not pin the whole capture it came from
+		lines = append(lines, tailLine{raw: bytes.Clone(l), obj: obj})
 	}
-	return out, nil
+	return out, lines, nil
 }
 
 func encodeTail(recs []sf.Record) ([]byte, error) {

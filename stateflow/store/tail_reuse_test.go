@@ -1,0 +1,69 @@
+package store
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+
+	"pgregory.net/rapid"
+)
+
+// tailText draws a patches.jsonl text from a small set of lines, so lines
+// repeat (the alignment must not be fooled by duplicates), with blank lines
+// and an occasional invalid line.
+func tailText(rt *rapid.T, name string) string {
+	lines := rapid.SliceOfN(rapid.SampledFrom([]string{
+		`{"working":{"a":1}}`, `{"working":{"a":2}}`, `{"working":{"b":null}}`, `{}`, "", "  ", `{"x":`, `[1]`,
+	}), 0, 8).Draw(rt, name)
+	s := strings.Join(lines, "\n")
+	if rapid.Bool().Draw(rt, name+"-nl") {
+		s += "\n"
+	}
+	return s
+}
+
+// TestProperty_TailReuseEqualsFresh: decoding a tail while reusing the lines
+// of any earlier decode gives the same objects, or the same error, as a
+// fresh decode.
+func TestProperty_TailReuseEqualsFresh(t *testing.T) {
+	rapid.Check(t, func(rt *rapid.T) {
+		_, prev, err := decodeTailReusing([]byte(tailText(rt, "prev")), "Session", nil)
+		if err != nil {
+			prev = nil
+		}
+		data := tailText(rt, "next")
+		want, wantErr := decodeTail([]byte(data), "Session")
+		got, lines, gotErr := decodeTailReusing([]byte(data), "Session", prev)
+		if (wantErr == nil) != (gotErr == nil) || (wantErr != nil && wantErr.Error() != gotErr.Error()) {
+			rt.Fatalf("error %v, fresh %v", gotErr, wantErr)
+		}
+		if !reflect.DeepEqual(got, want) {
+			rt.Fatalf("objects %v, fresh %v", got, want)
+		}
+		if gotErr == nil && len(lines) != len(got) {
+			rt.Fatalf("%d lines for %d objects", len(lines), len(got))
+		}
+	})
+}
+
+// TestTailReuse_sharesUnchangedLines: after an append and a fold (lines
+// dropped from the front) the surviving lines take the earlier objects;
+// only the new line is decoded.
+func TestTailReuse_sharesUnchangedLines(t *testing.T) {
+	old := "{\"n\":1}\n{\"n\":2}\n{\"n\":3}\n"
+	_, prev, err := decodeTailReusing([]byte(old), "Session", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _, err := decodeTailReusing([]byte("{\"n\":2}\n{\"n\":3}\n{\"n\":4}\n"), "Session", prev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	same := func(a, b map[string]any) bool { return reflect.ValueOf(a).Pointer() == reflect.ValueOf(b).Pointer() }
+	if len(got) != 3 || !same(got[0], prev[1].obj) || !same(got[1], prev[2].obj) || same(got[2], prev[2].obj) {
+		t.Fatalf("reuse: %v", got)
+	}
+	if got[2]["n"] != float64(4) {
+		t.Fatalf("new line: %v", got[2])
+	}
+}
