@@ -134,7 +134,8 @@ func headPartsOf(roots *Roots, v *View) (*headParts, error) {
 		return nil, err
 	}
 	h := &headParts{}
-	state, err := jsjson.Marshal(ModelProjection(roots, eff), &jsjson.Options{Memo: &c.encMemos().head})
+	memos := c.encMemos()
+	state, err := jsjson.Marshal(modelProjection(roots, eff, &memos.clean), &jsjson.Options{Memo: &memos.head})
 	if err != nil {
 		return nil, err
 	}
@@ -180,6 +181,12 @@ func ExitHandoff(roots *Roots, effective map[string]any, continuation string) (s
 	return PrefixExitHandoff + body, err
 }
 
+// recentTransitions is the head's recent_transitions member: per scope, the
+// tail's patches without the lazy plane and x_* roots, empty ones dropped.
+// A patch holding neither is the view's own map, shared (no clone: the
+// result is only encoded, and no View map is modified in place); one
+// holding either is a shallow copy without them, so the view's record
+// keeps its lazy plane and x_* roots.
 func recentTransitions(v *View) map[string]any {
 	out := map[string]any{}
 	for i, scope := range Scopes {
@@ -189,11 +196,13 @@ func recentTransitions(v *View) map[string]any {
 		}
 		var recs []any
 		for _, r := range s.Patches {
-			p := CloneObject(r.Patch)
-			delete(p, PlaneLazy)
-			for k := range p {
-				if IsExternalRoot(k) {
-					delete(p, k)
+			p := r.Patch
+			if hasHiddenRoot(p) {
+				p = make(map[string]any, len(r.Patch))
+				for k, val := range r.Patch {
+					if k != PlaneLazy && !IsExternalRoot(k) {
+						p[k] = val
+					}
 				}
 			}
 			if len(p) > 0 {
@@ -205,6 +214,17 @@ func recentTransitions(v *View) map[string]any {
 		}
 	}
 	return out
+}
+
+// hasHiddenRoot reports whether a patch holds the lazy plane or an x_* root
+// (both left out of recent_transitions).
+func hasHiddenRoot(p map[string]any) bool {
+	for k := range p {
+		if k == PlaneLazy || IsExternalRoot(k) {
+			return true
+		}
+	}
+	return false
 }
 
 // encodeMembers renders an ordered JSON object (member order kept; nested
