@@ -4,16 +4,16 @@ package stateflow
 // data, which exact reads return raw (seed 003 "Exact current/history reads
 // may return raw data"): a selection inside an x_* root is returned as
 // stored; a whole-state selection prunes its planes and keeps its x_* roots
-// unpruned.
-func prunedRead(m map[string]any, p *ReadPath) map[string]any {
+// unpruned. memo (nil: none) remembers clean planes (prunedMemo).
+func prunedRead(m map[string]any, p *ReadPath, memo *cleanMemo) map[string]any {
 	if len(p.Selectors) > 0 {
 		if s := p.Selectors[0]; s.Kind == SelKey && IsExternalRoot(s.Key) {
 			return m
 		}
-		return pruned(m)
+		return prunedMemo(m, memo)
 	}
 	if !HasExternal(m) {
-		return pruned(m)
+		return prunedMemo(m, memo)
 	}
 	planes := make(map[string]any, len(m))
 	for k, v := range m {
@@ -21,7 +21,7 @@ func prunedRead(m map[string]any, p *ReadPath) map[string]any {
 			planes[k] = v
 		}
 	}
-	out := pruned(planes) // planes itself or a new map: ours either way
+	out := prunedMemo(planes, memo) // planes itself or a new map: ours either way
 	for k, v := range m {
 		if IsExternalRoot(k) {
 			out[k] = v

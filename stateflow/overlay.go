@@ -57,6 +57,11 @@ func merge(a, b any) any {
 // only projected roots (lazy and unregistered external roots dropped), an
 // empty response dropped, empty objects pruned.
 func ModelProjection(roots *Roots, state map[string]any) map[string]any {
+	return modelProjection(roots, state, nil)
+}
+
+// modelProjection is ModelProjection with a memo of clean planes (nil: none).
+func modelProjection(roots *Roots, state map[string]any, memo *cleanMemo) map[string]any {
 	out := map[string]any{}
 	for k, v := range state {
 		r, ok := roots.Lookup(k)
@@ -68,17 +73,12 @@ func ModelProjection(roots *Roots, state map[string]any) map[string]any {
 		}
 		out[k] = v
 	}
-	return pruned(out)
+	return prunedMemo(out, memo)
 }
 
 // pruned is Prune for read-only results: m itself when it holds no empty
 // object (stored states never do), else a pruned copy.
-func pruned(m map[string]any) map[string]any {
-	if !hasEmptyObject(m) {
-		return m
-	}
-	return Prune(m)
-}
+func pruned(m map[string]any) map[string]any { return prunedMemo(m, nil) }
 
 // hasEmptyObject reports whether an object field anywhere in m (not inside
 // arrays) is an empty object.

@@ -335,8 +335,11 @@ const (
 // states that are shared read-only, so a view decoded again after a change
 // re-encodes only the planes that changed: the maps of an unchanged scope
 // are the very maps of the earlier view (ValidateReusing carries them).
+//
+// clean remembers planes holding no empty object (cleanMemo), for pruning.
 type encMemos struct {
 	head, read encMemo
+	clean      cleanMemo
 }
 
 // encMemo is a jsjson.Memo keyed by map identity; each entry holds its map

@@ -187,7 +187,7 @@ func (r *Reader) one(p *ReadPath, projection string) (any, error) {
 		return nil, err
 	}
 	if m, ok := sel.(map[string]any); ok {
-		sel = prunedRead(m, p)
+		sel = prunedRead(m, p, &r.View.readCache().encMemos().clean)
 	}
 	if projection == "keys" {
 		return keysOf(sel), nil

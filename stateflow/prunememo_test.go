@@ -1,0 +1,61 @@
+package stateflow
+
+import (
+	"reflect"
+	"testing"
+
+	"pgregory.net/rapid"
+)
+
+// TestProperty_PrunedMemoEqualsPruned: with a memo carried across states
+// that share planes (as views decoded again after a change do), pruning
+// gives the same result as without it.
+func TestProperty_PrunedMemoEqualsPruned(t *testing.T) {
+	rapid.Check(t, func(rt *rapid.T) {
+		memo := &cleanMemo{}
+		leaf := rapid.SampledFrom([]any{1.0, "s", []any{map[string]any{}}, map[string]any{}, map[string]any{"k": map[string]any{}}, map[string]any{"k": 2.0}})
+		planes := make([]map[string]any, 4)
+		for i := range planes {
+			planes[i] = map[string]any{"a": leaf.Draw(rt, "a"), "b": leaf.Draw(rt, "b")}
+		}
+		for range rapid.IntRange(1, 5).Draw(rt, "states") {
+			state := map[string]any{}
+			for _, name := range []string{"working", "contract", "intents"} {
+				if rapid.Bool().Draw(rt, "has-"+name) {
+					state[name] = planes[rapid.IntRange(0, len(planes)-1).Draw(rt, "plane")]
+				}
+			}
+			if got, want := hasEmptyObjectMemo(state, memo), hasEmptyObject(state); got != want {
+				rt.Fatalf("memo says %v, walk says %v for %v", got, want, state)
+			}
+			if got, want := prunedMemo(state, memo), Prune(state); !reflect.DeepEqual(got, want) {
+				rt.Fatalf("pruned %v, want %v", got, want)
+			}
+		}
+	})
+}
+
+// TestCleanMemo_skipsRememberedPlanes: a plane found clean is remembered
+// by identity and not walked again; one with an empty object is not
+// remembered; the memo is bounded.
+func TestCleanMemo_skipsRememberedPlanes(t *testing.T) {
+	memo := &cleanMemo{}
+	clean := map[string]any{"d": map[string]any{"t": "x"}}
+	dirty := map[string]any{"d": map[string]any{}}
+	if hasEmptyObjectMemo(map[string]any{"contract": clean}, memo) || !memo.has(clean) {
+		t.Fatal("clean plane not remembered")
+	}
+	if !hasEmptyObjectMemo(map[string]any{"contract": clean, "working": dirty}, memo) || memo.has(dirty) {
+		t.Fatal("dirty plane missed or remembered")
+	}
+	for range cleanMemoMaxEntries + 1 {
+		memo.put(map[string]any{"n": 1.0})
+	}
+	if n := len(memo.entries); n > cleanMemoMaxEntries {
+		t.Fatalf("memo holds %d entries", n)
+	}
+	var none *cleanMemo
+	if none.has(clean) || hasEmptyObjectMemo(map[string]any{"w": map[string]any{"e": map[string]any{}}}, none) != true {
+		t.Fatal("nil memo")
+	}
+}
