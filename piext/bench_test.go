@@ -77,20 +77,8 @@ func itoa(n int) string { return strconv.Itoa(n) }
 func BenchmarkServeContext(b *testing.B) {
 	noop := func(context.Context, *piext.Event) (any, error) { return nil, nil }
 	ext := &piext.Extension{Name: "demo", Hooks: []piext.Hook{{Event: "context", Handle: noop}, {Event: "agent_start", Handle: noop}}}
-	toExtR, toExtW := io.Pipe()
-	fromExtR, fromExtW := io.Pipe()
-	done := make(chan error, 1)
-	go func() { done <- piext.Serve(context.Background(), ext, toExtR, fromExtW) }()
-	conn := jsonrpc.NewConn(&rw{fromExtR, toExtW, []io.Closer{fromExtR, toExtW}}, &jsonrpc.Options{})
-	defer func() {
-		conn.Close()
-		toExtW.Close()
-		<-done
-	}()
+	conn := serveBench(b, ext)
 	ctx := context.Background()
-	if err := conn.Call(ctx, piext.MethodSessionBind, piext.BindParams{Generation: 1}, nil); err != nil {
-		b.Fatal(err)
-	}
 	full := make([]piext.WireMessage, 300)
 	ids := make([]piext.WireMessage, len(full))
 	for i := range full {
@@ -115,4 +103,24 @@ func BenchmarkServeContext(b *testing.B) {
 			}
 		}
 	})
+}
+
+// serveBench serves ext over in-process pipes, bound to generation 1, and
+// returns the host's end; it is closed and Serve awaited when b ends.
+func serveBench(b *testing.B, ext *piext.Extension) *jsonrpc.Conn {
+	b.Helper()
+	toExtR, toExtW := io.Pipe()
+	fromExtR, fromExtW := io.Pipe()
+	done := make(chan error, 1)
+	go func() { done <- piext.Serve(context.Background(), ext, toExtR, fromExtW) }()
+	conn := jsonrpc.NewConn(&rw{fromExtR, toExtW, []io.Closer{fromExtR, toExtW}}, &jsonrpc.Options{})
+	b.Cleanup(func() {
+		conn.Close()
+		toExtW.Close()
+		<-done
+	})
+	if err := conn.Call(context.Background(), piext.MethodSessionBind, piext.BindParams{Generation: 1}, nil); err != nil {
+		b.Fatal(err)
+	}
+	return conn
 }

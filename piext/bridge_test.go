@@ -25,6 +25,14 @@ import (
 // harness in mode; it returns the "KEY json" lines by key.
 func harness(t testing.TB, exe string, env []string, args ...string) map[string]json.RawMessage {
 	t.Helper()
+	return bridgeScript(t, exe, "testdata/harness.mjs", env, args...)
+}
+
+// bridgeScript installs the bridge for exe into a temp folder and runs the
+// Node script (a testdata path) on its index.ts with args and env added;
+// it returns the script's "KEY json" stdout lines by key.
+func bridgeScript(t testing.TB, exe, scriptPath string, env []string, args ...string) map[string]json.RawMessage {
+	t.Helper()
 	in := pitest.Require(t)
 	man, err := exec.Command(exe, piext.ManifestFlag).Output()
 	if err != nil {
@@ -39,7 +47,7 @@ func harness(t testing.TB, exe string, env []string, args ...string) map[string]
 	if err != nil {
 		t.Fatal(err)
 	}
-	script, err := filepath.Abs("testdata/harness.mjs")
+	script, err := filepath.Abs(scriptPath)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,7 +60,7 @@ func harness(t testing.TB, exe string, env []string, args ...string) map[string]
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	if err != nil {
-		t.Fatalf("harness %v: %v\nstdout:\n%s\nstderr:\n%s", args, err, out, stderr.String())
+		t.Fatalf("%s %v: %v\nstdout:\n%s\nstderr:\n%s", filepath.Base(scriptPath), args, err, out, stderr.String())
 	}
 	got := map[string]json.RawMessage{}
 	sc := bufio.NewScanner(bytes.NewReader(out))

@@ -1,63 +1,18 @@
 package piext_test
 
 import (
-	"bufio"
-	"bytes"
-	"context"
 	"encoding/json"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/pikit-dev/pikit/internal/pitest"
-	"github.com/pikit-dev/pikit/piext"
 )
 
 // contextScript runs testdata/context.mjs in mode against exe installed
 // with the embedded bridge and returns its "KEY <json>" lines.
 func contextScript(t *testing.T, exe, mode string) map[string]json.RawMessage {
 	t.Helper()
-	in := pitest.Require(t)
-	man, err := exec.Command(exe, piext.ManifestFlag).Output()
-	if err != nil {
-		t.Fatal(err)
-	}
-	lines := bytes.Split(bytes.TrimSpace(man), []byte("\n"))
-	var m piext.Manifest
-	if err := json.Unmarshal(lines[len(lines)-1], &m); err != nil {
-		t.Fatal(err)
-	}
-	folder, err := piext.WriteInstall(piext.InstallOptions{Dir: t.TempDir(), Command: []string{exe}, Manifest: m})
-	if err != nil {
-		t.Fatal(err)
-	}
-	script, err := filepath.Abs("testdata/context.mjs")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, filepath.Join(in.NodeBin, "node"), "--experimental-strip-types", "--no-warnings", script,
-		filepath.Join(folder, "index.ts"), mode)
-	cmd.Env = append(os.Environ(), "PIKIT_PROBE_OUT="+filepath.Join(t.TempDir(), "probe.jsonl"), "TMPDIR="+t.TempDir())
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("context.mjs %s: %v\nstdout:\n%s\nstderr:\n%s", mode, err, out, stderr.String())
-	}
-	got := map[string]json.RawMessage{}
-	sc := bufio.NewScanner(bytes.NewReader(out))
-	sc.Buffer(nil, 1<<20)
-	for sc.Scan() {
-		if k, v, ok := strings.Cut(sc.Text(), " "); ok {
-			got[k] = json.RawMessage(v)
-		}
-	}
-	return got
+	return bridgeScript(t, exe, "testdata/context.mjs", nil, mode)
 }
 
 // contextCall is one context call seen from the bridge: the texts of the

@@ -3,12 +3,10 @@ package piext_test
 import (
 	"context"
 	"encoding/json"
-	"io"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/pikit-dev/pikit/internal/jsonrpc"
 	"github.com/pikit-dev/pikit/piext"
 )
 
@@ -66,20 +64,8 @@ func TestHook_DeclaredTimeout(t *testing.T) {
 func BenchmarkHookOmitPayload(b *testing.B) {
 	noop := func(context.Context, *piext.Event) (any, error) { return nil, nil }
 	ext := &piext.Extension{Name: "demo", Hooks: []piext.Hook{{Event: "before_provider_request", Handle: noop, OmitPayload: true}}}
-	toExtR, toExtW := io.Pipe()
-	fromExtR, fromExtW := io.Pipe()
-	done := make(chan error, 1)
-	go func() { done <- piext.Serve(context.Background(), ext, toExtR, fromExtW) }()
-	conn := jsonrpc.NewConn(&rw{fromExtR, toExtW, []io.Closer{fromExtR, toExtW}}, &jsonrpc.Options{})
-	defer func() {
-		conn.Close()
-		toExtW.Close()
-		<-done
-	}()
+	conn := serveBench(b, ext)
 	ctx := context.Background()
-	if err := conn.Call(ctx, piext.MethodSessionBind, piext.BindParams{Generation: 1}, nil); err != nil {
-		b.Fatal(err)
-	}
 	payload, _ := json.Marshal(map[string]any{"messages": []any{map[string]any{"role": "user", "content": strings.Repeat("x", 15<<20)}}})
 	for _, c := range []struct {
 		name    string
