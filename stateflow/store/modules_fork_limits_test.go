@@ -23,16 +23,7 @@ func TestModules_limitsFoldAndFork(t *testing.T) {
 	for _, limit := range []int{0, 1, 7} {
 		for _, owner := range sf.Scopes {
 			t.Run(fmt.Sprintf("limit%d/%s", limit, owner), func(t *testing.T) {
-				root := filepath.Join(t.TempDir(), "state-flow")
-				cat := &catalogs{}
-				mod := notesModule(1, false)
-				cat.Set(mod)
-				s := moduleStore(t, root, limit, cat)
-				for i := 1; i <= 3; i++ {
-					if err := patchJSON(t, s, fmt.Sprintf(`{%q:{"x_acme_notes":{"entries":["v%d"]}}}`, owner, i)); err != nil {
-						t.Fatal(err)
-					}
-				}
+				root, cat, mod, s := notesStore(t, limit, owner)
 				for i := 0; i < limit+2; i++ {
 					if err := patchJSON(t, s, fmt.Sprintf(`{"global":{"working":{"n":%d}},"cwd":{"working":{"n":%d}},"session":{"working":{"n":%d}}}`, i, i, i)); err != nil {
 						t.Fatal(err)

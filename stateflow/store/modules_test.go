@@ -144,16 +144,7 @@ func TestModules_absenceLosesNothing(t *testing.T) {
 	for _, limit := range []int{0, 1, 7} {
 		for _, owner := range sf.Scopes {
 			t.Run(fmt.Sprintf("limit%d/%s", limit, owner), func(t *testing.T) {
-				root := filepath.Join(t.TempDir(), "state-flow")
-				cat := &catalogs{}
-				mod := notesModule(1, false)
-				cat.Set(mod)
-				s := moduleStore(t, root, limit, cat)
-				for i := 1; i <= 3; i++ {
-					if err := patchJSON(t, s, fmt.Sprintf(`{%q:{"x_acme_notes":{"entries":["v%d"]}}}`, owner, i)); err != nil {
-						t.Fatal(err)
-					}
-				}
+				root, cat, mod, s := notesStore(t, limit, owner)
 				history := func() []string {
 					var out []string
 					for k := 0; k <= limit; k++ {
@@ -425,4 +416,22 @@ func TestModules_exactRawRead(t *testing.T) {
 			t.Errorf("%s = %s, want %s", path, got, want)
 		}
 	}
+}
+
+// notesStore opens a store under a fresh root at history limit with the
+// notes module registered, rooted at owner, written three times ("v1" …
+// "v3").
+func notesStore(t *testing.T, limit int, owner string) (root string, cat *catalogs, mod *goModule, s *Store) {
+	t.Helper()
+	root = filepath.Join(t.TempDir(), "state-flow")
+	cat = &catalogs{}
+	mod = notesModule(1, false)
+	cat.Set(mod)
+	s = moduleStore(t, root, limit, cat)
+	for i := 1; i <= 3; i++ {
+		if err := patchJSON(t, s, fmt.Sprintf(`{%q:{"x_acme_notes":{"entries":["v%d"]}}}`, owner, i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return root, cat, mod, s
 }
