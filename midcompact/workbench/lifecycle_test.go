@@ -2,7 +2,9 @@ package workbench_test
 
 import (
 	"bufio"
+	"bytes"
 	"context"
+	"encoding/json"
 	"io"
 	"net"
 	"net/http"
@@ -126,22 +128,8 @@ func TestLiveness_NoStreamCloses(t *testing.T) {
 func TestCloseAll_ClosingWorkbench(t *testing.T) {
 	b := openBench(t, workbench.ViewReview, &workbench.Options{CloseTimeout: time.Minute})
 	b.login(t)
-	hold, entered := make(chan struct{}), make(chan struct{}, 1)
-	b.plan.mu.Lock()
-	b.plan.hold, b.plan.entered = hold, entered
-	b.plan.mu.Unlock()
+	hold, edit := b.heldEdit(t, "late") // edit: status, or 0 when the forced close cut the connection
 	defer close(hold)
-	edit := make(chan int, 1) // status, or 0 when the forced close cut the connection
-	go func() {
-		res, err := b.client.Post(b.base+"/api/range/d1/edit-summary", "application/json", strings.NewReader(`{"value":"late"}`))
-		if err != nil {
-			edit <- 0
-			return
-		}
-		res.Body.Close()
-		edit <- res.StatusCode
-	}()
-	<-entered
 	if r := b.do(t, "POST", "/api/close", "", nil); r.StatusCode != 200 {
 		t.Fatalf("close %d", r.StatusCode)
 	}
@@ -221,4 +209,31 @@ func TestCloseAll_BodyInFlight(t *testing.T) {
 			t.Errorf("expect=%v: saves %d summary %q released %d notices %q", expect, saves, d.Ranges[0].Summary, released, notices)
 		}
 	}
+}
+
+// heldEdit starts an edit-summary of d1 to value and returns once the plan
+// holds it in flight: closing hold lets it finish, and edit then receives
+// its status (0 when the connection was cut).
+func (b *bench) heldEdit(t *testing.T, value string) (hold chan struct{}, edit chan int) {
+	t.Helper()
+	hold, entered := make(chan struct{}), make(chan struct{}, 1)
+	b.plan.mu.Lock()
+	b.plan.hold, b.plan.entered = hold, entered
+	b.plan.mu.Unlock()
+	edit = make(chan int, 1)
+	body, err := json.Marshal(map[string]string{"value": value})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		res, err := b.client.Post(b.base+"/api/range/d1/edit-summary", "application/json", bytes.NewReader(body))
+		if err != nil {
+			edit <- 0
+			return
+		}
+		res.Body.Close()
+		edit <- res.StatusCode
+	}()
+	<-entered
+	return hold, edit
 }

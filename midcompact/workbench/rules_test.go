@@ -16,21 +16,7 @@ import (
 func TestRules_LockHeldUntilCleanupEnds(t *testing.T) {
 	b := openBench(t, workbench.ViewReview, &workbench.Options{CloseTimeout: time.Minute})
 	b.login(t)
-	hold, entered := make(chan struct{}), make(chan struct{}, 1)
-	b.plan.mu.Lock()
-	b.plan.hold, b.plan.entered = hold, entered
-	b.plan.mu.Unlock()
-	edit := make(chan int, 1)
-	go func() {
-		res, err := b.client.Post(b.base+"/api/range/d1/edit-summary", "application/json", strings.NewReader(`{"value":"in flight"}`))
-		if err != nil {
-			edit <- 0
-			return
-		}
-		res.Body.Close()
-		edit <- res.StatusCode
-	}()
-	<-entered
+	hold, edit := b.heldEdit(t, "in flight")
 	if r := b.do(t, "POST", "/api/close", "", nil); r.StatusCode != 200 {
 		t.Fatalf("close %d", r.StatusCode)
 	}
