@@ -99,23 +99,7 @@ func TestRealPi_UserManualStartSelectionAfterAck(t *testing.T) {
 
 	s.command(t, ctx, "/midcompact:select-webui", "", midcompact.MsgUIAlreadyOpen)
 
-	go func() {
-		_, err := s.c.Prompt(ctx, pirpc.PromptCommand{Message: "/midcompact:close-webui"})
-		errc <- err
-	}()
-	s.until(t, ctx, func(ev pirpc.Event) bool {
-		r, ok := ev.(*pirpc.ExtensionUIRequest)
-		if ok && r.Method == "confirm" {
-			yes := true
-			if err := s.c.RespondUI(ctx, pirpc.ExtensionUIResponse{ID: r.ID, Confirmed: &yes}); err != nil {
-				t.Fatal(err)
-			}
-		}
-		return ok && r.Method == "notify" && r.Message == midcompact.MsgWebUIClosed
-	})
-	if err := <-errc; err != nil {
-		t.Fatal(err)
-	}
+	s.closeWebUI(t, ctx)
 	evs = s.command(t, ctx, "/midcompact:status", "", "Mode: ")
 	if n := notices(evs); !strings.HasSuffix(n[len(n)-1], "\nMode: user-first · lock: free") {
 		t.Errorf("status = %q", n[len(n)-1])

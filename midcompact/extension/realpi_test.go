@@ -132,11 +132,7 @@ func assertProjected(t *testing.T, reqs []modelserver.Request) {
 func TestRealPi_AbortReturnsToAnchorWritesNothing(t *testing.T) {
 	t.Parallel()
 	env := newEnv(t)
-	s := startPi(t, env)
-	ctx := testCtx(t)
-	s.prompt(t, ctx, firstUser)
-	s.command(t, ctx, "/midcompact:start", "Agent direct", "Midcompact started at anchor")
-	s.until(t, ctx, settled)
+	s, ctx := startMidcompact(t, env, firstUser)
 	before, _ := s.entries(t, ctx)
 	txs := customOf(before, midcompact.TransactionEntryType)
 	if len(txs) != 1 {
@@ -165,12 +161,7 @@ func TestRealPi_WorkbenchLockRefusesAgentPlan(t *testing.T) {
 	t.Parallel()
 	env := pitest.New(t, &pitest.Options{Script: mcScript, Session: true})
 	env.InstallExtension(t, "midcompact", pitest.BuildCommand(t, "./midcompact/extension/internal/testext"))
-	s := startPi(t, env)
-	ctx := testCtx(t)
-	s.prompt(t, ctx, firstUser)
-	s.prompt(t, ctx, secondUser)
-	s.command(t, ctx, "/midcompact:start", "Agent direct", "Midcompact started at anchor")
-	s.until(t, ctx, settled)
+	s, ctx := startMidcompact(t, env, firstUser, secondUser)
 	before, _ := s.entries(t, ctx)
 	drafts := len(customOf(before, midcompact.DraftEntryType))
 
@@ -191,27 +182,7 @@ func TestRealPi_WorkbenchLockRefusesAgentPlan(t *testing.T) {
 	}
 	s.command(t, ctx, "/midcompact:select webui", "", "A planning UI is already open.")
 
-	errc := make(chan error, 1)
-	go func() {
-		_, err := s.c.Prompt(ctx, pirpc.PromptCommand{Message: "/midcompact:close-webui"})
-		errc <- err
-	}()
-	s.until(t, ctx, func(ev pirpc.Event) bool {
-		r, ok := ev.(*pirpc.ExtensionUIRequest)
-		if ok && r.Method == "confirm" {
-			if r.Title != "Close midcompact WebUI?" {
-				t.Errorf("confirm title %q", r.Title)
-			}
-			yes := true
-			if err := s.c.RespondUI(ctx, pirpc.ExtensionUIResponse{ID: r.ID, Confirmed: &yes}); err != nil {
-				t.Fatal(err)
-			}
-		}
-		return ok && r.Method == "notify" && r.Message == "Midcompact WebUI closed. The saved plan and transaction are unchanged."
-	})
-	if err := <-errc; err != nil {
-		t.Fatal(err)
-	}
+	s.closeWebUI(t, ctx)
 	evs = s.prompt(t, ctx, "PLAN again please")
 	if texts := toolTexts(evs); len(texts) != 1 || !strings.Contains(texts[0], "added d2") {
 		t.Errorf("plan call after close-webui = %q", texts)

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pikit-dev/pikit/internal/pitest"
 	"github.com/pikit-dev/pikit/midcompact"
 	"github.com/pikit-dev/pikit/midcompact/workbench"
 	"github.com/pikit-dev/pikit/pirpc"
@@ -29,12 +30,7 @@ var readyURL = regexp.MustCompile(`^Midcompact review webui ready: (http://127\.
 func TestRealPi_WebWorkbenchEditAndClose(t *testing.T) {
 	t.Parallel()
 	env := newEnv(t)
-	s := startPi(t, env)
-	ctx := testCtx(t)
-	s.prompt(t, ctx, firstUser)
-	s.prompt(t, ctx, secondUser)
-	s.command(t, ctx, "/midcompact:start", "Agent direct", "Midcompact started at anchor")
-	s.until(t, ctx, settled)
+	s, ctx := startMidcompact(t, env, firstUser, secondUser)
 
 	evs := s.command(t, ctx, "/midcompact:review-webui", "", "Midcompact review webui ready")
 	n := notices(evs)
@@ -77,24 +73,7 @@ func TestRealPi_WebWorkbenchEditAndClose(t *testing.T) {
 		t.Errorf("draft entry summary %q, want %q", got, edited)
 	}
 
-	errc := make(chan error, 1)
-	go func() {
-		_, err := s.c.Prompt(ctx, pirpc.PromptCommand{Message: "/midcompact:close-webui"})
-		errc <- err
-	}()
-	s.until(t, ctx, func(ev pirpc.Event) bool {
-		r, ok := ev.(*pirpc.ExtensionUIRequest)
-		if ok && r.Method == "confirm" {
-			yes := true
-			if err := s.c.RespondUI(ctx, pirpc.ExtensionUIResponse{ID: r.ID, Confirmed: &yes}); err != nil {
-				t.Fatal(err)
-			}
-		}
-		return ok && r.Method == "notify" && r.Message == "Midcompact WebUI closed. The saved plan and transaction are unchanged."
-	})
-	if err := <-errc; err != nil {
-		t.Fatal(err)
-	}
+	s.closeWebUI(t, ctx)
 	select { // the close ends the page's liveness stream
 	case <-live:
 	case <-ctx.Done():
@@ -161,4 +140,45 @@ func liveness(t *testing.T, ctx context.Context, hc *http.Client, url string) <-
 		}
 	}()
 	return done
+}
+
+// startMidcompact starts Pi in env, sends prompts, then runs
+// /midcompact:start (Agent direct) until the agent has settled.
+func startMidcompact(t *testing.T, env *pitest.Env, prompts ...string) (*session, context.Context) {
+	t.Helper()
+	s := startPi(t, env)
+	ctx := testCtx(t)
+	for _, p := range prompts {
+		s.prompt(t, ctx, p)
+	}
+	s.command(t, ctx, "/midcompact:start", "Agent direct", "Midcompact started at anchor")
+	s.until(t, ctx, settled)
+	return s, ctx
+}
+
+// closeWebUI runs /midcompact:close-webui, confirms the reference's
+// "Close midcompact WebUI?" and waits for its closed notice.
+func (s *session) closeWebUI(t *testing.T, ctx context.Context) {
+	t.Helper()
+	errc := make(chan error, 1)
+	go func() {
+		_, err := s.c.Prompt(ctx, pirpc.PromptCommand{Message: "/midcompact:close-webui"})
+		errc <- err
+	}()
+	s.until(t, ctx, func(ev pirpc.Event) bool {
+		r, ok := ev.(*pirpc.ExtensionUIRequest)
+		if ok && r.Method == "confirm" {
+			if r.Title != "Close midcompact WebUI?" {
+				t.Errorf("confirm title %q", r.Title)
+			}
+			yes := true
+			if err := s.c.RespondUI(ctx, pirpc.ExtensionUIResponse{ID: r.ID, Confirmed: &yes}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return ok && r.Method == "notify" && r.Message == "Midcompact WebUI closed. The saved plan and transaction are unchanged."
+	})
+	if err := <-errc; err != nil {
+		t.Fatal(err)
+	}
 }

@@ -18,11 +18,7 @@ import (
 func TestRealPi_TUIOutsideInteractiveModeWarns(t *testing.T) {
 	t.Parallel()
 	env := newEnv(t)
-	s := startPi(t, env)
-	ctx := testCtx(t)
-	s.prompt(t, ctx, firstUser)
-	s.command(t, ctx, "/midcompact:start", "Agent direct", "Midcompact started at anchor")
-	s.until(t, ctx, settled)
+	s, ctx := startMidcompact(t, env, firstUser)
 	before, _ := s.entries(t, ctx)
 
 	warn := func(cmd string) string {
