@@ -65,17 +65,7 @@ func TestRealPi_ModuleActiveSelection(t *testing.T) {
 	if got := strings.Join(order, ","); got != "data,first,second" {
 		t.Errorf("Active request order = %s, want data,first,second (head first)", got)
 	}
-	ents, err := c.GetEntries(ctx, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	assistants := 0
-	for _, e := range ents.Entries {
-		if strings.Contains(string(e), `"role":"assistant"`) {
-			assistants++
-		}
-	}
-	if assistants != 2 {
+	if assistants := journalAssistants(t, ctx, c); assistants != 2 {
 		t.Errorf("journal assistant messages = %d, want 2 (only provider context changes)", assistants)
 	}
 }
@@ -136,16 +126,7 @@ func TestRealPi_ModuleProviderCheckpointAborts(t *testing.T) {
 // proposal published with the run and shown in the run's context.
 func TestRealPi_ModuleSlowProducer(t *testing.T) {
 	t.Parallel()
-	exe := pitest.BuildCommand(t, "./examples/stateflow-module")
-	h := moduleHarness(t, exe)
-	gate := filepath.Join(t.TempDir(), "gate")
-	h.env.Env = append(h.env.Env, "PIKIT_EXAMPLE_PRODUCE="+gate)
-	c := h.start(t)
-	ctx := testCtx(t)
-	if _, err := c.Prompt(ctx, pirpc.PromptCommand{Message: "hello"}); err != nil {
-		t.Fatal(err)
-	}
-	waitFile(t, ctx, gate+".waiting")
+	h, c, ctx, gate := gatedProducerRun(t)
 	select {
 	case <-time.After(7 * time.Second): // the producer's computation
 	case <-ctx.Done():
@@ -221,16 +202,7 @@ func TestRealPi_ModulePassiveDataOnlyAndCompetingSelectors(t *testing.T) {
 // nothing it would have proposed is written.
 func TestRealPi_ModulePreparationCancelledByAbort(t *testing.T) {
 	t.Parallel()
-	exe := pitest.BuildCommand(t, "./examples/stateflow-module")
-	h := moduleHarness(t, exe)
-	gate := filepath.Join(t.TempDir(), "gate")
-	h.env.Env = append(h.env.Env, "PIKIT_EXAMPLE_PRODUCE="+gate)
-	c := h.start(t)
-	ctx := testCtx(t)
-	if _, err := c.Prompt(ctx, pirpc.PromptCommand{Message: "hello"}); err != nil {
-		t.Fatal(err)
-	}
-	waitFile(t, ctx, gate+".waiting")
+	h, c, ctx, gate := gatedProducerRun(t)
 	// Pi answers abort once the run stopped: without the cancellation
 	// that is after the 60 s budget, so the wait starts before.
 	wctx, cancel := context.WithTimeout(ctx, 30*time.Second) // well inside ModulePreparationTimeout
@@ -290,4 +262,37 @@ func TestRealPi_ModuleProviderCheckpointModelAndCatalog(t *testing.T) {
 			}
 		})
 	}
+}
+
+// gatedProducerRun starts Pi with the example module whose producer waits
+// on gate, prompts "hello" and returns once the producer is waiting.
+func gatedProducerRun(t *testing.T) (h *harness, c *pirpc.Client, ctx context.Context, gate string) {
+	t.Helper()
+	h = moduleHarness(t, pitest.BuildCommand(t, "./examples/stateflow-module"))
+	gate = filepath.Join(t.TempDir(), "gate")
+	h.env.Env = append(h.env.Env, "PIKIT_EXAMPLE_PRODUCE="+gate)
+	c = h.start(t)
+	ctx = testCtx(t)
+	if _, err := c.Prompt(ctx, pirpc.PromptCommand{Message: "hello"}); err != nil {
+		t.Fatal(err)
+	}
+	waitFile(t, ctx, gate+".waiting")
+	return h, c, ctx, gate
+}
+
+// journalAssistants is the number of assistant messages in the session
+// journal.
+func journalAssistants(t *testing.T, ctx context.Context, c *pirpc.Client) int {
+	t.Helper()
+	ents, err := c.GetEntries(ctx, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, e := range ents.Entries {
+		if strings.Contains(string(e), `"role":"assistant"`) {
+			n++
+		}
+	}
+	return n
 }

@@ -131,17 +131,7 @@ func TestRealPi_ModuleFramesPassiveSelection(t *testing.T) {
 			t.Errorf("unselected completed assistant message reached the provider: %q", m.Text())
 		}
 	}
-	ents, err := c.GetEntries(ctx, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	assistants := 0
-	for _, e := range ents.Entries {
-		if strings.Contains(string(e), `"role":"assistant"`) {
-			assistants++
-		}
-	}
-	if assistants != 2 {
+	if assistants := journalAssistants(t, ctx, c); assistants != 2 {
 		t.Errorf("journal assistant messages = %d, want 2 (only provider context changes)", assistants)
 	}
 
