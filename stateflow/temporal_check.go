@@ -22,24 +22,32 @@ const MsgPredatesOrigin = "Requested history predates the proven temporal origin
 // or a *StateError wrapped in the "Invalid temporal materialized semantic
 // state" message.
 func (v *View) Validate(roots *Roots, limit int) error {
-	for i, scope := range Scopes {
-		s := v.Streams[i]
-		if s == nil {
+	for i := range Scopes {
+		if v.Streams[i] == nil {
 			continue
 		}
-		cur, err := s.validate(roots, scope, limit)
-		if err != nil {
+		if err := v.validateStream(roots, i, limit); err != nil {
 			return err
 		}
-		// the replay validation built the current state: later reads of it
-		// start from there instead of replaying the tail again
-		pos := s.Checkpoint.Through.Position
-		if n := len(s.Patches); n > 0 {
-			pos = s.Patches[n-1].Transition.Position
-		}
-		v.readCache().putState(stateKey{scope: i, pos: pos}, cur)
 	}
 	return v.validateLineage(limit)
+}
+
+// validateStream checks stream i (non-nil) under limit and caches the
+// current state its replay built at the stream's head position, so later
+// reads of it start from there instead of replaying the tail again.
+func (v *View) validateStream(roots *Roots, i, limit int) error {
+	s := v.Streams[i]
+	cur, err := s.validate(roots, Scopes[i], limit)
+	if err != nil {
+		return err
+	}
+	pos := s.Checkpoint.Through.Position
+	if n := len(s.Patches); n > 0 {
+		pos = s.Patches[n-1].Transition.Position
+	}
+	v.readCache().putState(stateKey{scope: i, pos: pos}, cur)
+	return nil
 }
 
 // validate checks one stream and returns its current state (owned).
