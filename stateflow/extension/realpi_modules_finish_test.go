@@ -81,16 +81,7 @@ func TestRealPi_ModuleProviderCheckpointAborts(t *testing.T) {
 	t.Parallel()
 	exe := pitest.BuildCommand(t, "./examples/stateflow-module")
 	h := moduleHarness(t, exe)
-	src := filepath.Join(t.TempDir(), "source")
-	if err := os.WriteFile(src, []byte("v1"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	dir := filepath.Join(h.env.AgentDir, "extensions", "acme-flip")
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	pitest.WriteExtension(t, dir, "index.ts", acmeFlipTS)
-	h.env.Env = append(h.env.Env, "PIKIT_EXAMPLE_SOURCE="+src, "ACME_FLIP_SOURCE="+src)
+	src := withAcmeFlip(t, h)
 	c := h.start(t)
 	ctx := testCtx(t)
 
@@ -232,16 +223,7 @@ func TestRealPi_ModuleProviderCheckpointModelAndCatalog(t *testing.T) {
 			t.Parallel()
 			h := moduleHarness(t, exe)
 			addThinker(t, h.env)
-			src := filepath.Join(t.TempDir(), "source")
-			if err := os.WriteFile(src, []byte("v1"), 0o600); err != nil {
-				t.Fatal(err)
-			}
-			dir := filepath.Join(h.env.AgentDir, "extensions", "acme-flip")
-			if err := os.MkdirAll(dir, 0o700); err != nil {
-				t.Fatal(err)
-			}
-			pitest.WriteExtension(t, dir, "index.ts", acmeFlipTS)
-			h.env.Env = append(h.env.Env, "PIKIT_EXAMPLE_SOURCE="+src, "ACME_FLIP_SOURCE="+src)
+			src := withAcmeFlip(t, h)
 			c := h.start(t)
 			ctx := testCtx(t)
 			if _, err := c.Call(ctx, "set_model", map[string]string{"provider": pitest.Provider, "modelId": "fake-thinker"}); err != nil {
@@ -295,4 +277,21 @@ func journalAssistants(t *testing.T, ctx context.Context, c *pirpc.Client) int {
 		}
 	}
 	return n
+}
+
+// withAcmeFlip installs the acme-flip extension next to the example module
+// in h, both reading the returned source file (written "v1").
+func withAcmeFlip(t *testing.T, h *harness) string {
+	t.Helper()
+	src := filepath.Join(t.TempDir(), "source")
+	if err := os.WriteFile(src, []byte("v1"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(h.env.AgentDir, "extensions", "acme-flip")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	pitest.WriteExtension(t, dir, "index.ts", acmeFlipTS)
+	h.env.Env = append(h.env.Env, "PIKIT_EXAMPLE_SOURCE="+src, "ACME_FLIP_SOURCE="+src)
+	return src
 }
