@@ -19,30 +19,27 @@ func BenchmarkOverlayKey(b *testing.B) {
 		}
 		b.Run(fmt.Sprintf("selection/atoms=%d", len(s.Atoms)), func(b *testing.B) {
 			v := NewSelectionView(s, d)
-			v.Render(108, 34, nil)
-			b.ReportAllocs()
-			for i := 0; b.Loop(); i++ {
-				k := "j"
-				if i%200 >= 100 {
-					k = "k"
-				}
-				v.HandleKey(k)
-				v.Render(108, 34, nil)
-			}
+			benchKeys(b, func(k string) { v.HandleKey(k) }, func() { v.Render(108, 34, nil) })
 		})
 		b.Run(fmt.Sprintf("review/atoms=%d", len(s.Atoms)), func(b *testing.B) {
 			v := NewReviewView(s, d)
-			v.Render(108, 34, nil)
-			b.ReportAllocs()
-			for i := 0; b.Loop(); i++ {
-				k := "j"
-				if i%200 >= 100 {
-					k = "k"
-				}
-				v.HandleKey(k)
-				v.Render(108, 34, nil)
-			}
+			benchKeys(b, func(k string) { v.HandleKey(k) }, func() { v.Render(108, 34, nil) })
 		})
+	}
+}
+
+// benchKeys renders once, then per iteration handles "j" (100 times) or
+// "k" (the next 100, so the cursor sweeps back and forth) and renders.
+func benchKeys(b *testing.B, handle func(key string), render func()) {
+	render()
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		k := "j"
+		if i%200 >= 100 {
+			k = "k"
+		}
+		handle(k)
+		render()
 	}
 }
 
