@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pikit-dev/pikit/internal/modelserver"
 	"github.com/pikit-dev/pikit/internal/pitest"
 	"github.com/pikit-dev/pikit/pirpc"
 )
@@ -43,12 +44,7 @@ export default function (pi: any) {
 func TestRealPi_ModuleActiveSelection(t *testing.T) {
 	t.Parallel()
 	h, _ := probeHarness(t, "active")
-	c := h.start(t)
-	ctx := testCtx(t)
-	prompt(t, ctx, c, "first question")
-	n := len(h.env.Server.Requests())
-	prompt(t, ctx, c, "second question")
-	req := h.requestsSince(n)[0]
+	c, ctx, req := twoQuestions(t, h)
 	var order []string
 	for _, m := range req.Messages[2:] { // after the system prompt and the core head
 		switch txt := m.Text(); {
@@ -294,4 +290,16 @@ func withAcmeFlip(t *testing.T, h *harness) string {
 	pitest.WriteExtension(t, dir, "index.ts", acmeFlipTS)
 	h.env.Env = append(h.env.Env, "PIKIT_EXAMPLE_SOURCE="+src, "ACME_FLIP_SOURCE="+src)
 	return src
+}
+
+// twoQuestions starts Pi in h, prompts "first question" then "second
+// question" and returns the first model request of the second run.
+func twoQuestions(t *testing.T, h *harness) (*pirpc.Client, context.Context, modelserver.Request) {
+	t.Helper()
+	c := h.start(t)
+	ctx := testCtx(t)
+	prompt(t, ctx, c, "first question")
+	n := len(h.env.Server.Requests())
+	prompt(t, ctx, c, "second question")
+	return c, ctx, h.requestsSince(n)[0]
 }

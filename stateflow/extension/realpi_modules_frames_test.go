@@ -103,12 +103,7 @@ func probeHarness(t *testing.T, mode string) (*harness, string) {
 func TestRealPi_ModuleFramesPassiveSelection(t *testing.T) {
 	t.Parallel()
 	h, log := probeHarness(t, "passive")
-	c := h.start(t)
-	ctx := testCtx(t)
-	prompt(t, ctx, c, "first question")
-	n := len(h.env.Server.Requests())
-	prompt(t, ctx, c, "second question")
-	req := h.requestsSince(n)[0]
+	c, ctx, req := twoQuestions(t, h)
 
 	// Placement: head, then the module data in scope order.
 	if len(req.Messages) < 3 || !strings.Contains(req.Messages[1].Text(), "State Flow passive memory") ||
