@@ -87,13 +87,6 @@ func TestRestore_PairingRules(t *testing.T) {
 	draft := func(tx string, rev int) string {
 		return `{"version":1,"transactionId":"` + tx + `","revision":` + itoa(rev) + `,"ranges":[]}`
 	}
-	entry := func(i int, ct, data string) string {
-		parent := `null`
-		if i > 0 {
-			parent = `"c` + itoa(i-1) + `"`
-		}
-		return `{"type":"custom","customType":"` + ct + `","data":` + data + `,"id":"c` + itoa(i) + `","parentId":` + parent + `,"timestamp":"t"}`
-	}
 	for _, c := range []struct {
 		name        string
 		entries     [][2]string
@@ -111,7 +104,7 @@ func TestRestore_PairingRules(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			var lines []string
 			for i, e := range c.entries {
-				lines = append(lines, entry(i, e[0], e[1]))
+				lines = append(lines, customEntry(i, e[0], e[1]))
 			}
 			r := Restore(branchOf(t, readSession(t, lines...), ""))
 			if (r.Transaction != nil) != c.transaction || c.transaction && r.Transaction.ID != c.tx {
@@ -157,4 +150,14 @@ func TestDraft_Mutations(t *testing.T) {
 	if r5.ReplacementContentChars != replacementChars("", "") || r5.OriginalImageCount != 1 {
 		t.Errorf("range facts: %+v", r5)
 	}
+}
+
+// customEntry is session entry i, a custom entry of type ct with data,
+// id "c<i>" and parent "c<i-1>" (null for the first).
+func customEntry(i int, ct, data string) string {
+	parent := `null`
+	if i > 0 {
+		parent = `"c` + itoa(i-1) + `"`
+	}
+	return `{"type":"custom","customType":"` + ct + `","data":` + data + `,"id":"c` + itoa(i) + `","parentId":` + parent + `,"timestamp":"t"}`
 }

@@ -19,13 +19,6 @@ func TestRestore_StateIndependentOfTransactions(t *testing.T) {
 	draft := func(tx string) string {
 		return `{"version":1,"transactionId":"` + tx + `","revision":1,"ranges":[]}`
 	}
-	entry := func(i int, ct, data string) string {
-		parent := `null`
-		if i > 0 {
-			parent = `"c` + itoa(i-1) + `"`
-		}
-		return `{"type":"custom","customType":"` + ct + `","data":` + data + `,"id":"c` + itoa(i) + `","parentId":` + parent + `,"timestamp":"t"}`
-	}
 	for _, c := range []struct {
 		name      string
 		entries   [][2]string
@@ -41,7 +34,7 @@ func TestRestore_StateIndependentOfTransactions(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			var lines []string
 			for i, e := range c.entries {
-				lines = append(lines, entry(i, e[0], e[1]))
+				lines = append(lines, customEntry(i, e[0], e[1]))
 			}
 			r := Restore(branchOf(t, readSession(t, lines...), ""))
 			if r.State == nil || r.StateEntryID != c.stateID {
