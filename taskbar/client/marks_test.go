@@ -99,9 +99,8 @@ func TestBrowserClient_FocusedSubmitAndCopyPrompt(t *testing.T) {
 	if scope := browsertest.Eval[string](t, ctx, browsertest.Shadow(`root.querySelector("[data-scope]").textContent`)); scope != "4 marked elements" {
 		t.Errorf("scope = %q", scope)
 	}
-	if n := browsertest.Eval[float64](t, ctx, browsertest.Shadow(`root.querySelectorAll(".pi-outline-mark").length`)); n != 4 {
-		t.Errorf("%v mark outlines drawn, want 4", n)
-	}
+	// Outlines are drawn in the next animation frame: wait for it.
+	waitJS(t, ctx, browsertest.Shadow(`root.querySelectorAll(".pi-outline-mark").length === 4`))
 
 	// Copy prompt builds the same bytes as the server's envelope.
 	browsertest.Key(t, ctx, "Align the <marked> cards & buttons.")
