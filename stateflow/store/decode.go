@@ -132,8 +132,10 @@ func decodeScope(l Layout, roots *sf.Roots, c capture, scope string, prevTail []
 		}
 	}
 	s := &sf.Stream{Revision: m.Revision, Checkpoint: sf.Checkpoint{Through: m.Checkpoint, State: roots.Filter(state)}}
-	for i, p := range patches {
-		s.Patches = append(s.Patches, sf.Record{Transition: m.Patches[i], Patch: roots.Filter(p)})
+	for i := range patches { // lines[i] holds patches[i] (a reused line keeps its filtered record)
+		var p map[string]any
+		p, lines[i] = lines[i].filteredBy(roots)
+		s.Patches = append(s.Patches, sf.Record{Transition: m.Patches[i], Patch: p})
 	}
 	return s, m, lines, nil
 }

@@ -190,9 +190,22 @@ func decodeTail(data []byte, label string) ([]map[string]any, error) {
 // tailLine is one decoded, non-blank line of patches.jsonl: its bytes
 // (without the newline) and the object they decode to. The object is
 // shared by every decode that reuses it and never modified in place.
+// filtered (nil: not yet) is obj filtered by froots ([sf.Roots.Filter]),
+// shared like obj by the records of every decode under the same roots.
 type tailLine struct {
-	raw []byte
-	obj map[string]any
+	raw      []byte
+	obj      map[string]any
+	filtered map[string]any
+	froots   *sf.Roots
+}
+
+// filteredBy returns l.obj filtered by roots, reusing l.filtered when it
+// was filtered by the same (immutable) roots, and l with it recorded.
+func (l tailLine) filteredBy(roots *sf.Roots) (map[string]any, tailLine) {
+	if l.filtered == nil || l.froots != roots {
+		l.filtered, l.froots = roots.Filter(l.obj), roots
+	}
+	return l.filtered, l
 }
 
 // decodeTailReusing is decodeTail reusing prev, the lines of an earlier

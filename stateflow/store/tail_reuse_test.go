@@ -1,11 +1,16 @@
 package store
 
 import (
+	"context"
+	"fmt"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
 
 	"pgregory.net/rapid"
+
+	sf "github.com/pikit-dev/pikit/stateflow"
 )
 
 // tailText draws a patches.jsonl text from a small set of lines, so lines
@@ -65,5 +70,49 @@ func TestTailReuse_sharesUnchangedLines(t *testing.T) {
 	}
 	if got[2]["n"] != float64(4) {
 		t.Fatalf("new line: %v", got[2])
+	}
+}
+
+// TestTailReuse_sharesFilteredRecords: a changed scope's records whose tail
+// lines were reused keep the earlier (root-filtered) patch maps; the new
+// record is filtered afresh, and other roots filter again.
+func TestTailReuse_sharesFilteredRecords(t *testing.T) {
+	ctx := context.Background()
+	l, _ := NewLayout(filepath.Join(t.TempDir(), "state-flow"), "/home/u/proj", testSession)
+	opts := &Options{HistoryLimit: 3}
+	a, b := Open(l, opts), Open(l, opts)
+	if _, err := a.PatchState(ctx, []byte(`{"session":{"working":{"n":1}}}`), &PatchOptions{CreateSession: true}); err != nil {
+		t.Fatal(err)
+	}
+	first, err := a.Read(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.PatchState(ctx, []byte(`{"session":{"working":{"n":2}}}`), nil); err != nil {
+		t.Fatal(err)
+	}
+	second, err := a.Read(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p1, p2 := first.View.Stream("session").Patches, second.View.Stream("session").Patches
+	if len(p2) != len(p1)+1 || len(p1) == 0 {
+		t.Fatalf("session tails: %d then %d records", len(p1), len(p2))
+	}
+	for i := range p1 {
+		if !sameMapPtr(p1[i].Patch, p2[i].Patch) {
+			t.Fatalf("record %d: unchanged tail line filtered again", i)
+		}
+	}
+	if fmt.Sprint(p2[len(p1)].Patch["working"]) != "map[n:2]" {
+		t.Fatalf("new record: %v", p2[len(p1)].Patch)
+	}
+	line := tailLine{obj: map[string]any{"working": map[string]any{}, "bogus": 1.0}}
+	f1, line := line.filteredBy(sf.BuiltinRoots())
+	if _, ok := f1["bogus"]; ok || f1["working"] == nil {
+		t.Fatalf("filtered: %v", f1)
+	}
+	if f2, _ := line.filteredBy(sf.BuiltinRoots().WithModuleNamespace()); sameMapPtr(f1, f2) {
+		t.Fatal("other roots reused the filtered record")
 	}
 }
