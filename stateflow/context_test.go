@@ -96,3 +96,24 @@ func TestParseConfig(t *testing.T) {
 		}
 	}
 }
+
+// The head writes a lone surrogate kept by DecodeValue as JSON.stringify
+// does (\udxxx), not as U+FFFD (reference §6.3).
+func TestActiveHead_LoneSurrogate(t *testing.T) {
+	o := Boundary{ID: "o"}
+	v := &View{Lineage: []Boundary{o}, Streams: [3]*Stream{NewStream(o), NewStream(o), NewStream(o)}}
+	val, err := DecodeValue([]byte(`{"working":{"note":"a\udc00b"}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := v.Advance("A", map[string]map[string]any{"session": val.(map[string]any)}, 7); err != nil {
+		t.Fatal(err)
+	}
+	head, err := ActiveHead(HeadInput{Roots: BuiltinRoots(), View: v, Specification: "x" + string([]byte{0xed, 0xb0, 0x80}), ProjectionID: "p"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(head[0], `"state":{"working":{"note":"a\udc00b"}}`) || !strings.Contains(head[0], `"specification":"x\udc00"`) {
+		t.Errorf("head does not keep lone surrogates as \\udxxx: %s", head[0])
+	}
+}

@@ -64,7 +64,7 @@ func ActiveHead(in HeadInput) ([2]string, error) {
 		if err != nil {
 			return [2]string{}, err
 		}
-		b, err := jsjson.Marshal(WithArtifactHints(ModelProjection(in.Roots, eff), in.Invalidations), nil)
+		b, err := jsjson.Marshal(WithArtifactHints(ModelProjection(in.Roots, eff), in.Invalidations), headJSON)
 		if err != nil {
 			return [2]string{}, err
 		}
@@ -106,13 +106,17 @@ func ActiveHead(in HeadInput) ([2]string, error) {
 	return [2]string{b.String(), PrefixProjection + in.ProjectionID}, nil
 }
 
+// headJSON encodes the head's values as JSON.stringify does, a lone
+// surrogate (kept by DecodeValue) as \udxxx (reference §6.3).
+var headJSON = &jsjson.Options{LoneSurrogates: true}
+
 // writeMember writes "name":value as [encodeMembers] does.
 func writeMember(b *strings.Builder, name string, value any) error {
-	k, err := jsjson.Marshal(name, nil)
+	k, err := jsjson.Marshal(name, headJSON)
 	if err != nil {
 		return err
 	}
-	v, err := jsjson.Marshal(value, nil)
+	v, err := jsjson.Marshal(value, headJSON)
 	if err != nil {
 		return err
 	}
@@ -135,7 +139,7 @@ func headPartsOf(roots *Roots, v *View) (*headParts, error) {
 	}
 	h := &headParts{}
 	memos := c.encMemos()
-	state, err := jsjson.Marshal(modelProjection(roots, eff, &memos.clean), &jsjson.Options{Memo: &memos.head})
+	state, err := jsjson.Marshal(modelProjection(roots, eff, &memos.clean), &jsjson.Options{LoneSurrogates: true, Memo: &memos.head})
 	if err != nil {
 		return nil, err
 	}
@@ -148,7 +152,7 @@ func headPartsOf(roots *Roots, v *View) (*headParts, error) {
 		h.nav = string(b)
 	}
 	if rt := recentTransitions(v); len(rt) > 0 {
-		b, err := jsjson.Marshal(rt, nil)
+		b, err := jsjson.Marshal(rt, headJSON)
 		if err != nil {
 			return nil, err
 		}
@@ -235,11 +239,11 @@ func encodeMembers(members []Member) (string, error) {
 		if i > 0 {
 			buf = append(buf, ',')
 		}
-		k, err := jsjson.Marshal(m.Name, nil)
+		k, err := jsjson.Marshal(m.Name, headJSON)
 		if err != nil {
 			return "", err
 		}
-		v, err := jsjson.Marshal(m.Value, nil)
+		v, err := jsjson.Marshal(m.Value, headJSON)
 		if err != nil {
 			return "", err
 		}
