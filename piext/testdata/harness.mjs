@@ -117,4 +117,7 @@ if (mode === "echo") {
 }
 sidecar?.stop();
 clearInterval(keep);
-setTimeout(() => process.exit(0), 100);
+// Exit once the sidecar had its 100 ms to stop and every line written is
+// flushed (a pipe's writes are asynchronous: exiting on the timer alone can
+// cut the output on a loaded machine).
+setTimeout(() => process.stdout.write("", () => process.exit(0)), 100);
