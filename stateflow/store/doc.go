@@ -79,7 +79,10 @@
 // changed scope's tail takes the decoded objects of its lines that are
 // byte-identical to the last decode's run of lines (patches.jsonl grows at
 // the end and a fold drops lines at the front); only the other lines are
-// decoded.
+// decoded. A publication of this handle leaves the snapshot of the
+// cohort it wrote as the last decoded one (decoded reusing the earlier one,
+// under the same lock), so the handle's next read after its own
+// patch_state or run preparation finds the files unchanged.
 // A read never creates a store that does not exist.
 //
 // # Not here

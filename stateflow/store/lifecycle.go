@@ -61,7 +61,7 @@ func (s *Store) SetMode(ctx context.Context, mode string, bootstrap bool) error 
 			}
 			writes = append(writes, write{Rel: rel(dir, fileRuntime), Data: data})
 		}
-		return (&publisher{layout: s.layout, roots: s.opts.Roots}).publish(snap.basis, writes)
+		return s.publish(snap, writes)
 	})
 }
 
@@ -100,7 +100,7 @@ func (s *Store) runtimeOnly(ctx context.Context, edit func(rt *Runtime)) error {
 		if string(data) == string(snap.basis[w.Rel].Data) {
 			return nil
 		}
-		return (&publisher{layout: s.layout, roots: s.opts.Roots}).publish(snap.basis, []write{w})
+		return s.publish(snap, []write{w})
 	})
 }
 
@@ -155,7 +155,7 @@ func (s *Store) AcceptResponse(ctx context.Context, text string) (bool, error) {
 		if len(writes) == 0 {
 			return nil
 		}
-		return (&publisher{layout: s.layout, roots: s.opts.Roots}).publish(snap.basis, writes)
+		return s.publish(snap, writes)
 	})
 	return changed, err
 }
@@ -216,6 +216,6 @@ func (s *Store) Fork(ctx context.Context, parentKey, mode string) error {
 		}
 		dir := s.layout.ScopeDir("session")
 		writes := append(w, write{Rel: rel(dir, fileConfig), Data: cfg}, write{Rel: rel(dir, fileRuntime), Data: data})
-		return (&publisher{layout: s.layout, roots: s.opts.Roots}).publish(snap.basis, writes)
+		return s.publish(snap, writes)
 	})
 }

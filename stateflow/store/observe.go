@@ -256,7 +256,7 @@ func (s *Store) publishProvenance(snap *Snapshot, metas [3]*Meta, scopes []strin
 		writes = append(writes, w[2])
 	}
 	if len(writes) > 0 {
-		if err := (&publisher{layout: s.layout, roots: s.opts.Roots}).publish(snap.basis, writes); err != nil {
+		if err := s.publish(snap, writes); err != nil {
 			return nil, err
 		}
 	}

@@ -238,7 +238,7 @@ func (s *Store) publishRunLocked(ctx context.Context, snap *Snapshot, pub *RunPu
 		}
 	}
 	if len(writes) > 0 {
-		if err := (&publisher{layout: s.layout, roots: s.opts.Roots}).publish(snap.basis, writes); err != nil {
+		if err := s.publish(snap, writes); err != nil {
 			return nil, err
 		}
 	}

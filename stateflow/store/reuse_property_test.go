@@ -178,3 +178,44 @@ func TestReadReusesUnchangedScopes(t *testing.T) {
 func sameMapPtr(a, b map[string]any) bool {
 	return reflect.ValueOf(a).UnsafePointer() == reflect.ValueOf(b).UnsafePointer()
 }
+
+// TestPublishSeedsReadCache: a publication caches the snapshot of the
+// files it wrote, so the handle's next Read finds its cache current (no
+// decode); what that Read answers is what a fresh handle decodes
+// (TestProperty_ReusedDecodeEqualsFresh compares it after every step).
+func TestPublishSeedsReadCache(t *testing.T) {
+	ctx := context.Background()
+	l, _ := NewLayout(filepath.Join(t.TempDir(), "state-flow"), "/home/u/proj", testSession)
+	a := Open(l, &Options{HistoryLimit: 3})
+	current := func(what string) {
+		t.Helper()
+		c, err := captureCohort(l)
+		if err != nil {
+			t.Fatal(err)
+		}
+		a.mu.Lock()
+		cached := a.cached
+		a.mu.Unlock()
+		if cached == nil || cached.adopted || !cached.basis.same(c) {
+			t.Fatalf("after %s the read cache does not hold the files just written", what)
+		}
+	}
+	for i := range 5 {
+		raw := fmt.Sprintf(`{"cwd":{"contract":{"db":"v%d"}},"session":{"working":{"n":%d}}}`, i, i)
+		if _, err := a.PatchState(ctx, []byte(raw), &PatchOptions{CreateSession: true}); err != nil {
+			t.Fatal(err)
+		}
+		current("patch_state")
+	}
+	if err := a.SetSpecification(ctx, "spec"); err != nil {
+		t.Fatal(err)
+	}
+	current("a runtime-only write")
+	snap, err := a.Read(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := snap.View.ScopeAt("cwd", 0); fmt.Sprint(got["contract"]) != "map[db:v4]" {
+		t.Fatalf("cwd = %v", got)
+	}
+}

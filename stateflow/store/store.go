@@ -168,6 +168,30 @@ func (s *Store) withLock(ctx context.Context, fn func(ctx context.Context) error
 	return errors.Join(err, s.lock.release(h))
 }
 
+// publish publishes writes over snap's basis (the lock is held) and then
+// caches the snapshot of the cohort just written, decoded reusing the
+// cached one, so the next Read of unchanged files decodes nothing: a
+// publication's own files are never read cold. A cohort that fails to
+// decode here (publish already proved it decodes) leaves the cache as it
+// was, as does one whose lineage drifted (no origin is minted here); the
+// next Read decodes the files and reports.
+func (s *Store) publish(snap *Snapshot, writes []write) error {
+	if err := (&publisher{layout: s.layout, roots: s.opts.Roots}).publish(snap.basis, writes); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	prev := s.cached
+	s.mu.Unlock()
+	next, err := s.snapshotWith(snap.basis.with(writes), prev, nil)
+	if err != nil {
+		return nil
+	}
+	s.mu.Lock()
+	s.cached = next
+	s.mu.Unlock()
+	return nil
+}
+
 // recover completes an interrupted publication and, after a stale lock,
 // clears the temp files a crash left behind.
 func (s *Store) recover(h *heldLock) error {
@@ -212,6 +236,16 @@ func (s *Store) snapshot(c capture) (*Snapshot, error) { return s.snapshotFrom(c
 // else a validated snapshot of this Store that nobody modifies) decoded
 // and validated for scopes whose files did not change.
 func (s *Store) snapshotFrom(c capture, prev *Snapshot) (*Snapshot, error) {
+	return s.snapshotWith(c, prev, s.opts.NewID)
+}
+
+// errDrift: snapshotWith was given no id source and the cohort's lineage
+// drifted (it would adopt a fresh origin).
+var errDrift = errors.New("stateflow: drifted lineage")
+
+// snapshotWith is snapshotFrom with newID minting the origin a drifted
+// lineage adopts; a nil newID refuses a drifted cohort with errDrift.
+func (s *Store) snapshotWith(c capture, prev *Snapshot, newID func() string) (*Snapshot, error) {
 	d, err := decodeCohortReusing(s.layout, s.opts.Roots, c, prev)
 	if err != nil {
 		return nil, err
@@ -226,7 +260,10 @@ func (s *Store) snapshotFrom(c capture, prev *Snapshot) (*Snapshot, error) {
 		v.Streams[i] = st
 	}
 	if v.Drifted() {
-		v.AdoptOrigin(s.opts.NewID())
+		if newID == nil {
+			return nil, errDrift
+		}
+		v.AdoptOrigin(newID())
 		snap.adopted = true
 	}
 	for i, scope := range sf.Scopes {

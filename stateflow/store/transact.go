@@ -96,8 +96,7 @@ func (s *Store) patchLocked(ctx context.Context, snap *Snapshot, args sf.PatchAr
 		}
 		writes = append(writes, w...)
 	}
-	p := &publisher{layout: s.layout, roots: s.opts.Roots}
-	if err := p.publish(snap.basis, writes); err != nil {
+	if err := s.publish(snap, writes); err != nil {
 		return nil, err
 	}
 	effBefore := overlayOf(staged.Before)
