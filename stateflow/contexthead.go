@@ -52,6 +52,9 @@ type HeadInput struct {
 // lazy_navigation, recent_transitions) are encoded once per view shape and
 // roots and kept in the view's read cache; each call only encodes the
 // specification, the artifact members and the extra members and joins them.
+// A view decoded again after a change encodes afresh only what changed: the
+// state's planes and the records of recent_transitions are memoized by map
+// identity (encMemos) across the views ValidateReusing links.
 func ActiveHead(in HeadInput) ([2]string, error) {
 	parts, err := headPartsOf(in.Roots, in.View)
 	if err != nil {
@@ -68,10 +71,10 @@ func ActiveHead(in HeadInput) ([2]string, error) {
 		if err != nil {
 			return [2]string{}, err
 		}
-		state = string(b)
+		state = stateMember{b}
 	}
 	var b strings.Builder
-	b.Grow(len(PrefixActiveHead) + len(state) + len(parts.nav) + len(parts.rt) + len(in.Specification) + 128)
+	b.Grow(len(PrefixActiveHead) + state.len() + len(parts.nav) + len(parts.rt) + len(in.Specification) + 128)
 	b.WriteString(PrefixActiveHead)
 	b.WriteByte('{')
 	if in.Specification != "" {
@@ -81,7 +84,9 @@ func ActiveHead(in HeadInput) ([2]string, error) {
 		b.WriteByte(',')
 	}
 	b.WriteString(`"state":`)
-	b.WriteString(state)
+	for _, seg := range state {
+		b.Write(seg)
+	}
 	if parts.nav != "" {
 		b.WriteString(`,"lazy_navigation":`)
 		b.WriteString(parts.nav)
@@ -139,11 +144,9 @@ func headPartsOf(roots *Roots, v *View) (*headParts, error) {
 	}
 	h := &headParts{}
 	memos := c.encMemos()
-	state, err := jsjson.Marshal(modelProjection(roots, eff, &memos.clean), &jsjson.Options{LoneSurrogates: true, Memo: &memos.head})
-	if err != nil {
+	if h.state, err = encodeState(modelProjection(roots, eff, &memos.clean), &jsjson.Options{LoneSurrogates: true, Memo: &memos.head}); err != nil {
 		return nil, err
 	}
-	h.state = string(state)
 	if nav := NewLazyNavigation(eff); nav.Available {
 		b, err := jsjson.Marshal(nav, nil)
 		if err != nil {
@@ -151,12 +154,8 @@ func headPartsOf(roots *Roots, v *View) (*headParts, error) {
 		}
 		h.nav = string(b)
 	}
-	if rt := recentTransitions(v); len(rt) > 0 {
-		b, err := jsjson.Marshal(rt, headJSON)
-		if err != nil {
-			return nil, err
-		}
-		h.rt = string(b)
+	if h.rt, err = encodeRecentTransitions(v, &memos.records); err != nil {
+		return nil, err
 	}
 	c.putHead(rk, h)
 	return h, nil
@@ -185,7 +184,8 @@ func ExitHandoff(roots *Roots, effective map[string]any, continuation string) (s
 	return PrefixExitHandoff + body, err
 }
 
-// recentTransitions is the head's recent_transitions member: per scope, the
+// recentTransitions is the head's recent_transitions member (its definition;
+// the head writes its encoding with encodeRecentTransitions): per scope, the
 // tail's patches without the lazy plane and x_* roots, empty ones dropped.
 // A patch holding neither is the view's own map, shared (no clone: the
 // result is only encoded, and no View map is modified in place); one
@@ -202,12 +202,7 @@ func recentTransitions(v *View) map[string]any {
 		for _, r := range s.Patches {
 			p := r.Patch
 			if hasHiddenRoot(p) {
-				p = make(map[string]any, len(r.Patch))
-				for k, val := range r.Patch {
-					if k != PlaneLazy && !IsExternalRoot(k) {
-						p[k] = val
-					}
-				}
+				p = withoutHiddenRoots(p)
 			}
 			if len(p) > 0 {
 				recs = append(recs, p)

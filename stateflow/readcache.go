@@ -66,7 +66,8 @@ func rootsKey(r *Roots) string {
 // the view (and the roots): "state", "lazy_navigation" (nav "" when
 // absent) and "recent_transitions" (rt "" when absent).
 type headParts struct {
-	state, nav, rt string
+	state   stateMember
+	nav, rt string
 }
 
 // viewKey is a view's fingerprint: what a cached derivation depends on.
@@ -336,10 +337,12 @@ const (
 // re-encodes only the planes that changed: the maps of an unchanged scope
 // are the very maps of the earlier view (ValidateReusing carries them).
 //
-// clean remembers planes holding no empty object (cleanMemo), for pruning.
+// clean remembers planes holding no empty object (cleanMemo), for pruning;
+// records the encoded records of recent_transitions (recordMemo).
 type encMemos struct {
 	head, read encMemo
 	clean      cleanMemo
+	records    recordMemo
 }
 
 // encMemo is a jsjson.Memo keyed by map identity; each entry holds its map

@@ -3,6 +3,8 @@ package stateflow
 import (
 	"reflect"
 	"testing"
+
+	"github.com/pikit-dev/pikit/internal/jsjson"
 )
 
 // TestRecentTransitions_noCloneNoLeak: a patch without lazy plane or x_*
@@ -43,5 +45,22 @@ func TestRecentTransitions_noCloneNoLeak(t *testing.T) {
 	rt2 := recentTransitions(v)
 	if !reflect.DeepEqual(rt2["session"], []any{clean, map[string]any{"working": map[string]any{"b": 2.0}}}) {
 		t.Errorf("second call %v", rt2)
+	}
+	// the head's encoding (memoized per record) is the encoding of the
+	// definition, before and after the copies were mutated, and leaves the
+	// records intact
+	want2, err := jsjson.Marshal(rt2, headJSON)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var memo recordMemo
+	for pass := range 2 {
+		enc, err := encodeRecentTransitions(v, &memo)
+		if err != nil || enc != string(want2) {
+			t.Fatalf("pass %d: encodeRecentTransitions %s, %v; want %s", pass, enc, err, want2)
+		}
+	}
+	if !reflect.DeepEqual(hidden, want) {
+		t.Errorf("view record changed by the encoding: %v", hidden)
 	}
 }
