@@ -44,14 +44,22 @@ func provenanceError(path string) error {
 // decodeMeta parses meta.json; tailLen is the number of patches.jsonl lines.
 // absPath names the file in errors.
 func decodeMeta(data []byte, label, absPath string, tailLen int) (*Meta, error) {
-	v, err := sf.DecodeValue(data)
-	if err != nil {
-		return nil, &Error{Msg: fmt.Sprintf("State Flow %s metadata contains invalid JSON", label)}
-	}
-	obj, ok := v.(map[string]any)
+	obj, ok := fastObject(data, metaForm)
 	if !ok {
-		return nil, provenanceError(absPath)
+		v, err := sf.DecodeValue(data)
+		if err != nil {
+			return nil, &Error{Msg: fmt.Sprintf("State Flow %s metadata contains invalid JSON", label)}
+		}
+		if obj, ok = v.(map[string]any); !ok {
+			return nil, provenanceError(absPath)
+		}
 	}
+	return metaFromObject(obj, absPath, tailLen)
+}
+
+// metaFromObject reads a decoded meta.json object (boundaries as maps, or as
+// sf.Boundary from fastObject).
+func metaFromObject(obj map[string]any, absPath string, tailLen int) (*Meta, error) {
 	m := &Meta{Extra: map[string]any{}, Artifacts: map[string]any{}}
 	ver, ok := intOf(obj["version"])
 	if !ok || ver < 1 || ver > 4 {
@@ -249,6 +257,9 @@ func (m *Meta) encode(scope string, rawExternal bool) ([]byte, error) {
 
 // boundaryOf parses {"id", "parent", "position"}.
 func boundaryOf(v any) (sf.Boundary, bool) {
+	if b, ok := v.(sf.Boundary); ok {
+		return b, true // read by fastObject, which checked what follows
+	}
 	m, ok := v.(map[string]any)
 	if !ok || len(m) != 3 {
 		return sf.Boundary{}, false

@@ -3,6 +3,8 @@ package store
 import (
 	"bytes"
 	"fmt"
+	"maps"
+	"slices"
 
 	sf "github.com/pikit-dev/pikit/stateflow"
 )
@@ -41,21 +43,31 @@ type Runtime struct {
 }
 
 func decodeRuntime(data []byte) (*Runtime, error) {
-	v, err := sf.DecodeValue(data)
-	if err != nil {
-		return nil, &Error{Msg: MsgRuntimeInvalid}
-	}
-	obj, ok := v.(map[string]any)
+	obj, ok := fastObject(data, runtimeForm)
 	if !ok {
-		return nil, &Error{Msg: MsgRuntimeInvalid}
+		v, err := sf.DecodeValue(data)
+		if err != nil {
+			return nil, &Error{Msg: MsgRuntimeInvalid}
+		}
+		if obj, ok = v.(map[string]any); !ok {
+			return nil, &Error{Msg: MsgRuntimeInvalid}
+		}
 	}
+	return runtimeFromObject(obj)
+}
+
+// runtimeFromObject reads a decoded runtime.json object (boundaries as maps, or as
+// sf.Boundary from fastObject). Members are checked in name order, so the
+// error a document with several faults gets does not vary.
+func runtimeFromObject(obj map[string]any) (*Runtime, error) {
 	for _, k := range []string{"state", "contract", "working", "response"} {
 		if _, has := obj[k]; has {
 			return nil, &Error{Msg: MsgRuntimeSemantic}
 		}
 	}
 	rt := &Runtime{}
-	for k, e := range obj {
+	for _, k := range slices.Sorted(maps.Keys(obj)) {
+		e := obj[k]
 		switch k {
 		case "version":
 			if n, ok := intOf(e); !ok || n != 1 {
