@@ -96,13 +96,18 @@ func encodeRecentTransitions(v *View, memo *recordMemo) (string, error) {
 		order = append(order, i)
 	}
 	slices.SortFunc(order, func(a, b int) int { return strings.Compare(Scopes[a], Scopes[b]) })
-	var b strings.Builder
+	type scopeEncs struct {
+		name string
+		encs [][]byte
+	}
+	var parts []scopeEncs
+	size := 2
 	for _, i := range order {
 		s := v.Streams[i]
 		if s == nil {
 			continue
 		}
-		n := 0
+		var encs [][]byte
 		for _, r := range s.Patches {
 			x, ok := memo.get(r.Patch)
 			if !ok {
@@ -112,23 +117,35 @@ func encodeRecentTransitions(v *View, memo *recordMemo) (string, error) {
 				}
 				memo.put(r.Patch, x)
 			}
-			if x.dropped {
-				continue
+			if !x.dropped {
+				encs = append(encs, x.enc)
+				size += len(x.enc) + 1
 			}
-			switch {
-			case n > 0:
-				b.WriteByte(',')
-			case b.Len() == 0:
-				b.WriteString(`{"` + Scopes[i] + `":[`)
-			default:
-				b.WriteString(`],"` + Scopes[i] + `":[`)
-			}
-			b.Write(x.enc)
-			n++
+		}
+		if len(encs) > 0 {
+			parts = append(parts, scopeEncs{Scopes[i], encs})
+			size += len(Scopes[i]) + 6
 		}
 	}
-	if b.Len() == 0 {
+	if len(parts) == 0 {
 		return "", nil
+	}
+	var b strings.Builder
+	b.Grow(size)
+	for j, p := range parts {
+		if j == 0 {
+			b.WriteString(`{"`)
+		} else {
+			b.WriteString(`],"`)
+		}
+		b.WriteString(p.name)
+		b.WriteString(`":[`)
+		for k, enc := range p.encs {
+			if k > 0 {
+				b.WriteByte(',')
+			}
+			b.Write(enc)
+		}
 	}
 	b.WriteString("]}")
 	return b.String(), nil

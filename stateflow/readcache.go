@@ -249,7 +249,10 @@ func (c *readCache) putHead(roots string, h *headParts) {
 // — validation is a function of the stream, roots, scope and limit — and
 // inherits prev's cached states of that scope; when v has prev's whole
 // shape (lineage included) it shares prev's read cache, so cached texts and
-// head members carry over. Every other stream, and the lineage, is
+// head members carry over. A stream that is prev's advanced by other
+// writers (its tail prev's records shifted by a fold, plus new ones) has
+// its boundaries and new records checked and the rest proved unchanged
+// (Stream.validateAfter). Every other stream, and the lineage, is
 // validated as Validate does; errors are Validate's.
 func (v *View) ValidateReusing(roots *Roots, limit int, prev *View) error {
 	if prev == nil {
@@ -264,18 +267,25 @@ func (v *View) ValidateReusing(roots *Roots, limit int, prev *View) error {
 		if s == nil {
 			continue
 		}
-		if p := prev.Streams[i]; p != nil && sameStream(s, p) {
+		p := prev.Streams[i]
+		if p != nil && sameStream(s, p) {
 			continue
 		}
-		cur, err := s.validate(roots, scope, limit)
+		var cur map[string]any
+		var err error
+		if p != nil && pc != nil {
+			pCur, _, exact := pc.state(stateKey{scope: i, pos: headPosition(p)})
+			if !exact {
+				pCur = nil
+			}
+			cur, err = s.validateAfter(roots, scope, limit, p, pCur)
+		} else {
+			cur, err = s.validate(roots, scope, limit)
+		}
 		if err != nil {
 			return err
 		}
-		pos := s.Checkpoint.Through.Position
-		if n := len(s.Patches); n > 0 {
-			pos = s.Patches[n-1].Transition.Position
-		}
-		v.readCache().putState(stateKey{scope: i, pos: pos}, cur)
+		v.readCache().putState(stateKey{scope: i, pos: headPosition(s)}, cur)
 	}
 	if err := v.validateLineage(limit); err != nil {
 		return err

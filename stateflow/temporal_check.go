@@ -42,46 +42,68 @@ func (v *View) validateStream(roots *Roots, i, limit int) error {
 	if err != nil {
 		return err
 	}
-	pos := s.Checkpoint.Through.Position
-	if n := len(s.Patches); n > 0 {
-		pos = s.Patches[n-1].Transition.Position
-	}
-	v.readCache().putState(stateKey{scope: i, pos: pos}, cur)
+	v.readCache().putState(stateKey{scope: i, pos: headPosition(s)}, cur)
 	return nil
+}
+
+// headPosition is the position of the stream's last record (of its
+// checkpoint when the tail is empty): the key of its current state in the
+// read cache.
+func headPosition(s *Stream) int {
+	if n := len(s.Patches); n > 0 {
+		return s.Patches[n-1].Transition.Position
+	}
+	return s.Checkpoint.Through.Position
 }
 
 // validate checks one stream and returns its current state (owned).
 func (s *Stream) validate(roots *Roots, scope string, limit int) (map[string]any, error) {
-	if len(s.Patches) > limit {
-		return nil, temporalErr("Temporal scope tail exceeds configured history limit %d", limit)
-	}
-	if s.Revision < len(s.Patches) {
-		return nil, temporalErr("Temporal scope revision predates its retained patch tail")
-	}
-	if err := validBoundary(s.Checkpoint.Through); err != nil {
+	if err := s.validateBoundaries(limit); err != nil {
 		return nil, err
-	}
-	prev := s.Checkpoint.Through
-	seen := map[string]bool{prev.ID: true}
-	for _, r := range s.Patches {
-		b := r.Transition
-		if err := validBoundary(b); err != nil {
-			return nil, err
-		}
-		if b.Position <= prev.Position || seen[b.ID] {
-			return nil, temporalErr("Temporal scope tail is not ordered after its checkpoint")
-		}
-		if b.Position == prev.Position+1 && b.Parent != prev.ID {
-			return nil, temporalErr("Disconnected State Flow temporal ancestry")
-		}
-		seen[b.ID] = true
-		prev = b
 	}
 	if err := ValidateState(roots, scope, s.Checkpoint.State); err != nil {
 		return nil, temporalErr("Invalid temporal materialized semantic state in %s checkpoint: %s", scope, err.Error())
 	}
-	st := CloneObject(s.Checkpoint.State)
+	return replayChecked(roots, scope, CloneObject(s.Checkpoint.State), s.Patches)
+}
+
+// validateBoundaries checks the stream's shape: tail length, revision,
+// and its boundaries ordered and connected after the checkpoint.
+func (s *Stream) validateBoundaries(limit int) error {
+	if len(s.Patches) > limit {
+		return temporalErr("Temporal scope tail exceeds configured history limit %d", limit)
+	}
+	if s.Revision < len(s.Patches) {
+		return temporalErr("Temporal scope revision predates its retained patch tail")
+	}
+	if err := validBoundary(s.Checkpoint.Through); err != nil {
+		return err
+	}
+	prev := s.Checkpoint.Through
+	seen := make(map[string]bool, len(s.Patches)+1)
+	seen[prev.ID] = true
 	for _, r := range s.Patches {
+		b := r.Transition
+		if err := validBoundary(b); err != nil {
+			return err
+		}
+		if b.Position <= prev.Position || seen[b.ID] {
+			return temporalErr("Temporal scope tail is not ordered after its checkpoint")
+		}
+		if b.Position == prev.Position+1 && b.Parent != prev.ID {
+			return temporalErr("Disconnected State Flow temporal ancestry")
+		}
+		seen[b.ID] = true
+		prev = b
+	}
+	return nil
+}
+
+// replayChecked replays recs onto st (owned, modified) checking each
+// record against the state before it (element selectors) and after it
+// (validateStep), and returns st.
+func replayChecked(roots *Roots, scope string, st map[string]any, recs []Record) (map[string]any, error) {
+	for _, r := range recs {
 		if err := checkElements(st, r.Patch); err != nil {
 			return nil, temporalErr("Invalid temporal materialized semantic state in %s tail: %s", scope, err.Error())
 		}
@@ -116,44 +138,54 @@ func (v *View) validateLineage(limit int) error {
 			}
 		}
 	}
-	all := map[string]Boundary{}
-	add := func(b Boundary) error {
-		if o, ok := all[b.ID]; ok && o != b {
+	size := n
+	for _, s := range v.Streams {
+		if s != nil {
+			size += len(s.Patches) + 1
+		}
+	}
+	// every boundary by id (one id, one boundary), and whether a stream
+	// covers it (a checkpoint or a record at it)
+	type seen struct {
+		b       Boundary
+		covered bool
+	}
+	all := make(map[string]seen, size)
+	add := func(b Boundary, covers bool) error {
+		o, ok := all[b.ID]
+		if ok && o.b != b {
 			return temporalErr("Conflicting State Flow temporal lineage")
 		}
-		all[b.ID] = b
+		all[b.ID] = seen{b, o.covered || covers}
 		return nil
 	}
 	for _, b := range v.Lineage {
-		if err := add(b); err != nil {
+		if err := add(b, false); err != nil {
 			return err
 		}
 	}
 	oldest, head := v.Lineage[0], v.Head()
-	covered := map[string]bool{}
 	for _, s := range v.Streams {
 		if s == nil {
 			continue
 		}
-		if err := add(s.Checkpoint.Through); err != nil {
+		if err := add(s.Checkpoint.Through, true); err != nil {
 			return err
 		}
 		if s.Checkpoint.Through.Position > oldest.Position {
 			return temporalErr("Scope checkpoint is newer than the guaranteed hot boundary")
 		}
-		covered[s.Checkpoint.Through.ID] = true
 		for _, r := range s.Patches {
-			if err := add(r.Transition); err != nil {
+			if err := add(r.Transition, true); err != nil {
 				return err
 			}
 			if r.Transition.Position > head.Position {
 				return temporalErr("Temporal scope patch is beyond the active head")
 			}
-			covered[r.Transition.ID] = true
 		}
 	}
 	for _, b := range v.Lineage[1:] {
-		if !covered[b.ID] {
+		if !all[b.ID].covered {
 			return temporalErr("Temporal boundary has no semantic patch")
 		}
 	}

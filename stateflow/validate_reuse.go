@@ -1,0 +1,128 @@
+package stateflow
+
+import "math"
+
+// validateAfter is validate for s given p, the same scope's stream of an
+// earlier view that passed validate under the same roots, scope and limit
+// and has not been modified since, and pCur, p's current state as that
+// validation built it (read-only; nil: unknown). It returns s's current
+// state (owned) and validate's verdict.
+//
+// It re-checks only what can differ when s is p advanced by other writers:
+// s's tail starts with p's tail from some record k on (the very record maps,
+// at the same boundaries) through p's last record, followed by new records,
+// and s's checkpoint state is identical to p's checkpoint with p's first k
+// records replayed (p folded k records; see identical). The per-record
+// checks of validate (element selectors against the state before the
+// record, validateStep on the state after it) are functions of the
+// record's content and of the state's content before it, and on p's
+// validated replay the states before those shared records are identical to
+// s's; they passed there, so they pass here, and the state after them is
+// pCur. The checkpoint state passes ValidateState because it is identical
+// to a state p's validation reached by records validateStep accepted, which
+// is exactly ValidateState's verdict on a state reached from a valid one
+// (TestProperty_ValidateStepEqualsValidateState) — the same reasoning
+// validate itself relies on for every state of a tail. What is still
+// checked whole: s's boundaries (tail length, revision, order, parents),
+// and every new record on a copy of pCur. When s is not of that form (or
+// pCur is nil) it is validate.
+func (s *Stream) validateAfter(roots *Roots, scope string, limit int, p *Stream, pCur map[string]any) (map[string]any, error) {
+	k, ok := s.shiftOf(p)
+	if !ok || pCur == nil {
+		return s.validate(roots, scope, limit)
+	}
+	if err := s.validateBoundaries(limit); err != nil {
+		return nil, err
+	}
+	sk := p.Checkpoint.State
+	if k > 0 {
+		sk = CloneObject(sk)
+		for _, r := range p.Patches[:k] {
+			applyInPlace(sk, r.Patch) // validated by p's validation
+		}
+	}
+	if !identical(s.Checkpoint.State, sk) {
+		// an independent checkpoint: nothing of p's replay applies
+		if err := ValidateState(roots, scope, s.Checkpoint.State); err != nil {
+			return nil, temporalErr("Invalid temporal materialized semantic state in %s checkpoint: %s", scope, err.Error())
+		}
+		return replayChecked(roots, scope, CloneObject(s.Checkpoint.State), s.Patches)
+	}
+	shared := len(p.Patches) - k
+	return replayChecked(roots, scope, CloneObject(pCur), s.Patches[shared:])
+}
+
+// shiftOf finds k such that s's tail starts with p's records k.. (the same
+// boundaries and the very patch maps) through p's last one; ok is false
+// when there is none or it would share no record.
+func (s *Stream) shiftOf(p *Stream) (k int, ok bool) {
+	if len(s.Patches) == 0 || len(p.Patches) == 0 {
+		return 0, false
+	}
+	first := s.Patches[0]
+	k = -1
+	for j, r := range p.Patches {
+		if r.Transition == first.Transition && sameMap(r.Patch, first.Patch) {
+			k = j
+			break
+		}
+	}
+	if k < 0 || len(p.Patches)-k > len(s.Patches) {
+		return 0, false
+	}
+	for j, r := range p.Patches[k:] {
+		if s.Patches[j].Transition != r.Transition || !sameMap(s.Patches[j].Patch, r.Patch) {
+			return 0, false
+		}
+	}
+	return k, true
+}
+
+// identical reports whether a and b are the same JSON value down to the
+// bits: same Go types, numbers with the same float64 bits (so -0 is not 0),
+// same strings, arrays element by element, objects with the same keys. A
+// value of any other type is identical to nothing (the caller then
+// validates in full). Identical values give identical results under every
+// validation rule and every encoding.
+func identical(a, b any) bool {
+	switch x := a.(type) {
+	case nil:
+		return b == nil
+	case bool:
+		y, ok := b.(bool)
+		return ok && x == y
+	case float64:
+		y, ok := b.(float64)
+		return ok && math.Float64bits(x) == math.Float64bits(y)
+	case string:
+		y, ok := b.(string)
+		return ok && x == y
+	case []any:
+		y, ok := b.([]any)
+		if !ok || len(x) != len(y) {
+			return false
+		}
+		for i := range x {
+			if !identical(x[i], y[i]) {
+				return false
+			}
+		}
+		return true
+	case map[string]any:
+		y, ok := b.(map[string]any)
+		if !ok || len(x) != len(y) {
+			return false
+		}
+		if sameMap(x, y) {
+			return true
+		}
+		for k, xv := range x {
+			yv, ok := y[k]
+			if !ok || !identical(xv, yv) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
+}
