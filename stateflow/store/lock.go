@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -14,6 +15,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // Lock timing (reference §2.7).
@@ -33,10 +36,13 @@ func errLockUnavailable(path string) error {
 // lockKey marks a context that holds the lock of one store root.
 type lockKey struct{ root string }
 
-// heldLock is an acquired store lock.
+// heldLock is an acquired store lock: the lock file stays open (fd) until
+// release, which checks through it that the file at path is still the one
+// created (dev, ino) and still holds our content.
 type heldLock struct {
-	path string
-	info fs.FileInfo
+	path     string
+	fd       int
+	dev, ino uint64
 	// recovered: a stale lock (dead or reused PID, or an abandoned pending
 	// file) was removed before this acquisition.
 	recovered bool
@@ -65,16 +71,10 @@ func (w *lockWaiter) acquire(ctx context.Context, root string) (*heldLock, error
 	var pendingSince time.Time
 	announced := false
 	for {
-		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, 0o600)
+		h, err := createLock(path, content)
 		if err == nil {
-			_, werr := f.Write(content)
-			fi, serr := f.Stat()
-			cerr := f.Close()
-			if err := errors.Join(werr, serr, cerr); err != nil {
-				os.Remove(path)
-				return nil, fmt.Errorf("stateflow: write lock: %w", err)
-			}
-			return &heldLock{path: path, info: fi, recovered: recovered}, nil
+			h.recovered = recovered
+			return h, nil
 		}
 		if !errors.Is(err, fs.ErrExist) {
 			return nil, fmt.Errorf("stateflow: create lock: %w", err)
@@ -116,6 +116,40 @@ func (w *lockWaiter) acquire(ctx context.Context, root string) (*heldLock, error
 			t.Stop()
 			return nil, ctx.Err()
 		case <-t.C:
+		}
+	}
+}
+
+// createLock creates the lock file with O_EXCL (no-follow, 0600), writes
+// content and keeps it open. Raw system calls: a store call takes and
+// releases the lock once, and os.File's bookkeeping was most of its cost.
+func createLock(path string, content []byte) (*heldLock, error) {
+	fd, err := ignoringEINTR(func() (int, error) {
+		return unix.Open(path, unix.O_RDWR|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
+	})
+	if err != nil {
+		return nil, &fs.PathError{Op: "open", Path: path, Err: err}
+	}
+	n, werr := ignoringEINTR(func() (int, error) { return unix.Write(fd, content) })
+	if werr == nil && n != len(content) {
+		werr = io.ErrShortWrite
+	}
+	var st unix.Stat_t
+	serr := unix.Fstat(fd, &st)
+	if err := errors.Join(werr, serr); err != nil {
+		unix.Close(fd)
+		os.Remove(path)
+		return nil, fmt.Errorf("stateflow: write lock: %w", err)
+	}
+	return &heldLock{path: path, fd: fd, dev: uint64(st.Dev), ino: uint64(st.Ino)}, nil
+}
+
+// ignoringEINTR retries f while it fails with EINTR.
+func ignoringEINTR(f func() (int, error)) (int, error) {
+	for {
+		n, err := f()
+		if err != unix.EINTR {
+			return n, err
 		}
 	}
 }
@@ -191,15 +225,22 @@ func breakLock(path string, fi fs.FileInfo) bool {
 	return true
 }
 
-// release removes the lock if it is still ours (same inode, our content).
+// release removes the lock if it is still ours: the file at the path is the
+// one created (same device and inode) and holds our "<pid>\n" (read through
+// the descriptor kept open, which is that very file). It closes the
+// descriptor in every case.
 func (w *lockWaiter) release(h *heldLock) error {
-	fi, err := os.Lstat(h.path)
-	data, rerr := os.ReadFile(h.path)
-	if err != nil || rerr != nil || !os.SameFile(fi, h.info) || string(data) != strconv.Itoa(w.pid)+"\n" {
+	defer unix.Close(h.fd)
+	var st unix.Stat_t
+	err := unix.Lstat(h.path, &st)
+	want := strconv.Itoa(w.pid) + "\n"
+	buf := make([]byte, len(want)+1)
+	n, rerr := ignoringEINTR(func() (int, error) { return unix.Pread(h.fd, buf, 0) })
+	if err != nil || rerr != nil || uint64(st.Dev) != h.dev || uint64(st.Ino) != h.ino || string(buf[:n]) != want {
 		return &Error{Msg: fmt.Sprintf("State Flow publication lock changed during transaction at %q; current owner preserved", h.path)}
 	}
-	if err := os.Remove(h.path); err != nil {
-		return fmt.Errorf("stateflow: release lock: %w", err)
+	if err := unix.Unlink(h.path); err != nil {
+		return fmt.Errorf("stateflow: release lock: %w", &fs.PathError{Op: "remove", Path: h.path, Err: err})
 	}
 	return nil
 }
