@@ -1,9 +1,11 @@
 package store
 
 import (
+	"bufio"
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -213,6 +215,7 @@ var readPaths = []struct{ name, args string }{
 //   - after_change/*: the same, after another handle (another process)
 //     patched the store (untimed): the snapshot is decoded and validated
 //     again and the answer computed afresh.
+//   - after_other_process/*: the same, the patch made by another process.
 //   - after_runtime_change/*: the same after another handle wrote only
 //     runtime.json (as an Active run's preparation does).
 //   - *_settled/*: the same with runtime.GC() after the change (untimed),
@@ -285,6 +288,18 @@ func BenchmarkRead100KB(b *testing.B) {
 	b.Run("after_change/context_head", func(b *testing.B) {
 		interleaved(b, change, bare, head)
 	})
+	// The same with the patch made by another process (this test binary
+	// as the "benchwriter" role), the case the target names: none of its
+	// work or garbage is in this process.
+	otherProc := benchWriter(b, s.Layout().Root)
+	for _, p := range readPaths[:3] {
+		b.Run("after_other_process/read_state_"+p.name, func(b *testing.B) {
+			interleaved(b, otherProc, bare, readState(p.args))
+		})
+	}
+	b.Run("after_other_process/context_head", func(b *testing.B) {
+		interleaved(b, otherProc, bare, head)
+	})
 	// what an Active run does: prepareRun writes runtime.json (the
 	// specification), then the head is built
 	respec := func() {
@@ -348,4 +363,45 @@ func mustJSON(b *testing.B, v any) []byte {
 		b.Fatal(err)
 	}
 	return out
+}
+
+// benchWriter starts this test binary as the "benchwriter" role on root
+// and returns a function that has it patch the Session scope once and
+// waits for its "ok". The process ends when the benchmark does.
+func benchWriter(b *testing.B, root string) func() {
+	exe, err := os.Executable()
+	if err != nil {
+		b.Fatal(err)
+	}
+	cmd := exec.Command(exe)
+	cmd.Env = append(os.Environ(), "STATEFLOW_TEST_CHILD=benchwriter", "STATEFLOW_ROOT="+root)
+	cmd.Stderr = os.Stderr
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() {
+		in.Close()
+		if err := cmd.Wait(); err != nil {
+			b.Errorf("benchwriter: %v", err)
+		}
+	})
+	replies := bufio.NewScanner(out)
+	n := 1 << 30
+	return func() {
+		n++
+		if _, err := fmt.Fprintf(in, "%d\n", n); err != nil {
+			b.Fatal(err)
+		}
+		if !replies.Scan() || replies.Text() != "ok" {
+			b.Fatalf("benchwriter: %q %v", replies.Text(), replies.Err())
+		}
+	}
 }

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bufio"
 	"context"
 	"fmt"
 	"os"
@@ -24,6 +25,8 @@ func TestMain(m *testing.M) {
 		os.Exit(childModulePatcher())
 	case "holder":
 		os.Exit(childHolder())
+	case "benchwriter":
+		os.Exit(childBenchWriter())
 	default:
 		fmt.Fprintln(os.Stderr, "unknown child role")
 		os.Exit(2)
@@ -76,6 +79,28 @@ func childHolder() int {
 	if err := w.release(h); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
+	}
+	return 0
+}
+
+// childBenchWriter is the other process of BenchmarkRead100KB: for each
+// line "N" on stdin it patches the Session scope's working.bench to N
+// (historyLimit 100) and prints "ok".
+func childBenchWriter() int {
+	l, err := NewLayout(os.Getenv("STATEFLOW_ROOT"), "/home/u/proj", testSession)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	s := Open(l, &Options{HistoryLimit: 100})
+	in := bufio.NewScanner(os.Stdin)
+	for in.Scan() {
+		body := fmt.Sprintf(`{"session":{"working":{"bench":%s}}}`, in.Text())
+		if _, err := s.PatchState(context.Background(), []byte(body), nil); err != nil {
+			fmt.Fprintln(os.Stderr, "patch:", err)
+			return 1
+		}
+		fmt.Println("ok")
 	}
 	return 0
 }
