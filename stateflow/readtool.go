@@ -132,8 +132,7 @@ func (r *Reader) read(args *ReadArgs) (string, error) {
 		results = append(results, res)
 	}
 	if !args.Batch {
-		b, err := jsjson.Marshal(results[0], &jsjson.Options{LoneSurrogates: true, Memo: &r.View.readCache().encMemos().read})
-		return string(b), err
+		return r.encodeSingle(results[0])
 	}
 	field := map[string]string{"value": "value", "patch": "patch", "keys": "keys"}[args.Projection]
 	if args.Projection == "keys" {
@@ -144,6 +143,37 @@ func (r *Reader) read(args *ReadArgs) (string, error) {
 		vals[i] = x.(map[string]any)[field]
 	}
 	return encodeResult(map[string]any{field: vals})
+}
+
+// encodeSingle encodes one result, {"value"|"patch": x} or keys, with the
+// read cache's memo. A {name: x} result is written as {"name":…} around x
+// encoded as the root, so the memo sees x's members (a state's planes,
+// whose maps outlive the view) at depth 1 and never x itself, which is
+// made afresh per view and would only churn the memo.
+func (r *Reader) encodeSingle(res any) (string, error) {
+	opts := &jsjson.Options{LoneSurrogates: true, Memo: &r.View.readCache().encMemos().read}
+	if m, ok := res.(map[string]any); ok && len(m) == 1 {
+		for name, x := range m {
+			k, err := jsjson.Marshal(name, opts)
+			if err != nil {
+				return "", err
+			}
+			v, err := jsjson.Marshal(x, opts)
+			if err != nil {
+				return "", err
+			}
+			var b strings.Builder
+			b.Grow(len(k) + len(v) + 3)
+			b.WriteByte('{')
+			b.Write(k)
+			b.WriteByte(':')
+			b.Write(v)
+			b.WriteByte('}')
+			return b.String(), nil
+		}
+	}
+	b, err := jsjson.Marshal(res, opts)
+	return string(b), err
 }
 
 func encodeResult(v any) (string, error) {
