@@ -144,7 +144,7 @@ func headPartsOf(roots *Roots, v *View) (*headParts, error) {
 	}
 	h := &headParts{}
 	memos := c.encMemos()
-	if h.state, err = encodeState(modelProjection(roots, eff, &memos.clean), &jsjson.Options{LoneSurrogates: true, Memo: &memos.head}); err != nil {
+	if h.state, err = encodeSegments(modelProjection(roots, eff, &memos.clean), &jsjson.Options{LoneSurrogates: true, Memo: &memos.head}); err != nil {
 		return nil, err
 	}
 	if nav := NewLazyNavigation(eff); nav.Available {

@@ -151,8 +151,8 @@ func encodeRecentTransitions(v *View, memo *recordMemo) (string, error) {
 	return b.String(), nil
 }
 
-// stateMember is the encoded "state" member as segments written one after
-// another: a plane whose encoding is memoized is its memo's bytes (shared,
+// stateMember is an encoded object (the head's "state" member, a
+// read_state value) as segments written one after another: a plane whose encoding is memoized is its memo's bytes (shared,
 // never modified), so the head copies the large planes once, into the head
 // text.
 type stateMember [][]byte
@@ -165,12 +165,14 @@ func (s stateMember) len() int {
 	return n
 }
 
-// encodeState returns jsjson.Marshal(proj, opts) (opts.Memo set, compact) as
+// encodeSegments returns jsjson.Marshal(proj, opts) (opts compact) as
 // segments: the root object's members are written here, each value
 // encoded at depth 1 as Marshal would, a map value from opts.Memo when it
-// knows it. A root key that is not a plain ASCII word (whose place and
-// spelling this does not reproduce) falls back to one Marshal.
-func encodeState(proj map[string]any, opts *jsjson.Options) (stateMember, error) {
+// knows it (the memo's bytes themselves, not a copy). A root key that is
+// not a plain ASCII word (whose place and spelling this does not
+// reproduce) falls back to one Marshal. It pays for objects of a few large
+// members (a state's planes): each other member costs one Marshal call.
+func encodeSegments(proj map[string]any, opts *jsjson.Options) (stateMember, error) {
 	keys := make([]string, 0, len(proj))
 	for k := range proj {
 		if !plainKey(k) {

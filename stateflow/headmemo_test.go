@@ -195,11 +195,11 @@ func TestRecordMemo_bounds(t *testing.T) {
 	}
 }
 
-// TestProperty_EncodeStateEqualsMarshal: encodeState's segments join to
+// TestProperty_EncodeSegmentsEqualsMarshal: encodeSegments's segments join to
 // jsjson.Marshal's bytes (with and without a memo, plain and other root
 // keys: index-like, non-ASCII, lone surrogates, quotes, empty), twice, the
 // second time with the memo filled; errors are Marshal's.
-func TestProperty_EncodeStateEqualsMarshal(t *testing.T) {
+func TestProperty_EncodeSegmentsEqualsMarshal(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		keys := []string{"contract", "working", "x_acme", "response", "Z", "_u", "0", "10", "2", "é", "a b", `q"`, "", "\xed\xa0\x80", "a\u2028"}
 		proj := map[string]any{}
@@ -219,12 +219,41 @@ func TestProperty_EncodeStateEqualsMarshal(t *testing.T) {
 		}
 		want, wantErr := jsjson.Marshal(proj, &jsjson.Options{LoneSurrogates: true})
 		for pass := range 2 {
-			seg, err := encodeState(proj, opts)
+			seg, err := encodeSegments(proj, opts)
 			var got []byte
 			for _, s := range seg {
 				got = append(got, s...)
 			}
 			if string(got) != string(want) || fmt.Sprint(err) != fmt.Sprint(wantErr) {
+				t.Fatalf("pass %d:\n got  %q %v\n want %q %v", pass, got, err, want, wantErr)
+			}
+		}
+	})
+}
+
+// TestProperty_EncodeSingleEqualsMarshal: a single read_state result
+// {"value"|"patch": x}, x a state-like object (written as segments) or
+// another value, is jsjson.Marshal's text of it, also the second time with
+// the read memo filled.
+func TestProperty_EncodeSingleEqualsMarshal(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		r := &Reader{Roots: BuiltinRoots(), View: &View{}}
+		var x any = genRedecodeState(t, "x")
+		switch rapid.IntRange(0, 3).Draw(t, "shape") {
+		case 1:
+			x = genValue(2).Draw(t, "other")
+		case 2: // over maxSegmentedKeys members
+			m := map[string]any{}
+			for i := range maxSegmentedKeys + 1 {
+				m[fmt.Sprint("k", i)] = genRedecodeState(t, "member")
+			}
+			x = m
+		}
+		res := map[string]any{rapid.SampledFrom([]string{"value", "patch"}).Draw(t, "field"): x}
+		want, wantErr := jsjson.Marshal(res, &jsjson.Options{LoneSurrogates: true})
+		for pass := range 2 {
+			got, err := r.encodeSingle(res)
+			if got != string(want) || fmt.Sprint(err) != fmt.Sprint(wantErr) {
 				t.Fatalf("pass %d:\n got  %q %v\n want %q %v", pass, got, err, want, wantErr)
 			}
 		}

@@ -64,11 +64,16 @@ func redecoded(tb testing.TB, prev *View, id string, patch map[string]any) *View
 }
 
 // BenchmarkHeadAfterChange: the package side of the store's
-// BenchmarkRead100KB/after_change*/context_head: validate a re-decoded view
-// against the previous one (validate), then build its Active head (head).
+// BenchmarkRead100KB/after_change*/{context_head,read_state_effective}:
+// validate a re-decoded view against the previous one (validate), then
+// build its Active head (head) or read the effective state (read).
 func BenchmarkHeadAfterChange(b *testing.B) {
 	roots := BuiltinRoots()
-	for _, part := range []string{"validate", "head"} {
+	args, err := DecodeReadArgs([]byte(`{"path":"effective"}`))
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, part := range []string{"validate", "head", "read"} {
 		b.Run(part, func(b *testing.B) {
 			prev := largeView(b)
 			if _, err := ActiveHead(HeadInput{Roots: roots, View: prev, Specification: "spec", ProjectionID: "p"}); err != nil {
@@ -89,7 +94,11 @@ func BenchmarkHeadAfterChange(b *testing.B) {
 				if part == "validate" {
 					b.StopTimer()
 				}
-				if _, err := ActiveHead(HeadInput{Roots: roots, View: v, Specification: "spec", ProjectionID: "p"}); err != nil {
+				if part == "read" {
+					if _, err := (&Reader{Roots: roots, View: v, Limit: 100}).Read(args); err != nil {
+						b.Fatal(err)
+					}
+				} else if _, err := ActiveHead(HeadInput{Roots: roots, View: v, Specification: "spec", ProjectionID: "p"}); err != nil {
 					b.Fatal(err)
 				}
 				b.StartTimer()

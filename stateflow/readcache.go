@@ -1,8 +1,7 @@
 package stateflow
 
 import (
-	"fmt"
-	"strings"
+	"strconv"
 	"sync"
 	"unsafe"
 )
@@ -55,11 +54,18 @@ type resultKey struct {
 // rootsKey renders what a read depends on in a root set (equal sets made
 // separately share cached results).
 func rootsKey(r *Roots) string {
-	var b strings.Builder
+	var b []byte
 	for _, x := range r.All() {
-		fmt.Fprintf(&b, "%s/%d/%t/%t/%t;", x.Name, x.Kind, x.Patchable, x.Projected, x.SessionOnly)
+		b = append(b, x.Name...)
+		b = append(b, '/')
+		b = strconv.AppendInt(b, int64(x.Kind), 10)
+		for _, f := range []bool{x.Patchable, x.Projected, x.SessionOnly} {
+			b = append(b, '/')
+			b = strconv.AppendBool(b, f)
+		}
+		b = append(b, ';')
 	}
-	return b.String()
+	return string(b)
 }
 
 // headParts are the encoded members of the Active head that depend only on

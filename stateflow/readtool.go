@@ -158,22 +158,40 @@ func (r *Reader) encodeSingle(res any) (string, error) {
 			if err != nil {
 				return "", err
 			}
-			v, err := jsjson.Marshal(x, opts)
+			v, err := encodeValue(x, opts)
 			if err != nil {
 				return "", err
 			}
 			var b strings.Builder
-			b.Grow(len(k) + len(v) + 3)
+			b.Grow(len(k) + v.len() + 3)
 			b.WriteByte('{')
 			b.Write(k)
 			b.WriteByte(':')
-			b.Write(v)
+			for _, seg := range v {
+				b.Write(seg)
+			}
 			b.WriteByte('}')
 			return b.String(), nil
 		}
 	}
 	b, err := jsjson.Marshal(res, opts)
 	return string(b), err
+}
+
+// maxSegmentedKeys bounds the objects encodeValue writes as segments: a
+// state or scope has a few planes; a larger object (a plane read alone) is
+// one Marshal.
+const maxSegmentedKeys = 16
+
+// encodeValue is jsjson.Marshal(x, opts) as segments: an object of at most
+// maxSegmentedKeys members through encodeSegments, so its memoized planes
+// are copied once, into the result text.
+func encodeValue(x any, opts *jsjson.Options) (stateMember, error) {
+	if m, ok := x.(map[string]any); ok && len(m) <= maxSegmentedKeys {
+		return encodeSegments(m, opts)
+	}
+	b, err := jsjson.Marshal(x, opts)
+	return stateMember{b}, err
 }
 
 func encodeResult(v any) (string, error) {
