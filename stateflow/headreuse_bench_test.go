@@ -50,17 +50,40 @@ func largeView(tb testing.TB) *View {
 // fold) plus the new record, and whose Session checkpoint is freshly
 // decoded (a deep copy).
 func redecoded(tb testing.TB, prev *View, id string, patch map[string]any) *View {
+	return redecodedScope(tb, prev, id, "session", patch)
+}
+
+// redecodedScope is redecoded with scope patched.
+func redecodedScope(tb testing.TB, prev *View, id, scope string, patch map[string]any) *View {
 	tb.Helper()
 	v := prev.ReadClone()
-	if _, err := v.Advance(id, map[string]map[string]any{"session": patch}, 100); err != nil {
+	if _, err := v.Advance(id, map[string]map[string]any{scope: patch}, 100); err != nil {
 		tb.Fatal(err)
 	}
-	s := v.Streams[2]
+	s := v.Streams[scopeIndex(scope)]
 	s.Checkpoint.State = CloneObject(s.Checkpoint.State)
 	n := len(s.Patches) - 1
 	s.Patches[n].Patch = CloneObject(s.Patches[n].Patch)
 	v.cache.Store(nil)
 	return v
+}
+
+// BenchmarkValidateAfterCWDChange: ValidateReusing after another writer
+// patched the CWD scope, whose checkpoint holds the 100 KB contract.
+func BenchmarkValidateAfterCWDChange(b *testing.B) {
+	roots := BuiltinRoots()
+	prev := largeView(b)
+	i := 0
+	for b.Loop() {
+		b.StopTimer()
+		i++
+		v := redecodedScope(b, prev, fmt.Sprintf("b%d", i), "cwd", map[string]any{"contract": map[string]any{"decision_001": map[string]any{"text": fmt.Sprint(i)}}})
+		b.StartTimer()
+		if err := v.ValidateReusing(roots, 100, prev); err != nil {
+			b.Fatal(err)
+		}
+		prev = v
+	}
 }
 
 // BenchmarkHeadAfterChange: the package side of the store's

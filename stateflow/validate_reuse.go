@@ -6,7 +6,8 @@ import "math"
 // earlier view that passed validate under the same roots, scope and limit
 // and has not been modified since, and pCur, p's current state as that
 // validation built it (read-only; nil: unknown). It returns s's current
-// state (owned) and validate's verdict.
+// state and validate's verdict; the state may share subtrees with pCur, so
+// it is read-only like pCur (the read cache's states are).
 //
 // It re-checks only what can differ when s is p advanced by other writers:
 // s's tail starts with p's tail from some record k on (the very record maps,
@@ -18,7 +19,9 @@ import "math"
 // record's content and of the state's content before it, and on p's
 // validated replay the states before those shared records are identical to
 // s's; they passed there, so they pass here, and the state after them is
-// pCur. The checkpoint state passes ValidateState because it is identical
+// pCur. No state is deep-copied on this path: p's checkpoint with k
+// records replayed and the new records' states are copies of the paths the
+// records touch (applyCopy), sharing the rest. The checkpoint state passes ValidateState because it is identical
 // to a state p's validation reached by records validateStep accepted, which
 // is exactly ValidateState's verdict on a state reached from a valid one
 // (TestProperty_ValidateStepEqualsValidateState) — the same reasoning
@@ -35,11 +38,8 @@ func (s *Stream) validateAfter(roots *Roots, scope string, limit int, p *Stream,
 		return nil, err
 	}
 	sk := p.Checkpoint.State
-	if k > 0 {
-		sk = CloneObject(sk)
-		for _, r := range p.Patches[:k] {
-			applyInPlace(sk, r.Patch) // validated by p's validation
-		}
+	for _, r := range p.Patches[:k] {
+		sk = applyCopy(sk, r.Patch) // validated by p's validation
 	}
 	if !identical(s.Checkpoint.State, sk) {
 		// an independent checkpoint: nothing of p's replay applies
@@ -48,8 +48,94 @@ func (s *Stream) validateAfter(roots *Roots, scope string, limit int, p *Stream,
 		}
 		return replayChecked(roots, scope, CloneObject(s.Checkpoint.State), s.Patches)
 	}
-	shared := len(p.Patches) - k
-	return replayChecked(roots, scope, CloneObject(pCur), s.Patches[shared:])
+	st := pCur
+	for _, r := range s.Patches[len(p.Patches)-k:] {
+		// replayChecked's checks, on copies sharing what r leaves alone
+		if err := checkElements(st, r.Patch); err != nil {
+			return nil, temporalErr("Invalid temporal materialized semantic state in %s tail: %s", scope, err.Error())
+		}
+		st = applyCopy(st, r.Patch)
+		if err := validateStep(roots, scope, st, r.Patch); err != nil {
+			return nil, temporalErr("Invalid temporal materialized semantic state in %s tail: %s", scope, err.Error())
+		}
+	}
+	return st, nil
+}
+
+// applyCopy is applyInPlace on a deep copy of st, without copying what
+// patch leaves alone: the result is a new map whose untouched members are
+// st's very values (shared, so read-only like st), and st and everything
+// reachable from it are never modified. The content is identical to
+// applyInPlace(CloneObject(st), patch)'s (TestProperty_ApplyCopyEqualsInPlace).
+func applyCopy(st, patch map[string]any) map[string]any {
+	out := make(map[string]any, len(st)+len(patch))
+	for k, v := range st {
+		out[k] = v
+	}
+	for k, pv := range patch {
+		if pv == nil {
+			delete(out, k)
+			continue
+		}
+		pm, isObj := pv.(map[string]any)
+		if !isObj {
+			out[k] = Clone(pv)
+			continue
+		}
+		cur, has := out[k]
+		if arr, ok := cur.([]any); ok && isElementPatch(pm) {
+			out[k] = applyElementsCopy(arr, pm)
+			continue
+		}
+		curObj, ok := cur.(map[string]any)
+		if !ok {
+			n := map[string]any{}
+			applyInPlace(n, pm)
+			if !has && len(n) == 0 {
+				continue
+			}
+			out[k] = n
+			continue
+		}
+		out[k] = applyCopy(curObj, pm)
+	}
+	return out
+}
+
+// applyElementsCopy is applyElementsInPlace on a copy of arr, sharing the
+// elements patch leaves alone.
+func applyElementsCopy(arr []any, patch map[string]any) []any {
+	out := append([]any(nil), arr...)
+	for k, pv := range patch {
+		idx := 0
+		for _, c := range k[1 : len(k)-1] {
+			idx = idx*10 + int(c-'0')
+			if idx > len(out) {
+				break
+			}
+		}
+		if idx >= len(out) || pv == nil {
+			continue
+		}
+		pm, isObj := pv.(map[string]any)
+		if !isObj {
+			out[idx] = Clone(pv)
+			continue
+		}
+		if inner, ok := out[idx].([]any); ok && isElementPatch(pm) {
+			out[idx] = applyElementsCopy(inner, pm)
+			continue
+		}
+		curObj, ok := out[idx].(map[string]any)
+		if !ok {
+			curObj = map[string]any{}
+			applyInPlace(curObj, pm)
+			out[idx] = curObj
+			continue
+		}
+		out[idx] = applyCopy(curObj, pm)
+	}
+	return out
 }
 
 // shiftOf finds k such that s's tail starts with p's records k.. (the same

@@ -109,8 +109,12 @@ func TestProperty_ValidateAfterEqualsValidate(t *testing.T) {
 				s.Patches[len(s.Patches)-1].Transition.Parent = "elsewhere"
 			}
 		}
+		pBefore := fmt.Sprint(pCur, p.Checkpoint.State, p.Patches)
 		want, wantErr := s.validate(roots, scope, limit)
 		got, gotErr := s.validateAfter(roots, scope, limit, p, pCur)
+		if after := fmt.Sprint(pCur, p.Checkpoint.State, p.Patches); after != pBefore {
+			t.Fatalf("validateAfter modified p:\n %s\n was %s", after, pBefore)
+		}
 		if fmt.Sprint(gotErr) != fmt.Sprint(wantErr) {
 			t.Fatalf("validateAfter %v, validate %v", gotErr, wantErr)
 		}
@@ -189,4 +193,43 @@ func TestValidateAfter_reusesShiftedTail(t *testing.T) {
 	if got, err := s.validateAfter(roots, "session", 3, p, marker); err != nil || !identical(got, fresh) {
 		t.Fatalf("copied record: %v, %v", got, err)
 	}
+}
+
+// TestProperty_ApplyCopyEqualsInPlace: applyCopy gives the content
+// applyInPlace gives on a deep copy — for replay diffs, element patches
+// (nested, out of range, replacing objects and arrays) and rule-breaking
+// records — and never modifies its input.
+func TestProperty_ApplyCopyEqualsInPlace(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		st := genState().Draw(t, "st")
+		w, _ := st[PlaneWorking].(map[string]any)
+		w = CloneObject(w)
+		w["list"] = []any{1.0, map[string]any{"a": 1.0}, []any{1.0, 2.0}, "s"}
+		st[PlaneWorking] = w
+		var patch map[string]any
+		switch rapid.IntRange(0, 2).Draw(t, "kind") {
+		case 0:
+			patch = Replay(st, genState().Draw(t, "next"))
+		case 1:
+			sel := map[string]any{}
+			for _, k := range []string{"[0]", "[1]", "[2]", "[3]", "[9]"} {
+				if rapid.Bool().Draw(t, "sel"+k) {
+					sel[k] = rapid.SampledFrom([]any{7.0, nil, "x", []any{3.0}, map[string]any{"b": 2.0, "a": nil}, map[string]any{"[0]": 5.0}, map[string]any{}}).Draw(t, "val"+k)
+				}
+			}
+			patch = map[string]any{PlaneWorking: map[string]any{"list": sel}}
+		default:
+			patch = rapid.SampledFrom(breakers()).Draw(t, "breaker")
+		}
+		before := fmt.Sprint(st)
+		want := CloneObject(st)
+		applyInPlace(want, patch)
+		got := applyCopy(st, patch)
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Fatalf("patch %v on %v:\n applyCopy    %v\n applyInPlace %v", patch, before, got, want)
+		}
+		if fmt.Sprint(st) != before {
+			t.Fatalf("applyCopy modified its input: %v, was %v", st, before)
+		}
+	})
 }
