@@ -112,7 +112,13 @@
 // adopted an origin or had a field replaced gets a fresh one;
 // [View.ValidateReusing] lets a view decoded again share an earlier view's
 // identical streams' states, or its whole cache when the shape is the
-// same. Cached states
+// same; a stream that is the earlier one advanced by another writer (its
+// records shifted by a fold, plus new ones, over a checkpoint identical to
+// the earlier replay's) has only its boundaries and new records checked.
+// Encodings carry over too, by map identity: planes of at least 4 KiB
+// (64 entries or 8 MiB per memo) and each record of recent_transitions
+// (1024 entries or 4 MiB), so the first head after another process's
+// change encodes only what changed. Cached states
 // are shared read-only (as [View.ScopeAt] and [View.EffectiveAt] say);
 // [Stream.Current] still returns an owned copy. Bounds: 32 states, 32
 // overlays, 64 texts or 16 MiB per view.
