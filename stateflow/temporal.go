@@ -311,21 +311,23 @@ func (v *View) Drifted() bool {
 	if len(v.Lineage) == 0 {
 		return true
 	}
-	known := map[string]bool{}
+	known := make(map[string]bool, len(v.Lineage))
 	for _, b := range v.Lineage {
 		known[b.ID] = true
 	}
-	oldest := v.Lineage[0].Position
+	oldest, head := v.Lineage[0].Position, v.Head().Position
+	unknown := func(b Boundary) bool {
+		return b.Position > oldest && !known[b.ID] || b.Position > head
+	}
 	for _, s := range v.Streams {
 		if s == nil {
 			continue
 		}
-		bs := []Boundary{s.Checkpoint.Through}
-		for _, r := range s.Patches {
-			bs = append(bs, r.Transition)
+		if unknown(s.Checkpoint.Through) {
+			return true
 		}
-		for _, b := range bs {
-			if b.Position > oldest && !known[b.ID] || b.Position > v.Head().Position {
+		for _, r := range s.Patches {
+			if unknown(r.Transition) {
 				return true
 			}
 		}
