@@ -56,7 +56,14 @@ type capture map[string]file
 // captureCohort reads every owned file of the layout. Each directory chain
 // is lstat-checked once (the files of a scope share it), then each file is
 // opened no-follow and read in one sized read.
-func captureCohort(l Layout) (capture, error) {
+func captureCohort(l Layout) (capture, error) { return captureCohortReusing(l, nil, nil) }
+
+// captureCohortReusing is captureCohort reading each file into scratch (a
+// buffer of the caller's, nil: none) and taking prev's bytes (never
+// modified, like every captured file) for a file whose bytes are the same:
+// a read of unchanged files allocates no copy of them. *scratch is left
+// grown as needed.
+func captureCohortReusing(l Layout, prev capture, scratch *[]byte) (capture, error) {
 	c := capture{}
 	dirs := map[string]bool{} // relative directory → its chain exists
 	for _, p := range l.Cohort() {
@@ -73,11 +80,29 @@ func captureCohort(l Layout) (capture, error) {
 			c[p] = file{}
 			continue
 		}
-		data, ok, err := readNoFollow(filepath.Join(l.Root, filepath.FromSlash(p)))
+		if scratch == nil {
+			data, ok, err := readNoFollow(filepath.Join(l.Root, filepath.FromSlash(p)))
+			if err != nil {
+				return nil, err
+			}
+			c[p] = file{Data: data, Exists: ok}
+			continue
+		}
+		data, ok, err := readNoFollowInto(filepath.Join(l.Root, filepath.FromSlash(p)), *scratch)
 		if err != nil {
 			return nil, err
 		}
-		c[p] = file{Data: data, Exists: ok}
+		if ok {
+			*scratch = data
+		}
+		switch old, had := prev[p]; {
+		case !ok:
+			c[p] = file{}
+		case had && old.Exists && bytes.Equal(old.Data, data):
+			c[p] = old
+		default:
+			c[p] = file{Data: bytes.Clone(data), Exists: true}
+		}
 	}
 	return c, nil
 }

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"path/filepath"
@@ -217,5 +218,60 @@ func TestPublishSeedsReadCache(t *testing.T) {
 	}
 	if got, _ := snap.View.ScopeAt("cwd", 0); fmt.Sprint(got["contract"]) != "map[db:v4]" {
 		t.Fatalf("cwd = %v", got)
+	}
+}
+
+// TestCaptureReusesUnchangedBytes: a capture over an earlier one takes
+// the earlier bytes of every unchanged file (no copy) and fresh bytes,
+// equal to the disk's, for a changed one; the scratch buffer is never
+// what a capture holds.
+func TestCaptureReusesUnchangedBytes(t *testing.T) {
+	ctx := context.Background()
+	l, _ := NewLayout(filepath.Join(t.TempDir(), "state-flow"), "/home/u/proj", testSession)
+	a := Open(l, &Options{HistoryLimit: 3})
+	if _, err := a.PatchState(ctx, []byte(`{"cwd":{"contract":{"db":"postgres"}},"session":{"working":{"n":1}}}`), &PatchOptions{CreateSession: true}); err != nil {
+		t.Fatal(err)
+	}
+	first, err := captureCohort(l)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Open(l, &Options{HistoryLimit: 3}).PatchState(ctx, []byte(`{"session":{"working":{"n":2}}}`), nil); err != nil {
+		t.Fatal(err)
+	}
+	var scratch []byte
+	second, err := captureCohortReusing(l, first, &scratch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fresh, err := captureCohort(l)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !second.same(fresh) {
+		t.Fatal("reusing capture differs from a fresh one")
+	}
+	shared, copied := 0, 0
+	for k, f := range second {
+		if !f.Exists || len(f.Data) == 0 {
+			continue
+		}
+		if len(scratch) > 0 && &f.Data[0] == &scratch[:1][0] {
+			t.Fatalf("%s holds the scratch buffer", k)
+		}
+		if old := first[k]; old.Exists && len(old.Data) > 0 && &old.Data[0] == &f.Data[0] {
+			shared++
+			if !bytes.Equal(old.Data, fresh[k].Data) {
+				t.Fatalf("%s: shared stale bytes", k)
+			}
+		} else {
+			copied++
+		}
+	}
+	// Session tail, meta and runtime changed (no fold at limit 3); Global
+	// is absent; CWD's three files, the Session checkpoint and config.json
+	// did not.
+	if shared != 5 || copied != 3 {
+		t.Fatalf("shared %d, copied %d; want 5 and 3", shared, copied)
 	}
 }

@@ -64,6 +64,12 @@ func readFile(root, relPath string) (data []byte, ok bool, err error) {
 // sized from its fstat; ok is false when it does not exist. Checking the
 // directories on its way is the caller's job ([checkDirs]).
 func readNoFollow(p string) (data []byte, ok bool, err error) {
+	return readNoFollowInto(p, nil)
+}
+
+// readNoFollowInto is readNoFollow reading into buf's storage (grown when
+// too small): the result may alias buf.
+func readNoFollowInto(p string, buf []byte) (data []byte, ok bool, err error) {
 	// Raw system calls (open, fstat, one read, close): a read captures
 	// eleven files, and os.File's bookkeeping doubled the cost of each.
 	fd, err := ignoringEINTR(func() (int, error) {
@@ -89,7 +95,10 @@ func readNoFollow(p string) (data []byte, ok bool, err error) {
 	// A buffer one byte larger than the size: once the size is read and
 	// that byte is still free, the file ended (usually after one read); a
 	// file that grew since fstat is read on until a read returns 0.
-	buf := make([]byte, 0, st.Size+1)
+	if int64(cap(buf)) < st.Size+1 {
+		buf = make([]byte, 0, st.Size+1)
+	}
+	buf = buf[:0]
 	for {
 		n, err := ignoringEINTR(func() (int, error) { return unix.Read(fd, buf[len(buf):cap(buf)]) })
 		if err != nil {

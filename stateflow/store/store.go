@@ -59,6 +59,9 @@ type Store struct {
 	// scopes (decodeCohort, sf.View.ValidateReusing).
 	mu     sync.Mutex
 	cached *Snapshot
+	// scratch holds *[]byte buffers Read captures files into (a file
+	// whose bytes equal the cached basis is not copied out of it).
+	scratch sync.Pool
 }
 
 // Open returns a Store for layout. It touches nothing on disk.
@@ -116,13 +119,22 @@ func (s *Store) Read(ctx context.Context) (*Snapshot, error) {
 		if err := checkLegacy(s.layout); err != nil {
 			return err
 		}
-		c, err := captureCohort(s.layout)
-		if err != nil {
-			return err
-		}
 		s.mu.Lock()
 		cached := s.cached
 		s.mu.Unlock()
+		var basis capture
+		if cached != nil {
+			basis = cached.basis
+		}
+		scratch, _ := s.scratch.Get().(*[]byte)
+		if scratch == nil {
+			scratch = new([]byte)
+		}
+		c, err := captureCohortReusing(s.layout, basis, scratch)
+		s.scratch.Put(scratch)
+		if err != nil {
+			return err
+		}
 		if cached != nil && !cached.adopted && cached.basis.same(c) {
 			snap = cached.clone()
 			return nil
