@@ -258,7 +258,9 @@ func (c *readCache) putHead(roots string, h *headParts) {
 // head members carry over. A stream that is prev's advanced by other
 // writers (its tail prev's records shifted by a fold, plus new ones) has
 // its boundaries and new records checked and the rest proved unchanged
-// (Stream.validateAfter). Every other stream, and the lineage, is
+// (Stream.validateAfter), and inherits prev's cached states at the
+// positions of the records they share (an offset read one transition back
+// finds the state prev read as current). Every other stream, and the lineage, is
 // validated as Validate does; errors are Validate's.
 func (v *View) ValidateReusing(roots *Roots, limit int, prev *View) error {
 	if prev == nil {
@@ -267,6 +269,12 @@ func (v *View) ValidateReusing(roots *Roots, limit int, prev *View) error {
 	pc := prev.cache.Load()
 	if pc != nil && !pc.key.matches(prev) {
 		pc = nil
+	}
+	// shared[i]: stream i shares records with prev's (validateShifted);
+	// prev's cached states at positions lo..hi are its states there too.
+	var shared [len(Scopes)]struct {
+		ok     bool
+		lo, hi int
 	}
 	for i, scope := range Scopes {
 		s := v.Streams[i]
@@ -284,7 +292,12 @@ func (v *View) ValidateReusing(roots *Roots, limit int, prev *View) error {
 			if !exact {
 				pCur = nil
 			}
-			cur, err = s.validateAfter(roots, scope, limit, p, pCur)
+			var ok bool
+			cur, ok, err = s.validateShifted(roots, scope, limit, p, pCur)
+			if ok && err == nil {
+				shared[i].ok = true
+				shared[i].lo, shared[i].hi = s.Patches[0].Transition.Position, headPosition(p)
+			}
 		} else {
 			cur, err = s.validate(roots, scope, limit)
 		}
@@ -311,6 +324,8 @@ func (v *View) ValidateReusing(roots *Roots, limit int, prev *View) error {
 	pc.mu.Lock()
 	for k, st := range pc.states {
 		if p := prev.Streams[k.scope]; p != nil && v.Streams[k.scope] != nil && sameStream(v.Streams[k.scope], p) {
+			carried = append(carried, entry{k, st})
+		} else if sh := shared[k.scope]; sh.ok && k.pos >= sh.lo && k.pos <= sh.hi {
 			carried = append(carried, entry{k, st})
 		}
 	}

@@ -30,12 +30,22 @@ import "math"
 // and every new record on a copy of pCur. When s is not of that form (or
 // pCur is nil) it is validate.
 func (s *Stream) validateAfter(roots *Roots, scope string, limit int, p *Stream, pCur map[string]any) (map[string]any, error) {
+	cur, _, err := s.validateShifted(roots, scope, limit, p, pCur)
+	return cur, err
+}
+
+// validateShifted is validateAfter that also reports shared: s passed on
+// the reuse path above, so s's state after each record it shares with p
+// (positions s.Patches[0] through p's last record) is identical to p's
+// state there, and p's cached states at those positions are s's.
+func (s *Stream) validateShifted(roots *Roots, scope string, limit int, p *Stream, pCur map[string]any) (cur map[string]any, shared bool, err error) {
 	k, ok := s.shiftOf(p)
 	if !ok || pCur == nil {
-		return s.validate(roots, scope, limit)
+		cur, err = s.validate(roots, scope, limit)
+		return cur, false, err
 	}
 	if err := s.validateBoundaries(limit); err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	sk := p.Checkpoint.State
 	for _, r := range p.Patches[:k] {
@@ -44,22 +54,23 @@ func (s *Stream) validateAfter(roots *Roots, scope string, limit int, p *Stream,
 	if !identical(s.Checkpoint.State, sk) {
 		// an independent checkpoint: nothing of p's replay applies
 		if err := ValidateState(roots, scope, s.Checkpoint.State); err != nil {
-			return nil, temporalErr("Invalid temporal materialized semantic state in %s checkpoint: %s", scope, err.Error())
+			return nil, false, temporalErr("Invalid temporal materialized semantic state in %s checkpoint: %s", scope, err.Error())
 		}
-		return replayChecked(roots, scope, CloneObject(s.Checkpoint.State), s.Patches)
+		cur, err = replayChecked(roots, scope, CloneObject(s.Checkpoint.State), s.Patches)
+		return cur, false, err
 	}
 	st := pCur
 	for _, r := range s.Patches[len(p.Patches)-k:] {
 		// replayChecked's checks, on copies sharing what r leaves alone
 		if err := checkElements(st, r.Patch); err != nil {
-			return nil, temporalErr("Invalid temporal materialized semantic state in %s tail: %s", scope, err.Error())
+			return nil, false, temporalErr("Invalid temporal materialized semantic state in %s tail: %s", scope, err.Error())
 		}
 		st = applyCopy(st, r.Patch)
 		if err := validateStep(roots, scope, st, r.Patch); err != nil {
-			return nil, temporalErr("Invalid temporal materialized semantic state in %s tail: %s", scope, err.Error())
+			return nil, false, temporalErr("Invalid temporal materialized semantic state in %s tail: %s", scope, err.Error())
 		}
 	}
-	return st, nil
+	return st, true, nil
 }
 
 // applyCopy is applyInPlace on a deep copy of st, without copying what

@@ -233,3 +233,65 @@ func TestProperty_ApplyCopyEqualsInPlace(t *testing.T) {
 		}
 	})
 }
+
+// TestValidateReusing_carriesSharedStates: a view whose Session stream is
+// the earlier one advanced by another writer (folded at the limit, one new
+// record) reads the state one transition back from the earlier view's
+// cache (the very map the earlier view read as current), and that read,
+// like every offset read, equals a fresh view's.
+func TestValidateReusing_carriesSharedStates(t *testing.T) {
+	roots := BuiltinRoots()
+	o := Boundary{ID: "o"}
+	build := func(n int) *View {
+		v := &View{Lineage: []Boundary{o}}
+		v.Streams[2] = NewStream(o)
+		for i := range n {
+			if _, err := v.Advance(fmt.Sprintf("t%d", i), map[string]map[string]any{"session": {PlaneWorking: map[string]any{"n": float64(i)}}}, 3); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return v
+	}
+	prev := build(5)
+	if err := prev.Validate(roots, 3); err != nil {
+		t.Fatal(err)
+	}
+	prevCur, err := prev.ScopeAt("session", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// next: prev's stream advanced by one transition (a fold drops one
+	// record), sharing prev's record maps as a re-decode does
+	next := &View{Lineage: append([]Boundary(nil), prev.Lineage...)}
+	ps := prev.Streams[2]
+	last := ps.Patches[len(ps.Patches)-1].Transition
+	rec := Record{Transition: Boundary{ID: "t5", Parent: last.ID, Position: last.Position + 1}, Patch: map[string]any{PlaneWorking: map[string]any{"n": 5.0}}}
+	next.Lineage = append(next.Lineage[1:], rec.Transition) // at the limit, as Advance keeps it
+	next.Streams[2] = &Stream{Revision: ps.Revision + 1, Checkpoint: Checkpoint{Through: ps.Patches[0].Transition, State: mustApply(ps.Checkpoint.State, ps.Patches[0].Patch)},
+		Patches: append(append([]Record(nil), ps.Patches[1:]...), rec)}
+	if err := next.ValidateReusing(roots, 3, prev); err != nil {
+		t.Fatal(err)
+	}
+	back, err := next.ScopeAt("session", 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !sameMap(back, prevCur) {
+		t.Fatal("the state one transition back was not carried from the earlier view")
+	}
+	fresh := &View{Lineage: next.Lineage}
+	fresh.Streams[2] = &Stream{Revision: next.Streams[2].Revision, Checkpoint: Checkpoint{Through: next.Streams[2].Checkpoint.Through, State: CloneObject(next.Streams[2].Checkpoint.State)}}
+	for _, r := range next.Streams[2].Patches {
+		fresh.Streams[2].Patches = append(fresh.Streams[2].Patches, Record{Transition: r.Transition, Patch: CloneObject(r.Patch)})
+	}
+	if err := fresh.Validate(roots, 3); err != nil {
+		t.Fatal(err)
+	}
+	for off := range 4 {
+		g, e1 := next.ScopeAt("session", off)
+		w, e2 := fresh.ScopeAt("session", off)
+		if fmt.Sprint(e1) != fmt.Sprint(e2) || !identical(g, w) {
+			t.Fatalf("offset %d: %v %v vs fresh %v %v", off, g, e1, w, e2)
+		}
+	}
+}
