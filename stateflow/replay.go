@@ -5,62 +5,88 @@ package stateflow
 // tail of 100 records over a large state costs one clone, not 100. Patch
 // values are cloned on insertion (later records mutate them). An element
 // patch that does not fit is skipped (validation rejects such records).
-func applyInPlace(st map[string]any, patch map[string]any) {
+func applyInPlace(st map[string]any, patch map[string]any) { applyRecord(st, patch, false) }
+
+// applyCopy is applyInPlace on a deep copy of st, without copying what
+// patch leaves alone: the result is a new map whose untouched members are
+// st's very values (shared, so read-only like st), and st and everything
+// reachable from it are never modified. The content is identical to
+// applyInPlace(CloneObject(st), patch)'s (TestProperty_ApplyCopyEqualsInPlace).
+func applyCopy(st, patch map[string]any) map[string]any { return applyRecord(st, patch, true) }
+
+// applyRecord is applyInPlace (cow false: st is modified and returned) or
+// applyCopy (cow true: a new map; only the maps and arrays on the paths
+// patch touches are copied).
+func applyRecord(st, patch map[string]any, cow bool) map[string]any {
+	out := st
+	if cow {
+		out = make(map[string]any, len(st)+len(patch))
+		for k, v := range st {
+			out[k] = v
+		}
+	}
 	for k, pv := range patch {
 		if pv == nil {
-			delete(st, k)
+			delete(out, k)
 			continue
 		}
 		pm, isObj := pv.(map[string]any)
 		if !isObj {
-			st[k] = Clone(pv)
+			out[k] = Clone(pv)
 			continue
 		}
-		cur, has := st[k]
+		cur, has := out[k]
 		if arr, ok := cur.([]any); ok && isElementPatch(pm) {
-			applyElementsInPlace(arr, pm)
+			out[k] = applyElements(arr, pm, cow)
 			continue
 		}
 		curObj, ok := cur.(map[string]any)
 		if !ok {
-			curObj = map[string]any{}
-			applyInPlace(curObj, pm)
-			if !has && len(curObj) == 0 {
+			n := applyRecord(map[string]any{}, pm, false)
+			if !has && len(n) == 0 {
 				continue
 			}
-			st[k] = curObj
+			out[k] = n
 			continue
 		}
-		applyInPlace(curObj, pm)
+		out[k] = applyRecord(curObj, pm, cow)
 	}
+	return out
 }
 
-func applyElementsInPlace(arr []any, patch map[string]any) {
+// applyElements applies an element patch ("[N]" keys) to arr, in place or
+// (cow) on a copy sharing the elements patch leaves alone.
+func applyElements(arr []any, patch map[string]any, cow bool) []any {
+	out := arr
+	if cow {
+		out = append([]any(nil), arr...)
+	}
 	for k, pv := range patch {
 		idx := 0
 		for _, c := range k[1 : len(k)-1] {
 			idx = idx*10 + int(c-'0')
-			if idx > len(arr) {
+			if idx > len(out) {
 				break
 			}
 		}
-		if idx >= len(arr) || pv == nil {
+		if idx >= len(out) || pv == nil {
 			continue
 		}
 		pm, isObj := pv.(map[string]any)
 		if !isObj {
-			arr[idx] = Clone(pv)
+			out[idx] = Clone(pv)
 			continue
 		}
-		if inner, ok := arr[idx].([]any); ok && isElementPatch(pm) {
-			applyElementsInPlace(inner, pm)
+		if inner, ok := out[idx].([]any); ok && isElementPatch(pm) {
+			out[idx] = applyElements(inner, pm, cow)
 			continue
 		}
-		curObj, ok := arr[idx].(map[string]any)
+		curObj, ok := out[idx].(map[string]any)
 		if !ok {
-			curObj = map[string]any{}
+			out[idx] = applyRecord(map[string]any{}, pm, false)
+			continue
 		}
-		applyInPlace(curObj, pm)
-		arr[idx] = curObj
+		out[idx] = applyRecord(curObj, pm, cow)
 	}
+	return out
 }

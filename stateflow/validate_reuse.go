@@ -1,7 +1,5 @@
 package stateflow
 
-import "math"
-
 // validateAfter is validate for s given p, the same scope's stream of an
 // earlier view that passed validate under the same roots, scope and limit
 // and has not been modified since, and pCur, p's current state as that
@@ -73,82 +71,6 @@ func (s *Stream) validateShifted(roots *Roots, scope string, limit int, p *Strea
 	return st, true, nil
 }
 
-// applyCopy is applyInPlace on a deep copy of st, without copying what
-// patch leaves alone: the result is a new map whose untouched members are
-// st's very values (shared, so read-only like st), and st and everything
-// reachable from it are never modified. The content is identical to
-// applyInPlace(CloneObject(st), patch)'s (TestProperty_ApplyCopyEqualsInPlace).
-func applyCopy(st, patch map[string]any) map[string]any {
-	out := make(map[string]any, len(st)+len(patch))
-	for k, v := range st {
-		out[k] = v
-	}
-	for k, pv := range patch {
-		if pv == nil {
-			delete(out, k)
-			continue
-		}
-		pm, isObj := pv.(map[string]any)
-		if !isObj {
-			out[k] = Clone(pv)
-			continue
-		}
-		cur, has := out[k]
-		if arr, ok := cur.([]any); ok && isElementPatch(pm) {
-			out[k] = applyElementsCopy(arr, pm)
-			continue
-		}
-		curObj, ok := cur.(map[string]any)
-		if !ok {
-			n := map[string]any{}
-			applyInPlace(n, pm)
-			if !has && len(n) == 0 {
-				continue
-			}
-			out[k] = n
-			continue
-		}
-		out[k] = applyCopy(curObj, pm)
-	}
-	return out
-}
-
-// applyElementsCopy is applyElementsInPlace on a copy of arr, sharing the
-// elements patch leaves alone.
-func applyElementsCopy(arr []any, patch map[string]any) []any {
-	out := append([]any(nil), arr...)
-	for k, pv := range patch {
-		idx := 0
-		for _, c := range k[1 : len(k)-1] {
-			idx = idx*10 + int(c-'0')
-			if idx > len(out) {
-				break
-			}
-		}
-		if idx >= len(out) || pv == nil {
-			continue
-		}
-		pm, isObj := pv.(map[string]any)
-		if !isObj {
-			out[idx] = Clone(pv)
-			continue
-		}
-		if inner, ok := out[idx].([]any); ok && isElementPatch(pm) {
-			out[idx] = applyElementsCopy(inner, pm)
-			continue
-		}
-		curObj, ok := out[idx].(map[string]any)
-		if !ok {
-			curObj = map[string]any{}
-			applyInPlace(curObj, pm)
-			out[idx] = curObj
-			continue
-		}
-		out[idx] = applyCopy(curObj, pm)
-	}
-	return out
-}
-
 // shiftOf finds k such that s's tail starts with p's records k.. (the same
 // boundaries and the very patch maps) through p's last one; ok is false
 // when there is none or it would share no record.
@@ -181,45 +103,4 @@ func (s *Stream) shiftOf(p *Stream) (k int, ok bool) {
 // value of any other type is identical to nothing (the caller then
 // validates in full). Identical values give identical results under every
 // validation rule and every encoding.
-func identical(a, b any) bool {
-	switch x := a.(type) {
-	case nil:
-		return b == nil
-	case bool:
-		y, ok := b.(bool)
-		return ok && x == y
-	case float64:
-		y, ok := b.(float64)
-		return ok && math.Float64bits(x) == math.Float64bits(y)
-	case string:
-		y, ok := b.(string)
-		return ok && x == y
-	case []any:
-		y, ok := b.([]any)
-		if !ok || len(x) != len(y) {
-			return false
-		}
-		for i := range x {
-			if !identical(x[i], y[i]) {
-				return false
-			}
-		}
-		return true
-	case map[string]any:
-		y, ok := b.(map[string]any)
-		if !ok || len(x) != len(y) {
-			return false
-		}
-		if sameMap(x, y) {
-			return true
-		}
-		for k, xv := range x {
-			yv, ok := y[k]
-			if !ok || !identical(xv, yv) {
-				return false
-			}
-		}
-		return true
-	}
-	return false
-}
+func identical(a, b any) bool { return sameValue(a, b, true) }

@@ -82,7 +82,12 @@ func mustCanonical(v any) string {
 
 // Equal reports structural equality of two values (numbers by value, objects
 // regardless of key order).
-func Equal(a, b any) bool {
+func Equal(a, b any) bool { return sameValue(a, b, false) }
+
+// sameValue is Equal (bits false) or identical (bits true: numbers compare
+// by their float64 bits, so -0 is not 0). A map compared with itself is
+// the same under both.
+func sameValue(a, b any, bits bool) bool {
 	switch x := a.(type) {
 	case nil:
 		return b == nil
@@ -91,6 +96,9 @@ func Equal(a, b any) bool {
 		return ok && x == y
 	case float64:
 		y, ok := b.(float64)
+		if bits {
+			return ok && math.Float64bits(x) == math.Float64bits(y)
+		}
 		return ok && x == y
 	case string:
 		y, ok := b.(string)
@@ -101,7 +109,7 @@ func Equal(a, b any) bool {
 			return false
 		}
 		for i := range x {
-			if !Equal(x[i], y[i]) {
+			if !sameValue(x[i], y[i], bits) {
 				return false
 			}
 		}
@@ -111,9 +119,12 @@ func Equal(a, b any) bool {
 		if !ok || len(x) != len(y) {
 			return false
 		}
+		if sameMap(x, y) {
+			return true
+		}
 		for k, xv := range x {
 			yv, ok := y[k]
-			if !ok || !Equal(xv, yv) {
+			if !ok || !sameValue(xv, yv, bits) {
 				return false
 			}
 		}
