@@ -63,6 +63,30 @@ func (f *extDirFlags) dir() (string, error) {
 	return filepath.Abs(filepath.Join(agent, "extensions"))
 }
 
+// otherInstall reports the extensions folder of the other place Pi loads
+// extensions from (the agent dir's for --project; the current directory's
+// .pi/extensions otherwise) when it holds an installation of name.
+func (f *extDirFlags) otherInstall(name string) (string, bool) {
+	other := extDirFlags{agentDir: f.agentDir, project: !f.project}
+	dir, err := other.dir()
+	if err != nil {
+		return "", false
+	}
+	if _, err := piext.ReadInstall(piext.Folder(dir, name)); err != nil {
+		return "", false
+	}
+	return dir, true
+}
+
+// removeEmptyProjectDirs removes .pi/extensions and then .pi in the current
+// directory when an uninstall left them empty: Pi asks to trust a project
+// folder on every start while it has a .pi folder, even an empty one.
+func removeEmptyProjectDirs(dir string) {
+	if os.Remove(dir) == nil {
+		os.Remove(filepath.Dir(dir))
+	}
+}
+
 func builtin(name string) (*piext.Extension, error) {
 	mk, ok := builtinExtensions()[name]
 	if !ok {
@@ -101,6 +125,13 @@ func newExtInstallCmd() *cobra.Command {
 			dir, err := f.dir()
 			if err != nil {
 				return err
+			}
+			if other, ok := f.otherInstall(name); ok {
+				undo := "pikit ext uninstall " + name + " --project"
+				if f.project {
+					undo = "pikit ext uninstall " + name
+				}
+				return fmt.Errorf("%s is already installed in %s; Pi would load both and refuse to start (their tools conflict): run %s first", name, displayPath(other), undo)
 			}
 			o := piext.InstallOptions{Dir: dir}
 			if execPath != "" {
@@ -176,7 +207,8 @@ func newExtUninstallCmd() *cobra.Command {
 		Short: "Remove an installed Go extension",
 		Long: "Remove an installed Go extension. When other extensions in the same folder import files it\n" +
 			"installs (e.g. stateflow's modules.ts), Pi could no longer start: uninstall refuses and names them;\n" +
-			"remove them first or pass --force. The extensions folder itself is left in place.",
+			"remove them first or pass --force. The agent dir's extensions folder is left in place; a project's\n" +
+			".pi/extensions and .pi are removed when the uninstall leaves them empty.",
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			name := args[0]
@@ -204,6 +236,9 @@ func newExtUninstallCmd() *cobra.Command {
 				return err
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "uninstalled %s\n", name)
+			if f.project {
+				removeEmptyProjectDirs(dir)
+			}
 			if len(users) > 0 {
 				fmt.Fprintf(cmd.ErrOrStderr(), "warning: other extensions import files of %s: %s; Pi will not start until they are removed\n", name, strings.Join(users, ", "))
 			}

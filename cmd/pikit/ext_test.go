@@ -66,8 +66,8 @@ func TestExtUninstallImported(t *testing.T) {
 }
 
 // TestExtMessages: a second uninstall, an empty list and a missing --exec
-// program get a plain one-line message with no internal prefix; uninstall
-// leaves the extensions folder itself (and nothing else) in place.
+// program get a plain one-line message with no internal prefix; the last
+// project uninstall removes the then empty .pi/extensions and .pi.
 func TestExtMessages(t *testing.T) {
 	t.Chdir(t.TempDir())
 	installFake(t, filepath.Join(".pi", "extensions"), "midcompact", nil)
@@ -78,9 +78,8 @@ func TestExtMessages(t *testing.T) {
 	if want := "midcompact is not installed (in " + filepath.Join(".pi", "extensions") + ")"; exitCode(err) != 1 || err == nil || err.Error() != want {
 		t.Errorf("second uninstall: %v, want %q", err, want)
 	}
-	ents, err := os.ReadDir(filepath.Join(".pi", "extensions"))
-	if err != nil || len(ents) != 0 {
-		t.Errorf("extensions folder after uninstall: %v %v (decision: left in place, empty)", ents, err)
+	if _, err := os.Stat(".pi"); !os.IsNotExist(err) {
+		t.Errorf(".pi after the last project uninstall: %v (an empty .pi makes Pi ask for trust on every start)", err)
 	}
 	out, errOut, err := runPikit(t, "", "ext", "list", "--project")
 	if err != nil || out != "" || errOut != "no extensions installed in "+filepath.Join(".pi", "extensions")+"\n" {
@@ -116,5 +115,47 @@ func TestRootHelp(t *testing.T) {
 		if !strings.Contains(root.Long, want) {
 			t.Errorf("root help lacks %q", want)
 		}
+	}
+}
+
+// TestExtInstallBothPlaces: installing an extension in the project while
+// the agent dir has it (or the reverse) refuses, since Pi would load both
+// and refuse to start; a project .pi folder holding anything else stays
+// after the last uninstall; an unknown subcommand fails with exit 1.
+func TestExtInstallBothPlaces(t *testing.T) {
+	t.Chdir(t.TempDir())
+	agent := t.TempDir()
+	installFake(t, filepath.Join(agent, "extensions"), "stateflow", nil)
+	_, _, err := runPikit(t, "", "ext", "install", "stateflow", "--project", "--agent-dir", agent)
+	if exitCode(err) != 1 || err == nil || !strings.Contains(err.Error(), "stateflow is already installed in ") ||
+		!strings.HasSuffix(err.Error(), "Pi would load both and refuse to start (their tools conflict): run pikit ext uninstall stateflow first") {
+		t.Fatalf("project install over a global one: %v", err)
+	}
+	if _, err := os.Stat(".pi"); !os.IsNotExist(err) {
+		t.Fatalf("a refused install created .pi: %v", err)
+	}
+	installFake(t, filepath.Join(".pi", "extensions"), "midcompact", nil)
+	_, _, err = runPikit(t, "", "ext", "install", "midcompact", "--agent-dir", agent)
+	if err == nil || !strings.HasSuffix(err.Error(), "run pikit ext uninstall midcompact --project first") {
+		t.Fatalf("global install over a project one: %v", err)
+	}
+	writeTestFile(t, filepath.Join(".pi", "settings.json"), "{}")
+	if _, _, err := runPikit(t, "", "ext", "uninstall", "midcompact", "--project"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(".pi", "settings.json")); err != nil {
+		t.Fatalf("uninstall removed a .pi holding other files: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(".pi", "extensions")); !os.IsNotExist(err) {
+		t.Fatalf("empty .pi/extensions left: %v", err)
+	}
+	for _, args := range [][]string{{"stateflow", "frob"}, {"ext", "frob"}, {"taskbar", "contract", "frob"}} {
+		_, _, err := runPikit(t, "", args...)
+		if exitCode(err) != 1 || err == nil || !strings.HasPrefix(err.Error(), `unknown command "frob" for "pikit `) {
+			t.Errorf("pikit %s: %v (exit %d)", strings.Join(args, " "), err, exitCode(err))
+		}
+	}
+	if out, _, err := runPikit(t, "", "stateflow"); err != nil || !strings.Contains(out, "Available Commands") {
+		t.Errorf("pikit stateflow without a subcommand: %v\n%s", err, out)
 	}
 }

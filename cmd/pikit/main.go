@@ -75,5 +75,26 @@ func newRootCmd() *cobra.Command {
 		newStateflowCmd(),
 		newExtCmd(),
 	)
+	refuseUnknownSubcommands(root)
 	return root
+}
+
+// refuseUnknownSubcommands makes every command that only groups
+// subcommands (no Run of its own) fail on an unknown one, with exit 1 and
+// cobra's own message form, instead of printing its help and exiting 0 as
+// cobra does below the root. Without arguments it still prints its help.
+func refuseUnknownSubcommands(cmd *cobra.Command) {
+	for _, c := range cmd.Commands() {
+		refuseUnknownSubcommands(c)
+	}
+	if cmd.Run != nil || cmd.RunE != nil || !cmd.HasSubCommands() || !cmd.HasParent() {
+		return
+	}
+	cmd.Args = cobra.ArbitraryArgs
+	cmd.RunE = func(c *cobra.Command, args []string) error {
+		if len(args) > 0 {
+			return fmt.Errorf("unknown command %q for %q", args[0], c.CommandPath())
+		}
+		return c.Help()
+	}
 }
