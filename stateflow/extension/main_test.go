@@ -124,20 +124,29 @@ func command(t *testing.T, ctx context.Context, c *pirpc.Client, text string) *p
 	return n
 }
 
+// toolEnd is the result text of a tool_execution_end event of tool name.
+func toolEnd(ev pirpc.Event, name string) (string, bool) {
+	e, ok := ev.(*pirpc.ToolExecutionEnd)
+	if !ok || e.ToolName != name {
+		return "", false
+	}
+	var r struct {
+		Content []struct{ Text string } `json:"content"`
+	}
+	_ = json.Unmarshal(e.Result, &r)
+	var b strings.Builder
+	for _, c := range r.Content {
+		b.WriteString(c.Text)
+	}
+	return b.String(), true
+}
+
 // toolResult returns the one tool result of a run (its text and error flag).
 func toolResult(t *testing.T, evs []pirpc.Event, name string) (string, bool) {
 	t.Helper()
 	for _, ev := range evs {
-		if e, ok := ev.(*pirpc.ToolExecutionEnd); ok && e.ToolName == name {
-			var r struct {
-				Content []struct{ Text string } `json:"content"`
-			}
-			_ = json.Unmarshal(e.Result, &r)
-			var b strings.Builder
-			for _, c := range r.Content {
-				b.WriteString(c.Text)
-			}
-			return b.String(), e.IsError
+		if text, ok := toolEnd(ev, name); ok {
+			return text, ev.(*pirpc.ToolExecutionEnd).IsError
 		}
 	}
 	t.Fatalf("no %s tool result among %d events", name, len(evs))

@@ -11,7 +11,6 @@ import (
 	"testing"
 
 	"github.com/pikit-dev/pikit/internal/modelserver"
-	"github.com/pikit-dev/pikit/pirpc"
 	"github.com/pikit-dev/pikit/stateflow/store"
 )
 
@@ -93,21 +92,4 @@ func TestRealPi_SkillCompilation(t *testing.T) {
 	if !strings.Contains(string(meta), want) {
 		t.Fatalf("session meta.json lacks %s: %s", want, meta)
 	}
-}
-
-// toolEnd is the result text of a tool_execution_end event of tool name.
-func toolEnd(ev pirpc.Event, name string) (string, bool) {
-	e, ok := ev.(*pirpc.ToolExecutionEnd)
-	if !ok || e.ToolName != name {
-		return "", false
-	}
-	var r struct {
-		Content []struct{ Text string } `json:"content"`
-	}
-	_ = json.Unmarshal(e.Result, &r)
-	var b strings.Builder
-	for _, c := range r.Content {
-		b.WriteString(c.Text)
-	}
-	return b.String(), true
 }

@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -369,13 +368,7 @@ func mustJSON(b *testing.B, v any) []byte {
 // and returns a function that has it patch the Session scope once and
 // waits for its "ok". The process ends when the benchmark does.
 func benchWriter(b *testing.B, root string) func() {
-	exe, err := os.Executable()
-	if err != nil {
-		b.Fatal(err)
-	}
-	cmd := exec.Command(exe)
-	cmd.Env = append(os.Environ(), "STATEFLOW_TEST_CHILD=benchwriter", "STATEFLOW_ROOT="+root)
-	cmd.Stderr = os.Stderr
+	cmd := childCommand("benchwriter", "STATEFLOW_ROOT="+root)
 	in, err := cmd.StdinPipe()
 	if err != nil {
 		b.Fatal(err)

@@ -162,10 +162,8 @@ type modPatcher struct {
 
 func startModPatcher(t testing.TB, root, shape string, w int, session string, n int) *modPatcher {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), "STATEFLOW_TEST_CHILD=modpatcher", "STATEFLOW_ROOT="+root, "STATEFLOW_ID="+strconv.Itoa(w),
+	cmd := childCommand("modpatcher", "STATEFLOW_ROOT="+root, "STATEFLOW_ID="+strconv.Itoa(w),
 		"STATEFLOW_SESSION="+session, "STATEFLOW_N="+strconv.Itoa(n), "STATEFLOW_SHAPE="+shape)
-	cmd.Stderr = os.Stderr
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)

@@ -27,13 +27,11 @@ type patcher struct {
 
 func startPatcher(t testing.TB, root, id, session string, n int, all bool) *patcher {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), "STATEFLOW_TEST_CHILD=patcher", "STATEFLOW_ROOT="+root, "STATEFLOW_ID="+id,
-		"STATEFLOW_SESSION="+session, "STATEFLOW_N="+strconv.Itoa(n))
+	env := []string{"STATEFLOW_ROOT=" + root, "STATEFLOW_ID=" + id, "STATEFLOW_SESSION=" + session, "STATEFLOW_N=" + strconv.Itoa(n)}
 	if all {
-		cmd.Env = append(cmd.Env, "STATEFLOW_ALL=1")
+		env = append(env, "STATEFLOW_ALL=1")
 	}
-	cmd.Stderr = os.Stderr
+	cmd := childCommand("patcher", env...)
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)

@@ -15,8 +15,7 @@ import (
 // startHolder runs a child that holds the store lock for hold.
 func startHolder(t *testing.T, root string, hold time.Duration) *exec.Cmd {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), "STATEFLOW_TEST_CHILD=holder", "STATEFLOW_ROOT="+root, "STATEFLOW_HOLD="+hold.String())
+	cmd := childCommand("holder", "STATEFLOW_ROOT="+root, "STATEFLOW_HOLD="+hold.String())
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"strconv"
 	"testing"
 	"time"
@@ -31,6 +32,15 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, "unknown child role")
 		os.Exit(2)
 	}
+}
+
+// childCommand is this test binary run as the child role (the tests do
+// not run), with env added and its stderr on ours.
+func childCommand(role string, env ...string) *exec.Cmd {
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(append(os.Environ(), "STATEFLOW_TEST_CHILD="+role), env...)
+	cmd.Stderr = os.Stderr
+	return cmd
 }
 
 // childPatcher applies STATEFLOW_N patches, each adding key w<ID>-<i> to
