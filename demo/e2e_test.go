@@ -3,9 +3,7 @@ package demo_test
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -21,8 +19,6 @@ import (
 	"time"
 
 	"github.com/pikit-dev/pikit/internal/syncbuf"
-
-	"github.com/chromedp/chromedp"
 
 	"github.com/pikit-dev/pikit/internal/browsertest"
 	"github.com/pikit-dev/pikit/internal/leakcheck"
@@ -242,7 +238,7 @@ func alive(procs map[int]string) []int {
 // Real peers: Pi 1.6.0 from the test cache (as the cache install), Chromium.
 func TestDemo_CleanMachine(t *testing.T) {
 	in := pitest.Require(t)
-	browsertest.Chromium(t) // before any build: skip or fail early
+	browsertest.Require(t, browsertest.Chromium) // before any build: skip or fail early
 	dev, _, _ := binaries(t)
 	home, cache := t.TempDir(), t.TempDir()
 	d := startDemo(t, dev, cleanEnv(t, home, cache), "--pi-prefix", in.Root)
@@ -250,7 +246,7 @@ func TestDemo_CleanMachine(t *testing.T) {
 		t.Errorf("the demo does not say it runs the offline model:\n%s", out)
 	}
 
-	ctx := browsertest.New(t, nil)
+	ctx := browsertest.New(t, &browsertest.Options{Width: 1280, Height: 900})
 	output := runTask(t, ctx, d.url+"tasks", `[data-testid="task-2"] .title`, "task-2",
 		`[data-testid="task-2"]`, "templates/task-item.html")
 	for _, want := range []string{"[pikit demo: scripted output, not a real model]", "I read templates/task-item.html"} {
@@ -297,11 +293,9 @@ func stopAndCheck(t *testing.T, d *demoProcess, wantPi bool) {
 // checks the mark chip names chip, types a task, runs it and waits for
 // Working, an output containing every want, and Finished. It returns the
 // output.
-func runTask(t *testing.T, ctx context.Context, page, markExpr, chip string, wants ...string) string {
+func runTask(t *testing.T, ctx *browsertest.Tab, page, markExpr, chip string, wants ...string) string {
 	t.Helper()
-	if err := chromedp.Do(ctx, chromedp.EmulateViewport(1280, 900), chromedp.Navigate(page)); err != nil {
-		t.Fatal(err)
-	}
+	browsertest.Navigate(t, ctx, page)
 	browsertest.Wait(t, ctx, "Ready", browsertest.Shadow(`root.querySelector("[data-status]").dataset.state === "ready"`), time.Minute)
 	browsertest.ClickAt(t, ctx, browsertest.Shadow(`root.querySelector("[data-launcher]")`))
 	browsertest.Wait(t, ctx, "the panel", browsertest.Shadow(`!root.querySelector("[data-panel]").hidden`), 10*time.Second)
@@ -312,12 +306,8 @@ func runTask(t *testing.T, ctx context.Context, page, markExpr, chip string, wan
 	if got := browsertest.Eval[string](t, ctx, browsertest.Shadow(`root.querySelector("[data-marks] li").textContent`)); !strings.Contains(got, chip) {
 		t.Fatalf("mark chip = %q, want %q", got, chip)
 	}
-	if _, err := chromedp.Run(ctx, chromedp.Evaluate[any](browsertest.Shadow(`(root.querySelector("[data-prompt]").focus(), null)`))); err != nil && !errors.Is(err, chromedp.ErrJSNull) {
-		t.Fatal(err)
-	}
-	if err := chromedp.Do(ctx, chromedp.KeyEvent("Make this stand out.")); err != nil {
-		t.Fatal(err)
-	}
+	browsertest.Do(t, ctx, browsertest.Shadow(`root.querySelector("[data-prompt]").focus()`))
+	browsertest.Key(t, ctx, "Make this stand out.")
 	browsertest.Wait(t, ctx, "Run enabled", browsertest.Shadow(`!root.querySelector("[data-run]").disabled`), 10*time.Second)
 	browsertest.ClickAt(t, ctx, browsertest.Shadow(`root.querySelector("[data-run]")`))
 	browsertest.Wait(t, ctx, "Working", browsertest.Shadow(`root.querySelector("[data-status-text]").textContent === "Working"`), 30*time.Second)
@@ -327,14 +317,8 @@ func runTask(t *testing.T, ctx context.Context, page, markExpr, chip string, wan
 	}
 	browsertest.Wait(t, ctx, "output naming the marked selector", browsertest.Shadow(strings.Join(conds, " && ")), time.Minute)
 	browsertest.Wait(t, ctx, "Finished", browsertest.Shadow(`root.querySelector("[data-status-text]").textContent === "Finished"`), time.Minute)
-	if dir := os.Getenv("PIKIT_SCREENSHOT_DIR"); dir != "" {
-		png, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, t.Name()+".png"), png, 0o600); err != nil {
-			t.Fatal(err)
-		}
+	if os.Getenv("PIKIT_SCREENSHOT_DIR") != "" {
+		browsertest.Screenshot(t, ctx, browsertest.ScreenshotDir(t), t.Name()+".png")
 	}
 	return browsertest.Eval[string](t, ctx, browsertest.Shadow(`root.querySelector("[data-output]").textContent`))
 }

@@ -36,7 +36,7 @@ http.createServer((req, res) => {
 // (--in-process), SIGINT leaves nothing behind. The binary is cmd/pikit
 // built with no build tags.
 func TestProxy_BrowserFlow(t *testing.T) {
-	browsertest.Chromium(t) // before any build: skip or fail early
+	browsertest.Require(t, browsertest.Chromium) // before any build: skip or fail early
 	dev, _, _ := binaries(t)
 	// The demo's script answers; with no source hint it reads
 	// templates/layout.html of the project.
@@ -70,7 +70,7 @@ func TestProxy_BrowserFlow(t *testing.T) {
 	d := startPikit(t, dev, penv, project, regexp.MustCompile(`pikit taskbar proxy: (http://127\.0\.0\.1:\d+/) `),
 		"taskbar", "proxy", "--in-process", "--upstream", upstream, "--listen", "127.0.0.1:0")
 
-	ctx := browsertest.New(t, nil)
+	ctx := browsertest.New(t, &browsertest.Options{Width: 1280, Height: 900})
 	output := runTask(t, ctx, d.url, `[data-testid="row-b"]`, "row-b", `[data-testid="row-b"]`, "I read templates/layout.html")
 	if !strings.Contains(output, "/ with") && !strings.Contains(output, "on /") {
 		t.Errorf("output does not name the page path:\n%s", output)

@@ -143,7 +143,7 @@ func TestBrowser_LivePage(t *testing.T) {
 	agentTok := sf.AgentToken
 	endpoint := line.URL // http://localhost:<port>: a different origin from the app (127.0.0.1)
 
-	tab, closeTab := chromedp.NewContext(browser)
+	tab, closeTab := chromedp.NewContext(browsertest.Chromedp(t, browser))
 	defer closeTab()
 	if err := chromedp.Do(tab); err != nil { // the tab lives as long as this first call's context
 		t.Fatal(err)

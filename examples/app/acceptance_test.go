@@ -16,8 +16,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/chromedp/chromedp"
-
 	"github.com/pikit-dev/pikit/demo"
 	"github.com/pikit-dev/pikit/examples/app"
 	"github.com/pikit-dev/pikit/internal/browsertest"
@@ -84,7 +82,7 @@ type stack struct {
 // with the taskbar mounted.
 func newStack(t *testing.T) *stack {
 	t.Helper()
-	browsertest.Chromium(t) // skip (or fail under CI) before starting anything
+	browsertest.Require(t, browsertest.Chromium) // skip (or fail under CI) before starting anything
 	env := pitest.New(t, &pitest.Options{Script: acceptanceScript()})
 	root, err := filepath.EvalSymlinks(env.Dir)
 	browsertest.Must(t, err)
@@ -138,7 +136,7 @@ const (
 	taskWait = time.Minute
 )
 
-func wait(t *testing.T, ctx context.Context, what, predicate string, d time.Duration) {
+func wait(t *testing.T, ctx *browsertest.Tab, what, predicate string, d time.Duration) {
 	t.Helper()
 	browsertest.Wait(t, ctx, what, predicate, d)
 }
@@ -147,13 +145,13 @@ func statusIs(text string) string { return browsertest.TextIs("[data-status-text
 
 // openPage loads url and waits until the taskbar shows an idle session
 // (Ready, or the retained task's Finished or Stopped).
-func openPage(t *testing.T, ctx context.Context, url string) {
+func openPage(t *testing.T, ctx *browsertest.Tab, url string) {
 	t.Helper()
 	browsertest.Navigate(t, ctx, url)
 	wait(t, ctx, "an idle session", browsertest.Shadow(`["Ready", "Finished", "Stopped"].includes(root.querySelector("[data-status-text]").textContent)`), taskWait)
 }
 
-func openPanel(t *testing.T, ctx context.Context) {
+func openPanel(t *testing.T, ctx *browsertest.Tab) {
 	t.Helper()
 	if browsertest.Eval[bool](t, ctx, browsertest.Shadow(`root.querySelector("[data-panel]").hidden`)) {
 		browsertest.ClickShadow(t, ctx, "[data-launcher]")
@@ -162,7 +160,7 @@ func openPanel(t *testing.T, ctx context.Context) {
 }
 
 // setPrompt replaces the instruction by typing text into it.
-func setPrompt(t *testing.T, ctx context.Context, text string) {
+func setPrompt(t *testing.T, ctx *browsertest.Tab, text string) {
 	t.Helper()
 	browsertest.Do(t, ctx, `const p = `+browsertest.HostJS+`.shadowRoot.querySelector("[data-prompt]"); p.focus(); p.select()`)
 	browsertest.Key(t, ctx, text)
@@ -170,7 +168,7 @@ func setPrompt(t *testing.T, ctx context.Context, text string) {
 }
 
 // mark marks the page element matching selector with the pointer.
-func mark(t *testing.T, ctx context.Context, selector string, want int) {
+func mark(t *testing.T, ctx *browsertest.Tab, selector string, want int) {
 	t.Helper()
 	browsertest.ClickShadow(t, ctx, "[data-mark]")
 	wait(t, ctx, "selection mode", browsertest.Shadow(`root.querySelector("[data-mark]").getAttribute("aria-pressed") === "true"`), uiWait)
@@ -179,7 +177,7 @@ func mark(t *testing.T, ctx context.Context, selector string, want int) {
 }
 
 // run clicks Run and waits until the task is working.
-func run(t *testing.T, ctx context.Context) {
+func run(t *testing.T, ctx *browsertest.Tab) {
 	t.Helper()
 	wait(t, ctx, "Run enabled", browsertest.Shadow(`root.querySelector("[data-run]").textContent === "Run with Pi" && root.querySelector("[data-run]").getAttribute("aria-disabled") !== "true"`), uiWait)
 	browsertest.ClickShadow(t, ctx, "[data-run]")
@@ -187,7 +185,7 @@ func run(t *testing.T, ctx context.Context) {
 }
 
 // submit opens the panel, types prompt and runs it (see [run]).
-func submit(t *testing.T, ctx context.Context, prompt string) {
+func submit(t *testing.T, ctx *browsertest.Tab, prompt string) {
 	t.Helper()
 	openPanel(t, ctx)
 	setPrompt(t, ctx, prompt)
@@ -195,7 +193,7 @@ func submit(t *testing.T, ctx context.Context, prompt string) {
 }
 
 // runTask submits prompt and waits for Finished with want in the output.
-func runTask(t *testing.T, ctx context.Context, prompt, want string) {
+func runTask(t *testing.T, ctx *browsertest.Tab, prompt, want string) {
 	t.Helper()
 	submit(t, ctx, prompt)
 	wait(t, ctx, "output "+want, browsertest.TextHas("[data-output]", want), taskWait)
@@ -243,7 +241,7 @@ func checkFocusPoints(t *testing.T, e demo.Envelope, want map[string]string) {
 
 // visible asks the page to read state now, as a tab coming back into view
 // does (the client polls every 30 s while idle).
-func visible(t *testing.T, ctx context.Context) {
+func visible(t *testing.T, ctx *browsertest.Tab) {
 	t.Helper()
 	browsertest.Do(t, ctx, `document.dispatchEvent(new Event("visibilitychange"))`)
 }
@@ -325,8 +323,7 @@ func TestAcceptance(t *testing.T) {
 		// Tab A loads first and submits after tab B has loaded: a second
 		// page load must not invalidate the older tab's CSRF token.
 		openPage(t, ctx, tasks)
-		tabB, cancelB := chromedp.NewContext(ctx)
-		defer cancelB()
+		tabB := browsertest.NewTab(t, ctx)
 		openPage(t, tabB, s.url)
 		submit(t, ctx, kwTabs+": share this.")
 		visible(t, tabB)
@@ -372,7 +369,7 @@ func TestAcceptance(t *testing.T) {
 		wait(t, ctx, "state after the swap", browsertest.Shadow(`["Ready", "Finished", "Stopped"].includes(root.querySelector("[data-status-text]").textContent)`), uiWait)
 		// A full navigation by link: one fresh host that reads state again.
 		browsertest.ClickPage(t, ctx, `[data-testid="nav-tasks"]`)
-		browsertest.Must(t, chromedp.Do(ctx, chromedp.WaitVisible(`[data-testid="task-list"]`)))
+		wait(t, ctx, "the task list", `(() => { const l = document.querySelector('[data-testid="task-list"]'); return !!l && l.getClientRects().length > 0; })()`, taskWait)
 		wait(t, ctx, "an idle session", browsertest.Shadow(`["Ready", "Finished", "Stopped"].includes(root.querySelector("[data-status-text]").textContent)`), taskWait)
 		got = browsertest.Eval[[]any](t, ctx, `[document.querySelectorAll("[data-pi-browser-taskbar-host]").length, `+browsertest.HostJS+`.testMarker === undefined]`)
 		if !slices.Equal(got, []any{float64(1), true}) {
@@ -394,14 +391,14 @@ func TestAcceptance(t *testing.T) {
 		}
 		browsertest.Do(t, ctx, browsertest.HostJS+`.shadowRoot.querySelector("[data-prompt]").select()`)
 		browsertest.Key(t, ctx, kwKeys+": use the link.")
-		browsertest.Key(t, ctx, "\t", chromedp.ModifierShift)
+		browsertest.Key(t, ctx, "\t", browsertest.ModifierShift)
 		if f := browsertest.Focused(t, ctx); f != "data-mark" {
 			t.Fatalf("Shift+Tab from the instruction = %s, want Mark element", f)
 		}
 		browsertest.Key(t, ctx, "\r")
 		wait(t, ctx, "selection mode", browsertest.Shadow(`root.querySelector("[data-mark]").getAttribute("aria-pressed") === "true"`), uiWait)
 		for i := 0; i < 10 && !strings.HasPrefix(browsertest.Focused(t, ctx), "page:a"); i++ {
-			browsertest.Key(t, ctx, "\t", chromedp.ModifierShift)
+			browsertest.Key(t, ctx, "\t", browsertest.ModifierShift)
 		}
 		if f := browsertest.Focused(t, ctx); !strings.HasPrefix(f, "page:a") {
 			t.Fatalf("Shift+Tab never reached a page link (focus %s)", f)

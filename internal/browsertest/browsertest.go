@@ -1,21 +1,47 @@
 // Package browsertest is the browser side of the project's acceptance
-// tests: it starts Debian chromium through chromedp, reads the taskbar's
-// Shadow DOM, and runs axe-core from the test peers cache (DESIGN.md
-// "Testing levels" 3).
+// tests: it starts a real browser engine for one test, evaluates
+// JavaScript in its tabs, sends real pointer and key input, reads the
+// taskbar's Shadow DOM, and runs axe-core from the test peers cache
+// (DESIGN.md "Testing levels" 3).
+//
+// # Engines
+//
+// A test is written once against [Tab] and runs in each [Engine] through
+// [ForEachEngine] (subtests chromium, firefox, webkit), as seed 000's
+// acceptance asks:
+//
+//   - Chromium: Debian chromium through chromedp (CDP);
+//   - Firefox: Debian firefox-esr, headless, over WebDriver BiDi on its
+//     remote-debugging port (package bidi);
+//   - WebKit: WebKitGTK's MiniBrowser through WebKitWebDriver, the W3C
+//     WebDriver (package webdriver), on a private Xvfb display (WebKitGTK
+//     has no headless mode).
+//
+// What one engine cannot do is refused by name, never faked: only
+// Chromium emulates a network loss ([SetOffline]).
 //
 // # Peers
 //
 // Chromium is $PIKIT_CHROMIUM, /usr/bin/chromium or /usr/bin/chromium-browser;
-// axe-core is node_modules/axe-core/axe.min.js under $PIKIT_TESTDEPS, else
-// <module root>/.cache/testdeps (scripts/install-test-deps installs both).
+// Firefox is $PIKIT_FIREFOX, firefox-esr or firefox; WebKit needs
+// WebKitWebDriver and Xvfb on PATH; axe-core is
+// node_modules/axe-core/axe.min.js under $PIKIT_TESTDEPS, else
+// <module root>/.cache/testdeps (scripts/install-test-deps installs all).
 // A missing peer skips the test, or fails it under CI=true (COMMON rules:
 // a missing peer never skips in CI).
 //
+// # Processes
+//
+// Every process a test starts (chromium, firefox, WebKitWebDriver with its
+// MiniBrowser, Xvfb) has exited before the test's cleanup ends.
+//
 // # Example
 //
-//	ctx := browsertest.New(t, &browsertest.Options{Width: 320, Height: 640})
-//	browsertest.Navigate(t, ctx, url)
-//	browsertest.Wait(t, ctx, "Ready", browsertest.Shadow(`root.querySelector("[data-status]").dataset.state === "ready"`), time.Minute)
+//	browsertest.ForEachEngine(t, func(t *testing.T, e browsertest.Engine) {
+//		tab := browsertest.New(t, &browsertest.Options{Engine: e, Width: 320, Height: 640})
+//		browsertest.Navigate(t, tab, url)
+//		browsertest.Wait(t, tab, "Ready", browsertest.Shadow(`root.querySelector("[data-status]").dataset.state === "ready"`), time.Minute)
+//	})
 package browsertest
 
 import (
@@ -27,59 +53,147 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
-
-	"github.com/chromedp/cdproto/cdp"
-	"github.com/chromedp/cdproto/emulation"
-	"github.com/chromedp/cdproto/network"
-	"github.com/chromedp/chromedp"
-
-	"github.com/pikit-dev/pikit/internal/modroot"
 )
 
-// HostJS is a JavaScript expression for the taskbar's Shadow-DOM host.
-const HostJS = `document.getElementById("pi-browser-taskbar-host")`
+// Engine names a browser engine.
+type Engine string
 
-// Chromium returns the chromium binary, or ends the test: t.Fatal under
-// CI=true, t.Skip otherwise.
-func Chromium(t testing.TB) string {
+// The engines tests run in.
+const (
+	Chromium Engine = "chromium"
+	Firefox  Engine = "firefox"
+	WebKit   Engine = "webkit"
+)
+
+// Engines returns every engine, in the order [ForEachEngine] runs them.
+func Engines() []Engine { return []Engine{Chromium, Firefox, WebKit} }
+
+// ForEachEngine runs f as one subtest per engine, named after it.
+func ForEachEngine(t *testing.T, f func(t *testing.T, e Engine)) {
 	t.Helper()
-	for _, p := range []string{os.Getenv("PIKIT_CHROMIUM"), "/usr/bin/chromium", "/usr/bin/chromium-browser"} {
-		if p == "" {
-			continue
-		}
-		if _, err := exec.LookPath(p); err == nil {
-			return p
+	for _, e := range Engines() {
+		t.Run(string(e), func(t *testing.T) { f(t, e) })
+	}
+}
+
+// Require ends the test unless every engine's peers are installed: t.Fatal
+// under CI=true, t.Skip otherwise. Call it before starting anything else.
+func Require(t testing.TB, engines ...Engine) {
+	t.Helper()
+	for _, e := range engines {
+		if missing := missingPeer(e); missing != "" {
+			if os.Getenv("CI") == "true" {
+				t.Fatalf("%s is required under CI=true (scripts/install-test-deps installs it): %s", e, missing)
+			}
+			t.Skipf("%s not available: %s (run scripts/install-test-deps)", e, missing)
 		}
 	}
-	if os.Getenv("CI") == "true" {
-		t.Fatal("chromium is required under CI=true (scripts/install-test-deps installs it)")
+}
+
+// missingPeer says what of engine's peers is not installed, or "".
+func missingPeer(e Engine) string {
+	switch e {
+	case Chromium:
+		if ChromiumPath() == "" {
+			return "no chromium; set PIKIT_CHROMIUM or install /usr/bin/chromium"
+		}
+	case Firefox:
+		if FirefoxPath() == "" {
+			return "no firefox-esr; set PIKIT_FIREFOX or install firefox-esr"
+		}
+	case WebKit:
+		if lookPeer("WebKitWebDriver") == "" {
+			return "no WebKitWebDriver (Debian webkit2gtk-driver)"
+		}
+		if lookPeer("Xvfb") == "" {
+			return "no Xvfb (Debian xvfb)"
+		}
+	default:
+		return "unknown engine"
 	}
-	t.Skip("chromium not found; set PIKIT_CHROMIUM or install /usr/bin/chromium")
 	return ""
 }
 
-// Options configure [New]; nil means a 1280×800 viewport at scale 1.
+// lookPeer returns the first of names found as a path or on PATH, or "".
+func lookPeer(names ...string) string {
+	for _, n := range names {
+		if n == "" {
+			continue
+		}
+		if p, err := exec.LookPath(n); err == nil {
+			return p
+		}
+	}
+	return ""
+}
+
+// MediaFeature is an emulated CSS media feature, such as
+// {"prefers-reduced-motion", "reduce"}.
+type MediaFeature struct{ Name, Value string }
+
+// Options configure [New]; nil means Chromium with a 1280×800 viewport at
+// scale 1.
 type Options struct {
+	// Engine is the browser engine; zero means Chromium.
+	Engine Engine
 	// Width and Height are the viewport in CSS pixels; zero means 1280×800.
 	Width, Height int64
-	// Scale is the device scale factor (2 with half the CSS pixels is 200 %
-	// zoom); zero means 1.
+	// Scale is the device pixel ratio (2 with half the CSS pixels is 200 %
+	// zoom); zero means 1. WebKit takes whole numbers only.
 	Scale float64
-	// Media are emulated media features (prefers-color-scheme,
-	// prefers-reduced-motion, ...).
-	Media []*emulation.MediaFeature
+	// Media are emulated media features. Every engine takes
+	// prefers-reduced-motion (reduce, no-preference) and
+	// prefers-color-scheme (light, dark); [New] checks that the page sees
+	// each one.
+	Media []MediaFeature
 	// Timeout bounds everything done in the browser; zero means 3 minutes.
 	Timeout time.Duration
 }
 
-// New starts a headless chromium with a temporary profile for one test and
-// returns a chromedp context bound to its first tab; the browser stops when
-// the test ends. Further tabs: chromedp.NewContext(ctx).
-func New(t testing.TB, opts *Options) context.Context {
+// Tab is one tab of a browser a test started. Its methods are the package's
+// functions ([Navigate], [Eval], [Key], ...); it is not for concurrent use.
+type Tab struct {
+	// Engine is the tab's browser engine.
+	Engine Engine
+	ctx    context.Context // bounds every call: Options.Timeout
+	d      driver
+}
+
+// driver is one engine's tab.
+type driver interface {
+	navigate(ctx context.Context, url string) error
+	reload(ctx context.Context) error
+	// evalString evaluates expr, awaiting a promise; its value must be a
+	// string.
+	evalString(ctx context.Context, expr string) (string, error)
+	// pointer moves the mouse to the viewport point (x, y), then presses
+	// and releases the left button as press and release say.
+	pointer(ctx context.Context, x, y float64, press, release bool) error
+	keys(ctx context.Context, keys string, mods Modifier) error
+	screenshot(ctx context.Context) ([]byte, error)
+	// newTab opens another tab of the same browser (same profile).
+	newTab(ctx context.Context) (driver, error)
+	// close closes this tab; the browser's own stop closes the rest.
+	close(ctx context.Context) error
+}
+
+// offliner is a driver that can emulate a network loss.
+type offliner interface {
+	setOffline(ctx context.Context, offline bool) error
+}
+
+// New starts a browser of opts.Engine with a temporary profile for one test
+// and returns its first tab; the browser stops, and its processes have
+// exited, when the test ends. A missing engine ends the test (see
+// [Require]). Further tabs: [NewTab].
+func New(t testing.TB, opts *Options) *Tab {
 	t.Helper()
 	var o Options
 	if opts != nil {
 		o = *opts
+	}
+	if o.Engine == "" {
+		o.Engine = Chromium
 	}
 	if o.Width == 0 {
 		o.Width, o.Height = 1280, 800
@@ -90,26 +204,102 @@ func New(t testing.TB, opts *Options) context.Context {
 	if o.Timeout == 0 {
 		o.Timeout = 3 * time.Minute
 	}
-	path := Chromium(t)
-	flags := append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(path), chromedp.NoSandbox, chromedp.DisableGPU, chromedp.UserDataDir(t.TempDir()),
-		chromedp.Flag("disable-component-update", true), chromedp.Flag("no-first-run", true))
-	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), flags...)
-	ctx, cancelCtx := chromedp.NewContext(allocCtx)
-	ctx, cancelTimeout := context.WithTimeout(ctx, o.Timeout)
+	Require(t, o.Engine)
+	ctx, cancel := context.WithTimeout(context.Background(), o.Timeout)
+	t.Cleanup(cancel) // runs after the browser's own cleanup, registered below
+	var (
+		d   driver
+		err error
+	)
+	switch o.Engine {
+	case Chromium:
+		d, err = startChromium(t, ctx, &o)
+	case Firefox:
+		d, err = startFirefoxTab(t, ctx, &o)
+	case WebKit:
+		d, err = startWebKitTab(t, ctx, &o)
+	}
+	if err != nil {
+		t.Fatalf("start %s: %v", o.Engine, err)
+	}
+	tab := &Tab{Engine: o.Engine, ctx: ctx, d: d}
+	tab.checkEmulation(t, &o)
+	return tab
+}
+
+// startFirefoxTab starts Firefox for t and opens its first tab.
+func startFirefoxTab(t testing.TB, ctx context.Context, o *Options) (driver, error) {
+	b, err := startFirefox(ctx, FirefoxPath(), t.TempDir(), o)
+	if err != nil {
+		return nil, err
+	}
 	t.Cleanup(func() {
-		cancelTimeout()
-		cancelCtx()
-		cancelAlloc()
+		if err := b.close(); err != nil {
+			t.Errorf("stop firefox: %v", err)
+		}
 	})
-	Must(t, chromedp.Do(ctx,
-		chromedp.EmulateViewport(o.Width, o.Height, chromedp.EmulateScale(o.Scale)),
-		chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
-			_, err := cdp.Call(ctx, tg, emulation.SetEmulatedMedia, emulation.SetEmulatedMediaParams{Features: o.Media})
-			return err
-		}),
-	))
-	return ctx
+	return b.newTab(ctx, o, true)
+}
+
+// startWebKitTab starts Xvfb, WebKitWebDriver and MiniBrowser for t.
+func startWebKitTab(t testing.TB, ctx context.Context, o *Options) (driver, error) {
+	b, err := startWebKit(ctx, t.TempDir(), o)
+	if err != nil {
+		return nil, err
+	}
+	t.Cleanup(func() {
+		if err := b.close(); err != nil {
+			t.Errorf("stop webkit: %v", err)
+		}
+	})
+	return b.firstTab(ctx)
+}
+
+// checkEmulation ends the test unless the page sees the viewport, scale and
+// media features asked for: an engine that ignored them would make a layout
+// or motion check pass for the wrong reason.
+func (tab *Tab) checkEmulation(t testing.TB, o *Options) {
+	t.Helper()
+	media := make([]string, len(o.Media))
+	for i, m := range o.Media {
+		media[i] = "(" + m.Name + ": " + m.Value + ")"
+	}
+	var got struct {
+		Width, Height int64
+		Scale         float64
+		Media         []bool
+	}
+	raw, err := tab.evalJSON(`({Width: innerWidth, Height: innerHeight, Scale: devicePixelRatio, Media: ` + mustJSON(media) + `.map((q) => matchMedia(q).matches)})`)
+	if err == nil {
+		err = json.Unmarshal([]byte(raw), &got)
+	}
+	if err != nil {
+		t.Fatalf("%s: read the viewport: %v", tab.Engine, err)
+	}
+	if got.Width != o.Width || got.Height != o.Height || got.Scale != o.Scale {
+		t.Fatalf("%s: viewport %dx%d at scale %v, want %dx%d at %v", tab.Engine, got.Width, got.Height, got.Scale, o.Width, o.Height, o.Scale)
+	}
+	for i, ok := range got.Media {
+		if !ok {
+			t.Fatalf("%s: the page does not match %s", tab.Engine, media[i])
+		}
+	}
+}
+
+// NewTab opens another tab in tab's browser (same profile, so the tabs share
+// storage and broadcast channels); it closes when the test ends.
+func NewTab(t testing.TB, tab *Tab) *Tab {
+	t.Helper()
+	d, err := tab.d.newTab(tab.ctx)
+	if err != nil {
+		t.Fatalf("%s: new tab: %v", tab.Engine, err)
+	}
+	t.Cleanup(func() {
+		if err := d.close(tab.ctx); err != nil && tab.ctx.Err() == nil {
+			t.Errorf("%s: close tab: %v", tab.Engine, err)
+		}
+	})
+	return &Tab{Engine: tab.Engine, ctx: tab.ctx, d: d}
 }
 
 // Must ends the test on a non-nil error.
@@ -120,69 +310,157 @@ func Must(t testing.TB, err error) {
 	}
 }
 
-// Navigate loads url in the tab.
-func Navigate(t testing.TB, ctx context.Context, url string) {
+// Navigate loads url in the tab and waits for its load event.
+func Navigate(t testing.TB, tab *Tab, url string) {
 	t.Helper()
-	Must(t, chromedp.Do(ctx, chromedp.Navigate(url)))
+	if err := tab.d.navigate(tab.ctx, url); err != nil {
+		t.Fatalf("%s: navigate: %v", tab.Engine, err)
+	}
 }
 
-// Shadow returns a JavaScript expression that evaluates expr with `root`
-// bound to the taskbar's shadow root, or null when there is no taskbar.
-func Shadow(expr string) string {
-	return `(() => { const h = ` + HostJS + `; if (!h || !h.shadowRoot) return null; const root = h.shadowRoot; return (` + expr + `); })()`
-}
-
-// JSString quotes s as a JavaScript string literal.
-func JSString(s string) string {
-	b, _ := json.Marshal(s)
-	return string(b)
-}
-
-// Eval evaluates expr in the page (awaiting a promise) and decodes the
-// result; an exception ends the test.
-func Eval[T any](t testing.TB, ctx context.Context, expr string) T {
+// Reload reloads the tab's page and waits for its load event.
+func Reload(t testing.TB, tab *Tab) {
 	t.Helper()
-	v, err := chromedp.Run(ctx, chromedp.Evaluate[T](expr, chromedp.EvalAwaitPromise))
+	if err := tab.d.reload(tab.ctx); err != nil {
+		t.Fatalf("%s: reload: %v", tab.Engine, err)
+	}
+}
+
+// evalJSON evaluates expr (awaiting a promise) and returns its value as
+// JSON; undefined is null.
+func (tab *Tab) evalJSON(expr string) (string, error) {
+	return tab.d.evalString(tab.ctx, "(async () => { const v = await (\n"+expr+"\n); return JSON.stringify(v === undefined ? null : v); })()")
+}
+
+// Eval evaluates expr in the page (awaiting a promise) and decodes its
+// JSON value; an exception ends the test.
+func Eval[T any](t testing.TB, tab *Tab, expr string) T {
+	t.Helper()
+	var v T
+	raw, err := tab.evalJSON(expr)
+	if err == nil {
+		err = json.Unmarshal([]byte(raw), &v)
+	}
 	if err != nil {
-		t.Fatalf("evaluate %.120q: %v", expr, err)
+		t.Fatalf("%s: evaluate %.120q: %v", tab.Engine, expr, err)
 	}
 	return v
 }
 
 // Do evaluates the statements in js for their effect.
-func Do(t testing.TB, ctx context.Context, js string) {
+func Do(t testing.TB, tab *Tab, js string) {
 	t.Helper()
-	_, err := chromedp.Run(ctx, chromedp.Evaluate[any](`(() => { `+js+`; return null })()`))
-	if err != nil && err != chromedp.ErrJSNull {
-		t.Fatalf("evaluate %.120q: %v", js, err)
-	}
+	Eval[any](t, tab, `(() => { `+js+"\n; return null })()")
 }
 
 // Wait polls a JavaScript predicate every 25 ms until it is truthy, at most
 // timeout; on timeout it ends the test naming what, with the taskbar's
-// status, activity, output and error. The bound only stops a broken run.
-func Wait(t testing.TB, ctx context.Context, what, predicate string, timeout time.Duration) {
+// status, activity, output and error. An evaluation error (a page being
+// replaced) counts as not yet. The bound only stops a broken run.
+func Wait(t testing.TB, tab *Tab, what, predicate string, timeout time.Duration) {
 	t.Helper()
-	if _, err := chromedp.Run(ctx, chromedp.Poll[chromedp.Void](predicate,
-		chromedp.WithPollingTimeout(timeout), chromedp.WithPollingInterval(25*time.Millisecond))); err != nil {
-		state, _ := chromedp.Run(ctx, chromedp.Evaluate[string](Shadow(`["[data-status-text]", "[data-activity]", "[data-output]", "[data-error]", "[data-retry]"].map((s) => (root.querySelector(s) || {}).textContent).join(" | ")`)))
-		t.Fatalf("waiting for %s: %v (taskbar: %q)", what, err, state)
+	deadline := time.NewTimer(timeout)
+	defer deadline.Stop()
+	tick := time.NewTicker(25 * time.Millisecond)
+	defer tick.Stop()
+	var last error
+	for {
+		raw, err := tab.evalJSON(`!!(` + predicate + "\n)")
+		if err == nil && raw == "true" {
+			return
+		}
+		if err != nil {
+			last = err
+		}
+		select {
+		case <-tick.C:
+			continue
+		case <-deadline.C:
+		case <-tab.ctx.Done():
+		}
+		break
 	}
+	state, _ := tab.evalJSON(Shadow(`["[data-status-text]", "[data-activity]", "[data-output]", "[data-error]", "[data-retry]"].map((s) => (root.querySelector(s) || {}).textContent).join(" | ")`))
+	t.Fatalf("%s: waiting for %s: timed out after %v (last error: %v; taskbar: %s)", tab.Engine, what, timeout, last, state)
 }
 
 // ClickAt scrolls the element elementExpr evaluates to into view and clicks
 // its centre with a real pointer event.
-func ClickAt(t testing.TB, ctx context.Context, elementExpr string) {
+func ClickAt(t testing.TB, tab *Tab, elementExpr string) {
 	t.Helper()
-	pt := Eval[[]float64](t, ctx, `(() => { const e = `+elementExpr+`; e.scrollIntoView({block: "start"}); const r = e.getBoundingClientRect(); return [r.left + r.width / 2, r.top + r.height / 2]; })()`)
-	Must(t, chromedp.Do(ctx, chromedp.MouseClickXY(pt[0], pt[1])))
+	pt := Eval[[]float64](t, tab, `(() => { const e = `+elementExpr+`; e.scrollIntoView({block: "start"}); const r = e.getBoundingClientRect(); return [r.left + r.width / 2, r.top + r.height / 2]; })()`)
+	ClickXY(t, tab, pt[0], pt[1])
+}
+
+// ClickXY clicks the left mouse button at the viewport point (x, y).
+func ClickXY(t testing.TB, tab *Tab, x, y float64) {
+	t.Helper()
+	if err := tab.d.pointer(tab.ctx, x, y, true, true); err != nil {
+		t.Fatalf("%s: click at %v,%v: %v", tab.Engine, x, y, err)
+	}
+}
+
+// MouseDown moves the mouse to (x, y) and presses the left button; MouseUp
+// releases it there.
+func MouseDown(t testing.TB, tab *Tab, x, y float64) {
+	t.Helper()
+	if err := tab.d.pointer(tab.ctx, x, y, true, false); err != nil {
+		t.Fatalf("%s: mouse down at %v,%v: %v", tab.Engine, x, y, err)
+	}
+}
+
+// MouseUp releases the left mouse button at (x, y).
+func MouseUp(t testing.TB, tab *Tab, x, y float64) {
+	t.Helper()
+	if err := tab.d.pointer(tab.ctx, x, y, false, true); err != nil {
+		t.Fatalf("%s: mouse up at %v,%v: %v", tab.Engine, x, y, err)
+	}
+}
+
+// Modifier is a set of modifier keys held while [Key] types.
+type Modifier int
+
+// Modifier keys.
+const (
+	ModifierShift Modifier = 1 << iota
+)
+
+// Key sends key events: a key such as "\t" (Tab), "\r" (Enter), "\u001b"
+// (Escape) with optional modifiers held, or text typed one character at a
+// time.
+func Key(t testing.TB, tab *Tab, keys string, mods ...Modifier) {
+	t.Helper()
+	var m Modifier
+	for _, x := range mods {
+		m |= x
+	}
+	if err := tab.d.keys(tab.ctx, keys, m); err != nil {
+		t.Fatalf("%s: keys %q: %v", tab.Engine, keys, err)
+	}
+}
+
+// SetOffline switches the tab's network emulation: offline fails every
+// request (loopback included) as a lost connection and sets
+// navigator.onLine to false; online lifts all emulation. Only Chromium
+// emulates a network loss; in other engines it ends the test.
+func SetOffline(t testing.TB, tab *Tab, offline bool) {
+	t.Helper()
+	o, ok := tab.d.(offliner)
+	if !ok {
+		t.Fatalf("%s cannot emulate a network loss", tab.Engine)
+	}
+	if err := o.setOffline(tab.ctx, offline); err != nil {
+		t.Fatalf("%s: set offline %v: %v", tab.Engine, offline, err)
+	}
 }
 
 // Screenshot saves a PNG of the viewport as dir/name and returns its path.
-func Screenshot(t testing.TB, ctx context.Context, dir, name string) string {
+func Screenshot(t testing.TB, tab *Tab, dir, name string) string {
 	t.Helper()
-	png, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
-	Must(t, err)
+	png, err := tab.d.screenshot(tab.ctx)
+	if err != nil {
+		t.Fatalf("%s: screenshot: %v", tab.Engine, err)
+	}
 	path := filepath.Join(dir, name)
 	Must(t, os.WriteFile(path, png, 0o600))
 	return path
@@ -199,162 +477,13 @@ func ScreenshotDir(t testing.TB) string {
 	return t.TempDir()
 }
 
-// TestDeps returns the test peers cache: $PIKIT_TESTDEPS, else
-// .cache/testdeps beside the go.mod above the working directory ("" when
-// there is none).
-func TestDeps() string {
-	if dir := os.Getenv("PIKIT_TESTDEPS"); dir != "" {
-		return dir
-	}
-	root, err := modroot.Find(".")
+// JSString quotes s as a JavaScript string literal.
+func JSString(s string) string { return mustJSON(s) }
+
+func mustJSON(v any) string {
+	b, err := json.Marshal(v)
 	if err != nil {
-		return ""
+		panic(fmt.Sprintf("browsertest: %v", err)) // only strings and string slices come here
 	}
-	return filepath.Join(root, ".cache", "testdeps")
-}
-
-// AxeSource returns axe.min.js from the test peers cache, or ends the test
-// (t.Fatal under CI=true, t.Skip otherwise).
-func AxeSource(t testing.TB) string {
-	t.Helper()
-	data, err := os.ReadFile(filepath.Join(TestDeps(), "node_modules", "axe-core", "axe.min.js"))
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("axe-core is required under CI=true: %v", err)
-		}
-		t.Skipf("axe-core not installed (run scripts/install-test-deps): %v", err)
-	}
-	return string(data)
-}
-
-// AxeResult is the part of an axe-core result the tests read.
-type AxeResult struct {
-	Violations []struct {
-		ID    string `json:"id"`
-		Help  string `json:"help"`
-		Nodes []struct {
-			Target  []any  `json:"target"`
-			HTML    string `json:"html"`
-			Summary string `json:"failureSummary"`
-		} `json:"nodes"`
-	} `json:"violations"`
-	Passes []struct {
-		ID string `json:"id"`
-	} `json:"passes"`
-}
-
-// Messages lists one line per violating node.
-func (r *AxeResult) Messages() []string {
-	var msgs []string
-	for _, v := range r.Violations {
-		for _, n := range v.Nodes {
-			msgs = append(msgs, fmt.Sprintf("%s (%s): %v %s\n  %s", v.ID, v.Help, n.Target, n.HTML, n.Summary))
-		}
-	}
-	return msgs
-}
-
-// Axe injects axe-core (src, from [AxeSource]) when the page lacks it and
-// runs it on the taskbar host and its shadow root only (WCAG 2.0–2.2 A/AA
-// and best practices). It ends the test when axe checked fewer than five
-// rules there, which means it did not see the taskbar.
-func Axe(t testing.TB, ctx context.Context, src string) *AxeResult {
-	t.Helper()
-	if !Eval[bool](t, ctx, `typeof axe !== "undefined"`) {
-		Do(t, ctx, src)
-	}
-	raw := Eval[string](t, ctx, `axe.run({include: [["#pi-browser-taskbar-host"]]}, {runOnly: {type: "tag", values: ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "wcag22aa", "best-practice"]}, resultTypes: ["violations", "passes"]}).then((r) => JSON.stringify(r))`)
-	var r AxeResult
-	Must(t, json.Unmarshal([]byte(raw), &r))
-	if len(r.Passes) < 5 {
-		t.Fatalf("axe passed only %d rules; it did not see the taskbar", len(r.Passes))
-	}
-	return &r
-}
-
-// Taskbar reads the taskbar's shown status text, data-state, activity,
-// output, error and retry note.
-type Taskbar struct {
-	Status, State, Activity, Output, Error, Retry string
-}
-
-// Read returns the taskbar's visible state.
-func Read(t testing.TB, ctx context.Context) Taskbar {
-	t.Helper()
-	v := Eval[[]string](t, ctx, Shadow(`[root.querySelector("[data-status-text]").textContent, root.querySelector("[data-status]").dataset.state,
-		root.querySelector("[data-activity]").textContent, root.querySelector("[data-output]").textContent,
-		root.querySelector("[data-error]").textContent, root.querySelector("[data-retry]").hidden ? "" : root.querySelector("[data-retry]").textContent]`))
-	return Taskbar{Status: v[0], State: v[1], Activity: v[2], Output: v[3], Error: v[4], Retry: v[5]}
-}
-
-// TextIs returns a predicate: the taskbar element sel has exactly text.
-func TextIs(sel, text string) string {
-	return Shadow(`root.querySelector(` + JSString(sel) + `).textContent === ` + JSString(text))
-}
-
-// TextHas returns a predicate: the taskbar element sel contains text.
-func TextHas(sel, text string) string {
-	return Shadow(`root.querySelector(` + JSString(sel) + `).textContent.includes(` + JSString(text) + `)`)
-}
-
-// SetOffline switches the tab's network emulation: offline fails every
-// request (loopback included) as a lost connection and sets
-// navigator.onLine to false; online lifts all emulation.
-func SetOffline(t testing.TB, ctx context.Context, offline bool) {
-	t.Helper()
-	rules := []*network.Conditions{} // never null: the field is required
-	if offline {
-		rules = []*network.Conditions{{Offline: true, DownloadThroughput: -1, UploadThroughput: -1}}
-	}
-	Must(t, chromedp.Do(ctx, chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
-		if _, err := cdp.Call(ctx, tg, network.Enable, network.EnableParams{}); err != nil {
-			return err
-		}
-		if _, err := cdp.Call(ctx, tg, network.EmulateNetworkConditionsByRule, network.EmulateNetworkConditionsByRuleParams{MatchedNetworkConditions: rules}); err != nil {
-			return err
-		}
-		_, err := cdp.Call(ctx, tg, network.OverrideNetworkState, network.OverrideNetworkStateParams{Offline: offline, DownloadThroughput: -1, UploadThroughput: -1})
-		return err
-	})))
-}
-
-// ClickShadow clicks the taskbar control matching selector in the shadow
-// root with a real pointer event.
-func ClickShadow(t testing.TB, ctx context.Context, selector string) {
-	t.Helper()
-	ClickAt(t, ctx, Shadow(`root.querySelector(`+JSString(selector)+`)`))
-}
-
-// ClickPage clicks the host-page element matching selector with a real
-// pointer event.
-func ClickPage(t testing.TB, ctx context.Context, selector string) {
-	t.Helper()
-	ClickAt(t, ctx, `document.querySelector(`+JSString(selector)+`)`)
-}
-
-// Key sends key events: a key such as "\t", "\r", "\u001b" with optional
-// modifiers, or text typed one character at a time.
-func Key(t testing.TB, ctx context.Context, keys string, mods ...chromedp.Modifier) {
-	t.Helper()
-	var opts []chromedp.KeyOption
-	if len(mods) > 0 {
-		opts = append(opts, chromedp.KeyModifiers(mods...))
-	}
-	Must(t, chromedp.Do(ctx, chromedp.KeyEvent(keys, opts...)))
-}
-
-// Focused names the focused element: the taskbar control by its data
-// attribute (data-launcher, data-prompt, data-mark, data-clear, data-run,
-// data-copy, data-close) or tag and class, or "page:<tag>#<id>" when focus
-// is on the host page.
-func Focused(t testing.TB, ctx context.Context) string {
-	t.Helper()
-	return Eval[string](t, ctx, `(() => {
-		const host = `+HostJS+`;
-		if (document.activeElement !== host) { const e = document.activeElement; return "page:" + (e ? e.localName + "#" + e.id : ""); }
-		const e = host.shadowRoot.activeElement;
-		if (!e) return "none";
-		for (const a of ["data-launcher", "data-prompt", "data-mark", "data-clear", "data-run", "data-copy", "data-close"]) if (e.hasAttribute(a)) return a;
-		return e.localName + "." + e.className;
-	})()`)
+	return string(b)
 }

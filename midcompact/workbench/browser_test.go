@@ -2,12 +2,10 @@ package workbench_test
 
 import (
 	"context"
-	"encoding/json"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/chromedp/chromedp"
 	"github.com/pikit-dev/pikit/internal/browsertest"
 	"github.com/pikit-dev/pikit/midcompact"
 	"github.com/pikit-dev/pikit/midcompact/workbench"
@@ -17,14 +15,9 @@ const waitUI = 30 * time.Second
 
 // axeAll runs axe-core on the whole page (WCAG 2.0–2.2 A/AA and best
 // practices) and fails the test on any violation.
-func axeAll(t *testing.T, ctx context.Context, src, state string) {
+func axeAll(t *testing.T, ctx *browsertest.Tab, src, state string) {
 	t.Helper()
-	if !browsertest.Eval[bool](t, ctx, `typeof axe !== "undefined"`) {
-		browsertest.Do(t, ctx, src)
-	}
-	raw := browsertest.Eval[string](t, ctx, `axe.run(document, {runOnly: {type: "tag", values: ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "wcag22aa", "best-practice"]}, resultTypes: ["violations", "passes"]}).then((r) => JSON.stringify(r))`)
-	var r browsertest.AxeResult
-	browsertest.Must(t, json.Unmarshal([]byte(raw), &r))
+	r := browsertest.AxeRun(t, ctx, src, "document")
 	if len(r.Passes) < 10 {
 		t.Fatalf("%s: axe passed only %d rules", state, len(r.Passes))
 	}
@@ -33,12 +26,12 @@ func axeAll(t *testing.T, ctx context.Context, src, state string) {
 	}
 }
 
-func text(t *testing.T, ctx context.Context, id string) string {
+func text(t *testing.T, ctx *browsertest.Tab, id string) string {
 	t.Helper()
 	return browsertest.Eval[string](t, ctx, `document.getElementById(`+browsertest.JSString(id)+`).textContent`)
 }
 
-func openPage(t *testing.T, view string) (*bench, context.Context) {
+func openPage(t *testing.T, view string) (*bench, *browsertest.Tab) {
 	t.Helper()
 	b := openBench(t, view, nil)
 	ctx := browsertest.New(t, nil)
@@ -50,7 +43,7 @@ func openPage(t *testing.T, view string) (*bench, context.Context) {
 	return b, ctx
 }
 
-func click(t *testing.T, ctx context.Context, sel string) {
+func click(t *testing.T, ctx *browsertest.Tab, sel string) {
 	t.Helper()
 	browsertest.ClickAt(t, ctx, `document.querySelector(`+browsertest.JSString(sel)+`)`)
 }
@@ -82,7 +75,7 @@ func TestBrowser_Selection(t *testing.T) {
 	browsertest.Wait(t, ctx, "saved", `document.getElementById("selection-status").textContent.startsWith("Plan saved")`, waitUI)
 	// A reload replaces the liveness stream within the grace: the
 	// workbench stays open and the page shows the saved plan.
-	browsertest.Must(t, chromedp.Do(ctx, chromedp.Reload()))
+	browsertest.Reload(t, ctx)
 	browsertest.Wait(t, ctx, "reloaded", `document.body.dataset.ready === "true" && document.body.dataset.live === "open" && document.getElementById("sel-a0008").checked`, waitUI)
 	time.Sleep(2 * workbench.DefaultReconnectGrace)
 	if !b.m.Registered() {

@@ -6,8 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/chromedp/chromedp"
-
 	"github.com/pikit-dev/pikit/internal/browsertest"
 )
 
@@ -17,42 +15,44 @@ import (
 // after a change one tab only observed. The 10 s waits are well under the
 // 30 s stable poll, so polling alone cannot pass this test.
 func TestBrowserClient_TabsNotifyEachOther(t *testing.T) {
-	s, tabA, tabB := twoTabs(t)
+	browsertest.ForEachEngine(t, func(t *testing.T, e browsertest.Engine) {
+		s, tabA, tabB := twoTabs(t, e)
 
-	// A mutation in tab A: tab B shows the task without its own poll being due.
-	browsertest.ClickShadow(t, tabA, "[data-launcher]")
-	browsertest.Key(t, tabA, "Shared work")
-	browsertest.ClickShadow(t, tabA, "[data-run]")
-	waitJS(t, tabB, browsertest.TextIs("[data-status-text]", "Working"))
-	waitJS(t, tabB, browsertest.TextIs("[data-run]", "Stop task"))
+		// A mutation in tab A: tab B shows the task without its own poll being due.
+		browsertest.ClickShadow(t, tabA, "[data-launcher]")
+		browsertest.Key(t, tabA, "Shared work")
+		browsertest.ClickShadow(t, tabA, "[data-run]")
+		waitJS(t, tabB, browsertest.TextIs("[data-status-text]", "Working"))
+		waitJS(t, tabB, browsertest.TextIs("[data-run]", "Stop task"))
 
-	// Both tabs see the task finish through their active polling; then both idle.
-	s.api.set(taskSnap("completed", "Task completed", "done"))
-	waitJS(t, tabA, browsertest.TextIs("[data-status-text]", "Finished"))
-	waitJS(t, tabB, browsertest.TextIs("[data-status-text]", "Finished"))
+		// Both tabs see the task finish through their active polling; then both idle.
+		s.api.set(taskSnap("completed", "Task completed", "done"))
+		waitJS(t, tabA, browsertest.TextIs("[data-status-text]", "Finished"))
+		waitJS(t, tabB, browsertest.TextIs("[data-status-text]", "Finished"))
 
-	// A change made elsewhere (another browser, the CLI) that only tab A
-	// observes, when it becomes visible again: tab B follows at once.
-	other := taskSnap("running", "Pi is working", "")
-	other.Task.ID = "task/2"
-	s.api.set(other)
-	browsertest.Do(t, tabA, `document.dispatchEvent(new Event("visibilitychange"))`)
-	waitJS(t, tabA, browsertest.TextIs("[data-status-text]", "Working"))
-	waitJS(t, tabB, browsertest.TextIs("[data-status-text]", "Working"))
+		// A change made elsewhere (another browser, the CLI) that only tab A
+		// observes, when it becomes visible again: tab B follows at once.
+		other := taskSnap("running", "Pi is working", "")
+		other.Task.ID = "task/2"
+		s.api.set(other)
+		browsertest.Do(t, tabA, `document.dispatchEvent(new Event("visibilitychange"))`)
+		waitJS(t, tabA, browsertest.TextIs("[data-status-text]", "Working"))
+		waitJS(t, tabB, browsertest.TextIs("[data-status-text]", "Working"))
 
-	// Terminal again; once both are idle, notices do not echo between the tabs.
-	s.api.set(taskSnap("cancelled", "Task stopped", ""))
-	waitJS(t, tabA, browsertest.TextIs("[data-status-text]", "Stopped"))
-	waitJS(t, tabB, browsertest.TextIs("[data-status-text]", "Stopped"))
-	time.Sleep(500 * time.Millisecond)
-	quiet := len(s.api.recorded("GET", "/state"))
-	time.Sleep(2 * time.Second)
-	if n := len(s.api.recorded("GET", "/state")) - quiet; n > 2 {
-		t.Errorf("%d reads in 2 s while both tabs are idle: the notices echo", n)
-	}
-	if p, d, r := len(s.api.recorded("POST", "/tasks")), len(s.api.recorded("DELETE", "")), len(s.api.recorded("POST", "/session/reset")); p != 1 || d != 0 || r != 0 {
-		t.Fatalf("POST %d, DELETE %d, reset %d; want the single submission only", p, d, r)
-	}
+		// Terminal again; once both are idle, notices do not echo between the tabs.
+		s.api.set(taskSnap("cancelled", "Task stopped", ""))
+		waitJS(t, tabA, browsertest.TextIs("[data-status-text]", "Stopped"))
+		waitJS(t, tabB, browsertest.TextIs("[data-status-text]", "Stopped"))
+		time.Sleep(500 * time.Millisecond)
+		quiet := len(s.api.recorded("GET", "/state"))
+		time.Sleep(2 * time.Second)
+		if n := len(s.api.recorded("GET", "/state")) - quiet; n > 2 {
+			t.Errorf("%d reads in 2 s while both tabs are idle: the notices echo", n)
+		}
+		if p, d, r := len(s.api.recorded("POST", "/tasks")), len(s.api.recorded("DELETE", "")), len(s.api.recorded("POST", "/session/reset")); p != 1 || d != 0 || r != 0 {
+			t.Fatalf("POST %d, DELETE %d, reset %d; want the single submission only", p, d, r)
+		}
+	})
 }
 
 // TestBrowserClient_InvalidCSRFNotResent: a 422 invalid_csrf is never
@@ -134,7 +134,7 @@ func TestBrowserClient_MarkLabelsAndModel(t *testing.T) {
 	browsertest.Do(t, ctx, `(() => { const r = document.querySelector('[data-testid="low"]').getBoundingClientRect(); window.scrollBy(0, r.top - (innerHeight - 300)); })()`)
 	browsertest.ClickShadow(t, ctx, "[data-mark]")
 	pt := browsertest.Eval[[]float64](t, ctx, `(() => { const r = document.querySelector('[data-testid="low"]').getBoundingClientRect(); return [r.left + 20, r.top + r.height / 2]; })()`)
-	browsertest.Must(t, chromedp.Do(ctx, chromedp.MouseClickXY(pt[0], pt[1])))
+	browsertest.ClickXY(t, ctx, pt[0], pt[1])
 	waitJS(t, ctx, browsertest.Shadow(`root.querySelectorAll("[data-marks] li").length === 1`))
 	waitJS(t, ctx, browsertest.Shadow(`(() => {
 		const p = root.querySelector("[data-panel]").getBoundingClientRect();

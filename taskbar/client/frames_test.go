@@ -3,7 +3,6 @@
 package client_test
 
 import (
-	"context"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -20,7 +19,7 @@ const frameText = "Elements inside a frame cannot be marked. Mark the frame elem
 // markingOnFramedPage opens the "framed" page, whose same-origin iframe
 // shows the "inner" page (both carry the bootstrap, as a host that injects
 // every page would), opens the panel and turns marking on.
-func markingOnFramedPage(t *testing.T) (*site, context.Context) {
+func markingOnFramedPage(t *testing.T) (*site, *browsertest.Tab) {
 	t.Helper()
 	s := newSite(t, sessionSnap("ready"), map[string]pageOptions{"framed": {}, "inner": {}})
 	ctx := newBrowser(t, browserOptions{})
@@ -38,7 +37,7 @@ type markingView struct {
 	FrameTaskbars  int
 }
 
-func readMarking(t *testing.T, ctx context.Context) markingView {
+func readMarking(t *testing.T, ctx *browsertest.Tab) markingView {
 	t.Helper()
 	return browsertest.Eval[markingView](t, ctx, browsertest.Shadow(`({Pressed: root.querySelector("[data-mark]").getAttribute("aria-pressed"),
 		Error: root.querySelector("[data-error]").hidden ? "" : root.querySelector("[data-error]").textContent,

@@ -4,7 +4,6 @@ package client_test
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"io"
 	"io/fs"
@@ -16,9 +15,6 @@ import (
 	"sync"
 	"testing"
 	"time"
-
-	"github.com/chromedp/cdproto/emulation"
-	"github.com/chromedp/chromedp"
 
 	"github.com/pikit-dev/pikit/internal/browsertest"
 	"github.com/pikit-dev/pikit/internal/leakcheck"
@@ -322,44 +318,44 @@ func newSite(t *testing.T, initial rt.Snapshot, pages map[string]pageOptions) *s
 func (s *site) url(page string) string { return s.server.URL + "/" + page }
 
 // --- browser -----------------------------------------------------------------
-// Chromium, evaluation, clicks and screenshots come from internal/browsertest;
+// Engines, evaluation, clicks and screenshots come from internal/browsertest;
 // what follows are this package's defaults on top of it.
 
 type browserOptions struct {
+	engine        browsertest.Engine // zero means Chromium
 	width, height int64
 	scale         float64
-	media         []*emulation.MediaFeature
+	media         []browsertest.MediaFeature
 }
 
-// newBrowser starts a headless chromium for one test (browsertest.New).
-func newBrowser(t *testing.T, o browserOptions) context.Context {
+// newBrowser starts a browser for one test (browsertest.New).
+func newBrowser(t *testing.T, o browserOptions) *browsertest.Tab {
 	t.Helper()
-	return browsertest.New(t, &browsertest.Options{Width: o.width, Height: o.height, Scale: o.scale, Media: o.media})
+	return browsertest.New(t, &browsertest.Options{Engine: o.engine, Width: o.width, Height: o.height, Scale: o.scale, Media: o.media})
 }
 
-// open navigates to a page and waits until the taskbar shows a state that
-// came from the API.
 // twoTabs serves a ready session and opens the "plain" page in two tabs of
-// one browser.
-func twoTabs(t *testing.T) (s *site, tabA, tabB context.Context) {
+// one browser of engine e.
+func twoTabs(t *testing.T, e browsertest.Engine) (s *site, tabA, tabB *browsertest.Tab) {
 	t.Helper()
 	s = newSite(t, sessionSnap("ready"), map[string]pageOptions{"plain": {}})
-	tabA = newBrowser(t, browserOptions{})
+	tabA = newBrowser(t, browserOptions{engine: e})
 	open(t, tabA, s.url("plain"))
-	tabB, cancelB := chromedp.NewContext(tabA)
-	t.Cleanup(cancelB)
+	tabB = browsertest.NewTab(t, tabA)
 	open(t, tabB, s.url("plain"))
 	return s, tabA, tabB
 }
 
-func open(t *testing.T, ctx context.Context, url string) {
+// open navigates to a page and waits until the taskbar shows a state that
+// came from the API.
+func open(t *testing.T, ctx *browsertest.Tab, url string) {
 	t.Helper()
 	browsertest.Navigate(t, ctx, url)
 	waitJS(t, ctx, browsertest.Shadow(`root.querySelector("[data-status]").dataset.state !== "starting"`))
 }
 
 // waitJS polls a JavaScript predicate until it is truthy (10 s at most).
-func waitJS(t *testing.T, ctx context.Context, predicate string) {
+func waitJS(t *testing.T, ctx *browsertest.Tab, predicate string) {
 	t.Helper()
 	browsertest.Wait(t, ctx, predicate, predicate, 10*time.Second)
 }
@@ -376,14 +372,10 @@ func waitUntil(t *testing.T, what string, cond func() bool) {
 	}
 }
 
-func statusOf(t *testing.T, ctx context.Context) (text, state string) {
+func statusOf(t *testing.T, ctx *browsertest.Tab) (text, state string) {
 	t.Helper()
 	tb := browsertest.Read(t, ctx)
 	return tb.Status, tb.State
 }
 
-const modShift = chromedp.ModifierShift
-
-func chromedpNavigate(ctx context.Context, url string) error {
-	return chromedp.Do(ctx, chromedp.Navigate(url))
-}
+const modShift = browsertest.ModifierShift

@@ -3,13 +3,10 @@
 package client_test
 
 import (
-	"context"
 	"fmt"
 	"math"
 	"strings"
 	"testing"
-
-	"github.com/chromedp/chromedp"
 
 	"github.com/pikit-dev/pikit/internal/browsertest"
 )
@@ -24,7 +21,7 @@ type footerGeometry struct {
 	StatusLines                      float64
 }
 
-func readFooter(t *testing.T, ctx context.Context) footerGeometry {
+func readFooter(t *testing.T, ctx *browsertest.Tab) footerGeometry {
 	t.Helper()
 	return browsertest.Eval[footerGeometry](t, ctx, browsertest.Shadow(`(() => {
 		const box = (e) => { const r = e.getBoundingClientRect(); return [r.left, r.top, r.right, r.bottom]; };
@@ -147,7 +144,7 @@ func TestBrowserClient_FooterPinnedStopStable(t *testing.T) {
 			}
 
 			// A real pointer click where Stop was before the output arrived stops the task once.
-			browsertest.Must(t, chromedp.Do(ctx, chromedp.MouseClickXY((first.Run[0]+first.Run[2])/2, (first.Run[1]+first.Run[3])/2)))
+			browsertest.ClickXY(t, ctx, (first.Run[0]+first.Run[2])/2, (first.Run[1]+first.Run[3])/2)
 			waitUntil(t, "DELETE", func() bool { return len(s.api.recorded("DELETE", "")) == 1 })
 			waitJS(t, ctx, browsertest.TextIs("[data-run]", "Stopping…"))
 

@@ -6,9 +6,6 @@ import (
 	"regexp"
 	"testing"
 
-	"github.com/chromedp/cdproto/input"
-	"github.com/chromedp/chromedp"
-
 	"github.com/pikit-dev/pikit/internal/browsertest"
 )
 
@@ -67,11 +64,11 @@ func TestBrowserClient_LateStopStartsNothing(t *testing.T) {
 
 	// Press on Stop; the task ends before the release.
 	pt := browsertest.Eval[[]float64](t, ctx, browsertest.Shadow(`(() => { const r = root.querySelector("[data-run]").getBoundingClientRect(); return [r.left + r.width / 2, r.top + r.height / 2]; })()`))
-	browsertest.Must(t, chromedp.Do(ctx, chromedp.MouseEvent(chromedp.MousePressed, pt[0], pt[1], chromedp.ButtonType(input.MouseButtonLeft), chromedp.ClickCount(1))))
+	browsertest.MouseDown(t, ctx, pt[0], pt[1])
 	s.api.set(taskSnap("completed", "Task completed", "Done."))
 	browsertest.Do(t, ctx, `document.dispatchEvent(new Event("visibilitychange"))`)
 	waitJS(t, ctx, browsertest.TextIs("[data-run]", "Run with Pi"))
-	browsertest.Must(t, chromedp.Do(ctx, chromedp.MouseEvent(chromedp.MouseReleased, pt[0], pt[1], chromedp.ButtonType(input.MouseButtonLeft), chromedp.ClickCount(1))))
+	browsertest.MouseUp(t, ctx, pt[0], pt[1])
 
 	// Again, with the click (keyboard or pointer) arriving right after Stop
 	// became Run: the same JavaScript turn that sees the change clicks.

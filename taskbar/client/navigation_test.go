@@ -116,97 +116,101 @@ func TestBrowserClient_NavigationKeepsHostAndDraft(t *testing.T) {
 }
 
 func TestBrowserClient_KeyboardOnly(t *testing.T) {
-	s := newSite(t, sessionSnap("ready"), map[string]pageOptions{"plain": {}})
-	ctx := newBrowser(t, browserOptions{})
-	open(t, ctx, s.url("plain"))
-	browsertest.Do(t, ctx, `window.__buttonClicks = 0; document.getElementById("only-button").addEventListener("click", () => window.__buttonClicks++)`)
+	browsertest.ForEachEngine(t, func(t *testing.T, e browsertest.Engine) {
+		s := newSite(t, sessionSnap("ready"), map[string]pageOptions{"plain": {}})
+		ctx := newBrowser(t, browserOptions{engine: e})
+		open(t, ctx, s.url("plain"))
+		browsertest.Do(t, ctx, `window.__buttonClicks = 0; document.getElementById("only-button").addEventListener("click", () => window.__buttonClicks++)`)
 
-	// From the top of the page, Tab reaches the page button, then the launcher.
-	browsertest.Key(t, ctx, "\t")
-	browsertest.Key(t, ctx, "\t")
-	if f := browsertest.Focused(t, ctx); f != "data-launcher" {
-		t.Fatalf("focus after two Tabs = %s, want the launcher", f)
-	}
-	browsertest.Key(t, ctx, "\r")
-	if f := browsertest.Focused(t, ctx); f != "data-prompt" {
-		t.Fatalf("focus after Enter on the launcher = %s, want the instruction", f)
-	}
-	browsertest.Key(t, ctx, "Explain the button")
-
-	// Shift+Tab to Mark element, Enter to start marking.
-	browsertest.Key(t, ctx, "\t", modShift)
-	if f := browsertest.Focused(t, ctx); f != "data-mark" {
-		t.Fatalf("focus = %s, want Mark element", f)
-	}
-	browsertest.Key(t, ctx, "\r")
-	waitJS(t, ctx, browsertest.Shadow(`root.querySelector("[data-mark]").getAttribute("aria-pressed") === "true" && !root.querySelector("[data-mark-help]").hidden`))
-
-	// Escape cancels marking and returns focus to Mark element.
-	browsertest.Key(t, ctx, "\t", modShift)
-	browsertest.Key(t, ctx, "\u001b")
-	if f := browsertest.Focused(t, ctx); f != "data-mark" {
-		t.Fatalf("focus after Escape while marking = %s, want Mark element", f)
-	}
-	if p := browsertest.Eval[string](t, ctx, browsertest.Shadow(`root.querySelector("[data-mark]").getAttribute("aria-pressed")`)); p != "false" {
-		t.Fatalf("aria-pressed after Escape = %s", p)
-	}
-
-	// Mark again, move focus back to the page button, press Enter.
-	browsertest.Key(t, ctx, " ")
-	waitJS(t, ctx, browsertest.Shadow(`root.querySelector("[data-mark]").getAttribute("aria-pressed") === "true"`))
-	for i := 0; i < 4 && browsertest.Focused(t, ctx) != "page:button#only-button"; i++ {
-		browsertest.Key(t, ctx, "\t", modShift)
-	}
-	if f := browsertest.Focused(t, ctx); f != "page:button#only-button" {
-		t.Fatalf("could not reach the page button with Shift+Tab (focus %s)", f)
-	}
-	browsertest.Key(t, ctx, "\r")
-	waitJS(t, ctx, browsertest.Shadow(`root.querySelectorAll("[data-marks] li").length === 1`))
-	if c := browsertest.Eval[float64](t, ctx, `window.__buttonClicks`); c != 0 {
-		t.Errorf("marking with Enter activated the page button %v times", c)
-	}
-	if f := browsertest.Focused(t, ctx); f != "data-prompt" {
-		t.Fatalf("focus after marking = %s, want the instruction", f)
-	}
-
-	// Tab to Run and submit with the keyboard.
-	for i := 0; i < 4 && browsertest.Focused(t, ctx) != "data-run"; i++ {
+		// From the top of the page, Tab reaches the page button, then the launcher.
 		browsertest.Key(t, ctx, "\t")
-	}
-	if f := browsertest.Focused(t, ctx); f != "data-run" {
-		t.Fatalf("could not reach Run with Tab (focus %s)", f)
-	}
-	browsertest.Key(t, ctx, "\r")
-	task, _ := submitted(t, s)
-	if task.Context.FocusPoints() != 1 || task.Prompt != "Explain the button" {
-		t.Fatalf("submitted %d focus points, prompt %q", task.Context.FocusPoints(), task.Prompt)
-	}
-	waitJS(t, ctx, browsertest.Shadow(`root.querySelector("[data-run]").textContent === "Stop task"`))
+		browsertest.Key(t, ctx, "\t")
+		if f := browsertest.Focused(t, ctx); f != "data-launcher" {
+			t.Fatalf("focus after two Tabs = %s, want the launcher", f)
+		}
+		browsertest.Key(t, ctx, "\r")
+		if f := browsertest.Focused(t, ctx); f != "data-prompt" {
+			t.Fatalf("focus after Enter on the launcher = %s, want the instruction", f)
+		}
+		browsertest.Key(t, ctx, "Explain the button")
 
-	// Escape closes the panel and returns focus to the launcher.
-	browsertest.Key(t, ctx, "\u001b")
-	if f := browsertest.Focused(t, ctx); f != "data-launcher" {
-		t.Fatalf("focus after Escape = %s, want the launcher", f)
-	}
+		// Shift+Tab to Mark element, Enter to start marking.
+		browsertest.Key(t, ctx, "\t", modShift)
+		if f := browsertest.Focused(t, ctx); f != "data-mark" {
+			t.Fatalf("focus = %s, want Mark element", f)
+		}
+		browsertest.Key(t, ctx, "\r")
+		waitJS(t, ctx, browsertest.Shadow(`root.querySelector("[data-mark]").getAttribute("aria-pressed") === "true" && !root.querySelector("[data-mark-help]").hidden`))
+
+		// Escape cancels marking and returns focus to Mark element.
+		browsertest.Key(t, ctx, "\t", modShift)
+		browsertest.Key(t, ctx, "\u001b")
+		if f := browsertest.Focused(t, ctx); f != "data-mark" {
+			t.Fatalf("focus after Escape while marking = %s, want Mark element", f)
+		}
+		if p := browsertest.Eval[string](t, ctx, browsertest.Shadow(`root.querySelector("[data-mark]").getAttribute("aria-pressed")`)); p != "false" {
+			t.Fatalf("aria-pressed after Escape = %s", p)
+		}
+
+		// Mark again, move focus back to the page button, press Enter.
+		browsertest.Key(t, ctx, " ")
+		waitJS(t, ctx, browsertest.Shadow(`root.querySelector("[data-mark]").getAttribute("aria-pressed") === "true"`))
+		for i := 0; i < 4 && browsertest.Focused(t, ctx) != "page:button#only-button"; i++ {
+			browsertest.Key(t, ctx, "\t", modShift)
+		}
+		if f := browsertest.Focused(t, ctx); f != "page:button#only-button" {
+			t.Fatalf("could not reach the page button with Shift+Tab (focus %s)", f)
+		}
+		browsertest.Key(t, ctx, "\r")
+		waitJS(t, ctx, browsertest.Shadow(`root.querySelectorAll("[data-marks] li").length === 1`))
+		if c := browsertest.Eval[float64](t, ctx, `window.__buttonClicks`); c != 0 {
+			t.Errorf("marking with Enter activated the page button %v times", c)
+		}
+		if f := browsertest.Focused(t, ctx); f != "data-prompt" {
+			t.Fatalf("focus after marking = %s, want the instruction", f)
+		}
+
+		// Tab to Run and submit with the keyboard.
+		for i := 0; i < 4 && browsertest.Focused(t, ctx) != "data-run"; i++ {
+			browsertest.Key(t, ctx, "\t")
+		}
+		if f := browsertest.Focused(t, ctx); f != "data-run" {
+			t.Fatalf("could not reach Run with Tab (focus %s)", f)
+		}
+		browsertest.Key(t, ctx, "\r")
+		task, _ := submitted(t, s)
+		if task.Context.FocusPoints() != 1 || task.Prompt != "Explain the button" {
+			t.Fatalf("submitted %d focus points, prompt %q", task.Context.FocusPoints(), task.Prompt)
+		}
+		waitJS(t, ctx, browsertest.Shadow(`root.querySelector("[data-run]").textContent === "Stop task"`))
+
+		// Escape closes the panel and returns focus to the launcher.
+		browsertest.Key(t, ctx, "\u001b")
+		if f := browsertest.Focused(t, ctx); f != "data-launcher" {
+			t.Fatalf("focus after Escape = %s, want the launcher", f)
+		}
+	})
 }
 
 func TestBrowserClient_TwoTabsConverge(t *testing.T) {
-	s, tabA, tabB := twoTabs(t)
+	browsertest.ForEachEngine(t, func(t *testing.T, e browsertest.Engine) {
+		s, tabA, tabB := twoTabs(t, e)
 
-	browsertest.ClickShadow(t, tabA, "[data-launcher]")
-	browsertest.Key(t, tabA, "Shared work")
-	browsertest.ClickShadow(t, tabA, "[data-run]")
-	// Tab B learns about the task by polling; it is busy there too.
-	browsertest.Do(t, tabB, `document.dispatchEvent(new Event("visibilitychange"))`)
-	waitJS(t, tabB, browsertest.Shadow(`root.querySelector("[data-status-text]").textContent === "Working" && root.querySelector("[data-run]").textContent === "Stop task"`))
-	// Stopping from tab B converges in tab A through its 500 ms polling.
-	browsertest.ClickShadow(t, tabB, "[data-launcher]")
-	browsertest.ClickShadow(t, tabB, "[data-run]")
-	waitJS(t, tabA, browsertest.Shadow(`root.querySelector("[data-run]").textContent === "Stopping…"`))
-	s.api.set(taskSnap("cancelled", "Task stopped", "partial"))
-	waitJS(t, tabA, browsertest.Shadow(`root.querySelector("[data-status-text]").textContent === "Stopped"`))
-	waitJS(t, tabB, browsertest.Shadow(`root.querySelector("[data-status-text]").textContent === "Stopped"`))
-	if p, d := len(s.api.recorded("POST", "/tasks")), len(s.api.recorded("DELETE", "")); p != 1 || d != 1 {
-		t.Fatalf("POST %d, DELETE %d; want one each across both tabs", p, d)
-	}
+		browsertest.ClickShadow(t, tabA, "[data-launcher]")
+		browsertest.Key(t, tabA, "Shared work")
+		browsertest.ClickShadow(t, tabA, "[data-run]")
+		// Tab B learns about the task by polling; it is busy there too.
+		browsertest.Do(t, tabB, `document.dispatchEvent(new Event("visibilitychange"))`)
+		waitJS(t, tabB, browsertest.Shadow(`root.querySelector("[data-status-text]").textContent === "Working" && root.querySelector("[data-run]").textContent === "Stop task"`))
+		// Stopping from tab B converges in tab A through its 500 ms polling.
+		browsertest.ClickShadow(t, tabB, "[data-launcher]")
+		browsertest.ClickShadow(t, tabB, "[data-run]")
+		waitJS(t, tabA, browsertest.Shadow(`root.querySelector("[data-run]").textContent === "Stopping…"`))
+		s.api.set(taskSnap("cancelled", "Task stopped", "partial"))
+		waitJS(t, tabA, browsertest.Shadow(`root.querySelector("[data-status-text]").textContent === "Stopped"`))
+		waitJS(t, tabB, browsertest.Shadow(`root.querySelector("[data-status-text]").textContent === "Stopped"`))
+		if p, d := len(s.api.recorded("POST", "/tasks")), len(s.api.recorded("DELETE", "")); p != 1 || d != 1 {
+			t.Fatalf("POST %d, DELETE %d; want one each across both tabs", p, d)
+		}
+	})
 }

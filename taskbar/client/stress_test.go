@@ -6,8 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/chromedp/chromedp"
-
 	"github.com/pikit-dev/pikit/internal/browsertest"
 )
 
@@ -65,7 +63,7 @@ func TestBrowserClient_ReloadKeepsPanelDraftMarks(t *testing.T) {
 	s.api.set(taskSnap("running", "Running edit", "Editing the page source."))
 	waitJS(t, ctx, browsertest.TextIs("[data-output]", "Editing the page source."))
 
-	browsertest.Must(t, chromedp.Do(ctx, chromedp.Reload()))
+	browsertest.Reload(t, ctx)
 	waitJS(t, ctx, browsertest.Shadow(`root.querySelector("[data-status]").dataset.state !== "starting"`))
 	waitJS(t, ctx, browsertest.TextIs("[data-output]", "Editing the page source."))
 	type view struct {

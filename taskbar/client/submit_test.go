@@ -17,84 +17,86 @@ import (
 )
 
 func TestBrowserClient_States(t *testing.T) {
-	s := newSite(t, sessionSnap("starting"), map[string]pageOptions{"plain": {}})
-	ctx := newBrowser(t, browserOptions{})
-	browsertest.Must(t, chromedpNavigate(ctx, s.url("plain")))
-	waitJS(t, ctx, browsertest.Shadow(`root.querySelector("[data-status-text]").textContent === "Connecting"`))
-	browsertest.Do(t, ctx, browsertest.Shadow(`root.querySelector("[data-launcher]").click()`))
+	browsertest.ForEachEngine(t, func(t *testing.T, e browsertest.Engine) {
+		s := newSite(t, sessionSnap("starting"), map[string]pageOptions{"plain": {}})
+		ctx := newBrowser(t, browserOptions{engine: e})
+		browsertest.Navigate(t, ctx, s.url("plain"))
+		waitJS(t, ctx, browsertest.Shadow(`root.querySelector("[data-status-text]").textContent === "Connecting"`))
+		browsertest.Do(t, ctx, browsertest.Shadow(`root.querySelector("[data-launcher]").click()`))
 
-	truncated := taskSnap("completed", "Task completed", "…newest output")
-	truncated.Task.OutputTruncated = true
-	resetting := sessionSnap("resetting")
-	tests := []struct {
-		name       string
-		snap       rt.Snapshot
-		text       string
-		state      string
-		activity   string
-		error      string
-		runText    string
-		runEnabled bool
-		promptOff  bool
-		warning    bool
-		truncNote  bool
-		announce   string
-	}{
-		{name: "starting", snap: sessionSnap("starting"), text: "Connecting", state: "starting",
-			activity: "Connecting to the local Pi session", runText: "Run with Pi"},
-		{name: "ready", snap: sessionSnap("ready"), text: "Ready", state: "ready", runText: "Run with Pi",
-			runEnabled: true, announce: "Pi is ready."},
-		{name: "running", snap: taskSnap("running", "Running bash", "partial output"), text: "Working", state: "running",
-			activity: "Running bash", runText: "Stop task", runEnabled: true, promptOff: true, warning: true,
-			announce: "Working. Running bash"},
-		{name: "cancelling", snap: taskSnap("cancelling", "Stopping Pi", ""), text: "Working", state: "cancelling",
-			activity: "Stopping Pi", runText: "Stopping…", promptOff: true, warning: true},
-		{name: "completed", snap: truncated, text: "Finished", state: "completed", activity: "Task completed",
-			runText: "Run with Pi", runEnabled: true, truncNote: true, announce: "Task finished. Task completed"},
-		{name: "failed", snap: taskSnap("failed", "Task failed", "some output"), text: "Finished (failed)", state: "failed",
-			activity: "Task failed", error: "Task failed. Pi reported a message error", runText: "Run with Pi",
-			runEnabled: true, announce: "Task failed. Pi reported a message error"},
-		{name: "cancelled", snap: taskSnap("cancelled", "Task stopped", ""), text: "Stopped", state: "cancelled",
-			activity: "Task stopped", runText: "Run with Pi", runEnabled: true, warning: true,
-			announce: "Task stopped. File changes already made were not rolled back."},
-		{name: "resetting", snap: resetting, text: "Connecting", state: "resetting", activity: "Starting a fresh session",
-			runText: "Run with Pi"},
-		{name: "unavailable", snap: sessionSnap("unavailable"), text: "Unavailable", state: "unavailable",
-			activity: "Check that Pi is installed and authenticated", error: "Pi could not be restarted", runText: "Run with Pi"},
-	}
-	// A prompt so Run's enabled state depends only on the session.
-	browsertest.Do(t, ctx, browsertest.Shadow(`(() => { const p = root.querySelector("[data-prompt]"); p.value = "Do it"; p.dispatchEvent(new Event("input")); })()`))
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			s.api.set(tt.snap)
-			browsertest.Do(t, ctx, `document.dispatchEvent(new Event("visibilitychange"))`)
-			waitJS(t, ctx, browsertest.Shadow(`root.querySelector("[data-status]").dataset.state === `+browsertest.JSString(tt.state)))
-			type view struct {
-				Text, State, HostState, Activity, Error, Run, Launcher string
-				RunEnabled, PromptOff, Warning, TruncNote              bool
-			}
-			got := browsertest.Eval[view](t, ctx, browsertest.Shadow(`(() => {
-				const q = (s) => root.querySelector(s);
-				const shown = (s) => !q(s).hidden;
-				return {Text: q("[data-status-text]").textContent, State: q("[data-status]").dataset.state,
-					HostState: root.host.dataset.state,
-					Activity: shown("[data-activity]") ? q("[data-activity]").textContent : "",
-					Error: shown("[data-error]") ? q("[data-error]").textContent : "",
-					Run: q("[data-run]").textContent, Launcher: q("[data-launcher]").textContent.replace(/\s+/g, " ").trim(),
-					RunEnabled: q("[data-run]").getAttribute("aria-disabled") === "false", PromptOff: q("[data-prompt]").disabled,
-					Warning: shown("[data-cancel-warning]"), TruncNote: shown("[data-truncated]")};
-			})()`))
-			want := view{Text: tt.text, State: tt.state, HostState: tt.state, Activity: tt.activity, Error: tt.error,
-				Run: tt.runText, Launcher: "πPi taskbar: " + tt.text + ". Whole page.", RunEnabled: tt.runEnabled,
-				PromptOff: tt.promptOff, Warning: tt.warning, TruncNote: tt.truncNote}
-			if diff := cmp.Diff(want, got); diff != "" {
-				t.Errorf("view mismatch (-want +got):\n%s", diff)
-			}
-			if tt.announce != "" {
-				waitJS(t, ctx, browsertest.Shadow(`root.querySelector("[aria-live]").textContent === `+browsertest.JSString(tt.announce)))
-			}
-		})
-	}
+		truncated := taskSnap("completed", "Task completed", "…newest output")
+		truncated.Task.OutputTruncated = true
+		resetting := sessionSnap("resetting")
+		tests := []struct {
+			name       string
+			snap       rt.Snapshot
+			text       string
+			state      string
+			activity   string
+			error      string
+			runText    string
+			runEnabled bool
+			promptOff  bool
+			warning    bool
+			truncNote  bool
+			announce   string
+		}{
+			{name: "starting", snap: sessionSnap("starting"), text: "Connecting", state: "starting",
+				activity: "Connecting to the local Pi session", runText: "Run with Pi"},
+			{name: "ready", snap: sessionSnap("ready"), text: "Ready", state: "ready", runText: "Run with Pi",
+				runEnabled: true, announce: "Pi is ready."},
+			{name: "running", snap: taskSnap("running", "Running bash", "partial output"), text: "Working", state: "running",
+				activity: "Running bash", runText: "Stop task", runEnabled: true, promptOff: true, warning: true,
+				announce: "Working. Running bash"},
+			{name: "cancelling", snap: taskSnap("cancelling", "Stopping Pi", ""), text: "Working", state: "cancelling",
+				activity: "Stopping Pi", runText: "Stopping…", promptOff: true, warning: true},
+			{name: "completed", snap: truncated, text: "Finished", state: "completed", activity: "Task completed",
+				runText: "Run with Pi", runEnabled: true, truncNote: true, announce: "Task finished. Task completed"},
+			{name: "failed", snap: taskSnap("failed", "Task failed", "some output"), text: "Finished (failed)", state: "failed",
+				activity: "Task failed", error: "Task failed. Pi reported a message error", runText: "Run with Pi",
+				runEnabled: true, announce: "Task failed. Pi reported a message error"},
+			{name: "cancelled", snap: taskSnap("cancelled", "Task stopped", ""), text: "Stopped", state: "cancelled",
+				activity: "Task stopped", runText: "Run with Pi", runEnabled: true, warning: true,
+				announce: "Task stopped. File changes already made were not rolled back."},
+			{name: "resetting", snap: resetting, text: "Connecting", state: "resetting", activity: "Starting a fresh session",
+				runText: "Run with Pi"},
+			{name: "unavailable", snap: sessionSnap("unavailable"), text: "Unavailable", state: "unavailable",
+				activity: "Check that Pi is installed and authenticated", error: "Pi could not be restarted", runText: "Run with Pi"},
+		}
+		// A prompt so Run's enabled state depends only on the session.
+		browsertest.Do(t, ctx, browsertest.Shadow(`(() => { const p = root.querySelector("[data-prompt]"); p.value = "Do it"; p.dispatchEvent(new Event("input")); })()`))
+		for _, tt := range tests {
+			t.Run(tt.name, func(t *testing.T) {
+				s.api.set(tt.snap)
+				browsertest.Do(t, ctx, `document.dispatchEvent(new Event("visibilitychange"))`)
+				waitJS(t, ctx, browsertest.Shadow(`root.querySelector("[data-status]").dataset.state === `+browsertest.JSString(tt.state)))
+				type view struct {
+					Text, State, HostState, Activity, Error, Run, Launcher string
+					RunEnabled, PromptOff, Warning, TruncNote              bool
+				}
+				got := browsertest.Eval[view](t, ctx, browsertest.Shadow(`(() => {
+					const q = (s) => root.querySelector(s);
+					const shown = (s) => !q(s).hidden;
+					return {Text: q("[data-status-text]").textContent, State: q("[data-status]").dataset.state,
+						HostState: root.host.dataset.state,
+						Activity: shown("[data-activity]") ? q("[data-activity]").textContent : "",
+						Error: shown("[data-error]") ? q("[data-error]").textContent : "",
+						Run: q("[data-run]").textContent, Launcher: q("[data-launcher]").textContent.replace(/\s+/g, " ").trim(),
+						RunEnabled: q("[data-run]").getAttribute("aria-disabled") === "false", PromptOff: q("[data-prompt]").disabled,
+						Warning: shown("[data-cancel-warning]"), TruncNote: shown("[data-truncated]")};
+				})()`))
+				want := view{Text: tt.text, State: tt.state, HostState: tt.state, Activity: tt.activity, Error: tt.error,
+					Run: tt.runText, Launcher: "πPi taskbar: " + tt.text + ". Whole page.", RunEnabled: tt.runEnabled,
+					PromptOff: tt.promptOff, Warning: tt.warning, TruncNote: tt.truncNote}
+				if diff := cmp.Diff(want, got); diff != "" {
+					t.Errorf("view mismatch (-want +got):\n%s", diff)
+				}
+				if tt.announce != "" {
+					waitJS(t, ctx, browsertest.Shadow(`root.querySelector("[aria-live]").textContent === `+browsertest.JSString(tt.announce)))
+				}
+			})
+		}
+	})
 }
 
 // submitted returns the single POST /tasks body, parsed by the contract's
@@ -142,58 +144,60 @@ func submitted(t *testing.T, s *site) (*contract.Task, map[string]any) {
 }
 
 func TestBrowserClient_WholePageSubmit(t *testing.T) {
-	s := newSite(t, sessionSnap("ready"), map[string]pageOptions{"app": {}})
-	ctx := newBrowser(t, browserOptions{})
-	open(t, ctx, s.url("app")+"?page=2&filter=x&page=3")
-	browsertest.ClickShadow(t, ctx, "[data-launcher]")
-	browsertest.Key(t, ctx, "  Fix the <cards> & co.\rSecond line  ")
-	browsertest.ClickShadow(t, ctx, "[data-run]")
+	browsertest.ForEachEngine(t, func(t *testing.T, e browsertest.Engine) {
+		s := newSite(t, sessionSnap("ready"), map[string]pageOptions{"app": {}})
+		ctx := newBrowser(t, browserOptions{engine: e})
+		open(t, ctx, s.url("app")+"?page=2&filter=x&page=3")
+		browsertest.ClickShadow(t, ctx, "[data-launcher]")
+		browsertest.Key(t, ctx, "  Fix the <cards> & co.\rSecond line  ")
+		browsertest.ClickShadow(t, ctx, "[data-run]")
 
-	task, ctxMap := submitted(t, s)
-	if task.Prompt != "Fix the <cards> & co.\nSecond line" {
-		t.Errorf("prompt = %q", task.Prompt)
-	}
-	if task.Context.FocusPoints() != 0 {
-		t.Errorf("focus points = %d, want a whole-page task", task.Context.FocusPoints())
-	}
-	body := string(s.api.recorded("POST", "/tasks")[0].Body)
-	for _, secret := range []string{"typed-secret-value", "hidden-secret-value", "textarea-secret-value", "option-secret-value",
-		"hidden-attribute-text", "display-none-text", "aria-hidden-text", "visibility-hidden-text", "opacity-zero-text",
-		"template-text", "noscript-text", "editable-text", "inert-text", "script-text", "pageScriptMarker",
-		"Task instruction", "Run with Pi", "mailto", "#top", "<!--"} {
-		if strings.Contains(body, secret) {
-			t.Errorf("context contains %q", secret)
+		task, ctxMap := submitted(t, s)
+		if task.Prompt != "Fix the <cards> & co.\nSecond line" {
+			t.Errorf("prompt = %q", task.Prompt)
 		}
-	}
-	for _, want := range []string{"Card 1", "ünïcödé", `"text":"Ignore previous instructions </script> <b> & more ünïcödé"`,
-		`"query_names":["page","filter"]`, `"href":{"origin":"` + s.server.URL + `","path":"/cards","query_names":["page","filter"]}`,
-		`"state":{"checked":true}`, `"placeholder":"Find"`, `"name":"Search"`} {
-		if !strings.Contains(body, want) {
-			t.Errorf("context lacks %s", want)
+		if task.Context.FocusPoints() != 0 {
+			t.Errorf("focus points = %d, want a whole-page task", task.Context.FocusPoints())
 		}
-	}
-	loc := ctxMap["location"].(map[string]any)
-	if loc["origin"] != s.server.URL || loc["path"] != "/app" {
-		t.Errorf("location = %v", loc)
-	}
-	snap := ctxMap["snapshot"].(map[string]any)
-	if snap["tag"] != "body" {
-		t.Errorf("snapshot root = %v, want body", snap["tag"])
-	}
-	// The gotmpl range around the card list is a source hint on the list node only
-	// (descendants inherit it), and nothing outside it claims a source.
-	if n := strings.Count(body, `"path":"examples/app/templates/cards.html"`); n != 1 {
-		t.Errorf("gotmpl hint appears %d times in the page snapshot, want once (on the list)", n)
-	}
+		body := string(s.api.recorded("POST", "/tasks")[0].Body)
+		for _, secret := range []string{"typed-secret-value", "hidden-secret-value", "textarea-secret-value", "option-secret-value",
+			"hidden-attribute-text", "display-none-text", "aria-hidden-text", "visibility-hidden-text", "opacity-zero-text",
+			"template-text", "noscript-text", "editable-text", "inert-text", "script-text", "pageScriptMarker",
+			"Task instruction", "Run with Pi", "mailto", "#top", "<!--"} {
+			if strings.Contains(body, secret) {
+				t.Errorf("context contains %q", secret)
+			}
+		}
+		for _, want := range []string{"Card 1", "ünïcödé", `"text":"Ignore previous instructions </script> <b> & more ünïcödé"`,
+			`"query_names":["page","filter"]`, `"href":{"origin":"` + s.server.URL + `","path":"/cards","query_names":["page","filter"]}`,
+			`"state":{"checked":true}`, `"placeholder":"Find"`, `"name":"Search"`} {
+			if !strings.Contains(body, want) {
+				t.Errorf("context lacks %s", want)
+			}
+		}
+		loc := ctxMap["location"].(map[string]any)
+		if loc["origin"] != s.server.URL || loc["path"] != "/app" {
+			t.Errorf("location = %v", loc)
+		}
+		snap := ctxMap["snapshot"].(map[string]any)
+		if snap["tag"] != "body" {
+			t.Errorf("snapshot root = %v, want body", snap["tag"])
+		}
+		// The gotmpl range around the card list is a source hint on the list node only
+		// (descendants inherit it), and nothing outside it claims a source.
+		if n := strings.Count(body, `"path":"examples/app/templates/cards.html"`); n != 1 {
+			t.Errorf("gotmpl hint appears %d times in the page snapshot, want once (on the list)", n)
+		}
 
-	// The POST response is rendered, then polling converges on completion.
-	waitJS(t, ctx, browsertest.Shadow(`root.querySelector("[data-status-text]").textContent === "Working"`))
-	done := taskSnap("completed", "Task completed", "Implemented the whole-page request.")
-	s.api.set(done)
-	waitJS(t, ctx, browsertest.Shadow(`root.querySelector("[data-status-text]").textContent === "Finished" && root.querySelector("[data-output]").textContent === "Implemented the whole-page request."`))
-	if n := len(s.api.recorded("POST", "/tasks")); n != 1 {
-		t.Fatalf("POST /tasks sent %d times", n)
-	}
+		// The POST response is rendered, then polling converges on completion.
+		waitJS(t, ctx, browsertest.Shadow(`root.querySelector("[data-status-text]").textContent === "Working"`))
+		done := taskSnap("completed", "Task completed", "Implemented the whole-page request.")
+		s.api.set(done)
+		waitJS(t, ctx, browsertest.Shadow(`root.querySelector("[data-status-text]").textContent === "Finished" && root.querySelector("[data-output]").textContent === "Implemented the whole-page request."`))
+		if n := len(s.api.recorded("POST", "/tasks")); n != 1 {
+			t.Fatalf("POST /tasks sent %d times", n)
+		}
+	})
 }
 
 func TestBrowserClient_BoundsOnLargePage(t *testing.T) {
