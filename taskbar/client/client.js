@@ -970,6 +970,10 @@
     host.style.cssText =
       "all: initial !important; position: fixed !important; left: 0 !important; bottom: 0 !important; " +
       "width: 0 !important; height: 0 !important; z-index: 2147483647 !important; display: block !important;";
+    // Text spacing stays adjustable (WCAG 1.4.12): no important inline
+    // spacing on the host (Firefox keeps each longhand of `all`); the
+    // shadow root's own .pi-root sets them, so page values do not leak in.
+    for (const property of ["letter-spacing", "word-spacing", "line-height"]) host.style.removeProperty(property);
     const shadow = host.attachShadow({ mode: "open" });
     shadow.innerHTML = markup(bootstrap.mountBase);
     const $ = (selector) => shadow.querySelector(selector);
