@@ -226,26 +226,35 @@ func (d *webkitTab) do(ctx context.Context, method, path string, body, result an
 }
 
 // fitViewport sets the window size so that innerWidth × innerHeight is the
-// wanted viewport: the window's own chrome is measured, not assumed.
+// wanted viewport: the window's own chrome is measured, not assumed. The
+// page sees a resize some time after the command returns, so each size is
+// read once outerWidth × outerHeight shows the window's new size.
 func (d *webkitTab) fitViewport(ctx context.Context) error {
-	w, h := d.b.o.Width, d.b.o.Height
+	want := [2]int64{d.b.o.Width, d.b.o.Height}
+	size := want
 	for range 3 {
-		if err := d.do(ctx, "POST", "/window/rect", map[string]int64{"width": w, "height": h}, nil); err != nil {
+		if err := d.do(ctx, "POST", "/window/rect", map[string]int64{"width": size[0], "height": size[1]}, nil); err != nil {
 			return err
 		}
-		var inner []int64
-		raw, err := d.evalString(ctx, `JSON.stringify([innerWidth, innerHeight])`)
-		if err == nil {
-			err = json.Unmarshal([]byte(raw), &inner)
+		var got [4]int64 // inner and outer width and height
+		for deadline := time.Now().Add(5 * time.Second); ; {
+			raw, err := d.evalString(ctx, `JSON.stringify([innerWidth, innerHeight, outerWidth, outerHeight])`)
+			if err == nil {
+				err = json.Unmarshal([]byte(raw), &got)
+			}
+			if err != nil {
+				return err
+			}
+			if got[2] == size[0] && got[3] == size[1] || time.Now().After(deadline) {
+				break
+			}
+			time.Sleep(20 * time.Millisecond)
 		}
-		if err != nil {
-			return err
-		}
-		if inner[0] == d.b.o.Width && inner[1] == d.b.o.Height {
+		if got[0] == want[0] && got[1] == want[1] {
 			return nil
 		}
-		w += d.b.o.Width - inner[0]
-		h += d.b.o.Height - inner[1]
+		size[0] += want[0] - got[0]
+		size[1] += want[1] - got[1]
 	}
 	return nil // checkEmulation reports the viewport it got
 }
