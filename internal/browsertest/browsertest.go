@@ -385,10 +385,24 @@ func Wait(t testing.TB, tab *Tab, what, predicate string, timeout time.Duration)
 }
 
 // ClickAt scrolls the element elementExpr evaluates to into view and clicks
-// its centre with a real pointer event.
+// its centre with a real pointer event, once its box has stayed put for an
+// animation frame (a render in flight would move it under the pointer).
 func ClickAt(t testing.TB, tab *Tab, elementExpr string) {
 	t.Helper()
-	pt := Eval[[]float64](t, tab, `(() => { const e = `+elementExpr+`; e.scrollIntoView({block: "start"}); const r = e.getBoundingClientRect(); return [r.left + r.width / 2, r.top + r.height / 2]; })()`)
+	pt := Eval[[]float64](t, tab, `(async () => {
+		const e = `+elementExpr+`;
+		e.scrollIntoView({block: "start"});
+		const box = () => { const r = e.getBoundingClientRect(); return [r.left + r.width / 2, r.top + r.height / 2, r.width, r.height]; };
+		const frame = () => new Promise((resolve) => { requestAnimationFrame(resolve); setTimeout(resolve, 100); });
+		let b = box();
+		for (let i = 0; i < 20; i++) {
+			await frame();
+			const n = box();
+			if (n.every((v, j) => v === b[j])) break;
+			b = n;
+		}
+		return b.slice(0, 2);
+	})()`)
 	ClickXY(t, tab, pt[0], pt[1])
 }
 
