@@ -157,6 +157,8 @@ type Tab struct {
 	Engine Engine
 	ctx    context.Context // bounds every call: Options.Timeout
 	d      driver
+	opened bool // by NewTab
+	closed bool // by CloseTab
 }
 
 // driver is one engine's tab.
@@ -287,19 +289,41 @@ func (tab *Tab) checkEmulation(t testing.TB, o *Options) {
 }
 
 // NewTab opens another tab in tab's browser (same profile, so the tabs share
-// storage and broadcast channels); it closes when the test ends.
+// storage and broadcast channels); it closes when the test ends, or at
+// [CloseTab].
 func NewTab(t testing.TB, tab *Tab) *Tab {
 	t.Helper()
 	d, err := tab.d.newTab(tab.ctx)
 	if err != nil {
 		t.Fatalf("%s: new tab: %v", tab.Engine, err)
 	}
+	nt := &Tab{Engine: tab.Engine, ctx: tab.ctx, d: d, opened: true}
 	t.Cleanup(func() {
-		if err := d.close(tab.ctx); err != nil && tab.ctx.Err() == nil {
+		if err := nt.close(); err != nil && tab.ctx.Err() == nil {
 			t.Errorf("%s: close tab: %v", tab.Engine, err)
 		}
 	})
-	return &Tab{Engine: tab.Engine, ctx: tab.ctx, d: d}
+	return nt
+}
+
+// CloseTab closes a tab opened by [NewTab], as a user closing it does.
+func CloseTab(t testing.TB, tab *Tab) {
+	t.Helper()
+	if !tab.opened {
+		t.Fatalf("%s: CloseTab of a browser's first tab", tab.Engine)
+	}
+	if err := tab.close(); err != nil {
+		t.Fatalf("%s: close tab: %v", tab.Engine, err)
+	}
+}
+
+// close closes a tab opened by NewTab once.
+func (tab *Tab) close() error {
+	if tab.closed {
+		return nil
+	}
+	tab.closed = true
+	return tab.d.close(tab.ctx)
 }
 
 // Must ends the test on a non-nil error.

@@ -99,6 +99,11 @@ func TestBrowser(t *testing.T) {
 		if vis := browsertest.Eval[[]string](t, tab, `[document.visibilityState]`); vis[0] != "visible" {
 			t.Errorf("first tab is %s with a second tab open", vis[0])
 		}
+		// Closing the second tab ends its page: the first tab hears it leave.
+		browsertest.Do(t, tab, `window.left = false; new BroadcastChannel("bye").onmessage = () => { window.left = true; }`)
+		browsertest.Do(t, other, `addEventListener("pagehide", () => new BroadcastChannel("bye").postMessage("x"))`)
+		browsertest.CloseTab(t, other)
+		browsertest.Wait(t, tab, "the closed tab's pagehide", `window.left`, 10*time.Second)
 		if _, err := browsertest.EvalJSON(tab, `(() => { throw new Error("boom") })()`); err == nil {
 			t.Error("an exception did not fail the evaluation")
 		}
