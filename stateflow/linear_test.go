@@ -2,14 +2,13 @@ package stateflow
 
 import (
 	"errors"
-	"reflect"
 	"strings"
 	"testing"
 )
 
 // The oracles below are the direct (per-level copying, per-level
 // comparing) forms of Replay and BuildStateUpdates' walk; the linear
-// implementations must give exactly their results.
+// implementations must give exactly their results (FuzzDecodePatchArgs).
 
 // replayOracle compares every pair of values before deciding to recurse.
 func replayOracle(before, after map[string]any) map[string]any {
@@ -87,54 +86,6 @@ func updatesOracle(roots *Roots, args PatchArgs, effAfter map[string]any) []Upda
 		}
 	}
 	return out
-}
-
-// FuzzLinearWalks_matchOracle: for any patch_state argument staged over a
-// fixed store, Replay and state_updates equal their direct oracles, and
-// ApplyPatch's hints name the full path of each missing deletion.
-func FuzzLinearWalks_matchOracle(f *testing.F) {
-	for _, s := range []string{
-		`{"cwd":{"working":{"a":{"b":{"c":null,"d":2}},"l":{"[0]":{"x":1}}}},"session":{"working":{"a":{"b":{"e":1}}}}}`,
-		`{"global":{"contract":{"k":{"deep":{"deeper":{"x":null}}}}},"cwd":{"contract":{"k":{}}}}`,
-		`{"session":{"intents":{"ship":null},"working":{"q":[1,{"a":null}]}}}`,
-		`{"cwd":{"lazy":{"n":{"m":1}},"working":{"a":{"b":{"c":{"d":5}}}}}}`,
-	} {
-		f.Add([]byte(s))
-	}
-	roots := BuiltinRoots()
-	base := map[string]map[string]any{
-		ScopeGlobal:  {PlaneContract: map[string]any{"k": map[string]any{"deep": map[string]any{"v": 1.0}}}},
-		ScopeCWD:     {PlaneWorking: map[string]any{"a": map[string]any{"b": map[string]any{"c": 1.0}}, "l": []any{map[string]any{"x": 0.0}}}},
-		ScopeSession: {PlaneIntents: map[string]any{"ship": map[string]any{"$ref": "session.working.q"}}, PlaneWorking: map[string]any{"q": 1.0}},
-	}
-	f.Fuzz(func(t *testing.T, raw []byte) {
-		args, err := DecodePatchArgs(roots, raw)
-		if err != nil {
-			return
-		}
-		st, err := Stage(roots, base, args)
-		if err != nil {
-			return
-		}
-		for scope, after := range st.After {
-			if got, want := Replay(base[scope], after), replayOracle(base[scope], after); !reflect.DeepEqual(got, want) {
-				t.Fatalf("%s: Replay = %v, oracle %v", scope, got, want)
-			}
-		}
-		effBefore := Overlay(base[ScopeGlobal], base[ScopeCWD], base[ScopeSession])
-		effAfter := Overlay(st.After[ScopeGlobal], st.After[ScopeCWD], st.After[ScopeSession])
-		u := BuildStateUpdates(roots, args, st, effBefore, effAfter, "")
-		if want := updatesOracle(roots, args, effAfter); !reflect.DeepEqual(u.Effective, want) {
-			t.Fatalf("state_updates = %v, oracle %v", u.Effective, want)
-		}
-		for scope, hints := range st.Hints {
-			for _, h := range hints {
-				if !strings.HasPrefix(h.Target, h.Unavailable) || strings.Count(h.Target, "/") < 1 {
-					t.Fatalf("%s: hint %+v", scope, h)
-				}
-			}
-		}
-	})
 }
 
 // TestDecodePatchArgs_depth: an argument nesting MaxDepth levels is

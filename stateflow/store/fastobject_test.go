@@ -139,17 +139,9 @@ func metaFromObjectOf(data []byte, tail int, fast bool) (*Meta, error) {
 
 // runtimeGeneral is decodeRuntime through the general decoder only.
 func runtimeGeneral(data []byte) (*Runtime, error) {
-	v, err := sf.DecodeValue(data)
-	obj, ok := v.(map[string]any)
-	switch {
-	case errors.Is(err, sf.ErrTooDeep):
-		return nil, &Error{Msg: sf.TooDeepMsg("State Flow session runtime"), Err: err}
-	case errors.Is(err, sf.ErrNonFinite):
-		return nil, &Error{Msg: MsgRuntimeEnvelope}
-	case err != nil:
-		return nil, &Error{Msg: MsgRuntimeJSON}
-	case !ok:
-		return nil, &Error{Msg: MsgRuntimeEnvelope}
+	obj, err := runtimeObject(data)
+	if err != nil {
+		return nil, err
 	}
 	return runtimeFromObject(obj, "/p", "")
 }

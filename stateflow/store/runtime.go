@@ -111,20 +111,31 @@ func modeOf(v any) (string, bool) {
 func decodeRuntime(data []byte, cwd, sessionID string) (*Runtime, error) {
 	obj, ok := fastObject(data, runtimeForm)
 	if !ok {
-		v, err := sf.DecodeValue(data)
-		switch {
-		case errors.Is(err, sf.ErrTooDeep):
-			return nil, &Error{Msg: sf.TooDeepMsg("State Flow session runtime"), Err: err}
-		case errors.Is(err, sf.ErrNonFinite):
-			return nil, &Error{Msg: MsgRuntimeEnvelope}
-		case err != nil:
-			return nil, &Error{Msg: MsgRuntimeJSON}
-		}
-		if obj, ok = v.(map[string]any); !ok {
-			return nil, &Error{Msg: MsgRuntimeEnvelope}
+		var err error
+		if obj, err = runtimeObject(data); err != nil {
+			return nil, err
 		}
 	}
 	return runtimeFromObject(obj, cwd, sessionID)
+}
+
+// runtimeObject decodes runtime.json with the general decoder (the errors
+// of decodeRuntime).
+func runtimeObject(data []byte) (map[string]any, error) {
+	v, err := sf.DecodeValue(data)
+	switch {
+	case errors.Is(err, sf.ErrTooDeep):
+		return nil, &Error{Msg: sf.TooDeepMsg("State Flow session runtime"), Err: err}
+	case errors.Is(err, sf.ErrNonFinite):
+		return nil, &Error{Msg: MsgRuntimeEnvelope}
+	case err != nil:
+		return nil, &Error{Msg: MsgRuntimeJSON}
+	}
+	obj, ok := v.(map[string]any)
+	if !ok {
+		return nil, &Error{Msg: MsgRuntimeEnvelope}
+	}
+	return obj, nil
 }
 
 // runtimeFromObject reads a decoded runtime.json object (boundaries as
