@@ -49,13 +49,13 @@ func decodeCohortReusing(l Layout, roots *sf.Roots, c capture, prev *Snapshot) (
 		if prev != nil && prev.decoded != nil {
 			prevTail = prev.decoded.tails[i]
 		}
-		s, m, tail, prov, err := decodeScope(l, roots, c, scope, prevTail)
+		ds, err := decodeScope(l, roots, c, scope, prevTail)
 		if err != nil {
 			return nil, err
 		}
-		d.streams[i], d.metas[i], d.tails[i] = s, m, tail
+		d.streams[i], d.metas[i], d.tails[i] = ds.stream, ds.meta, ds.lines
 		if d.provenance == nil {
-			d.provenance = prov
+			d.provenance = ds.provenance
 		}
 	}
 	if l.SessionKey == "" {
@@ -82,11 +82,19 @@ func decodeCohortReusing(l Layout, roots *sf.Roots, c capture, prev *Snapshot) (
 	return d, nil
 }
 
+// scopeDecode is one decoded scope: its stream (nil: wholly absent pair),
+// meta, tail lines (for the next decode's reuse) and provenance error (see
+// decoded.provenance).
+type scopeDecode struct {
+	stream     *sf.Stream
+	meta       *Meta
+	lines      []tailLine
+	provenance error
+}
+
 // decodeScope decodes one scope's checkpoint, tail and meta; prevTail (nil:
 // none) is the scope's tail lines of an earlier decode, reused where the
-// bytes are identical (decodeTailReusing). It returns the stream, the meta
-// and the tail lines (nil streams: wholly absent pair), and the scope's
-// provenance error (see decoded.provenance). Its checks run in upstream's
+// bytes are identical (decodeTailReusing). Its checks run in upstream's
 // order (classifyScopeStream, then validateScopeStream's shape checks; the
 // states are validated with the view): the pair; the checkpoint, meta and
 // tail as JSON; meta's temporal member; the CWD owner; the count of
@@ -95,12 +103,12 @@ func decodeCohortReusing(l Layout, roots *sf.Roots, c capture, prev *Snapshot) (
 // boundary and form. Messages name the scope in lower case, as upstream
 // interpolates it ("State Flow cwd tail …"); CWD is spelled out only in the
 // owner messages, as upstream writes them.
-func decodeScope(l Layout, roots *sf.Roots, c capture, scope string, prevTail []tailLine) (*sf.Stream, *Meta, []tailLine, error, error) {
+func decodeScope(l Layout, roots *sf.Roots, c capture, scope string, prevTail []tailLine) (scopeDecode, error) {
 	dir := l.ScopeDir(scope)
 	cp, tail, meta := c[rel(dir, fileCheckpoint)], c[rel(dir, filePatches)], c[rel(dir, fileMeta)]
-	fail := func(err error) (*sf.Stream, *Meta, []tailLine, error, error) { return nil, nil, nil, nil, err }
+	fail := func(err error) (scopeDecode, error) { return scopeDecode{}, err }
 	if !cp.Exists && !tail.Exists {
-		return nil, nil, nil, nil, nil
+		return scopeDecode{}, nil
 	}
 	if cp.Exists != tail.Exists {
 		return fail(&Error{Msg: fmt.Sprintf("State Flow %s scope has an incomplete checkpoint/tail pair", scope)})
@@ -165,7 +173,7 @@ func decodeScope(l Layout, roots *sf.Roots, c capture, scope string, prevTail []
 		p, lines[i] = lines[i].filteredBy(roots)
 		s.Patches = append(s.Patches, sf.Record{Transition: m.Patches[i], Patch: p})
 	}
-	return s, m, lines, prov, nil
+	return scopeDecode{stream: s, meta: m, lines: lines, provenance: prov}, nil
 }
 
 // reuseScope returns prev's stream (a shallow copy) and meta for scope
