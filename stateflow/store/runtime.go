@@ -297,6 +297,7 @@ type tailLine struct {
 	obj      map[string]any
 	filtered map[string]any
 	froots   *sf.Roots
+	bad      string // JSON but no patch: the reason (obj is then empty)
 }
 
 // filteredBy returns l.obj filtered by roots, reusing l.filtered when it
@@ -353,6 +354,9 @@ func decodeTailReusing(data []byte, scope string, prev []tailLine) ([]map[string
 			}
 		}
 		if k >= 0 && k < len(prev) && bytes.Equal(prev[k].raw, l) {
+			if prev[k].bad != "" && bad.reason == "" {
+				bad = badRecord{index: len(out), reason: prev[k].bad}
+			}
 			out = append(out, prev[k].obj)
 			lines = append(lines, prev[k])
 			k++
@@ -380,7 +384,7 @@ func decodeTailReusing(data []byte, scope string, prev []tailLine) ([]map[string
 		}
 		out = append(out, obj)
 		// a copy: a reused line must not pin the whole capture it came from
-		lines = append(lines, tailLine{raw: bytes.Clone(l), obj: obj})
+		lines = append(lines, tailLine{raw: bytes.Clone(l), obj: obj, bad: reason})
 	}
 	return out, lines, bad, nil
 }
