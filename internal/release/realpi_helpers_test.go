@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/pikit-dev/pikit/internal/modelserver"
+	"github.com/pikit-dev/pikit/internal/modroot"
 	"github.com/pikit-dev/pikit/internal/pitest"
 	"github.com/pikit-dev/pikit/internal/release"
 	"github.com/pikit-dev/pikit/pirpc"
@@ -215,41 +216,26 @@ func runVersion(t testing.TB, exe string) string {
 	return strings.TrimSpace(string(out))
 }
 
-// acmeNotesTS is seed 003's example companion importing the published
-// StateFlow package's ./modules export.
-const acmeNotesTS = `import { registerStateFlowModule, type StateFlowModule } from "@pikit/stateflow/modules";
-import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
-
-type Notes = { entries: string[] };
-const notes: StateFlowModule<Notes> = {
-  immutable: false,
-  id: "x_acme_notes",
-  apiVersion: 1,
-  schemaVersion: 1,
-  validate(value): value is Notes {
-    return typeof value === "object" && value !== null && !Array.isArray(value)
-      && "entries" in value && Array.isArray(value.entries)
-      && value.entries.every(item => typeof item === "string");
-  },
-  context(content) { return content ? [{ kind: "data", value: content }] : []; },
-};
-
-export default function (pi: ExtensionAPI) {
-  let unregister: (() => void) | undefined;
-  pi.on("session_start", (_event, ctx) => {
-    unregister?.();
-    unregister = registerStateFlowModule(ctx.sessionManager, notes);
-  });
-  pi.on("session_shutdown", () => unregister?.());
-}
-`
-
 // writeCompanion writes the companion Pi package @pikit-test/acme-notes,
 // depending on @pikit/stateflow at version, into a temp folder.
+// Its index.ts is seed 003's example companion (stateflow/extension's
+// testdata) importing the package's ./modules export.
 func writeCompanion(t testing.TB, version string) string {
 	t.Helper()
+	root, err := modroot.Find(".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	src, err := os.ReadFile(filepath.Join(root, "stateflow", "extension", "testdata", "acme-notes.ts"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := strings.Replace(string(src), `from "../pikit-stateflow/modules.ts"`, `from "@pikit/stateflow/modules"`, 1)
+	if ts == string(src) {
+		t.Fatal("acme-notes.ts: the import of modules.ts changed")
+	}
 	dir := filepath.Join(t.TempDir(), "acme-notes")
-	writeFile(t, filepath.Join(dir, "index.ts"), acmeNotesTS)
+	writeFile(t, filepath.Join(dir, "index.ts"), ts)
 	writeFile(t, filepath.Join(dir, "package.json"), `{
   "name": "@pikit-test/acme-notes",
   "version": "1.0.0",
