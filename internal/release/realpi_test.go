@@ -129,7 +129,7 @@ func TestRealPi_NPMInstallPath(t *testing.T) {
 // starts, each extension registers nothing (the model is offered neither
 // StateFlow's nor midcompact's tool) and shows one notice naming the
 // platform and how to build from source, once per Pi process (not again
-// for a new session); Pi keeps answering.
+// for a new session; on stderr in print mode); Pi keeps answering.
 func TestRealPi_NPMNoBinaryForPlatform(t *testing.T) {
 	t.Parallel()
 	const version = "0.1.0-test.1"
@@ -180,6 +180,11 @@ func TestRealPi_NPMNoBinaryForPlatform(t *testing.T) {
 	}
 	if _, err := c.GetState(ctx); err != nil {
 		t.Errorf("Pi after the notices: %v", err)
+	}
+	// Print mode has no UI: the notice goes to stderr, once.
+	out, _ := p.pi(t, append(slices.Clone(p.env.Args), "-p", "hello")...)
+	if strings.Count(out, "piext stateflow: no binary for linux-x64") != 1 || !strings.Contains(out, "plain answer") {
+		t.Errorf("pi -p output:\n%s", out)
 	}
 }
 

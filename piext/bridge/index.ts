@@ -698,12 +698,13 @@ export default function (pi: any) {
   const resolved = resolveCommand(install);
   if ("unsupported" in resolved && resolved.unsupported) {
     // No binary for this platform: register nothing, say so once per Pi
-    // process.
+    // process (on stderr where Pi has no UI: print and JSON modes).
     const shown = Symbol.for("pikit.piext.unsupported." + install.manifest.name);
     pi.on("session_start", (_ev: any, ctx: any) => {
       if (g[shown]) return;
       g[shown] = true;
-      ctx.ui?.notify?.(resolved.error, "warning");
+      if (ctx.hasUI) ctx.ui.notify(resolved.error, "warning");
+      else process.stderr.write(resolved.error + "\n");
     });
     return;
   }
