@@ -17,15 +17,18 @@
 package pitest
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/pikit-dev/pikit/internal/fakepi"
 	"github.com/pikit-dev/pikit/internal/modelserver"
@@ -230,6 +233,17 @@ func (e *Env) Options(extra ...string) pirpc.Options {
 		Dir:        e.Dir,
 		Env:        slices.Clone(e.Env),
 	}
+}
+
+// Command returns an *exec.Cmd running Pi with exactly args (not Args:
+// e.g. "install", "npm:NAME") in this environment's directory and
+// environment, extra env appended last.
+func (e *Env) Command(ctx context.Context, extra []string, args ...string) *exec.Cmd {
+	cmd := exec.CommandContext(ctx, e.Executable, args...)
+	cmd.Dir = e.Dir
+	cmd.Env = append(append(os.Environ(), e.Env...), extra...)
+	cmd.WaitDelay = 10 * time.Second
+	return cmd
 }
 
 // Wrapper writes an executable shell script that runs Pi with this
