@@ -26,6 +26,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/pikit-dev/pikit/internal/fakepi"
 	"github.com/pikit-dev/pikit/internal/modelserver"
@@ -154,6 +155,10 @@ type Env struct {
 	Home       string
 	Server     *modelserver.Server
 	URL        string // model server base URL, ".../v1"
+
+	t         testing.TB
+	marker    string        // the value of MarkerVar in Env
+	exitGrace time.Duration // WaitExited's grace; zero means ExitGrace (tests shorten it)
 }
 
 // New builds an isolated environment and starts a model server that is
@@ -175,6 +180,8 @@ func New(t testing.TB, opts *Options) *Env {
 	})
 	root := t.TempDir()
 	e := &Env{
+		t:          t,
+		marker:     newMarker(),
 		Install:    in,
 		Executable: in.Bin,
 		Dir:        mkdir(t, root, "project"),
@@ -204,6 +211,7 @@ func New(t testing.TB, opts *Options) *Env {
 		"PI_OFFLINE=1",
 		"PI_SKIP_VERSION_CHECK=1",
 		"PI_TELEMETRY=0",
+		MarkerVar+"="+e.marker,
 	)
 	for _, kv := range os.Environ() {
 		if k, _, _ := strings.Cut(kv, "="); strings.HasSuffix(k, "_API_KEY") {
@@ -218,12 +226,19 @@ func New(t testing.TB, opts *Options) *Env {
 	} else {
 		e.Args = append(e.Args, "--no-session")
 	}
+	// Before root's RemoveAll: no process of this environment still writes
+	// into it.
+	t.Cleanup(func() { e.WaitExited(t) })
 	return e
 }
 
 // Options returns pirpc options for this environment; extra args (e.g. "-e",
-// path) follow the environment's args.
+// path) follow the environment's args. It registers [Env.WaitExited] as a
+// cleanup, so the processes started with these options have exited before
+// temp dirs made earlier in the test are removed (close the client in a
+// cleanup registered after this call, as usual).
 func (e *Env) Options(extra ...string) pirpc.Options {
+	e.t.Cleanup(func() { e.WaitExited(e.t) })
 	return pirpc.Options{
 		Executable: e.Executable,
 		Args:       append(slices.Clone(e.Args), extra...),
@@ -235,9 +250,11 @@ func (e *Env) Options(extra ...string) pirpc.Options {
 // Wrapper writes an executable shell script that runs Pi with this
 // environment's args plus extra, for consumers that only take an executable
 // and env (`<wrapper> --mode rpc` works; Env is still needed). Only tests use
-// it; pirpc itself never runs a shell.
+// it; pirpc itself never runs a shell. Like [Env.Options] it registers
+// [Env.WaitExited] as a cleanup.
 func (e *Env) Wrapper(t testing.TB, extra ...string) string {
 	t.Helper()
+	t.Cleanup(func() { e.WaitExited(t) })
 	var b strings.Builder
 	b.WriteString("#!/bin/sh\nexec ")
 	for _, a := range append([]string{e.Executable, `"$@"`}, append(slices.Clone(e.Args), extra...)...) {
