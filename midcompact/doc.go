@@ -71,6 +71,13 @@
 //
 // # Own decisions and deviations
 //
+//   - Abort writes no midcompact entry, but its navigation labels the
+//     anchor ([AbortLabel], or the anchor's own label again): Pi 1.6.0
+//     persists that as a `label` entry under the anchor, the session's last
+//     entry, so a resumed session starts at the anchor with no transaction
+//     (without it Pi resumed on the planning branch). Seed 001's "abort
+//     writes nothing" holds for midcompact's three entry types; the one
+//     entry is Pi's own.
 //   - Texts the reference does not give: the decoder's type, enum,
 //     required-field, unknown-action and root-field errors ([DecodeRequest]);
 //     the commit rejection `Range dN refers to an atom missing from the

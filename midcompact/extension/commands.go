@@ -134,8 +134,10 @@ func random5() string {
 	return string(b)
 }
 
-// abort is /midcompact:abort: back to the anchor, nothing written (seed
-// 001 §Persistence).
+// abort is /midcompact:abort: back to the anchor (seed 001 §Persistence:
+// no midcompact entry). The navigation carries a label for the anchor, so
+// Pi persists the position (a `label` entry under the anchor) and a resumed
+// session (`pi -c`) starts at the anchor, not on the planning branch.
 func (rt *runtime) abort(ctx context.Context, h host) error {
 	if err := h.WaitForIdle(ctx); err != nil {
 		return err
@@ -148,7 +150,11 @@ func (rt *runtime) abort(ctx context.Context, h host) error {
 	if n != nil {
 		return h.Notify(ctx, n.Text, string(n.Level))
 	}
-	cancelled, err := h.NavigateTree(ctx, anchor, piext.NavigateOptions{})
+	existing, err := anchorLabel(ctx, h, anchor)
+	if err != nil {
+		return err
+	}
+	cancelled, err := h.NavigateTree(ctx, anchor, piext.NavigateOptions{Label: midcompact.AbortNavigationLabel(existing)})
 	if err != nil {
 		return err
 	}
@@ -161,6 +167,17 @@ func (rt *runtime) abort(ctx context.Context, h host) error {
 	}
 	done := midcompact.AbortDone(cancelled)
 	return h.Notify(ctx, done.Text, string(done.Level))
+}
+
+// anchorLabel is the anchor's current tree label ("" for none).
+func anchorLabel(ctx context.Context, h host, id string) (string, error) {
+	raw, err := h.Call(ctx, "session", "getLabel", id)
+	if err != nil {
+		return "", err
+	}
+	var label string
+	_ = json.Unmarshal(raw, &label) // null (undefined): no label
+	return label, nil
 }
 
 // commit is /midcompact:commit: validate against a fresh anchor snapshot,

@@ -14,8 +14,9 @@
 //     empty plan, sends the start prompt and, user-first, opens Selection;
 //     commit validates against a fresh anchor snapshot, navigates to the
 //     anchor (summarize off), appends the state there and labels it; abort
-//     navigates and writes nothing; every command but close-webui waits for
-//     idle first;
+//     navigates with a label for the anchor and writes no midcompact entry
+//     (the label entry is Pi's; see Decisions); every command but
+//     close-webui waits for idle first;
 //   - hooks: session_start and session_tree close registered workbenches,
 //     then restore from the branch and reset the planning lock;
 //     session_shutdown clears everything; agent_start takes the lock for the
@@ -66,6 +67,18 @@
 //
 // # Decisions
 //
+//   - Abort and "abort writes nothing" (seed 001 §Persistence). Pi 1.6.0
+//     keeps the leaf only in memory: a session file is resumed (`pi -c`,
+//     `--session`) at its last entry, so after a bare navigateTree the
+//     resumed session was back on the planning branch, transaction and plan
+//     active again. The abort's navigation therefore carries a label
+//     (navigateTree's own option): Pi appends a `label` entry on the anchor
+//     whose parent is the anchor, and that entry is where Pi resumes. The
+//     label is "midcompact aborted", or the anchor's existing label set
+//     again (a user's bookmark survives). Abort still appends no
+//     midcompact entry (the three custom types stay the only ones), and
+//     commit needs nothing extra: its state entry and tree label already
+//     sit under the anchor (TestRealPi_AbortSurvivesRestart).
 //   - The planning lock is not exposed to other extensions. Upstream's
 //     `pi.midcompactPlanningLock` sits on its own extension API object,
 //     which Pi 1.6.0 creates per extension, so no other extension ever saw

@@ -105,6 +105,31 @@ func TestLock_AgentTurnRefusesPlanningUI(t *testing.T) {
 	}
 }
 
+// Seed 001 §Persistence: the abort's navigation labels the anchor so Pi
+// persists the position; an anchor the user bookmarked keeps its label
+// (the abort sets the same one again).
+func TestAbort_KeepsTheAnchorsLabel(t *testing.T) {
+	for _, c := range []struct{ existing, want string }{
+		{"", midcompact.AbortLabel},
+		{"my bookmark", "my bookmark"},
+	} {
+		rt, h := started(t, nil)
+		if c.existing != "" {
+			h.labels = map[string]string{"e4": c.existing}
+		}
+		if err := rt.abort(t.Context(), h); err != nil {
+			t.Fatal(err)
+		}
+		last := h.entries[len(h.entries)-1]
+		if last["type"] != "label" || last["targetId"] != "e4" || last["parentId"] != "e4" || last["label"] != c.want || h.leaf != last["id"] {
+			t.Errorf("existing %q: last entry %v, leaf %s; want label %q on the anchor e4 as the leaf", c.existing, last, h.leaf, c.want)
+		}
+		if n := h.lastNotice(); n != "info: "+midcompact.MsgAborted {
+			t.Errorf("notice %q", n)
+		}
+	}
+}
+
 // Seed 001 §Concurrency: with a workbench registered, the model's plan call
 // is refused with the reference's text and notice, a second planning UI is
 // refused, close-webui releases the workbench's lock and the agent can plan.
