@@ -15,8 +15,8 @@
 //     commit validates against a fresh anchor snapshot, navigates to the
 //     anchor (summarize off), appends the state there and labels it; abort
 //     navigates with a label for the anchor and writes no midcompact entry
-//     (the label entry is Pi's; see Decisions); every command but
-//     close-webui waits for idle first;
+//     (the label entry is Pi's; see Decisions); only start waits for idle
+//     first (see Decisions);
 //   - hooks: session_start and session_tree close registered workbenches,
 //     then restore from the branch and reset the planning lock;
 //     session_shutdown clears everything; agent_start takes the lock for the
@@ -115,12 +115,20 @@
 //     Pi.GetBranch/GetEntries return entries without Raw.
 //   - The `midcompact` skill the start prompt names ships with the
 //     extension (skills/midcompact/SKILL.md, this package's own wording).
-//   - Commands other than close-webui wait for idle first, as upstream, so
-//     on the real Pi a planning command meets the agent's lock only in the
-//     instant between Pi going idle and agent_settled reaching the sidecar;
-//     the refusal texts are tested on a fake host (lock_test.go), the other
-//     direction (a workbench blocks the agent) on the real Pi with a
-//     workbench double (internal/testext).
+//   - Only start waits for idle (it sends the start prompt at the leaf).
+//     Upstream's other commands awaited ctx.waitForIdle() first, so in Pi
+//     1.6.0, which runs extension commands at once even while the agent
+//     streams, commit or abort typed during a turn showed nothing and ran
+//     unannounced after it: a queue seed 001 §Concurrency rules out ("Both
+//     refuse to run while the Agent holds the planning lock"; "Blocked
+//     operations notify and return"). Here commit, abort, select, review
+//     and status answer at once: commit and abort refuse with the agent
+//     texts while the agent holds the lock, or while Pi runs a turn that
+//     could not take it (a UI holds it; Pi would refuse the navigation);
+//     select and review refuse through the lock; status reports it
+//     (TestRealPi_CommitAbortRefusedDuringAgentTurn; the other direction, a
+//     workbench blocks the agent, on the real Pi with a workbench double,
+//     internal/testext).
 //
 // # Performance
 //

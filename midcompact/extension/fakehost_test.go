@@ -24,6 +24,7 @@ type fakeHost struct {
 	mode    string
 	n       int
 	labels  map[string]string // entry id → tree label
+	busy    bool              // an agent run is active (IsIdle false)
 }
 
 func (f *fakeHost) add(e map[string]any) {
@@ -61,6 +62,12 @@ func (f *fakeHost) SetStatus(_ context.Context, _, text string) error {
 }
 
 func (f *fakeHost) WaitForIdle(context.Context) error { return nil }
+
+func (f *fakeHost) IsIdle(context.Context) (bool, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return !f.busy, nil
+}
 
 func (f *fakeHost) Call(_ context.Context, target, method string, args ...any) (json.RawMessage, error) {
 	f.mu.Lock()

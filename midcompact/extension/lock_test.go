@@ -105,6 +105,37 @@ func TestLock_AgentTurnRefusesPlanningUI(t *testing.T) {
 	}
 }
 
+// Seed 001 §Concurrency: an agent turn that could not take the lock (a
+// workbench holds it) still blocks commit and abort: they refuse with the
+// agent texts instead of navigating during the run, and change nothing.
+func TestCommitAbort_RefusedWhileAgentRunsWithoutTheLock(t *testing.T) {
+	ctx := t.Context()
+	rt, h := started(t, &holdSurface{})
+	if err := rt.openPlanning(ctx, h, h, reviewCommand, "webui"); err != nil {
+		t.Fatal(err)
+	}
+	h.busy = true // agent_start found the UI holding the lock
+	rt.lock.AcquireAgent()
+	leaf, entries := h.leaf, len(h.entries)
+	for _, c := range []struct {
+		run  func() error
+		want string
+	}{
+		{func() error { return rt.commit(ctx, h) }, "warning: " + midcompact.MsgCommitAgentLocked},
+		{func() error { return rt.abort(ctx, h) }, "warning: " + midcompact.MsgAbortAgentLocked},
+	} {
+		if err := c.run(); err != nil {
+			t.Fatal(err)
+		}
+		if got := h.lastNotice(); got != c.want {
+			t.Errorf("notice = %q, want %q", got, c.want)
+		}
+	}
+	if h.leaf != leaf || len(h.entries) != entries || rt.lock.Owner() != midcompact.LockUI {
+		t.Errorf("refusals changed something: leaf %s → %s, entries %d → %d, lock %s", leaf, h.leaf, entries, len(h.entries), rt.lock.Owner())
+	}
+}
+
 // Seed 001 §Persistence: the abort's navigation labels the anchor so Pi
 // persists the position; an anchor the user bookmarked keeps its label
 // (the abort sets the same one again).

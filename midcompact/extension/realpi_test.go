@@ -1,8 +1,11 @@
 package extension_test
 
 import (
+	"context"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/pikit-dev/pikit/internal/modelserver"
 	"github.com/pikit-dev/pikit/internal/pitest"
@@ -228,5 +231,56 @@ func TestRealPi_WorkbenchLockRefusesAgentPlan(t *testing.T) {
 	evs = s.prompt(t, ctx, "PLAN again please")
 	if texts := toolTexts(evs); len(texts) != 1 || !strings.Contains(texts[0], "added d2") {
 		t.Errorf("plan call after close-webui = %q", texts)
+	}
+}
+
+// Seed 001 §Concurrency ("Both refuse to run while the Agent holds the
+// planning lock"; no queue) on the real Pi: commit and abort typed while an
+// agent turn of the transaction runs are refused at once with the
+// reference's texts, and nothing runs when the turn ends: the transaction
+// and its plan are still there, no state entry was written.
+func TestRealPi_CommitAbortRefusedDuringAgentTurn(t *testing.T) {
+	t.Parallel()
+	entered, release := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	env := pitest.New(t, &pitest.Options{Session: true, Script: func(r *modelserver.Request) modelserver.Script {
+		if r.Last().Role != "tool" && strings.HasPrefix(lastUserPrompt(r), "SLOW") {
+			once.Do(func() { close(entered) })
+			<-release
+			return modelserver.Script{Text: []string{"slow turn done"}}
+		}
+		return mcScript(r)
+	}})
+	env.InstallExtension(t, "midcompact", "")
+	released := sync.OnceFunc(func() { close(release) })
+	t.Cleanup(released)
+	s, ctx := startMidcompact(t, env, firstUser)
+
+	if _, err := s.c.Prompt(ctx, pirpc.PromptCommand{Message: "SLOW turn please"}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-entered: // the turn runs: agent_start took the lock
+	case <-ctx.Done():
+		t.Fatal("the slow turn never reached the model")
+	}
+	refusal, cancel := context.WithTimeout(ctx, 20*time.Second) // a queued command would wait for the turn
+	defer cancel()
+	s.command(t, refusal, "/midcompact:commit", "", midcompact.MsgCommitAgentLocked)
+	s.command(t, refusal, "/midcompact:abort", "", midcompact.MsgAbortAgentLocked)
+	released()
+	evs := s.until(t, ctx, settled)
+	evs = append(evs, s.command(t, ctx, "/midcompact:status", "", "Mode: agent-first")...)
+	for _, n := range notices(evs) {
+		if strings.HasPrefix(n, "Midcompact committed") || n == midcompact.MsgAborted {
+			t.Errorf("a refused command ran after the turn: %q", n)
+		}
+	}
+	es, _ := s.entries(t, ctx)
+	if n := len(customOf(es, midcompact.StateEntryType)); n != 0 {
+		t.Errorf("%d state entries after a refused commit", n)
+	}
+	if st := restored(t, env); st.Transaction == nil || st.Draft == nil || len(st.Draft.Ranges) != 1 {
+		t.Errorf("after the refusals: transaction %v, plan %+v", st.Transaction, st.Draft)
 	}
 }
