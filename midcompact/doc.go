@@ -71,6 +71,16 @@
 //
 // # Own decisions and deviations
 //
+//   - The tool schema's `action` carries both the single-value enum the
+//     reference asks for and the same `const` (the reference says "never
+//     const"): Pi 1.6.0's validator (pi-schema) treats an anyOf whose
+//     branches share a required const member as a tagged union and reports
+//     errors against the branch the action names; with the enum alone it
+//     guessed a branch and blamed `request.action`. Gemini ignores const
+//     and honours the enum, which pi-ai keeps.
+//   - A group label given where an atom ref belongs (locate_ref, measure,
+//     plan_add) answers that it is a group label and names the group's
+//     atoms (the reference: "No matching atoms" / unknown ref).
 //   - Abort writes no midcompact entry, but its navigation labels the
 //     anchor ([AbortLabel], or the anchor's own label again): Pi 1.6.0
 //     persists that as a `label` entry under the anchor, the session's last
