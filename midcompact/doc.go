@@ -78,6 +78,13 @@
 //     errors against the branch the action names; with the enum alone it
 //     guessed a branch and blamed `request.action`. Gemini ignores const
 //     and honours the enum, which pi-ai keeps.
+//   - Group labels are numbered one way everywhere: the Selection and
+//     Review surfaces (web and TUI) use the inventory's labels (from
+//     g0001, a prefix group included), where the reference numbers the
+//     surfaces' prefix group g0000; a label the user reads is the one the
+//     Agent reads.
+//   - Saving a selection equal to the plan's ranges appends nothing
+//     ([Draft.ReplaceRanges] reports it unchanged).
 //   - A group label given where an atom ref belongs (locate_ref, measure,
 //     plan_add) answers that it is a group label and names the group's
 //     atoms (the reference: "No matching atoms" / unknown ref).

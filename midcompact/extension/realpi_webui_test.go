@@ -11,6 +11,10 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"github.com/pikit-dev/pikit/internal/browsertest"
 
 	"github.com/pikit-dev/pikit/internal/pitest"
 	"github.com/pikit-dev/pikit/midcompact"
@@ -180,5 +184,61 @@ func (s *session) closeWebUI(t *testing.T, ctx context.Context) {
 	})
 	if err := <-errc; err != nil {
 		t.Fatal(err)
+	}
+}
+
+// Seed 001 §Persistence, §Concurrency (reference §5.6) on the real Pi: the
+// selection workbench saves a selection as one draft entry, and saving the
+// same selection again appends nothing; when the browser leaves (chromium's
+// tab with the page closes, its liveness stream ends and none comes back
+// within the grace) the workbench closes itself, Pi shows the closed
+// notice and the lock is free again.
+func TestRealPi_WorkbenchSameSelectionAndBrowserLeaving(t *testing.T) {
+	t.Parallel()
+	env := newEnv(t)
+	s, ctx := startMidcompact(t, env, firstUser, secondUser)
+	evs := s.command(t, ctx, "/midcompact:select-webui", "", "Midcompact selection webui ready")
+	n := notices(evs)
+	m := regexp.MustCompile(`(http://127\.0\.0\.1:\d+)/\?view=selection&k=[0-9a-f]{64}`).FindStringSubmatch(n[len(n)-1])
+	if m == nil {
+		t.Fatalf("ready notice = %q", n[len(n)-1])
+	}
+	tab, closeTab := chromedp.NewContext(browsertest.New(t, nil))
+	defer closeTab()
+	browsertest.Navigate(t, tab, m[0])
+	browsertest.Wait(t, tab, "page live", `document.body.dataset.ready === "true" && document.body.dataset.live === "open"`, 30*time.Second)
+
+	jar, _ := cookiejar.New(nil)
+	hc := &http.Client{Jar: jar}
+	get(t, ctx, hc, m[0])
+	drafts := func() int {
+		es, _ := s.entries(t, ctx)
+		return len(customOf(es, midcompact.DraftEntryType))
+	}
+	before := drafts()
+	for range 2 {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, m[1]+"/api/selection", strings.NewReader(`{"spans":[{"startRef":"a0004","endRef":"a0005"}],"keepRefs":[]}`))
+		req.Header.Set("Content-Type", "application/json")
+		res, err := hc.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		if res.StatusCode != http.StatusOK {
+			t.Fatalf("selection: %s", res.Status)
+		}
+	}
+	if got := drafts(); got != before+1 {
+		t.Errorf("draft entries %d → %d after saving the same selection twice, want one more", before, got)
+	}
+
+	closeTab() // the browser leaves
+	s.until(t, ctx, func(ev pirpc.Event) bool {
+		r, ok := ev.(*pirpc.ExtensionUIRequest)
+		return ok && r.Method == "notify" && r.Message == "Selection closed. The plan is saved; tell the Agent to continue when ready."
+	})
+	evs = s.command(t, ctx, "/midcompact:status", "", "Mode: ")
+	if n := notices(evs); !strings.HasSuffix(n[len(n)-1], "lock: free") {
+		t.Errorf("status after the browser left = %q", n[len(n)-1])
 	}
 }
