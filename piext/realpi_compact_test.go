@@ -110,3 +110,55 @@ func TestRealPi_CompactHooks(t *testing.T) {
 		t.Errorf("session_compact fired %d times, want 1 (not for the cancelled one)", n)
 	}
 }
+
+// TestRealPi_CompactPreparationEdits: a session_before_compact result's
+// "preparation" reaches Pi's own summarizer: the summarization request
+// carries the messages Go put there instead of the session's, and the
+// compaction entry is Pi's (fromHook false).
+func TestRealPi_CompactPreparationEdits(t *testing.T) {
+	t.Parallel()
+	p := newProbeWith(t, &pitest.Options{
+		Session:  true,
+		Script:   modelserver.Reply(strings.Repeat("A long enough answer to count as context. ", 20)),
+		Settings: map[string]any{"compaction": map[string]any{"keepRecentTokens": 1}},
+	})
+	c := p.start(t)
+	ctx := testCtx(t)
+	for _, prompt := range []string{"first question " + strings.Repeat("x ", 200), "second question", "third question"} {
+		if _, err := c.Prompt(ctx, pirpc.PromptCommand{Message: prompt}); err != nil {
+			t.Fatal(err)
+		}
+		pitest.Until(t, ctx, c, settled)
+	}
+	before := len(p.env.Server.Requests())
+	if _, err := c.Call(ctx, "compact", map[string]string{"customInstructions": "probe-prepared"}); err != nil {
+		t.Fatalf("compact: %v", err)
+	}
+	reqs := p.env.Server.Requests()[before:]
+	if len(reqs) != 1 {
+		t.Fatalf("%d model requests for the compaction, want 1", len(reqs))
+	}
+	if body := string(reqs[0].Body); !strings.Contains(body, "PROBE-PREPARED messages") || strings.Contains(body, "first question") {
+		t.Errorf("the summarizer did not get Go's messages:\n%s", body)
+	}
+	ents, err := c.GetEntries(ctx, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, e := range ents.Entries {
+		var v struct {
+			Type     string
+			FromHook bool `json:"fromHook"`
+		}
+		if json.Unmarshal(e, &v) == nil && v.Type == "compaction" {
+			n++
+			if v.FromHook {
+				t.Errorf("the compaction entry is marked fromHook: %s", e)
+			}
+		}
+	}
+	if n != 1 {
+		t.Errorf("%d compaction entries, want 1", n)
+	}
+}
