@@ -28,7 +28,9 @@
 //   - Transactions: [NewTransaction], [ValidateCommit], [PlanCommit] compute
 //     what the commands append; [PlanningLock] is the runtime lock.
 //   - Projection and recall: [Project], [RecallList], [RecallRead];
-//     [KeyCache] keys each context message once per session.
+//     [KeyCache] keys each context message once per session;
+//     [ProjectCompaction] has Pi's own compaction summarize what the model
+//     sees and keeps a block its cut would split whole.
 //   - Commands and surfaces: [CheckStart], [PrepareAbort], [PrepareCommit],
 //     [StartPrompt], [HandoffMessage], [ResolveStartMode], [ResolveSurface],
 //     [OpenPlanningUI], [ExpandSelection], [Draft.ReplaceRanges],

@@ -22,7 +22,8 @@
 //     session_shutdown clears everything; agent_start takes the lock for the
 //     agent while a transaction exists and agent_settled gives it back;
 //     before_agent_start adds the hidden `midcompact-handoff` message;
-//     context projects (below).
+//     context projects (below); session_before_compact has Pi's own
+//     compaction summarize what the model sees (below).
 //
 // # Projection
 //
@@ -34,6 +35,31 @@
 // The hook makes no call back into Pi: the active state is kept in memory,
 // set by restore and by commit. A message it cannot read leaves the request
 // unchanged.
+//
+// # Pi's compaction
+//
+// Pi 1.6.0 summarizes from its session entries, not through the context
+// hook, so after a commit its compaction (/compact, threshold, overflow)
+// read the originals of committed blocks. session_before_compact (30 s
+// timeout: its payload carries the branch) rewrites the preparation with
+// midcompact.ProjectCompaction: the summarizer reads the summary wrappers,
+// and a block the cut would split is kept whole (the cut moves back to its
+// first entry), so its summary keeps replacing it after the compaction. A
+// block wholly inside the summarized part lives on only in Pi's summary:
+// its messages leave the context, as far as Pi allows. The hook never
+// cancels and never writes a summary.
+//
+// The answer is a "preparation" edit (piext writes it into the event's
+// preparation, which Pi then hands to its own summarizer), not the
+// documented {compaction} result: that one needs the extension to run the
+// model itself, and Pi records it as an extension's (fromHook), whose file
+// lists later compactions do not carry on. The edit keeps Pi's summarizer,
+// its prompts, retries and file tracking, and its entry
+// (TestRealPi_CompactionSummarizesWhatTheModelSees,
+// TestRealPi_ThresholdCompactionSummarizesWhatTheModelSees,
+// TestRealPi_CompactionKeepsASplitBlockWhole pin that Pi 1.6.0 honours it).
+// Branch summaries of /tree are not rewritten: they summarize the branch
+// being left.
 //
 // # Planning surfaces
 //
