@@ -282,20 +282,38 @@ func addState(t *testing.T, r *rand.Rand, lines *[]string, ids []string, parent 
 	if err != nil || len(sc.Messages) == 0 {
 		return
 	}
+	byKey := map[string][]string{} // message entries by key, in branch order
+	for _, e := range branch {
+		if e.Type != "message" {
+			continue
+		}
+		var me struct{ Message json.RawMessage }
+		if json.Unmarshal(e.Raw, &me) != nil {
+			continue
+		}
+		if m, err := ParseMessage(me.Message); err == nil {
+			if k, err := MessageKey(&m); err == nil {
+				byKey[k] = append(byKey[k], e.ID)
+			}
+		}
+	}
 	var blocks []any
 	for b := range 1 + r.IntN(2) {
 		from := r.IntN(len(sc.Messages))
 		to := min(len(sc.Messages), from+1+r.IntN(3))
-		var keys []string
+		keys, entryIDs := []string{}, []string{}
 		for i := from; i < to; i++ {
 			k, err := MessageKey(&sc.Messages[i])
 			if err != nil {
 				t.Fatal(err)
 			}
 			keys = append(keys, k)
+			if ids := byKey[k]; len(ids) > 0 {
+				entryIDs = append(entryIDs, ids[0])
+			}
 		}
 		blocks = append(blocks, map[string]any{"id": fmt.Sprintf("c%04d", b+1), "topic": []string{"", "topic 中"}[r.IntN(2)],
-			"summary": "summary " + fmt.Sprint(r.IntN(9)), "entryIds": []string{}, "messageKeys": keys, "createdAt": "x",
+			"summary": "summary " + fmt.Sprint(r.IntN(9)), "entryIds": entryIDs, "messageKeys": keys, "createdAt": "x",
 			"originalApproxTokens": r.IntN(50)})
 	}
 	add(map[string]any{"type": "custom", "customType": StateEntryType, "data": map[string]any{"version": 1, "createdAt": "x", "blocks": blocks}})

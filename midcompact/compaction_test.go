@@ -1,7 +1,10 @@
 package midcompact
 
 import (
+	"bytes"
 	"fmt"
+	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
@@ -114,5 +117,80 @@ func TestProjectCompaction(t *testing.T) {
 	in := CompactionPreparation{"e6", msgs(1, 2), nil, false}
 	if out, changed, err := ProjectCompaction(in, branch, nil, 0); changed || err != nil || texts(out.MessagesToSummarize) != texts(in.MessagesToSummarize) {
 		t.Errorf("no blocks: changed %v, %v", changed, err)
+	}
+}
+
+// TestProjectCompaction_Random: over random branches with committed
+// blocks and random cuts, the rewritten preparation keeps every summarized
+// message in order unless a wrapper of an active block stands for it, a
+// moved cut lands on a block's first entry and splits no block, and a
+// second rewrite of the result changes nothing.
+func TestProjectCompaction_Random(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 11))
+	tried, moved, wrapped := 0, 0, 0
+	for range 400 {
+		text := randomSession(t, r)
+		f, err := pisession.Read(bytes.NewReader(text), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		branch := branchOf(t, f, "")
+		st := Restore(branch).State
+		var msgEntries []pisession.Entry // the branch's message entries: one context message each, if nothing else is there
+		for _, e := range branch {
+			if e.Type == "message" {
+				msgEntries = append(msgEntries, e)
+			}
+		}
+		sc, err := BuildSessionContext(branch)
+		if err != nil || st == nil || len(sc.Messages) != len(msgEntries) || len(msgEntries) < 3 {
+			continue // compactions or custom messages: context and entries do not pair up
+		}
+		tried++
+		cut := 1 + r.IntN(len(msgEntries)-1)
+		split := r.IntN(cut + 1)
+		in := CompactionPreparation{FirstKeptEntryID: msgEntries[cut].ID, MessagesToSummarize: sc.Messages[:split],
+			TurnPrefixMessages: sc.Messages[split:cut], IsSplitTurn: split < cut}
+		out, changed, err := ProjectCompaction(in, branch, st.Blocks, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := append(slices.Clone(out.MessagesToSummarize), out.TurnPrefixMessages...)
+		k := 0
+		for _, m := range got {
+			if m.Role == "custom" && m.CustomType == "midcompact-summary" {
+				wrapped++
+				b := slices.IndexFunc(st.Blocks, func(b Block) bool { return b.ID == m.BlockID })
+				if b < 0 {
+					t.Fatalf("a wrapper of no active block: %s", m.Raw)
+				}
+				k += len(st.Blocks[b].MessageKeys)
+				continue
+			}
+			for k < cut && string(sc.Messages[k].Raw) != string(m.Raw) {
+				k++
+			}
+			if k == cut {
+				t.Fatalf("output message out of order or unknown: %s\nsession:\n%s", m.Raw, text)
+			}
+			k++
+		}
+		if out.FirstKeptEntryID != in.FirstKeptEntryID {
+			moved++
+			newCut := slices.IndexFunc(msgEntries, func(e pisession.Entry) bool { return e.ID == out.FirstKeptEntryID })
+			first := false
+			for _, b := range st.Blocks {
+				first = first || (len(b.EntryIDs) > 0 && b.EntryIDs[0] == out.FirstKeptEntryID)
+			}
+			if newCut < 0 || newCut >= cut || !first || !changed {
+				t.Fatalf("cut moved from %s to %s (not back to a block's first entry)", in.FirstKeptEntryID, out.FirstKeptEntryID)
+			}
+		}
+		if _, again, err := ProjectCompaction(out, branch, st.Blocks, 0); again || err != nil {
+			t.Fatalf("a second rewrite changed the result again (%v)\nsession:\n%s", err, text)
+		}
+	}
+	if tried < 50 || moved == 0 || wrapped == 0 {
+		t.Errorf("%d usable random branches, %d moved cuts, %d wrappers: the cases were not reached", tried, moved, wrapped)
 	}
 }

@@ -1,6 +1,7 @@
 package piext_test
 
 import (
+	"context"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -10,12 +11,10 @@ import (
 	"github.com/pikit-dev/pikit/pirpc"
 )
 
-// TestRealPi_CompactHooks: RPC compact on a session with enough messages
-// runs session_before_compact (with the client's custom instructions) and
-// session_compact in Go; a before-hook's cancel leaves the session without
-// a compaction entry, and a before-hook's own summary becomes the entry.
-func TestRealPi_CompactHooks(t *testing.T) {
-	t.Parallel()
+// compactableProbe is the probe on a session with three answered prompts,
+// enough for Pi to compact (keepRecentTokens 1).
+func compactableProbe(t *testing.T) (*probe, *pirpc.Client, context.Context) {
+	t.Helper()
 	p := newProbeWith(t, &pitest.Options{
 		Session:  true,
 		Script:   modelserver.Reply(strings.Repeat("A long enough answer to count as context. ", 20)),
@@ -29,6 +28,16 @@ func TestRealPi_CompactHooks(t *testing.T) {
 		}
 		pitest.Until(t, ctx, c, settled)
 	}
+	return p, c, ctx
+}
+
+// TestRealPi_CompactHooks: RPC compact on a session with enough messages
+// runs session_before_compact (with the client's custom instructions) and
+// session_compact in Go; a before-hook's cancel leaves the session without
+// a compaction entry, and a before-hook's own summary becomes the entry.
+func TestRealPi_CompactHooks(t *testing.T) {
+	t.Parallel()
+	p, c, ctx := compactableProbe(t)
 	compactions := func() []string {
 		t.Helper()
 		ents, err := c.GetEntries(ctx, "")
@@ -117,19 +126,7 @@ func TestRealPi_CompactHooks(t *testing.T) {
 // compaction entry is Pi's (fromHook false).
 func TestRealPi_CompactPreparationEdits(t *testing.T) {
 	t.Parallel()
-	p := newProbeWith(t, &pitest.Options{
-		Session:  true,
-		Script:   modelserver.Reply(strings.Repeat("A long enough answer to count as context. ", 20)),
-		Settings: map[string]any{"compaction": map[string]any{"keepRecentTokens": 1}},
-	})
-	c := p.start(t)
-	ctx := testCtx(t)
-	for _, prompt := range []string{"first question " + strings.Repeat("x ", 200), "second question", "third question"} {
-		if _, err := c.Prompt(ctx, pirpc.PromptCommand{Message: prompt}); err != nil {
-			t.Fatal(err)
-		}
-		pitest.Until(t, ctx, c, settled)
-	}
+	p, c, ctx := compactableProbe(t)
 	before := len(p.env.Server.Requests())
 	if _, err := c.Call(ctx, "compact", map[string]string{"customInstructions": "probe-prepared"}); err != nil {
 		t.Fatalf("compact: %v", err)

@@ -69,6 +69,25 @@ func started(t *testing.T, s Surfaces) (*runtime, *fakeHost) {
 	return rt, h
 }
 
+// noticeCase is a command run and the last notice it must leave.
+type noticeCase struct {
+	run  func() error
+	want string
+}
+
+// expectNotices runs each case and checks its last notice.
+func expectNotices(t *testing.T, h *fakeHost, cases []noticeCase) {
+	t.Helper()
+	for _, c := range cases {
+		if err := c.run(); err != nil {
+			t.Fatal(err)
+		}
+		if got := h.lastNotice(); got != c.want {
+			t.Errorf("notice = %q, want %q", got, c.want)
+		}
+	}
+}
+
 // Seed 001 §Concurrency: an agent turn holds the lock from agent_start to
 // agent_settled; Selection/Review, commit and abort are refused meanwhile
 // with the reference's texts and nothing changes; after the turn they work.
@@ -77,22 +96,12 @@ func TestLock_AgentTurnRefusesPlanningUI(t *testing.T) {
 	rt, h := started(t, &holdSurface{})
 	rt.lock.AcquireAgent() // agent_start while a transaction exists
 	entries := len(h.entries)
-	for _, c := range []struct {
-		run  func() error
-		want string
-	}{
+	expectNotices(t, h, []noticeCase{
 		{func() error { return rt.openPlanning(ctx, h, h, selectCommand, "webui") }, "warning: The Agent is currently processing the midcompact plan. Try Selection after the Agent turn ends."},
 		{func() error { return rt.openPlanning(ctx, h, h, reviewCommand, "webui") }, "warning: The Agent is currently processing the midcompact plan. Try opening review after the Agent turn ends."},
 		{func() error { return rt.commit(ctx, h) }, "warning: " + midcompact.MsgCommitAgentLocked},
 		{func() error { return rt.abort(ctx, h) }, "warning: " + midcompact.MsgAbortAgentLocked},
-	} {
-		if err := c.run(); err != nil {
-			t.Fatal(err)
-		}
-		if got := h.lastNotice(); got != c.want {
-			t.Errorf("notice = %q, want %q", got, c.want)
-		}
-	}
+	})
 	if len(h.entries) != entries || rt.lock.Owner() != midcompact.LockAgent {
 		t.Errorf("refusals changed something: entries %d → %d, lock %s", entries, len(h.entries), rt.lock.Owner())
 	}
@@ -117,20 +126,10 @@ func TestCommitAbort_RefusedWhileAgentRunsWithoutTheLock(t *testing.T) {
 	h.busy = true // agent_start found the UI holding the lock
 	rt.lock.AcquireAgent()
 	leaf, entries := h.leaf, len(h.entries)
-	for _, c := range []struct {
-		run  func() error
-		want string
-	}{
+	expectNotices(t, h, []noticeCase{
 		{func() error { return rt.commit(ctx, h) }, "warning: " + midcompact.MsgCommitAgentLocked},
 		{func() error { return rt.abort(ctx, h) }, "warning: " + midcompact.MsgAbortAgentLocked},
-	} {
-		if err := c.run(); err != nil {
-			t.Fatal(err)
-		}
-		if got := h.lastNotice(); got != c.want {
-			t.Errorf("notice = %q, want %q", got, c.want)
-		}
-	}
+	})
 	if h.leaf != leaf || len(h.entries) != entries || rt.lock.Owner() != midcompact.LockUI {
 		t.Errorf("refusals changed something: leaf %s → %s, entries %d → %d, lock %s", leaf, h.leaf, entries, len(h.entries), rt.lock.Owner())
 	}

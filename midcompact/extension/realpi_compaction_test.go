@@ -53,6 +53,23 @@ func (s *session) compact(t *testing.T, env *pitest.Env) (requests []string, ent
 	return requests, entry
 }
 
+// summarizerReadSummary checks the summarization requests: they carry the
+// committed block's wrapper and summary and the kept second user message,
+// not the block's original first user message.
+func summarizerReadSummary(t *testing.T, reqs []string) {
+	t.Helper()
+	all := strings.Join(reqs, "\n")
+	if len(reqs) == 0 || !strings.Contains(all, wrapperC1) || !strings.Contains(all, "SUMMARY-ONE of the first exchange") {
+		t.Errorf("the summarizer did not read the committed summary:\n%s", all)
+	}
+	if strings.Contains(all, firstUser) {
+		t.Errorf("the summarizer read the block's original %q", firstUser)
+	}
+	if !strings.Contains(all, secondUser) {
+		t.Errorf("the summarizer lost the kept message %q", secondUser)
+	}
+}
+
 // Seed 001 §Projection on the real Pi: after a commit, Pi's own compaction
 // (/compact; threshold and overflow compaction take the same hook) has its
 // summarizer read the conversation as the model sees it: the committed
@@ -66,16 +83,7 @@ func TestRealPi_CompactionSummarizesWhatTheModelSees(t *testing.T) {
 	s.prompt(t, ctx, "after commit delta")
 
 	reqs, entry := s.compact(t, env)
-	all := strings.Join(reqs, "\n")
-	if len(reqs) == 0 || !strings.Contains(all, wrapperC1) || !strings.Contains(all, "SUMMARY-ONE of the first exchange") {
-		t.Errorf("the summarizer did not read the committed summary:\n%s", all)
-	}
-	if strings.Contains(all, firstUser) {
-		t.Errorf("the summarizer read the block's original %q", firstUser)
-	}
-	if !strings.Contains(all, secondUser) {
-		t.Errorf("the summarizer lost the kept message %q", secondUser)
-	}
+	summarizerReadSummary(t, reqs)
 	if entry["fromHook"] == true {
 		t.Errorf("the compaction is marked as an extension's: %v", entry)
 	}
@@ -100,16 +108,13 @@ func TestRealPi_ThresholdCompactionSummarizesWhatTheModelSees(t *testing.T) {
 	if !compacted {
 		t.Fatal("Pi did not compact after the turn past the threshold")
 	}
-	var all []string
+	var reqs []string
 	for _, r := range env.Server.Requests()[before:] {
 		if b := string(r.Body); strings.Contains(b, "summar") {
-			all = append(all, b)
+			reqs = append(reqs, b)
 		}
 	}
-	text := strings.Join(all, "\n")
-	if len(all) == 0 || !strings.Contains(text, wrapperC1) || strings.Contains(text, firstUser) {
-		t.Errorf("threshold compaction's summarizer read:\n%s", text)
-	}
+	summarizerReadSummary(t, reqs)
 }
 
 // Seed 001 §Projection on the real Pi: a committed block the compaction's

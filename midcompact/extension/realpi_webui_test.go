@@ -60,16 +60,7 @@ func TestRealPi_WebWorkbenchEditAndClose(t *testing.T) {
 	}
 	id := st.Draft.Ranges[0].ID
 	const edited = "EDITED in the workbench"
-	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, base+"/api/range/"+id+"/edit-summary", strings.NewReader(`{"value":"  `+edited+`  "}`))
-	req.Header.Set("Content-Type", "application/json")
-	res, err := hc.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	res.Body.Close()
-	if res.StatusCode != http.StatusOK {
-		t.Fatalf("edit-summary: %s", res.Status)
-	}
+	post(t, ctx, hc, base+"/api/range/"+id+"/edit-summary", `{"value":"  `+edited+`  "}`)
 	es, _ := s.entries(t, ctx)
 	drafts := customOf(es, midcompact.DraftEntryType)
 	last := drafts[len(drafts)-1]["data"].(map[string]any)["ranges"].([]any)
@@ -90,6 +81,22 @@ func TestRealPi_WebWorkbenchEditAndClose(t *testing.T) {
 	evs = s.prompt(t, ctx, "PLAN again please")
 	if texts := toolTexts(evs); len(texts) != 1 || !strings.Contains(texts[0], "added d2") {
 		t.Errorf("plan call after close-webui = %q", texts)
+	}
+}
+
+// post sends a JSON body to a workbench route and fails unless it answers
+// 200.
+func post(t *testing.T, ctx context.Context, hc *http.Client, url, body string) {
+	t.Helper()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, url, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	res, err := hc.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != http.StatusOK {
+		t.Fatalf("POST %s: %s", req.URL.Path, res.Status)
 	}
 }
 
@@ -217,16 +224,7 @@ func TestRealPi_WorkbenchSameSelectionAndBrowserLeaving(t *testing.T) {
 	}
 	before := drafts()
 	for range 2 {
-		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, m[1]+"/api/selection", strings.NewReader(`{"spans":[{"startRef":"a0004","endRef":"a0005"}],"keepRefs":[]}`))
-		req.Header.Set("Content-Type", "application/json")
-		res, err := hc.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		res.Body.Close()
-		if res.StatusCode != http.StatusOK {
-			t.Fatalf("selection: %s", res.Status)
-		}
+		post(t, ctx, hc, m[1]+"/api/selection", `{"spans":[{"startRef":"a0004","endRef":"a0005"}],"keepRefs":[]}`)
 	}
 	if got := drafts(); got != before+1 {
 		t.Errorf("draft entries %d → %d after saving the same selection twice, want one more", before, got)
