@@ -2,6 +2,7 @@ package extension
 
 import (
 	"encoding/json"
+	"fmt"
 	"time"
 
 	"github.com/pikit-dev/pikit/midcompact"
@@ -38,41 +39,49 @@ type preparationEdit struct {
 // summarizer gets the conversation as the model sees it (summaries, not
 // originals) and a block the cut would split stays kept whole
 // (midcompact.ProjectCompaction). It never cancels and never writes the
-// summary itself; anything it cannot read leaves Pi's preparation as it is.
+// summary itself; an event it cannot read is an error, which piext's
+// fail-open hook turns into Pi's preparation left as it is (and one
+// extension_error).
 func (rt *runtime) beforeCompact(ev *piext.Event) (any, error) {
 	var in beforeCompactEvent
 	if err := ev.Decode(&in); err != nil {
-		return nil, nil
+		return nil, fmt.Errorf("session_before_compact: %w", err)
 	}
 	branch, err := sessionEntries(in.BranchEntries)
 	if err != nil {
-		return nil, nil
+		return nil, fmt.Errorf("session_before_compact: %w", err)
 	}
 	st := midcompact.Restore(branch).State
 	if st == nil || len(st.Blocks) == 0 {
 		return nil, nil
 	}
-	parse := func(raws []json.RawMessage) ([]midcompact.Message, bool) {
+	parse := func(raws []json.RawMessage) ([]midcompact.Message, error) {
 		out := make([]midcompact.Message, len(raws))
 		for i, raw := range raws {
 			m, err := midcompact.ParseMessage(raw)
 			if err != nil {
-				return nil, false
+				return nil, fmt.Errorf("session_before_compact: message %d: %w", i, err)
 			}
 			out[i] = m
 		}
-		return out, true
+		return out, nil
 	}
-	history, ok1 := parse(in.Preparation.MessagesToSummarize)
-	prefix, ok2 := parse(in.Preparation.TurnPrefixMessages)
-	if !ok1 || !ok2 {
-		return nil, nil
+	history, err := parse(in.Preparation.MessagesToSummarize)
+	if err != nil {
+		return nil, err
+	}
+	prefix, err := parse(in.Preparation.TurnPrefixMessages)
+	if err != nil {
+		return nil, err
 	}
 	out, changed, err := midcompact.ProjectCompaction(midcompact.CompactionPreparation{
 		FirstKeptEntryID: in.Preparation.FirstKeptEntryID, MessagesToSummarize: history,
 		TurnPrefixMessages: prefix, IsSplitTurn: in.Preparation.IsSplitTurn,
 	}, branch, st.Blocks, float64(rt.now().UnixMilli()))
-	if err != nil || !changed {
+	if err != nil {
+		return nil, fmt.Errorf("session_before_compact: %w", err)
+	}
+	if !changed {
 		return nil, nil
 	}
 	raws := func(ms []midcompact.Message) []json.RawMessage {
