@@ -156,7 +156,6 @@ type Env struct {
 	Server     *modelserver.Server
 	URL        string // model server base URL, ".../v1"
 
-	t         testing.TB
 	marker    string        // the value of MarkerVar in Env
 	exitGrace time.Duration // WaitExited's grace; zero means ExitGrace (tests shorten it)
 }
@@ -180,7 +179,6 @@ func New(t testing.TB, opts *Options) *Env {
 	})
 	root := t.TempDir()
 	e := &Env{
-		t:          t,
 		marker:     newMarker(),
 		Install:    in,
 		Executable: in.Bin,
@@ -233,12 +231,8 @@ func New(t testing.TB, opts *Options) *Env {
 }
 
 // Options returns pirpc options for this environment; extra args (e.g. "-e",
-// path) follow the environment's args. It registers [Env.WaitExited] as a
-// cleanup, so the processes started with these options have exited before
-// temp dirs made earlier in the test are removed (close the client in a
-// cleanup registered after this call, as usual).
+// path) follow the environment's args.
 func (e *Env) Options(extra ...string) pirpc.Options {
-	e.t.Cleanup(func() { e.WaitExited(e.t) })
 	return pirpc.Options{
 		Executable: e.Executable,
 		Args:       append(slices.Clone(e.Args), extra...),
@@ -250,11 +244,9 @@ func (e *Env) Options(extra ...string) pirpc.Options {
 // Wrapper writes an executable shell script that runs Pi with this
 // environment's args plus extra, for consumers that only take an executable
 // and env (`<wrapper> --mode rpc` works; Env is still needed). Only tests use
-// it; pirpc itself never runs a shell. Like [Env.Options] it registers
-// [Env.WaitExited] as a cleanup.
+// it; pirpc itself never runs a shell.
 func (e *Env) Wrapper(t testing.TB, extra ...string) string {
 	t.Helper()
-	t.Cleanup(func() { e.WaitExited(t) })
 	var b strings.Builder
 	b.WriteString("#!/bin/sh\nexec ")
 	for _, a := range append([]string{e.Executable, `"$@"`}, append(slices.Clone(e.Args), extra...)...) {

@@ -43,9 +43,11 @@ func newMarker() string {
 // [ExitGrace] are killed and the test fails naming them.
 //
 // [New] registers it as a cleanup that runs before the environment's own
-// directories are removed; [Env.Options] and [Env.Wrapper] register it once
-// more, so it also runs before temp dirs a test made between New and
-// starting Pi; [Env.StartTmux] calls it right after ending its tmux server.
+// directories are removed, after the cleanups a test registers later (its
+// pirpc Close, which ends Pi's process group). [Env.StartTmux] calls it
+// right after ending its tmux server, before the temp dirs made for that Pi
+// go. A test that starts Pi some other way, with a temp dir of its own that
+// Pi writes into, calls it in a cleanup registered after making that dir.
 // Calling it again is cheap.
 //
 // Processes are found by [MarkerVar] in /proc/<pid>/environ. Real Pi runs

@@ -33,8 +33,8 @@ func TestWaitExited_KillsAndReportsLeftovers(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("processes are found through /proc")
 	}
-	e := &Env{t: t, marker: newMarker(), exitGrace: 200 * time.Millisecond}
-	other := &Env{t: t, marker: newMarker()}
+	e := &Env{marker: newMarker(), exitGrace: 200 * time.Millisecond}
+	other := &Env{marker: newMarker()}
 	start := func(env *Env) *exec.Cmd {
 		cmd := exec.Command("sleep", "60")
 		cmd.Env = append(os.Environ(), MarkerVar+"="+env.marker)
