@@ -1,6 +1,7 @@
 package extension_test
 
 import (
+	"context"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -53,6 +54,17 @@ func (s *session) compact(t *testing.T, env *pitest.Env) (requests []string, ent
 	return requests, entry
 }
 
+// committedAfterGamma is a session of compactionEnv where the first
+// exchange was committed as c0001 and one more prompt followed.
+func committedAfterGamma(t *testing.T) (*pitest.Env, *session, context.Context) {
+	t.Helper()
+	env := compactionEnv(t)
+	s, ctx := startMidcompact(t, env, firstUser, secondUser)
+	s.command(t, ctx, "/midcompact:commit", "", "Midcompact committed: 1 new range(s)")
+	s.prompt(t, ctx, "after commit gamma")
+	return env, s, ctx
+}
+
 // summarizerReadSummary checks the summarization requests: they carry the
 // committed block's wrapper and summary and the kept second user message,
 // not the block's original first user message.
@@ -76,10 +88,7 @@ func summarizerReadSummary(t *testing.T, reqs []string) {
 // block's summary wrapper, not the block's original messages.
 func TestRealPi_CompactionSummarizesWhatTheModelSees(t *testing.T) {
 	t.Parallel()
-	env := compactionEnv(t)
-	s, ctx := startMidcompact(t, env, firstUser, secondUser)
-	s.command(t, ctx, "/midcompact:commit", "", "Midcompact committed: 1 new range(s)")
-	s.prompt(t, ctx, "after commit gamma")
+	env, s, ctx := committedAfterGamma(t)
 	s.prompt(t, ctx, "after commit delta")
 
 	reqs, entry := s.compact(t, env)
@@ -94,10 +103,7 @@ func TestRealPi_CompactionSummarizesWhatTheModelSees(t *testing.T) {
 // the summary wrapper, not the original.
 func TestRealPi_ThresholdCompactionSummarizesWhatTheModelSees(t *testing.T) {
 	t.Parallel()
-	env := compactionEnv(t)
-	s, ctx := startMidcompact(t, env, firstUser, secondUser)
-	s.command(t, ctx, "/midcompact:commit", "", "Midcompact committed: 1 new range(s)")
-	s.prompt(t, ctx, "after commit gamma")
+	env, s, ctx := committedAfterGamma(t)
 	before := len(env.Server.Requests())
 	s.prompt(t, ctx, "BIG turn please")
 	es, _ := s.entries(t, ctx)

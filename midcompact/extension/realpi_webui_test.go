@@ -36,12 +36,7 @@ func TestRealPi_WebWorkbenchEditAndClose(t *testing.T) {
 	env := newEnv(t)
 	s, ctx := startMidcompact(t, env, firstUser, secondUser)
 
-	evs := s.command(t, ctx, "/midcompact:review-webui", "", "Midcompact review webui ready")
-	n := notices(evs)
-	m := readyURL.FindStringSubmatch(n[len(n)-1])
-	if m == nil {
-		t.Fatalf("ready notice = %q", n[len(n)-1])
-	}
+	m := openWorkbench(t, ctx, s, "/midcompact:review-webui", readyURL)
 	jar, _ := cookiejar.New(nil)
 	hc := &http.Client{Jar: jar}
 	page := get(t, ctx, hc, m[1])
@@ -78,10 +73,22 @@ func TestRealPi_WebWorkbenchEditAndClose(t *testing.T) {
 		res.Body.Close()
 		t.Errorf("after close-webui the workbench still answers: %s", res.Status)
 	}
-	evs = s.prompt(t, ctx, "PLAN again please")
+	evs := s.prompt(t, ctx, "PLAN again please")
 	if texts := toolTexts(evs); len(texts) != 1 || !strings.Contains(texts[0], "added d2") {
 		t.Errorf("plan call after close-webui = %q", texts)
 	}
+}
+
+// openWorkbench runs a webui command and returns re's submatches of its
+// ready notice.
+func openWorkbench(t *testing.T, ctx context.Context, s *session, command string, re *regexp.Regexp) []string {
+	t.Helper()
+	n := notices(s.command(t, ctx, command, "", " webui ready: "))
+	m := re.FindStringSubmatch(n[len(n)-1])
+	if m == nil {
+		t.Fatalf("ready notice = %q", n[len(n)-1])
+	}
+	return m
 }
 
 // post sends a JSON body to a workbench route and fails unless it answers
@@ -204,12 +211,7 @@ func TestRealPi_WorkbenchSameSelectionAndBrowserLeaving(t *testing.T) {
 	t.Parallel()
 	env := newEnv(t)
 	s, ctx := startMidcompact(t, env, firstUser, secondUser)
-	evs := s.command(t, ctx, "/midcompact:select-webui", "", "Midcompact selection webui ready")
-	n := notices(evs)
-	m := regexp.MustCompile(`(http://127\.0\.0\.1:\d+)/\?view=selection&k=[0-9a-f]{64}`).FindStringSubmatch(n[len(n)-1])
-	if m == nil {
-		t.Fatalf("ready notice = %q", n[len(n)-1])
-	}
+	m := openWorkbench(t, ctx, s, "/midcompact:select-webui", regexp.MustCompile(`(http://127\.0\.0\.1:\d+)/\?view=selection&k=[0-9a-f]{64}`))
 	tab, closeTab := chromedp.NewContext(browsertest.New(t, nil))
 	defer closeTab()
 	browsertest.Navigate(t, tab, m[0])
@@ -235,7 +237,7 @@ func TestRealPi_WorkbenchSameSelectionAndBrowserLeaving(t *testing.T) {
 		r, ok := ev.(*pirpc.ExtensionUIRequest)
 		return ok && r.Method == "notify" && r.Message == "Selection closed. The plan is saved; tell the Agent to continue when ready."
 	})
-	evs = s.command(t, ctx, "/midcompact:status", "", "Mode: ")
+	evs := s.command(t, ctx, "/midcompact:status", "", "Mode: ")
 	if n := notices(evs); !strings.HasSuffix(n[len(n)-1], "lock: free") {
 		t.Errorf("status after the browser left = %q", n[len(n)-1])
 	}
