@@ -157,6 +157,9 @@ type Env struct {
 	Home       string
 	Server     *modelserver.Server
 	URL        string // model server base URL, ".../v1"
+
+	marker    string        // the value of MarkerVar in Env
+	exitGrace time.Duration // WaitExited's grace; zero means ExitGrace (tests shorten it)
 }
 
 // New builds an isolated environment and starts a model server that is
@@ -178,6 +181,7 @@ func New(t testing.TB, opts *Options) *Env {
 	})
 	root := t.TempDir()
 	e := &Env{
+		marker:     newMarker(),
 		Install:    in,
 		Executable: in.Bin,
 		Dir:        mkdir(t, root, "project"),
@@ -207,6 +211,7 @@ func New(t testing.TB, opts *Options) *Env {
 		"PI_OFFLINE=1",
 		"PI_SKIP_VERSION_CHECK=1",
 		"PI_TELEMETRY=0",
+		MarkerVar+"="+e.marker,
 	)
 	for _, kv := range os.Environ() {
 		if k, _, _ := strings.Cut(kv, "="); strings.HasSuffix(k, "_API_KEY") {
@@ -221,6 +226,9 @@ func New(t testing.TB, opts *Options) *Env {
 	} else {
 		e.Args = append(e.Args, "--no-session")
 	}
+	// Before root's RemoveAll: no process of this environment still writes
+	// into it.
+	t.Cleanup(func() { e.WaitExited(t) })
 	return e
 }
 

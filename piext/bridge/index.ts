@@ -781,7 +781,8 @@ export default function (pi: any) {
         if (event !== "context" && event !== "context_with_system") {
           // null (Go's nil) means "no change": undefined to Pi, which would
           // take null as a value (before_provider_request replaces the payload).
-          return (await sc.call("hook", { ...base, payload: spec.omitPayload ? null : ev }, { timeoutMs, signal })) ?? undefined;
+          const res = (await sc.call("hook", { ...base, payload: spec.omitPayload ? null : ev }, { timeoutMs, signal })) ?? undefined;
+          return event === "session_before_compact" ? preparationEdits(ev, res) : res;
         }
         const input: any[] = ev.messages ?? [];
         const cache = (sc.ctxCache ??= new ContextCache());
@@ -808,6 +809,17 @@ export default function (pi: any) {
     } catch (e) {
       return sc.hookFailed(event, spec.failClosed, e);
     }
+  };
+
+  // preparationEdits applies a session_before_compact result's
+  // `preparation` (fields of Pi's CompactionPreparation) to the event's own
+  // preparation object, which Pi 1.6.0 then hands to its default summarizer,
+  // and returns the rest of the result (cancel, compaction) for Pi.
+  const preparationEdits = (ev: any, res: any) => {
+    if (!res || typeof res !== "object" || !res.preparation || typeof res.preparation !== "object") return res;
+    const { preparation, ...rest } = res;
+    if (ev?.preparation && typeof ev.preparation === "object") Object.assign(ev.preparation, preparation);
+    return Object.keys(rest).length ? rest : undefined;
   };
 
   for (const h of install.manifest.hooks) {
