@@ -41,8 +41,11 @@ func CheckStart(r Restored, leaf string) *Notice {
 
 // PrepareAbort decides `/midcompact:abort`: refused while the agent holds
 // the lock, a no-op notice without a transaction; otherwise it returns the
-// anchor to navigate to (summarize:false). Abort appends nothing (seed 001
-// §Persistence); after navigation report [AbortDone].
+// anchor to navigate to (summarize:false, label [AbortLabel] or the
+// anchor's own label). Abort appends no midcompact entry (seed 001
+// §Persistence); the navigation's label entry is Pi's own (see the
+// package doc, "Abort and the resumed position"). After navigation report
+// [AbortDone].
 func PrepareAbort(r Restored, lock LockOwner) (anchor string, n *Notice) {
 	if lock == LockAgent {
 		return "", &Notice{NoticeWarning, MsgAbortAgentLocked}
@@ -51,6 +54,22 @@ func PrepareAbort(r Restored, lock LockOwner) (anchor string, n *Notice) {
 		return "", &Notice{NoticeInfo, MsgNoTransaction}
 	}
 	return r.Transaction.AnchorEntryID, nil
+}
+
+// AbortLabel is the tree label an abort's navigation puts on the anchor
+// when the anchor has none (an existing label is put again unchanged, so a
+// user's bookmark survives): Pi 1.6.0 persists that label as a `label`
+// entry whose parent is the anchor, the session's new last entry, which is
+// where `pi -c` resumes.
+const AbortLabel = "midcompact aborted"
+
+// AbortNavigationLabel is the label the abort navigation sets on the anchor:
+// its current label (existing, "" for none) or [AbortLabel].
+func AbortNavigationLabel(existing string) string {
+	if existing != "" {
+		return existing
+	}
+	return AbortLabel
 }
 
 // AbortDone is the notice after the abort navigation (cancelled or not).

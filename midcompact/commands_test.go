@@ -88,8 +88,8 @@ func TestExpandSelection(t *testing.T) {
 	d := NewDraft("tx")
 	d, _, _ = d.AddRange(s, "a0001", "a0001", "kept summary", "")
 	d, _, _ = d.AddRange(s, "a0003", "a0004", "dropped", "")
-	n := d.ReplaceRanges(s, got)
-	if len(n.Ranges) != 3 || n.Ranges[0].ID != "d1" || n.Ranges[0].Summary != "kept summary" || n.Ranges[1].ID != "d3" || n.Ranges[1].Summary != "" || n.Ranges[2].ID != "d4" || n.Revision != 3 {
+	n, changed := d.ReplaceRanges(s, got)
+	if !changed || len(n.Ranges) != 3 || n.Ranges[0].ID != "d1" || n.Ranges[0].Summary != "kept summary" || n.Ranges[1].ID != "d3" || n.Ranges[1].Summary != "" || n.Ranges[2].ID != "d4" || n.Revision != 3 {
 		t.Errorf("replaced = %+v", n.Ranges)
 	}
 }

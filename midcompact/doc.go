@@ -28,7 +28,9 @@
 //   - Transactions: [NewTransaction], [ValidateCommit], [PlanCommit] compute
 //     what the commands append; [PlanningLock] is the runtime lock.
 //   - Projection and recall: [Project], [RecallList], [RecallRead];
-//     [KeyCache] keys each context message once per session.
+//     [KeyCache] keys each context message once per session;
+//     [ProjectCompaction] has Pi's own compaction summarize what the model
+//     sees and keeps a block its cut would split whole.
 //   - Commands and surfaces: [CheckStart], [PrepareAbort], [PrepareCommit],
 //     [StartPrompt], [HandoffMessage], [ResolveStartMode], [ResolveSurface],
 //     [OpenPlanningUI], [ExpandSelection], [Draft.ReplaceRanges],
@@ -71,6 +73,30 @@
 //
 // # Own decisions and deviations
 //
+//   - The tool schema's `action` carries both the single-value enum the
+//     reference asks for and the same `const` (the reference says "never
+//     const"): Pi 1.6.0's validator (pi-schema) treats an anyOf whose
+//     branches share a required const member as a tagged union and reports
+//     errors against the branch the action names; with the enum alone it
+//     guessed a branch and blamed `request.action`. Gemini ignores const
+//     and honours the enum, which pi-ai keeps.
+//   - Group labels are numbered one way everywhere: the Selection and
+//     Review surfaces (web and TUI) use the inventory's labels (from
+//     g0001, a prefix group included), where the reference numbers the
+//     surfaces' prefix group g0000; a label the user reads is the one the
+//     Agent reads.
+//   - Saving a selection equal to the plan's ranges appends nothing
+//     ([Draft.ReplaceRanges] reports it unchanged).
+//   - A group label given where an atom ref belongs (locate_ref, measure,
+//     plan_add) answers that it is a group label and names the group's
+//     atoms (the reference: "No matching atoms" / unknown ref).
+//   - Abort writes no midcompact entry, but its navigation labels the
+//     anchor ([AbortLabel], or the anchor's own label again): Pi 1.6.0
+//     persists that as a `label` entry under the anchor, the session's last
+//     entry, so a resumed session starts at the anchor with no transaction
+//     (without it Pi resumed on the planning branch). Seed 001's "abort
+//     writes nothing" holds for midcompact's three entry types; the one
+//     entry is Pi's own.
 //   - Texts the reference does not give: the decoder's type, enum,
 //     required-field, unknown-action and root-field errors ([DecodeRequest]);
 //     the commit rejection `Range dN refers to an atom missing from the

@@ -83,7 +83,13 @@ func FuzzPlanInvariants(f *testing.F) {
 				var runs []IndexSpan
 				runs, err = ExpandSelection(snap, []SelectionSpan{{StartRef: fuzzRef(snap, x), EndRef: fuzzRef(snap, y)}}, []string{fuzzRef(snap, x+1)})
 				if err == nil {
-					next = d.ReplaceRanges(snap, runs)
+					var changed bool
+					if next, changed = d.ReplaceRanges(snap, runs); !changed {
+						if next != d {
+							t.Fatalf("an unchanged selection returned another plan")
+						}
+						continue
+					}
 				}
 			case 4:
 				raw, merr := json.Marshal(d)

@@ -179,3 +179,22 @@ func jsNum(v *float64) string {
 	}
 	return jsjson.FormatNumber(*v)
 }
+
+// groupLabelHint explains a group label given where an atom ref belongs
+// (seed 001 §External contracts: group refs are never locate refs): for a
+// label of this snapshot it names the group's atoms and how to pass them;
+// for another `g` label it says group labels are not refs. "" means ref
+// does not look like a group label.
+func groupLabelHint(s *Snapshot, ref string) string {
+	if len(ref) < 5 || ref[0] != 'g' || strings.Trim(ref[1:], "0123456789") != "" {
+		return ""
+	}
+	for _, g := range s.Groups() {
+		if g.Ref == ref {
+			first, last := s.Atoms[g.Start].Ref, s.Atoms[g.End].Ref
+			return ref + " is a group label, not an atom ref: group labels only name inventory groups. Its atoms are " +
+				first + "→" + last + "; pass one of them (e.g. ref " + first + "), or start " + first + " and end " + last + "."
+		}
+	}
+	return ref + " is a group label, not an atom ref, and names no group of this anchor snapshot. Group labels only name inventory groups; use the atom refs (a0001…) that inspect lists."
+}

@@ -48,11 +48,15 @@ func formatLocated(a *Atom, text string) string {
 
 // LocateRef renders one atom: its 700-unit preview, or with full its raw
 // full text (middle-truncated past 12,000 units). An unknown ref is "no
-// matching atoms".
-func LocateRef(s *Snapshot, ref string, full bool) string {
+// matching atoms"; a group label (`g0002`) is an error (wrapping
+// [ErrUnknownAtom]) that says it is one and names its atoms.
+func LocateRef(s *Snapshot, ref string, full bool) (string, error) {
 	a := s.Atom(ref)
 	if a == nil {
-		return noMatchingAtoms
+		if h := groupLabelHint(s, ref); h != "" {
+			return "", &toolError{msg: h, err: ErrUnknownAtom}
+		}
+		return noMatchingAtoms, nil
 	}
 	text := a.Preview()
 	if full {
@@ -61,7 +65,7 @@ func LocateRef(s *Snapshot, ref string, full bool) string {
 			text = truncateMiddle(text, locateFullCap)
 		}
 	}
-	return formatLocated(a, text)
+	return formatLocated(a, text), nil
 }
 
 // SearchFilter is a locate_search request; at least one of Pattern,

@@ -40,6 +40,9 @@ func Measure(s *Snapshot, spans []Span) (string, error) {
 			if a != nil {
 				bad = sp.End
 			}
+			if h := groupLabelHint(s, bad); h != "" {
+				return "", &toolError{msg: h, err: ErrUnknownSpan}
+			}
 			return "", &toolError{msg: "Unknown span ref " + bad + "; re-run inspect against the current snapshot.", err: ErrUnknownSpan}
 		}
 		if a.Index > b.Index {

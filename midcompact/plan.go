@@ -68,6 +68,13 @@ func (d *Draft) nextRangeID() string {
 func (d *Draft) AddRange(snap *Snapshot, startRef, endRef, summary, topic string) (*Draft, *Range, error) {
 	s, e := snap.Atom(startRef), snap.Atom(endRef)
 	if s == nil || e == nil {
+		bad := startRef
+		if s != nil {
+			bad = endRef
+		}
+		if h := groupLabelHint(snap, bad); h != "" {
+			return nil, nil, &toolError{msg: h, err: ErrUnknownAtom}
+		}
 		return nil, nil, &toolError{msg: "Unknown atom ref; run locate/inspect again against the current anchor snapshot.", err: ErrUnknownAtom}
 	}
 	if s.Index > e.Index {

@@ -79,6 +79,13 @@ type Projection struct {
 // block with no messageKeys matches nothing. The result shares no slice
 // with msgs.
 func Project(msgs []Message, keys []string, blocks []Block, nowMs float64) Projection {
+	p, _ := projectSources(msgs, keys, blocks, nowMs)
+	return p
+}
+
+// projectSources is [Project] that also returns, for each output message,
+// the index of the input message it is or (a wrapper) starts at.
+func projectSources(msgs []Message, keys []string, blocks []Block, nowMs float64) (Projection, []int) {
 	type match struct{ start, end, block int }
 	var matches []match
 	for bi := range blocks {
@@ -87,25 +94,40 @@ func Project(msgs []Message, keys []string, blocks []Block, nowMs float64) Proje
 		}
 	}
 	sort.SliceStable(matches, func(i, j int) bool { return matches[i].start < matches[j].start })
+	identity := func() []int {
+		src := make([]int, len(msgs))
+		for i := range src {
+			src[i] = i
+		}
+		return src
+	}
 	for i := 1; i < len(matches); i++ {
 		if matches[i].start < matches[i-1].end {
-			return Projection{Messages: append([]Message(nil), msgs...), Overlap: true}
+			return Projection{Messages: append([]Message(nil), msgs...), Overlap: true}, identity()
 		}
 	}
 	out := Projection{Messages: make([]Message, 0, len(msgs))}
+	src := make([]int, 0, len(msgs))
+	keep := func(from, to int) {
+		out.Messages = append(out.Messages, msgs[from:to]...)
+		for i := from; i < to; i++ {
+			src = append(src, i)
+		}
+	}
 	at := 0
 	for _, m := range matches {
-		out.Messages = append(out.Messages, msgs[at:m.start]...)
+		keep(at, m.start)
 		ts := nowMs
 		if first := &msgs[m.start]; first.HasTimestamp {
 			ts = first.Timestamp
 		}
 		out.Messages = append(out.Messages, summaryMessage(&blocks[m.block], ts))
+		src = append(src, m.start)
 		out.Applied = append(out.Applied, blocks[m.block].ID)
 		at = m.end
 	}
-	out.Messages = append(out.Messages, msgs[at:]...)
-	return out
+	keep(at, len(msgs))
+	return out, src
 }
 
 // findRun is the first index where run occurs contiguously in keys, or -1.

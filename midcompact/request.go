@@ -19,9 +19,13 @@ const (
 
 // ToolSchema is the tool's parameters as JSON Schema: a root object
 // `{request}` (additionalProperties false) whose request is an anyOf of 11
-// closed branches, each discriminated by a single-value string enum on
-// `action` (seed 001 §External contracts). The root wrapper exists because
-// some providers reject a root-level anyOf.
+// closed branches, each discriminated by a required `action` that is a
+// single-value string enum and the same `const` (seed 001 §External
+// contracts). The root wrapper exists because some providers reject a
+// root-level anyOf. The enum is what every provider honours (Gemini
+// ignores const); the const makes the union a tagged one for Pi 1.6.0's
+// validator (pi-schema), which then reports a wrong field against the
+// branch the action names instead of guessing a branch.
 //
 //go:embed schema.json
 var ToolSchema []byte

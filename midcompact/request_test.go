@@ -36,9 +36,10 @@ func schemaAccepts(t testing.TB, s *jsonschema.Schema, params []byte) bool {
 }
 
 // TestToolSchema_Contract: root object {request} closed; request is an
-// anyOf of 11 closed branches, each with a single-value string enum action
-// and no const; the branch fields are the backstop's lists; measure needs
-// one candidate (seed 001 §External contracts).
+// anyOf of 11 closed branches, each with a required action that is a
+// single-value string enum and the same const (the union's tag for Pi's
+// validator); the branch fields are the backstop's lists; measure needs one
+// candidate (seed 001 §External contracts).
 func TestToolSchema_Contract(t *testing.T) {
 	var root struct {
 		Type                 string
@@ -49,6 +50,7 @@ func TestToolSchema_Contract(t *testing.T) {
 				AnyOf []struct {
 					Type                 string
 					AdditionalProperties *bool
+					Required             []string
 					Properties           map[string]json.RawMessage
 				}
 			}
@@ -74,8 +76,9 @@ func TestToolSchema_Contract(t *testing.T) {
 		if err := json.Unmarshal(b.Properties["action"], &action); err != nil {
 			t.Fatal(err)
 		}
-		if b.Type != "object" || b.AdditionalProperties == nil || *b.AdditionalProperties || action.Type != "string" || len(action.Enum) != 1 || action.Const != nil {
-			t.Errorf("branch %v: not closed or not a single-value enum", action.Enum)
+		if b.Type != "object" || b.AdditionalProperties == nil || *b.AdditionalProperties || action.Type != "string" ||
+			len(action.Enum) != 1 || action.Const == nil || *action.Const != action.Enum[0] || !contains(b.Required, "action") {
+			t.Errorf("branch %v: not closed, or action not a required single-value enum with the same const", action.Enum)
 			continue
 		}
 		a := Action(action.Enum[0])

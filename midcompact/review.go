@@ -110,9 +110,9 @@ type ReviewDraft struct {
 	Ranges   []ReviewRange `json:"ranges"`
 }
 
-// NewReviewState builds the payload from a snapshot and the plan. Web
-// groups number the prefix `g0000` and user groups from `g0001` (unlike
-// the tool's inventory; both are display only).
+// NewReviewState builds the payload from a snapshot and the plan. Groups
+// carry the tool inventory's labels (from `g0001`, a prefix group
+// included), so the page and the Agent name a group alike.
 func NewReviewState(view string, s *Snapshot, tx *Transaction, d *Draft) *ReviewState {
 	st := &ReviewState{View: view, Est: DefaultTokenEstimate, Atoms: make([]ReviewAtom, len(s.Atoms)), Draft: ReviewDraft{Revision: d.Revision, Ranges: []ReviewRange{}}}
 	owner := map[int]*Range{}
@@ -129,13 +129,8 @@ func NewReviewState(view string, s *Snapshot, tx *Transaction, d *Draft) *Review
 			ReplacementNarrowChars: n, ReplacementWideChars: w, AtomCount: r.EndIndex - r.StartIndex + 1,
 		})
 	}
-	groups := s.Groups()
-	prefix := 0
-	if len(groups) > 0 && groups[0].IsPrefix {
-		prefix = 1
-	}
-	for gi, g := range groups {
-		ref := "g" + pad4(gi+1-prefix)
+	for _, g := range s.Groups() {
+		ref := g.Ref
 		for i := g.Start; i <= g.End; i++ {
 			a := &s.Atoms[i]
 			n, w := charClasses(a.FullText)

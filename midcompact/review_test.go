@@ -12,8 +12,8 @@ func TestTokenEstimate(t *testing.T) {
 	}
 }
 
-// TestReviewState: owners and start/end flags, web group labels (prefix
-// g0000), char classes of atoms and of the exact wrapper, the est table,
+// TestReviewState: owners and start/end flags, group labels as the tool's
+// inventory numbers them (a prefix group is g0001), char classes of atoms and of the exact wrapper, the est table,
 // and `<` escaped in the injected state.
 func TestReviewState(t *testing.T) {
 	s := snapshotOf(t, fixture(t, "kinds"), "")
@@ -46,8 +46,21 @@ func TestReviewState(t *testing.T) {
 	if strings.Contains(string(b), "<") || !strings.Contains(string(b), `\u003c/script\u003e`) {
 		t.Error("state script not escaped")
 	}
-	pre := NewReviewState("selection", pairs(t, 1), &Transaction{}, NewDraft("x"))
-	if pre.Atoms[0].GroupRef != "g0000" || pre.Atoms[1].GroupRef != "g0001" || pre.Telemetry.ContextWindow != nil {
+	snap := pairs(t, 1)
+	pre := NewReviewState("selection", snap, &Transaction{}, NewDraft("x"))
+	if pre.Atoms[0].GroupRef != "g0001" || pre.Atoms[1].GroupRef != "g0002" || pre.Telemetry.ContextWindow != nil {
 		t.Errorf("prefix group %s, next %s", pre.Atoms[0].GroupRef, pre.Atoms[1].GroupRef)
+	}
+	// The page and the TUI name a group as the tool's inventory does.
+	inv := FormatInventory(snap, &Transaction{}, nil, "")
+	for _, ra := range pre.Atoms {
+		if !strings.Contains(inv, ra.GroupRef+" ") {
+			t.Errorf("group %s of %s is not in the inventory:\n%s", ra.GroupRef, ra.Ref, inv)
+		}
+	}
+	for _, g := range viewGroups(snap) {
+		if !strings.Contains(inv, g.ref+" ") || g.ref == "g0000" {
+			t.Errorf("TUI group %s not the inventory's", g.ref)
+		}
 	}
 }

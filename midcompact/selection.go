@@ -77,9 +77,14 @@ func ExpandSelection(s *Snapshot, spans []SelectionSpan, keepRefs []string) ([]I
 // ReplaceRanges returns the plan a Selection save writes (reference §5.5
 // `replaceDraftRanges`): exactly the given spans, where a span equal to an
 // existing range's boundaries keeps that range (id, summary, topic) and any
-// other becomes a new pending range with a new id; revision + 1.
-func (d *Draft) ReplaceRanges(s *Snapshot, spans []IndexSpan) *Draft {
-	n := d.clone()
+// other becomes a new pending range with a new id; revision + 1. When the
+// spans are exactly the plan's ranges it returns d itself and changed
+// false: saving the same selection again writes nothing.
+func (d *Draft) ReplaceRanges(s *Snapshot, spans []IndexSpan) (n *Draft, changed bool) {
+	if d.sameSpans(spans) {
+		return d, false
+	}
+	n = d.clone()
 	n.Ranges = make([]Range, 0, len(spans))
 	ids := d.clone()
 	for _, sp := range spans {
@@ -99,7 +104,20 @@ func (d *Draft) ReplaceRanges(s *Snapshot, spans []IndexSpan) *Draft {
 	}
 	n.sortRanges()
 	n.Revision++
-	return n
+	return n, true
+}
+
+// sameSpans reports whether spans are exactly the plan's ranges, in order.
+func (d *Draft) sameSpans(spans []IndexSpan) bool {
+	if len(spans) != len(d.Ranges) {
+		return false
+	}
+	for i, sp := range spans {
+		if r := &d.Ranges[i]; r.StartIndex != sp.From || r.EndIndex != sp.To {
+			return false
+		}
+	}
+	return true
 }
 
 // SelectionHeader is the Selection surfaces' summary line (reference §5.5):

@@ -108,7 +108,8 @@ func runAction(req *Request, snap *Snapshot, tx *Transaction, d *Draft) (string,
 		text, err := Measure(snap, req.Candidates)
 		return text, nil, err
 	case ActLocateRef:
-		return LocateRef(snap, req.Ref, req.Detail == "full"), nil, nil
+		text, err := LocateRef(snap, req.Ref, req.Detail == "full")
+		return text, nil, err
 	case ActLocateSearch:
 		return LocateSearch(snap, SearchFilter{
 			Pattern: req.Pattern, Source: req.Source, ToolName: req.ToolName, Newest: req.Direction == "newest",

@@ -1,6 +1,7 @@
 package midcompact
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -75,20 +76,35 @@ func TestMeasure(t *testing.T) {
 
 func TestLocate(t *testing.T) {
 	s := snapshotOf(t, fixture(t, "kinds"), "")
-	if got := LocateRef(s, "a0002", false); !strings.HasPrefix(got, "a0002 | position 2 | tool_exchange, compressible, closed tool protocol\ntools: read, bash\nAssistant: Let me look.") {
+	if got, _ := LocateRef(s, "a0002", false); !strings.HasPrefix(got, "a0002 | position 2 | tool_exchange, compressible, closed tool protocol\ntools: read, bash\nAssistant: Let me look.") {
 		t.Errorf("locate_ref = %q", got)
 	}
-	if got := LocateRef(s, "a0005", true); !strings.HasPrefix(got, "a0005 | position 5 | tool_exchange, compressible, abandoned exchange\n") {
+	if got, _ := LocateRef(s, "a0005", true); !strings.HasPrefix(got, "a0005 | position 5 | tool_exchange, compressible, abandoned exchange\n") {
 		t.Errorf("abandoned = %q", got)
 	}
-	if got := LocateRef(s, "a0009", false); !strings.HasPrefix(got, "a0009 | position 9 | orphan_tool_result, protected, orphan result\n") {
+	if got, _ := LocateRef(s, "a0009", false); !strings.HasPrefix(got, "a0009 | position 9 | orphan_tool_result, protected, orphan result\n") {
 		t.Errorf("orphan = %q", got)
 	}
-	if got := LocateRef(s, "a0003", false); !strings.HasPrefix(got, "a0003 | position 3 | assistant, compressible, closed\nAssistant:") {
+	if got, _ := LocateRef(s, "a0003", false); !strings.HasPrefix(got, "a0003 | position 3 | assistant, compressible, closed\nAssistant:") {
 		t.Errorf("plain = %q", got)
 	}
-	if got := LocateRef(s, "g0001", false); got != noMatchingAtoms {
-		t.Errorf("group ref = %q", got)
+	// Seed 001 §External contracts: group labels are never refs; given
+	// one, every ref lookup says so and names the group's atoms.
+	const g2 = "g0002 is a group label, not an atom ref: group labels only name inventory groups. Its atoms are a0004→a0005; pass one of them (e.g. ref a0004), or start a0004 and end a0005."
+	if _, err := LocateRef(s, "g0002", false); err == nil || err.Error() != g2 || !errors.Is(err, ErrUnknownAtom) {
+		t.Errorf("group ref: %v", err)
+	}
+	if _, err := Measure(s, []Span{{"a0001", "g0002"}}); err == nil || err.Error() != g2 {
+		t.Errorf("measure with a group label: %v", err)
+	}
+	if _, _, err := NewDraft("tx").AddRange(s, "g0002", "a0005", "", ""); err == nil || err.Error() != g2 || !errors.Is(err, ErrUnknownAtom) {
+		t.Errorf("plan_add with a group label: %v", err)
+	}
+	if _, err := LocateRef(s, "g0099", false); err == nil || err.Error() != "g0099 is a group label, not an atom ref, and names no group of this anchor snapshot. Group labels only name inventory groups; use the atom refs (a0001…) that inspect lists." {
+		t.Errorf("unknown group label: %v", err)
+	}
+	if got, err := LocateRef(s, "gamma", false); got != noMatchingAtoms || err != nil {
+		t.Errorf("a ref that is no group label = %q, %v", got, err)
 	}
 	got := LocateSearch(s, SearchFilter{ToolName: "BASH", Limit: 3})
 	if !strings.HasPrefix(got, "Showing 3 of 4 matches (oldest first). Refine pattern or add source or tool_name.\n\n---\n\na0002 ") {

@@ -232,8 +232,9 @@ func atomFacts(a *Atom) string {
 	return s
 }
 
-// viewGroup is a Selection/Review display group (web/TUI numbering: the
-// prefix group is g0000, user groups from g0001; reference §2.7).
+// viewGroup is a Selection/Review display group, labelled as the tool's
+// inventory labels it ([Snapshot.Groups]: from g0001, the prefix group
+// included), so a label the user sees is the one the Agent sees.
 type viewGroup struct {
 	ref, label string
 	start, end int
@@ -241,13 +242,9 @@ type viewGroup struct {
 
 func viewGroups(s *Snapshot) []viewGroup {
 	gs := s.Groups()
-	prefix := 0
-	if len(gs) > 0 && gs[0].IsPrefix {
-		prefix = 1
-	}
 	out := make([]viewGroup, len(gs))
 	for i, g := range gs {
-		out[i] = viewGroup{ref: "g" + pad4(i+1-prefix), label: g.Label, start: g.Start, end: g.End}
+		out[i] = viewGroup{ref: g.Ref, label: g.Label, start: g.Start, end: g.End}
 	}
 	return out
 }

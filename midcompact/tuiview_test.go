@@ -131,9 +131,9 @@ func TestSelectionView_StartsFromPlan(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	n := d.ReplaceRanges(s, runs)
-	if len(n.Ranges) != 1 || n.Ranges[0].Summary != "kept summary" {
-		t.Errorf("unchanged save lost the range: %+v", n.Ranges)
+	n, changed := d.ReplaceRanges(s, runs)
+	if len(n.Ranges) != 1 || n.Ranges[0].Summary != "kept summary" || changed || n.Revision != d.Revision {
+		t.Errorf("unchanged save: changed %v, revision %d → %d, ranges %+v", changed, d.Revision, n.Revision, n.Ranges)
 	}
 }
 

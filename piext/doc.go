@@ -26,6 +26,19 @@
 // and `pikit ext install hello --exec ./hello` installs it (see
 // examples/piext-hello).
 //
+// # Publishing on npm
+//
+// [PackNPM] writes a Pi package whose piext.json runs the binary of a
+// per-platform npm package ([NPMCommandPrefix], e.g.
+// "npm:@pikit/cli-{platform}/bin/pikit"), which the Pi package lists in its
+// optionalDependencies, the way esbuild ships native binaries: npm
+// installs only the one for the machine, and the bridge resolves it from
+// its own folder at every sidecar start. Without one for the platform the
+// extension registers nothing and shows one notice with the build-from-
+// source hint; a missing, non-executable, truncated or other-version
+// binary is an error naming the file. internal/release publishes pikit's
+// built-in extensions this way.
+//
 // # Calling back into Pi
 //
 // Every handler gets a [Pi] bound to the context Pi passed to that handler;

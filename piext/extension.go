@@ -98,7 +98,12 @@ const (
 
 // Hook handles one Pi event (reference §3.2). Handle returns the event's
 // result (marshalled as JSON; nil leaves the event unchanged). For context
-// and context_with_system it returns a *ContextResult or nil.
+// and context_with_system it returns a *ContextResult or nil. A
+// session_before_compact result may also carry "preparation", an object of
+// CompactionPreparation fields (e.g. messagesToSummarize,
+// firstKeptEntryId): the bridge writes them into the event's preparation,
+// which Pi 1.6.0's own summarizer then works on, and gives Pi the rest
+// (cancel, compaction).
 type Hook struct {
 	Event   string
 	Failure Failure

@@ -25,9 +25,15 @@ const FolderPrefix = "pikit-"
 
 // Install is the content of piext.json.
 type Install struct {
-	Protocol int      `json:"protocol"`
-	Command  []string `json:"command"` // absolute, or relative to the folder (a pack)
+	Protocol int `json:"protocol"`
+	// Command runs the sidecar. Command[0] is absolute (install), relative
+	// to the folder (a pack), or the npm form "npm:<package>/<path>" of a
+	// published Pi package ([NPMCommandPrefix]).
+	Command  []string `json:"command"`
 	Manifest Manifest `json:"manifest"`
+	// Source, in the npm form only, says how to build the sidecar from
+	// source; the bridge shows it when no binary exists for the platform.
+	Source string `json:"source,omitempty"`
 }
 
 // Errors of install, uninstall and pack.
@@ -70,10 +76,12 @@ func WriteInstall(o InstallOptions) (string, error) {
 	if len(o.Command) == 0 || !filepath.IsAbs(o.Command[0]) {
 		return "", errors.New("piext: install: the command must start with an absolute path")
 	}
-	return writeFolder(Folder(o.Dir, o.Manifest.Name), o.Command, o.Manifest, o.Skills, true)
+	return writeFolder(Folder(o.Dir, o.Manifest.Name), Install{Command: o.Command, Manifest: o.Manifest}, o.Skills, true)
 }
 
-func writeFolder(dir string, command []string, m Manifest, skills fs.FS, check bool) (string, error) {
+// writeFolder writes the folder for in (its Protocol set here).
+func writeFolder(dir string, in Install, skills fs.FS, check bool) (string, error) {
+	m := in.Manifest
 	if check {
 		if err := checkOurs(dir, true); err != nil {
 			return "", err
@@ -86,7 +94,8 @@ func writeFolder(dir string, command []string, m Manifest, skills fs.FS, check b
 		"name": FolderPrefix + m.Name, "private": true, "description": "pikit Go extension " + m.Name + " (written by pikit ext install)",
 		"pi": map[string]any{"extensions": []string{"./index.ts"}},
 	}, "", "  ")
-	inst, err := json.MarshalIndent(Install{Protocol: ProtocolVersion, Command: command, Manifest: m}, "", "  ")
+	in.Protocol = ProtocolVersion
+	inst, err := json.MarshalIndent(in, "", "  ")
 	if err != nil {
 		return "", err
 	}
@@ -253,11 +262,8 @@ func Pack(dir, executable string, args []string, m Manifest, skills fs.FS) error
 	if err := CheckExecutable(executable); err != nil {
 		return err
 	}
-	if err := checkOurs(dir, true); err != nil {
-		// An empty existing directory is fine too.
-		if ents, rerr := os.ReadDir(dir); rerr != nil || len(ents) > 0 {
-			return err
-		}
+	if err := checkPackDir(dir); err != nil {
+		return err
 	}
 	bin := filepath.Join(dir, "bin")
 	if err := durable.MkdirAll(bin, 0o700); err != nil {
@@ -276,8 +282,18 @@ func Pack(dir, executable string, args []string, m Manifest, skills fs.FS) error
 	if err := durable.WriteFile(filepath.Join(dir, filepath.FromSlash(rel)), data, 0o700); err != nil {
 		return err
 	}
-	_, err = writeFolder(dir, append([]string{rel}, args...), m, skills, false)
+	_, err = writeFolder(dir, Install{Command: append([]string{rel}, args...), Manifest: m}, skills, false)
 	return err
+}
+
+// checkPackDir accepts a missing or empty dir or one with our piext.json.
+func checkPackDir(dir string) error {
+	if err := checkOurs(dir, true); err != nil {
+		if ents, rerr := os.ReadDir(dir); rerr != nil || len(ents) > 0 {
+			return err
+		}
+	}
+	return nil
 }
 
 func sortedKeys(m map[string]string) []string {

@@ -1,6 +1,7 @@
 package piext_test
 
 import (
+	"context"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -10,12 +11,10 @@ import (
 	"github.com/pikit-dev/pikit/pirpc"
 )
 
-// TestRealPi_CompactHooks: RPC compact on a session with enough messages
-// runs session_before_compact (with the client's custom instructions) and
-// session_compact in Go; a before-hook's cancel leaves the session without
-// a compaction entry, and a before-hook's own summary becomes the entry.
-func TestRealPi_CompactHooks(t *testing.T) {
-	t.Parallel()
+// compactableProbe is the probe on a session with three answered prompts,
+// enough for Pi to compact (keepRecentTokens 1).
+func compactableProbe(t *testing.T) (*probe, *pirpc.Client, context.Context) {
+	t.Helper()
 	p := newProbeWith(t, &pitest.Options{
 		Session:  true,
 		Script:   modelserver.Reply(strings.Repeat("A long enough answer to count as context. ", 20)),
@@ -29,6 +28,16 @@ func TestRealPi_CompactHooks(t *testing.T) {
 		}
 		pitest.Until(t, ctx, c, settled)
 	}
+	return p, c, ctx
+}
+
+// TestRealPi_CompactHooks: RPC compact on a session with enough messages
+// runs session_before_compact (with the client's custom instructions) and
+// session_compact in Go; a before-hook's cancel leaves the session without
+// a compaction entry, and a before-hook's own summary becomes the entry.
+func TestRealPi_CompactHooks(t *testing.T) {
+	t.Parallel()
+	p, c, ctx := compactableProbe(t)
 	compactions := func() []string {
 		t.Helper()
 		ents, err := c.GetEntries(ctx, "")
@@ -108,5 +117,45 @@ func TestRealPi_CompactHooks(t *testing.T) {
 	}
 	if n != 1 {
 		t.Errorf("session_compact fired %d times, want 1 (not for the cancelled one)", n)
+	}
+}
+
+// TestRealPi_CompactPreparationEdits: a session_before_compact result's
+// "preparation" reaches Pi's own summarizer: the summarization request
+// carries the messages Go put there instead of the session's, and the
+// compaction entry is Pi's (fromHook false).
+func TestRealPi_CompactPreparationEdits(t *testing.T) {
+	t.Parallel()
+	p, c, ctx := compactableProbe(t)
+	before := len(p.env.Server.Requests())
+	if _, err := c.Call(ctx, "compact", map[string]string{"customInstructions": "probe-prepared"}); err != nil {
+		t.Fatalf("compact: %v", err)
+	}
+	reqs := p.env.Server.Requests()[before:]
+	if len(reqs) != 1 {
+		t.Fatalf("%d model requests for the compaction, want 1", len(reqs))
+	}
+	if body := string(reqs[0].Body); !strings.Contains(body, "PROBE-PREPARED messages") || strings.Contains(body, "first question") {
+		t.Errorf("the summarizer did not get Go's messages:\n%s", body)
+	}
+	ents, err := c.GetEntries(ctx, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, e := range ents.Entries {
+		var v struct {
+			Type     string
+			FromHook bool `json:"fromHook"`
+		}
+		if json.Unmarshal(e, &v) == nil && v.Type == "compaction" {
+			n++
+			if v.FromHook {
+				t.Errorf("the compaction entry is marked fromHook: %s", e)
+			}
+		}
+	}
+	if n != 1 {
+		t.Errorf("%d compaction entries, want 1", n)
 	}
 }

@@ -1,51 +1,24 @@
 package piext_test
 
 import (
-	"fmt"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 )
 
 // tmuxPi runs interactive Pi (TUI mode) with the probe extension in a
-// private tmux server and returns a function that runs tmux commands on it.
+// private tmux server (pitest.StartTmux: its cleanup waits until Pi and the
+// sidecar exited) and returns a function that runs tmux commands on it.
 func tmuxPi(t *testing.T, p *probe) func(args ...string) string {
 	t.Helper()
-	if _, err := exec.LookPath("tmux"); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("tmux required under CI=true (scripts/install-test-deps)")
+	tm := p.env.StartTmux(t, nil)
+	return func(args ...string) string {
+		if args[0] == "kill-server" {
+			tm.Kill() // the test measures the exit itself
+			return ""
 		}
-		t.Skip("tmux not installed")
+		return tm.Run(args...)
 	}
-	var sh strings.Builder
-	sh.WriteString("#!/bin/sh\n")
-	for _, kv := range p.env.Env {
-		k, v, _ := strings.Cut(kv, "=")
-		fmt.Fprintf(&sh, "export %s='%s'\n", k, strings.ReplaceAll(v, "'", `'\''`))
-	}
-	fmt.Fprintf(&sh, "cd '%s'\nexec '%s'", p.env.Dir, p.env.Executable)
-	for _, a := range p.env.Args {
-		fmt.Fprintf(&sh, " '%s'", strings.ReplaceAll(a, "'", `'\''`))
-	}
-	sh.WriteString("\n")
-	script := filepath.Join(t.TempDir(), "run-pi")
-	if err := os.WriteFile(script, []byte(sh.String()), 0o700); err != nil {
-		t.Fatal(err)
-	}
-	sock := fmt.Sprintf("pikit-piext-%d-%d", os.Getpid(), time.Now().UnixNano())
-	tmux := func(args ...string) string {
-		out, err := exec.Command("tmux", append([]string{"-L", sock}, args...)...).CombinedOutput()
-		if err != nil && args[0] != "kill-server" {
-			t.Fatalf("tmux %v: %v\n%s", args, err, out)
-		}
-		return string(out)
-	}
-	tmux("new-session", "-d", "-s", "pi", "-x", "120", "-y", "40", script)
-	t.Cleanup(func() { tmux("kill-server") })
-	return tmux
 }
 
 func TestTmux_ReloadKeepsOneSidecar(t *testing.T) {

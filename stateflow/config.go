@@ -1,6 +1,7 @@
 package stateflow
 
 import (
+	"errors"
 	"fmt"
 	"math"
 )
@@ -41,6 +42,9 @@ func ParseConfig(data []byte, path string) (Config, error) {
 		return Config{}, &ConfigError{Msg: fmt.Sprintf("Invalid State Flow configuration at %q: %s", path, reason)}
 	}
 	v, err := DecodeValue(data)
+	if errors.Is(err, ErrTooDeep) {
+		return fail(TooDeepMsg("the document"))
+	}
 	if err != nil {
 		return fail("invalid JSON")
 	}

@@ -18,6 +18,19 @@
 // [ApplyPatch] merges, [Prune] drops empty objects, [Replay] diffs two
 // states into the record stored on disk, [Equal] compares structurally.
 //
+// # Nesting
+//
+// Every walk over a value (decode, validation, merge-patch, replay,
+// canonical encoding, clone, comparison, projections, state_updates, the
+// dangling-reference scan, the read and head caches) costs time and memory
+// linear in the value's size, whatever its depth. Documents nest at most
+// [MaxDepth] (1000) levels of arrays and objects — ours: V8's JSON.parse
+// has no bound, but Node 22's structuredClone fails at about 1,600 levels
+// of objects (JSON.stringify at about 4,170), and Pi structuredClones tool
+// arguments and the conversation. A deeper tool argument, CLI input or
+// store file is refused as "… is nested too deeply (more than 1000
+// levels)" ([ErrTooDeep]), after reading no further than the bound.
+//
 // # Roots and modules (seed 003 groundwork)
 //
 // The known top-level roots are data ([Roots]): the built-in planes plus
@@ -134,6 +147,12 @@
 //     protocol wording are ours.
 //   - Array slots are not pruned (only object fields).
 //   - Model context shows keys in sorted order (reference §6.3 allows it).
+//   - A tail line that is JSON but not an object reads as upstream's state
+//     error with the reason "expected a semantic object" (upstream's exact
+//     text for that record is not known).
+//   - /state-flow-status lists the session's modules ("Modules: x_a
+//     (schema 1, mutable)") and each registration refused in the session
+//     ("Module registration refused: <message>").
 //
 // # Example
 //

@@ -2,6 +2,7 @@ package stateflow
 
 import (
 	"errors"
+	"reflect"
 	"testing"
 )
 
@@ -31,7 +32,10 @@ func FuzzParseReadPath(f *testing.F) {
 }
 
 func FuzzDecodePatchArgs(f *testing.F) {
-	for _, s := range []string{`{"cwd":{"working":{"a":1}}}`, `{"session":{"intents":{"x":null}}}`, `{"global":{"lazy":{"[0]":1}}}`, `[]`, `{"cwd":{}}`, `{"cwd":{"artifacts":{"/a":{"description":"d"}}}}`} {
+	for _, s := range []string{`{"cwd":{"working":{"a":1}}}`, `{"session":{"intents":{"x":null}}}`, `{"global":{"lazy":{"[0]":1}}}`, `[]`, `{"cwd":{}}`, `{"cwd":{"artifacts":{"/a":{"description":"d"}}}}`,
+		`{"cwd":{"working":{"a":{"[0]":{"x":1}},"b":{"c":{"d":null,"e":2}}}},"session":{"working":{"b":{"c":{"f":1}}}}}`,
+		`{"global":{"contract":{"k":{"deep":{"deeper":{"x":null}}}}},"cwd":{"contract":{"k":{}}}}`,
+		`{"session":{"intents":{"x":null},"working":{"q":[1,{"a":null}]}}}`} {
 		f.Add([]byte(s))
 	}
 	roots := BuiltinRoots()
@@ -48,6 +52,17 @@ func FuzzDecodePatchArgs(f *testing.F) {
 				t.Fatalf("error of type %T: %v", err, err)
 			}
 			return
+		}
+		// the linear walks equal their direct oracles (linear_test.go)
+		for scope, after := range st.After {
+			if got, want := Replay(base[scope], after), replayOracle(base[scope], after); !reflect.DeepEqual(got, want) {
+				t.Fatalf("%s: Replay = %v, oracle %v", scope, got, want)
+			}
+		}
+		effAfter := Overlay(st.After[ScopeGlobal], st.After[ScopeCWD], st.After[ScopeSession])
+		u := BuildStateUpdates(roots, args, st, Overlay(base[ScopeGlobal], base[ScopeCWD], base[ScopeSession]), effAfter, "")
+		if want := updatesOracle(roots, args, effAfter); !reflect.DeepEqual(u.Effective, want) {
+			t.Fatalf("state_updates = %v, oracle %v", u.Effective, want)
 		}
 		for scope, after := range st.After {
 			if err := ValidateState(roots, scope, after); err != nil {

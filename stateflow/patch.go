@@ -28,10 +28,12 @@ type Hint struct {
 // object of only "[N]" keys applied to an existing array patches its elements
 // in place, and deletions through absent ancestors fabricate nothing. The
 // error is a *PatchError for an out-of-bounds or deleted array element.
-// ApplyPatch does not prune; see [Prune].
+// ApplyPatch does not prune; see [Prune]. The cost is linear in the size of
+// patch plus the members of the target objects it merges into (and the
+// hints' pointers it returns), whatever the nesting.
 func ApplyPatch(target map[string]any, patch map[string]any) (map[string]any, []Hint, error) {
 	a := applier{}
-	out, err := a.object(target, patch, nil, -1)
+	out, err := a.object(target, patch, -1)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -43,68 +45,87 @@ type PatchError struct{ Msg string }
 
 func (e *PatchError) Error() string { return e.Msg }
 
-type applier struct{ hints []Hint }
+// applier carries one ApplyPatch: the hints found so far and the path of
+// the member being merged (one stack for the whole walk, copied only into
+// a hint).
+type applier struct {
+	hints []Hint
+	path  []string
+}
 
-// object merges patch into target; path is the location for hints and
-// absentAt, when not -1, the length of the path prefix naming the first
-// component that was not an object in the target.
-func (a *applier) object(target, patch map[string]any, path []string, absentAt int) (map[string]any, error) {
+func (a *applier) push(k string) { a.path = append(a.path, k) }
+func (a *applier) pop()          { a.path = a.path[:len(a.path)-1] }
+
+// object merges patch into target at a.path; absentAt, when not -1, is the
+// length of the path prefix naming the first component that was not an
+// object in the target.
+func (a *applier) object(target, patch map[string]any, absentAt int) (map[string]any, error) {
 	out := make(map[string]any, len(target)+len(patch))
 	for k, v := range target {
 		out[k] = v
 	}
 	for _, k := range sortedKeys(patch) {
-		pv := patch[k]
-		sub := append(append([]string(nil), path...), k)
-		cur, has := out[k]
-		if pv == nil {
-			if has {
-				delete(out, k)
-			} else {
-				a.missing(sub, absentAt)
-			}
-			continue
-		}
-		pm, isObj := pv.(map[string]any)
-		if !isObj {
-			out[k] = Clone(pv)
-			continue
-		}
-		if arr, ok := cur.([]any); ok && isElementPatch(pm) {
-			next, err := a.elements(arr, pm, sub)
-			if err != nil {
-				return nil, err
-			}
-			out[k] = next
-			continue
-		}
-		curObj, curIsObj := cur.(map[string]any)
-		childAbsent := absentAt
-		if childAbsent < 0 && !curIsObj {
-			childAbsent = len(sub)
-		}
-		next, err := a.object(curObj, pm, sub, childAbsent)
+		a.push(k)
+		err := a.member(out, k, patch[k], absentAt)
+		a.pop()
 		if err != nil {
 			return nil, err
 		}
-		if !curIsObj && !has && len(next) == 0 {
-			continue // no ancestor fabrication
-		}
-		out[k] = next
 	}
 	return out, nil
 }
 
-// missing records a deletion of an absent key.
-func (a *applier) missing(path []string, absentAt int) {
-	first := len(path)
+// member applies one patch member pv to out[k]; a.path ends with k.
+func (a *applier) member(out map[string]any, k string, pv any, absentAt int) error {
+	cur, has := out[k]
+	if pv == nil {
+		if has {
+			delete(out, k)
+		} else {
+			a.missing(absentAt)
+		}
+		return nil
+	}
+	pm, isObj := pv.(map[string]any)
+	if !isObj {
+		out[k] = Clone(pv)
+		return nil
+	}
+	if arr, ok := cur.([]any); ok && isElementPatch(pm) {
+		next, err := a.elements(arr, pm)
+		if err != nil {
+			return err
+		}
+		out[k] = next
+		return nil
+	}
+	curObj, curIsObj := cur.(map[string]any)
+	childAbsent := absentAt
+	if childAbsent < 0 && !curIsObj {
+		childAbsent = len(a.path)
+	}
+	next, err := a.object(curObj, pm, childAbsent)
+	if err != nil {
+		return err
+	}
+	if !curIsObj && !has && len(next) == 0 {
+		return nil // no ancestor fabrication
+	}
+	out[k] = next
+	return nil
+}
+
+// missing records a deletion of an absent key at a.path.
+func (a *applier) missing(absentAt int) {
+	first := len(a.path)
 	if absentAt >= 0 {
 		first = absentAt
 	}
-	a.hints = append(a.hints, Hint{Type: "missing-deletion", Target: jsonPointer(path), Unavailable: jsonPointer(path[:first])})
+	a.hints = append(a.hints, Hint{Type: "missing-deletion", Target: jsonPointer(a.path), Unavailable: jsonPointer(a.path[:first])})
 }
 
-func (a *applier) elements(arr []any, patch map[string]any, path []string) ([]any, error) {
+// elements applies an element patch to arr at a.path.
+func (a *applier) elements(arr []any, patch map[string]any) ([]any, error) {
 	out := make([]any, len(arr))
 	copy(out, arr)
 	for _, k := range sortedKeys(patch) {
@@ -116,7 +137,9 @@ func (a *applier) elements(arr []any, patch map[string]any, path []string) ([]an
 		if pv == nil {
 			return nil, &PatchError{Msg: fmt.Sprintf("State patch array index %s cannot be deleted; replace the whole array instead", k)}
 		}
-		next, err := a.value(out[idx], pv, append(append([]string(nil), path...), strconv.Itoa(idx)))
+		a.push(strconv.Itoa(idx))
+		next, err := a.value(out[idx], pv)
+		a.pop()
 		if err != nil {
 			return nil, err
 		}
@@ -125,21 +148,21 @@ func (a *applier) elements(arr []any, patch map[string]any, path []string) ([]an
 	return out, nil
 }
 
-// value applies one patch value to one current value.
-func (a *applier) value(cur, pv any, path []string) (any, error) {
+// value applies one patch value to one current value at a.path.
+func (a *applier) value(cur, pv any) (any, error) {
 	pm, isObj := pv.(map[string]any)
 	if !isObj {
 		return Clone(pv), nil
 	}
 	if arr, ok := cur.([]any); ok && isElementPatch(pm) {
-		return a.elements(arr, pm, path)
+		return a.elements(arr, pm)
 	}
 	curObj, curIsObj := cur.(map[string]any)
 	absentAt := -1
 	if !curIsObj {
-		absentAt = len(path)
+		absentAt = len(a.path)
 	}
-	return a.object(curObj, pm, path, absentAt)
+	return a.object(curObj, pm, absentAt)
 }
 
 func isElementPatch(m map[string]any) bool {
@@ -186,25 +209,31 @@ func Prune(m map[string]any) map[string]any {
 // missing from after is null, an equal value is omitted, two objects recurse,
 // anything else is the full new value. ApplyPatch(before, Replay(before,
 // after)) equals after for every null-free after whose objects are not
-// mistaken for element patches.
+// mistaken for element patches. The cost is linear in the size of before
+// and after: two objects are compared by the recursion itself (an empty
+// result means equal), never by a separate deep comparison per level.
 func Replay(before, after map[string]any) map[string]any {
 	out := map[string]any{}
+	if sameMap(before, after) {
+		return out
+	}
 	for k, bv := range before {
 		av, ok := after[k]
 		if !ok {
 			out[k] = nil
 			continue
 		}
-		if Equal(bv, av) {
-			continue
-		}
 		bo, bIsObj := bv.(map[string]any)
 		ao, aIsObj := av.(map[string]any)
 		if bIsObj && aIsObj {
-			out[k] = Replay(bo, ao)
+			if sub := Replay(bo, ao); len(sub) > 0 {
+				out[k] = sub
+			}
 			continue
 		}
-		out[k] = Clone(av)
+		if !Equal(bv, av) {
+			out[k] = Clone(av)
+		}
 	}
 	for k, av := range after {
 		if _, ok := before[k]; !ok {

@@ -1,6 +1,7 @@
 package stateflow
 
 import (
+	"errors"
 	"fmt"
 )
 
@@ -42,11 +43,17 @@ const ScopeUnscoped = ""
 // syntactically inside a scope and, unscoped, at the top level; their value
 // is an object (merge patch) or null (delete the root); whether the root may
 // be written is decided at staging. Errors are *ToolError with the exact
-// message.
+// message; text that is not JSON has upstream's "requires at least one
+// scope patch" with Cause ErrInvalidJSON, text nested deeper than
+// [MaxDepth] "patch_state argument is nested too deeply (more than 1000
+// levels)" (ours) with Cause ErrTooDeep.
 func DecodePatchArgs(roots *Roots, raw []byte) (PatchArgs, error) {
 	v, err := DecodeValue(raw)
+	if errors.Is(err, ErrTooDeep) {
+		return nil, &ToolError{Msg: TooDeepMsg("patch_state argument"), Cause: err}
+	}
 	if err != nil {
-		return nil, toolErr("patch_state requires at least one scope patch")
+		return nil, &ToolError{Msg: "patch_state requires at least one scope patch", Cause: err}
 	}
 	obj, ok := v.(map[string]any)
 	if !ok {

@@ -96,7 +96,21 @@ func TestView_Validate_messages(t *testing.T) {
 		{"order", func(v *View) { s := v.Streams[2]; s.Patches[0], s.Patches[1] = s.Patches[1], s.Patches[0] }, 7, "Temporal scope tail is not ordered after its checkpoint"},
 		{"ancestry", func(v *View) { v.Streams[2].Patches[1].Transition.Parent = "zz" }, 7, "Disconnected State Flow temporal ancestry"},
 		{"null", func(v *View) { v.Streams[1].Checkpoint.State = map[string]any{"working": map[string]any{"a": nil}} }, 7,
-			"Invalid temporal materialized semantic state in cwd checkpoint: " + MsgStoredNull},
+			"Invalid temporal materialized semantic state in cwd checkpoint: null is not allowed"},
+		{"plane type", func(v *View) { v.Streams[1].Checkpoint.State = map[string]any{"working": "x"} }, 7,
+			"Invalid temporal materialized semantic state in cwd checkpoint: invalid semantic fields or artifact metadata"},
+		{"null in tail", func(v *View) {
+			v.Streams[2].Patches[1].Patch = map[string]any{"working": map[string]any{"a": []any{nil}}}
+		}, 7,
+			"Invalid temporal materialized semantic state in session tail: null is not allowed"},
+		{"element out of bounds", func(v *View) {
+			v.Streams[2].Checkpoint.State = map[string]any{"working": map[string]any{"l": []any{1.0}}}
+			v.Streams[2].Patches[0].Patch = map[string]any{"working": map[string]any{"l": map[string]any{"[3]": 2.0}}}
+		}, 7, "State patch array index [3] is out of bounds for length 1"},
+		{"checkpoint boundary", func(v *View) { v.Streams[0].Checkpoint.Through.ID = " " }, 7, MsgInvalidBoundary},
+		{"record boundary", func(v *View) { v.Streams[2].Patches[0].Transition.Parent = v.Streams[2].Patches[0].Transition.ID }, 7, MsgInvalidBoundary},
+		{"lineage boundary", func(v *View) { v.Lineage[0].ID = "\u00a0" }, 7, MsgInvalidBoundary},
+		{"lineage duplicate", func(v *View) { v.Lineage[2].ID = v.Lineage[0].ID }, 7, "Duplicate State Flow temporal boundary"},
 		{"lineage size", func(v *View) { v.Lineage = nil }, 7, "Temporal lineage must contain between one and 8 boundaries"},
 		{"lineage link", func(v *View) { v.Lineage[2].Parent = "x" }, 7, "Disconnected State Flow temporal lineage"},
 		{"conflict", func(v *View) { v.Streams[0].Checkpoint.Through = Boundary{ID: "A"} }, 7, "Conflicting State Flow temporal lineage"},

@@ -3,6 +3,7 @@ package stateflow
 import (
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"unicode/utf16"
 
@@ -18,9 +19,14 @@ type ReadArgs struct {
 
 // DecodeReadArgs decodes and validates a read_state argument. Errors are
 // *ToolError; the upstream texts are "read_state requires path or paths" and
-// "read_state accepts path or paths, not both".
+// "read_state accepts path or paths, not both"; text nested deeper than
+// [MaxDepth] is "read_state argument is nested too deeply (more than 1000
+// levels)" (ours), with Cause ErrTooDeep.
 func DecodeReadArgs(raw []byte) (*ReadArgs, error) {
 	v, err := DecodeValue(raw)
+	if errors.Is(err, ErrTooDeep) {
+		return nil, &ToolError{Msg: TooDeepMsg("read_state argument"), Cause: err}
+	}
 	obj, ok := v.(map[string]any)
 	if err != nil || !ok {
 		return nil, toolErr("read_state requires path or paths")
@@ -385,31 +391,40 @@ type danglingHint struct {
 
 // danglingOwners scans the current patchable planes of every scope (at most
 // 10,000 nodes) for structured {"$ref": path} and textual "$path" mentions;
-// at most 3 owner paths, structured first.
+// at most 3 owner paths, structured first. The location being visited is
+// one buffer, turned into a string only for an owner found, so the scan
+// costs what it visits whatever the nesting.
 func (r *Reader) danglingOwners(path string) []string {
+	const most = 3
 	var structured, textual []string
 	budget := 10000
-	var walk func(v any, at string)
-	walk = func(v any, at string) {
+	var at []byte
+	var walk func(v any)
+	walk = func(v any) {
 		if budget <= 0 {
 			return
 		}
 		budget--
+		mark := len(at)
 		switch x := v.(type) {
 		case map[string]any:
-			if s, ok := x["$ref"].(string); ok && s == path {
-				structured = append(structured, at)
+			if s, ok := x["$ref"].(string); ok && s == path && len(structured) < most {
+				structured = append(structured, string(at))
 			}
 			for _, k := range sortedKeys(x) {
-				walk(x[k], at+"."+k)
+				at = append(append(at, '.'), k...)
+				walk(x[k])
+				at = at[:mark]
 			}
 		case []any:
 			for i, e := range x {
-				walk(e, fmt.Sprintf("%s[%d]", at, i))
+				at = append(strconv.AppendInt(append(at, '['), int64(i), 10), ']')
+				walk(e)
+				at = at[:mark]
 			}
 		case string:
-			if containsMention(x, path) {
-				textual = append(textual, at)
+			if len(textual) < most && containsMention(x, path) {
+				textual = append(textual, string(at))
 			}
 		}
 	}
@@ -420,13 +435,14 @@ func (r *Reader) danglingOwners(path string) []string {
 		}
 		for _, plane := range r.Roots.PatchKeys() {
 			if v, ok := st[plane]; ok {
-				walk(v, scope+"."+plane)
+				at = append(append(append(at[:0], scope...), '.'), plane...)
+				walk(v)
 			}
 		}
 	}
 	out := append(structured, textual...)
-	if len(out) > 3 {
-		out = out[:3]
+	if len(out) > most {
+		out = out[:most]
 	}
 	return out
 }
@@ -435,16 +451,17 @@ func (r *Reader) danglingOwners(path string) []string {
 // character.
 func containsMention(s, path string) bool {
 	needle := "$" + path
-	for i := 0; i+len(needle) <= len(s); i++ {
-		if s[i:i+len(needle)] != needle {
-			continue
+	for i := 0; ; {
+		j := strings.Index(s[i:], needle)
+		if j < 0 {
+			return false
 		}
-		end := i + len(needle)
+		end := i + j + len(needle)
 		if end == len(s) || identEnd(s[end:], 0) == 0 && s[end] != '-' && (s[end] < '0' || s[end] > '9') {
 			return true
 		}
+		i += j + 1
 	}
-	return false
 }
 
 // rootProjection applies the root-level rules of [ReadProjection] (lazy

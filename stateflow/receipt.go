@@ -1,8 +1,6 @@
 package stateflow
 
-import (
-	"strings"
-)
+import "slices"
 
 // UpdateEntry is one state_updates.effective entry: an accepted effective
 // value at a path, or its deletion.
@@ -61,11 +59,15 @@ func NewLazyNavigation(effective map[string]any) *LazyNavigation {
 // overlay and masking) or its deletion, eliding a leaf whose effective value
 // equals the authored one; array element patches report the whole array;
 // lazy_navigation when lazy changed; cascaded never elided. effBefore and
-// effAfter are the effective views before and after (not projected).
+// effAfter are the effective views before and after (not projected). A
+// path already reported (by an earlier scope, or an ancestor of it) is not
+// reported again. The cost is linear in the size of args plus the values
+// and paths reported, whatever the nesting.
 func BuildStateUpdates(roots *Roots, args PatchArgs, st *Staged, effBefore, effAfter map[string]any, projection string) *StateUpdates {
 	u := &StateUpdates{Projection: projection, Cascaded: st.Cascaded}
+	w := updateWalk{u: u}
+	seen := &reported{}
 	after := ModelProjection(roots, effAfter)
-	seen := map[string]bool{}
 	for _, scope := range Scopes {
 		sp, ok := args[scope]
 		if !ok {
@@ -76,23 +78,8 @@ func BuildStateUpdates(roots *Roots, args PatchArgs, st *Staged, effBefore, effA
 			if !r.Projected {
 				continue
 			}
-			walkAuthored([]string{root}, sp[root], func(path []string, authored any, leaf bool) {
-				key := strings.Join(path, "\x00")
-				if seen[key] || coveredBy(seen, path) {
-					return
-				}
-				cur, present := lookup(after, path)
-				switch {
-				case !present:
-					seen[key] = true
-					u.Effective = append(u.Effective, UpdateEntry{Path: path, Deleted: true})
-				case leaf && Equal(cur, authored):
-					// predictable: elided
-				default:
-					seen[key] = true
-					u.Effective = append(u.Effective, UpdateEntry{Path: path, Value: Clone(cur)})
-				}
-			})
+			cur, present := after[root]
+			w.walk(seen, root, sp[root], cur, present)
 		}
 	}
 	if !Equal(effBefore[PlaneLazy], effAfter[PlaneLazy]) {
@@ -101,35 +88,64 @@ func BuildStateUpdates(roots *Roots, args PatchArgs, st *Staged, effBefore, effA
 	return u
 }
 
-// walkAuthored calls fn for each authored operation: leaves (non-object
-// values and null deletions) and array element patches (reported at the
-// array path, not a leaf).
-func walkAuthored(path []string, v any, fn func(path []string, authored any, leaf bool)) {
-	m, ok := v.(map[string]any)
-	if !ok {
-		fn(path, v, v != nil)
-		return
-	}
-	if isElementPatch(m) {
-		fn(path, m, false)
-		return
-	}
-	if len(m) == 0 {
-		fn(path, m, false)
-		return
-	}
-	for _, k := range sortedKeys(m) {
-		walkAuthored(append(append([]string(nil), path...), k), m[k], fn)
-	}
+// reported is a trie of the paths state_updates already reports: a path at
+// or below a reported node is covered.
+type reported struct {
+	done bool
+	kids map[string]*reported
 }
 
-func coveredBy(seen map[string]bool, path []string) bool {
-	for i := 1; i < len(path); i++ {
-		if seen[strings.Join(path[:i], "\x00")] {
-			return true
-		}
+func (r *reported) child(k string) *reported {
+	if c, ok := r.kids[k]; ok {
+		return c
 	}
-	return false
+	if r.kids == nil {
+		r.kids = map[string]*reported{}
+	}
+	c := &reported{}
+	r.kids[k] = c
+	return c
+}
+
+// updateWalk walks the authored operations of one patch with the path to
+// the current member (one stack, copied only into an entry).
+type updateWalk struct {
+	u    *StateUpdates
+	path []string
+}
+
+// walk visits the authored value v at key k below seen's node: leaves
+// (non-object values and null deletions), element patches and empty
+// objects are operations (an element patch is reported at the array's
+// path, and is not a leaf); cur is the accepted effective value there
+// (present false: none).
+func (w *updateWalk) walk(seen *reported, k string, v any, cur any, present bool) {
+	node := seen.child(k)
+	if node.done {
+		return
+	}
+	w.path = append(w.path, k)
+	defer func() { w.path = w.path[:len(w.path)-1] }()
+	m, isObj := v.(map[string]any)
+	if isObj && len(m) > 0 && !isElementPatch(m) {
+		curObj, _ := cur.(map[string]any)
+		for _, ck := range sortedKeys(m) {
+			c, ok := curObj[ck]
+			w.walk(node, ck, m[ck], c, present && ok)
+		}
+		return
+	}
+	leaf := !isObj && v != nil
+	switch {
+	case !present:
+		node.done = true
+		w.u.Effective = append(w.u.Effective, UpdateEntry{Path: slices.Clone(w.path), Deleted: true})
+	case leaf && Equal(cur, v):
+		// predictable: elided
+	default:
+		node.done = true
+		w.u.Effective = append(w.u.Effective, UpdateEntry{Path: slices.Clone(w.path), Value: Clone(cur)})
+	}
 }
 
 // lookup walks object keys.

@@ -18,13 +18,22 @@ type StatusInput struct {
 	Err        error // recovery/publication error, or nil
 	// Invalidations are the stale artifact cards (reference §1.10).
 	Invalidations []Invalidation
+	// ShowModules adds the module lines: Modules (the session's catalog in
+	// order; none is "Modules: none") and Refused (registrations refused
+	// in this session's life, one line each).
+	ShowModules bool
+	Modules     []ModulePolicy
+	Refused     []string
 }
 
 // StatusReport renders the observational /state-flow-status report
 // (reference §1.3): keys, step, the g#c#s# vector, hot-history depth,
 // errors, artifact counts, per-scope "Scope memory:" byte sizes with their
 // intent-owned shares, and the effective JSON with a blank line between
-// planes. The layout is ours; the reference lists only its contents.
+// planes; with ShowModules, after the step (also when memory is
+// unreadable), "Modules: x_a (schema 1, mutable), …" and one "Module
+// registration refused: <message>" line per refusal. The layout is ours;
+// the reference lists only its contents.
 func StatusReport(in StatusInput) string {
 	var b strings.Builder
 	mode := in.Mode
@@ -37,6 +46,23 @@ func StatusReport(in StatusInput) string {
 		fmt.Fprintf(&b, "Session key: %s\n", in.SessionKey)
 	}
 	fmt.Fprintf(&b, "Step: %d\n", in.Step)
+	if in.ShowModules {
+		mods := make([]string, len(in.Modules))
+		for i, m := range in.Modules {
+			policy := "mutable"
+			if m.Immutable {
+				policy = "immutable"
+			}
+			mods[i] = fmt.Sprintf("%s (schema %d, %s)", m.ID, m.SchemaVersion, policy)
+		}
+		if len(mods) == 0 {
+			mods = []string{"none"}
+		}
+		fmt.Fprintf(&b, "Modules: %s\n", strings.Join(mods, ", "))
+		for _, r := range in.Refused {
+			fmt.Fprintf(&b, "Module registration refused: %s\n", r)
+		}
+	}
 	if in.Err != nil {
 		fmt.Fprintf(&b, "Error: %s\n", in.Err.Error())
 	}

@@ -2,6 +2,7 @@ package stateflow
 
 import (
 	"fmt"
+	"strings"
 )
 
 // TemporalError is a broken temporal invariant or an unavailable history
@@ -56,28 +57,31 @@ func headPosition(s *Stream) int {
 	return s.Checkpoint.Through.Position
 }
 
-// validate checks one stream and returns its current state (owned).
+// validate checks one stream and returns its current state (owned), in
+// upstream's order (validateScopeStream): the checkpoint's boundary, its
+// state, the tail's length and the revision, then each record's boundary,
+// order and parent; then the replay, record by record.
 func (s *Stream) validate(roots *Roots, scope string, limit int) (map[string]any, error) {
-	if err := s.validateBoundaries(limit); err != nil {
+	if err := validBoundary(s.Checkpoint.Through); err != nil {
 		return nil, err
 	}
 	if err := ValidateState(roots, scope, s.Checkpoint.State); err != nil {
-		return nil, temporalErr("Invalid temporal materialized semantic state in %s checkpoint: %s", scope, err.Error())
+		return nil, stateErr(scope, "checkpoint", err)
+	}
+	if err := s.validateTail(limit); err != nil {
+		return nil, err
 	}
 	return replayChecked(roots, scope, CloneObject(s.Checkpoint.State), s.Patches)
 }
 
-// validateBoundaries checks the stream's shape: tail length, revision,
-// and its boundaries ordered and connected after the checkpoint.
-func (s *Stream) validateBoundaries(limit int) error {
+// validateTail checks the tail length, the revision, and the records'
+// boundaries ordered and connected after the checkpoint.
+func (s *Stream) validateTail(limit int) error {
 	if len(s.Patches) > limit {
 		return temporalErr("Temporal scope tail exceeds configured history limit %d", limit)
 	}
 	if s.Revision < len(s.Patches) {
 		return temporalErr("Temporal scope revision predates its retained patch tail")
-	}
-	if err := validBoundary(s.Checkpoint.Through); err != nil {
-		return err
 	}
 	prev := s.Checkpoint.Through
 	seen := make(map[string]bool, len(s.Patches)+1)
@@ -99,45 +103,116 @@ func (s *Stream) validateBoundaries(limit int) error {
 	return nil
 }
 
+// Reasons of "Invalid temporal materialized semantic state in <scope>
+// checkpoint|tail: <reason>", upstream's exact texts.
+const (
+	StateNonFinite   = "expected finite, acyclic JSON data"
+	StateNotObject   = "expected a semantic object"
+	StateNull        = "null is not allowed"
+	StateInvalidData = "invalid semantic fields or artifact metadata"
+)
+
+// StateMsg is upstream's text for an invalid state in a stream: where is
+// "checkpoint" or "tail", reason one of the State* reasons.
+func StateMsg(scope, where, reason string) string {
+	return fmt.Sprintf("Invalid temporal materialized semantic state in %s %s: %s", scope, where, reason)
+}
+
+// stateErr renders a ValidateState failure as upstream reports it: a null
+// as StateNull, any other rule as StateInvalidData.
+func stateErr(scope, where string, err error) error {
+	reason := StateInvalidData
+	if se, ok := err.(*StateError); ok && se.Msg == MsgStoredNull {
+		reason = StateNull
+	}
+	return &TemporalError{Msg: StateMsg(scope, where, reason)}
+}
+
 // replayChecked replays recs onto st (owned, modified) checking each
-// record against the state before it (element selectors) and after it
-// (validateStep), and returns st.
+// record against the state before it (element selectors: a selector that
+// does not fit is upstream's own patch error) and after it (validateStep),
+// and returns st.
 func replayChecked(roots *Roots, scope string, st map[string]any, recs []Record) (map[string]any, error) {
 	for _, r := range recs {
 		if err := checkElements(st, r.Patch); err != nil {
-			return nil, temporalErr("Invalid temporal materialized semantic state in %s tail: %s", scope, err.Error())
+			return nil, &TemporalError{Msg: err.Error()}
 		}
 		applyInPlace(st, r.Patch)
 		if err := validateStep(roots, scope, st, r.Patch); err != nil {
-			return nil, temporalErr("Invalid temporal materialized semantic state in %s tail: %s", scope, err.Error())
+			return nil, stateErr(scope, "tail", err)
 		}
 	}
 	return st, nil
 }
 
+// MsgInvalidBoundary is a boundary that is not {id, parent, position} with
+// a non-blank id, a safe non-negative position, a null or non-blank parent
+// other than the id, and a null parent at position 0 (upstream's text).
+const MsgInvalidBoundary = "Invalid State Flow temporal boundary"
+
+// ValidBoundary reports whether b is a valid boundary (see
+// [MsgInvalidBoundary]; blank as JavaScript's String.prototype.trim sees it).
+func ValidBoundary(b Boundary) bool {
+	return JSTrim(b.ID) != "" && b.Position >= 0 && b.Position <= maxSafeInt &&
+		(b.Parent == "" || JSTrim(b.Parent) != "") && b.Parent != b.ID && (b.Position != 0 || b.Parent == "")
+}
+
+// maxSafeInt is Number.MAX_SAFE_INTEGER.
+const maxSafeInt = 1<<53 - 1
+
 func validBoundary(b Boundary) error {
-	if b.ID == "" || b.Position < 0 || b.Parent == b.ID || (b.Position == 0 && b.Parent != "") {
-		return temporalErr("Disconnected State Flow temporal ancestry")
+	if !ValidBoundary(b) {
+		return &TemporalError{Msg: MsgInvalidBoundary}
 	}
 	return nil
 }
 
-func (v *View) validateLineage(limit int) error {
-	n := len(v.Lineage)
+// JSTrim is JavaScript's String.prototype.trim: s without leading and
+// trailing WhiteSpace and LineTerminator characters (ECMA-262 §12.2, §12.3:
+// tab, VT, FF, space, NBSP, ZWNBSP, Zs, LF, CR, LS, PS).
+func JSTrim(s string) string { return strings.TrimFunc(s, isJSSpace) }
+
+func isJSSpace(r rune) bool {
+	switch r {
+	case '\t', '\n', '\v', '\f', '\r', ' ', 0xA0, 0x1680, 0x2028, 0x2029, 0x202F, 0x205F, 0x3000, 0xFEFF:
+		return true
+	}
+	return r >= 0x2000 && r <= 0x200A
+}
+
+// ValidateLineage checks a lineage on its own, as upstream's
+// validateTemporalLineage does, in its order: 1 to limit+1 boundaries, then
+// per boundary valid ([MsgInvalidBoundary]), not a duplicate id, and
+// consecutive after the one before it.
+func ValidateLineage(lineage []Boundary, limit int) error {
+	n := len(lineage)
 	if n < 1 || n > limit+1 {
 		return temporalErr("Temporal lineage must contain between one and %d boundaries", limit+1)
 	}
-	for i, b := range v.Lineage {
-		if b.ID == "" || b.Parent == b.ID {
-			return temporalErr("Disconnected State Flow temporal lineage")
+	seen := make(map[string]bool, n)
+	for i, b := range lineage {
+		if err := validBoundary(b); err != nil {
+			return err
 		}
+		if seen[b.ID] {
+			return temporalErr("Duplicate State Flow temporal boundary")
+		}
+		seen[b.ID] = true
 		if i > 0 {
-			p := v.Lineage[i-1]
+			p := lineage[i-1]
 			if b.Position != p.Position+1 || b.Parent != p.ID {
 				return temporalErr("Disconnected State Flow temporal lineage")
 			}
 		}
 	}
+	return nil
+}
+
+func (v *View) validateLineage(limit int) error {
+	if err := ValidateLineage(v.Lineage, limit); err != nil {
+		return err
+	}
+	n := len(v.Lineage)
 	size := n
 	for _, s := range v.Streams {
 		if s != nil {

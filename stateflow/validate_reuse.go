@@ -42,7 +42,7 @@ func (s *Stream) validateShifted(roots *Roots, scope string, limit int, p *Strea
 		cur, err = s.validate(roots, scope, limit)
 		return cur, false, err
 	}
-	if err := s.validateBoundaries(limit); err != nil {
+	if err := validBoundary(s.Checkpoint.Through); err != nil {
 		return nil, false, err
 	}
 	sk := p.Checkpoint.State
@@ -52,20 +52,26 @@ func (s *Stream) validateShifted(roots *Roots, scope string, limit int, p *Strea
 	if !identical(s.Checkpoint.State, sk) {
 		// an independent checkpoint: nothing of p's replay applies
 		if err := ValidateState(roots, scope, s.Checkpoint.State); err != nil {
-			return nil, false, temporalErr("Invalid temporal materialized semantic state in %s checkpoint: %s", scope, err.Error())
+			return nil, false, stateErr(scope, "checkpoint", err)
+		}
+		if err := s.validateTail(limit); err != nil {
+			return nil, false, err
 		}
 		cur, err = replayChecked(roots, scope, CloneObject(s.Checkpoint.State), s.Patches)
 		return cur, false, err
+	}
+	if err := s.validateTail(limit); err != nil {
+		return nil, false, err
 	}
 	st := pCur
 	for _, r := range s.Patches[len(p.Patches)-k:] {
 		// replayChecked's checks, on copies sharing what r leaves alone
 		if err := checkElements(st, r.Patch); err != nil {
-			return nil, false, temporalErr("Invalid temporal materialized semantic state in %s tail: %s", scope, err.Error())
+			return nil, false, &TemporalError{Msg: err.Error()}
 		}
 		st = applyCopy(st, r.Patch)
 		if err := validateStep(roots, scope, st, r.Patch); err != nil {
-			return nil, false, temporalErr("Invalid temporal materialized semantic state in %s tail: %s", scope, err.Error())
+			return nil, false, stateErr(scope, "tail", err)
 		}
 	}
 	return st, true, nil

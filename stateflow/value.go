@@ -16,17 +16,50 @@ import (
 // ErrInvalidJSON reports JSON text that does not parse.
 var ErrInvalidJSON = errors.New("stateflow: invalid JSON")
 
+// ErrNonFinite reports JSON text that parses (JSON.parse reads it) but holds
+// a number beyond the float64 range, which JS reads as ±Infinity and no
+// stored value may hold. DecodeValue's error matches it and ErrInvalidJSON.
+var ErrNonFinite = errors.New("stateflow: number out of range")
+
+// MaxDepth bounds the nesting of every JSON document StateFlow reads or
+// writes: tool arguments, `pikit stateflow` input, every store file. The
+// outermost array or object is level 1, so {"cwd":{"working":{"k":{}}}}
+// nests 4 levels. It is ours: V8's JSON.parse has no bound, but upstream
+// (and Pi, which structuredClones tool arguments before validating them,
+// and the conversation before each context event) cannot carry a value
+// that Node 22's structuredClone refuses, about 1,600 levels of objects
+// (JSON.stringify: about 4,170); 1000 leaves room for the wrappers around
+// a value and for the caller's stack. Every walk over a value is linear in
+// its size, whatever its depth.
+const MaxDepth = 1000
+
+// ErrTooDeep reports JSON nested deeper than [MaxDepth] levels. Errors
+// that carry it say what was too deep ([TooDeepMsg]).
+var ErrTooDeep = fmt.Errorf("stateflow: JSON nested too deeply (more than %d levels)", MaxDepth)
+
+// TooDeepMsg is the text of a document nested deeper than [MaxDepth]:
+// "<what> is nested too deeply (more than 1000 levels)".
+func TooDeepMsg(what string) string {
+	return fmt.Sprintf("%s is nested too deeply (more than %d levels)", what, MaxDepth)
+}
+
 // DecodeValue parses one JSON text into a value as JSON.parse does
 // (jsjson.Decode: a lone surrogate escape is kept, so Canonical writes it
-// back as upstream would). Trailing non-space data, non-finite numbers and
-// invalid text are ErrInvalidJSON.
+// back as upstream would), in time linear in len(data). Trailing non-space
+// data and invalid text are ErrInvalidJSON, non-finite numbers
+// ErrInvalidJSON and ErrNonFinite; text
+// nested deeper than [MaxDepth] is ErrTooDeep (refused after reading at
+// most the text up to the container that exceeds the bound).
 func DecodeValue(data []byte) (any, error) {
-	v, err := jsjson.Decode(data)
+	v, err := jsjson.DecodeDepth(data, MaxDepth)
+	if errors.Is(err, jsjson.ErrDepth) {
+		return nil, fmt.Errorf("%w: %v", ErrTooDeep, err)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrInvalidJSON, err)
 	}
 	if !finite(v) {
-		return nil, fmt.Errorf("%w: number out of range", ErrInvalidJSON)
+		return nil, fmt.Errorf("%w: %w", ErrInvalidJSON, ErrNonFinite)
 	}
 	return v, nil
 }
@@ -61,9 +94,13 @@ func Canonical(v any) ([]byte, error) {
 }
 
 // CanonicalLine is [Canonical] plus one "\n", the form of every State
-// Flow-owned file (reference §2.2).
+// Flow-owned file (reference §2.2). A value nested deeper than [MaxDepth]
+// is refused (ErrTooDeep), so no file is written that a read would refuse.
 func CanonicalLine(v any) ([]byte, error) {
-	b, err := Canonical(v)
+	b, err := jsjson.Marshal(v, &jsjson.Options{SortKeys: true, LoneSurrogates: true, MaxDepth: MaxDepth})
+	if errors.Is(err, jsjson.ErrDepth) {
+		return nil, fmt.Errorf("%w: %v", ErrTooDeep, err)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -201,12 +238,15 @@ func ContainsNull(v any) bool {
 	return false
 }
 
+// pointerEscaper escapes one RFC 6901 reference token.
+var pointerEscaper = strings.NewReplacer("~", "~0", "/", "~1")
+
 // jsonPointer escapes path components as an RFC 6901 JSON Pointer.
 func jsonPointer(path []string) string {
 	var b strings.Builder
 	for _, p := range path {
 		b.WriteByte('/')
-		b.WriteString(strings.NewReplacer("~", "~0", "/", "~1").Replace(p))
+		pointerEscaper.WriteString(&b, p)
 	}
 	return b.String()
 }

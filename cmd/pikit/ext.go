@@ -287,16 +287,16 @@ func newExtListCmd() *cobra.Command {
 }
 
 func newExtPackCmd() *cobra.Command {
-	return &cobra.Command{
-		Use:   "pack NAME DIR",
+	var npmBinary string
+	cmd := &cobra.Command{
+		Use:   "pack NAME DIR [--npm-binary PACKAGE/PATH]",
 		Short: "Write a self-contained package of a built-in extension that `pi -e DIR` loads",
-		Args:  cobra.ExactArgs(2),
+		Long: "Write a self-contained package of a built-in extension that `pi -e DIR` loads: this pikit binary\n" +
+			"is copied into DIR/bin. With --npm-binary (e.g. @pikit/cli-{platform}/bin/pikit) nothing is copied:\n" +
+			"the package runs the binary of the per-platform npm package it depends on (the release's Pi packages).",
+		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ext, err := builtin(args[0])
-			if err != nil {
-				return err
-			}
-			exe, err := selfExecutable()
 			if err != nil {
 				return err
 			}
@@ -304,13 +304,35 @@ func newExtPackCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if err := piext.Pack(dir, exe, []string{"ext", "run", args[0]}, ext.Manifest(), ext.Skills); err != nil {
+			run := []string{"ext", "run", args[0]}
+			if npmBinary != "" {
+				err = piext.PackNPM(dir, piext.NPMPackOptions{Binary: npmBinary, Args: run, Manifest: ext.Manifest(), Skills: ext.Skills, Source: buildFromSource(args[0])})
+			} else {
+				var exe string
+				if exe, err = selfExecutable(); err == nil {
+					err = piext.Pack(dir, exe, run, ext.Manifest(), ext.Skills)
+				}
+			}
+			if err != nil {
 				return err
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "packed %s in %s\n", args[0], dir)
 			return nil
 		},
 	}
+	cmd.Flags().StringVar(&npmBinary, "npm-binary", "", "run the binary of this npm package instead of copying pikit ({platform} = the platform, e.g. linux-x64)")
+	return cmd
+}
+
+// buildFromSource is the one-line hint a Pi package of extension name
+// shows on a platform without a binary: go install of this very version
+// (@latest when unstamped), then pikit ext install.
+func buildFromSource(name string) string {
+	at := "latest"
+	if version != "" {
+		at = "v" + version
+	}
+	return fmt.Sprintf("Build it from source with Go 1.26: go install github.com/pikit-dev/pikit/cmd/pikit@%s, then pikit ext install %s", at, name)
 }
 
 func newExtRunCmd() *cobra.Command {

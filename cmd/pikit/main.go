@@ -66,7 +66,9 @@ func newRootCmd() *cobra.Command {
   demo        run the example app with the taskbar against Pi (offline demo model)`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		Version:       versionLine(),
 	}
+	root.SetVersionTemplate("{{.Version}}\n")
 	root.AddCommand(
 		newTaskbarCmd(),
 		newLiveCmd(),

@@ -63,7 +63,9 @@ func (f *stateflowFlags) where() (agentDir, cwd string, err error) {
 
 // existing resolves --session for the commands that only look (read, log,
 // check) with [resolveSession]; "" when --session is not set. noMemory is
-// true when neither the global nor the CWD scope has a file yet.
+// true when neither the global nor the CWD scope has a file yet. A store
+// reached through a symbolic link is an error that says so (StateFlow does
+// not follow one), never "no memory".
 func (f *stateflowFlags) existing() (session string, noMemory bool, err error) {
 	agentDir, cwd, err := f.where()
 	if err != nil {
@@ -71,6 +73,12 @@ func (f *stateflowFlags) existing() (session string, noMemory bool, err error) {
 	}
 	l, err := store.NewLayout(filepath.Join(agentDir, "state-flow"), cwd, "")
 	if err != nil {
+		return "", false, err
+	}
+	if link, err := storeLink(l); err != nil || link != "" {
+		if err == nil {
+			err = fmt.Errorf("stateflow: the State Flow store for this directory is behind a symbolic link, which State Flow does not follow: %q", link)
+		}
 		return "", false, err
 	}
 	if f.session != "" {
@@ -132,8 +140,9 @@ func newStateflowReadCmd(f *stateflowFlags) *cobra.Command {
 		Long: `Print what read_state returns for PATH (default effective).
 
 With no memory yet for this agent dir and directory, read says so on stderr and
-still prints the empty value with exit status 0. A --session that matches no
-session folder is an error (exit status 1).`,
+still prints the empty value with exit status 0. A store reached through a
+symbolic link (State Flow follows none) and a --session that matches no session
+folder are errors (exit status 1).`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			path := "effective"
@@ -170,36 +179,70 @@ func newStateflowPatchCmd(f *stateflowFlags) *cobra.Command {
 
 The argument is one JSON object keyed by scope (global, cwd, session), each a merge
 patch of roots (intents, contract, working, artifacts, lazy); null deletes. The
-session scope needs --session.`,
+session scope needs --session. It may be at most 16 MiB and nest at most 1000
+levels of arrays and objects. A null that deletes a key already absent is not an
+error: the tool's missing-deletion hint is printed on stderr, one JSON line each.`,
 		Example: `  pikit stateflow patch '{"cwd":{"contract":{"db":"postgres"}}}'
   echo '{"session":{"working":{"step":"tests"}}}' | pikit stateflow patch --session KEY -`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			raw := []byte(args[0])
 			if args[0] == "-" {
-				b, err := io.ReadAll(io.LimitReader(cmd.InOrStdin(), 16<<20))
+				b, err := io.ReadAll(io.LimitReader(cmd.InOrStdin(), maxPatchInput+1))
 				if err != nil {
 					return fail(cmd, err)
 				}
 				raw = b
 			}
-			if !json.Valid(raw) {
-				// The tool answers undecodable input with upstream's text; a
-				// person typing JSON needs to hear that it is not JSON.
-				return fail(cmd, errors.New("stateflow patch: the argument is not valid JSON"))
+			if len(raw) > maxPatchInput {
+				return fail(cmd, fmt.Errorf("stateflow patch: input larger than %d MiB", maxPatchInput>>20))
 			}
 			s, err := f.open(cmd, f.session)
 			if err != nil {
 				return fail(cmd, err)
 			}
 			res, err := s.PatchState(cmd.Context(), raw, &store.PatchOptions{CreateSession: true})
-			if err != nil {
+			switch {
+			case errors.Is(err, stateflow.ErrTooDeep):
+				return fail(cmd, fmt.Errorf("stateflow patch: the argument is nested too deeply (more than %d levels)", stateflow.MaxDepth))
+			case errors.Is(err, stateflow.ErrInvalidJSON):
+				// The tool answers undecodable input with upstream's text; a
+				// person typing JSON needs to hear that it is not JSON.
+				return fail(cmd, errors.New("stateflow patch: the argument is not valid JSON"))
+			case err != nil:
 				return fail(cmd, err)
 			}
-			_, err = fmt.Fprintln(cmd.OutOrStdout(), strings.TrimPrefix(res.Text(), "\n"))
-			return err
+			if _, err := fmt.Fprintln(cmd.OutOrStdout(), strings.TrimPrefix(res.Text(), "\n")); err != nil {
+				return err
+			}
+			return printHints(cmd.ErrOrStderr(), res.Hints)
 		},
 	}
+}
+
+// maxPatchInput bounds the patch_state argument `pikit stateflow patch`
+// reads: 16 MiB.
+const maxPatchInput = 16 << 20
+
+// printHints writes the missing-deletion hints a patch returned (the
+// tool's details.hints), one JSON line per hint in scope order:
+// "pikit: hint {"scope":…,"type":"missing-deletion","target":…,"unavailable":…}".
+func printHints(w io.Writer, hints map[string][]stateflow.Hint) error {
+	for _, scope := range stateflow.Scopes {
+		for _, h := range hints[scope] {
+			line, err := json.Marshal(struct {
+				Scope string `json:"scope"`
+				stateflow.Hint
+			}{scope, h})
+			if err != nil {
+				return err
+			}
+			if _, err := fmt.Fprintf(w, "pikit: hint %s\n", line); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 func newStateflowCheckCmd(f *stateflowFlags) *cobra.Command {

@@ -41,6 +41,35 @@ func resolveSession(l store.Layout, session string) (string, error) {
 	return "", fmt.Errorf("State Flow session %s is ambiguous under %s (%s)", session, where, strings.Join(match, ", "))
 }
 
+// storeLink returns the first path of the store under l that is a
+// symbolic link — a directory from the root down to a scope's, or an
+// owned file — or "" when there is none. StateFlow refuses such a store
+// (reference §2.1: every component a real directory, files O_NOFOLLOW).
+func storeLink(l store.Layout) (string, error) {
+	seen := map[string]bool{}
+	for _, rel := range append([]string{"."}, l.Cohort()...) {
+		p := l.Root
+		for _, part := range strings.Split(rel, "/") {
+			p = filepath.Join(p, part)
+			if seen[p] {
+				continue
+			}
+			seen[p] = true
+			fi, err := os.Lstat(p)
+			if errors.Is(err, fs.ErrNotExist) {
+				break
+			}
+			if err != nil {
+				return "", err
+			}
+			if fi.Mode()&fs.ModeSymlink != 0 {
+				return p, nil
+			}
+		}
+	}
+	return "", nil
+}
+
 // hasMemory reports whether any file of the global or CWD scope of l exists.
 func hasMemory(l store.Layout) (bool, error) {
 	for _, rel := range l.Cohort() {

@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"errors"
+	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -122,5 +124,80 @@ func TestStateflowSessionID(t *testing.T) {
 	// patch --session with a new id creates the scope, as before.
 	if _, errOut, code := runStateflow(t, "", with(other, "patch", `{"session":{"working":{"c":1}}}`)...); code != 0 {
 		t.Errorf("patch --session new: %q %d", errOut, code)
+	}
+}
+
+// TestStateflowPatch_inputBounds: input over 16 MiB is refused as too
+// large (not cut and called invalid JSON); an argument nesting more than
+// stateflow.MaxDepth levels is refused as nested too deeply, one at the
+// limit is stored; neither refusal writes anything.
+func TestStateflowPatch_inputBounds(t *testing.T) {
+	dir := t.TempDir()
+	common := []string{"--agent-dir", dir, "--cwd", "/nonexistent/proj"}
+	big := `{"cwd":{"working":{"k":"` + strings.Repeat("x", 16<<20) + `"}}}`
+	if _, errOut, code := runStateflow(t, big, append([]string{"patch", "-"}, common...)...); code != 1 || errOut != "pikit: stateflow patch: input larger than 16 MiB\n" {
+		t.Fatalf("17 MiB: %q %d", errOut, code)
+	}
+	nest := func(depth int) string {
+		n := depth - 3
+		return `{"cwd":{"working":{"d":` + strings.Repeat(`{"a":`, n) + "1" + strings.Repeat("}", n) + "}}}"
+	}
+	for _, depth := range []int{stateflow.MaxDepth + 1, 20_000} {
+		_, errOut, code := runStateflow(t, nest(depth), append([]string{"patch", "-"}, common...)...)
+		if code != 1 || errOut != "pikit: stateflow patch: the argument is nested too deeply (more than 1000 levels)\n" {
+			t.Fatalf("depth %d: %q %d", depth, errOut, code)
+		}
+	}
+	if files, _ := filepath.Glob(filepath.Join(dir, "state-flow", "*")); len(files) != 0 {
+		t.Fatalf("a refused patch wrote %v", files)
+	}
+	if out, errOut, code := runStateflow(t, nest(stateflow.MaxDepth), append([]string{"patch", "-"}, common...)...); code != 0 {
+		t.Fatalf("depth %d: %q %q %d", stateflow.MaxDepth, out, errOut, code)
+	}
+	if out, _, code := runStateflow(t, "", append([]string{"read", "working"}, common...)...); code != 0 || strings.Count(out, `{"a":`) != stateflow.MaxDepth-3 {
+		t.Fatalf("read back: %d levels, exit %d", strings.Count(out, `{"a":`), code)
+	}
+}
+
+// TestStateflowPatch_printsHints: the missing-deletion hints the tool
+// returns in its details are printed on stderr, one JSON line each.
+func TestStateflowPatch_printsHints(t *testing.T) {
+	common := []string{"--agent-dir", t.TempDir(), "--cwd", "/nonexistent/proj"}
+	if _, _, code := runStateflow(t, "", append([]string{"patch", `{"cwd":{"working":{"a":1}}}`}, common...)...); code != 0 {
+		t.Fatal("seed patch failed")
+	}
+	out, errOut, code := runStateflow(t, "", append([]string{"patch", `{"cwd":{"working":{"a":2,"gone":null,"x":{"y":null}}}}`}, common...)...)
+	want := `pikit: hint {"scope":"cwd","type":"missing-deletion","target":"/working/gone","unavailable":"/working/gone"}` + "\n" +
+		`pikit: hint {"scope":"cwd","type":"missing-deletion","target":"/working/x/y","unavailable":"/working/x"}` + "\n"
+	if !strings.HasPrefix(out, "State materialized atomically at cwd scope.\n") || errOut != want || code != 0 {
+		t.Fatalf("out %q\nerr %q\ncode %d\nwant err %q", out, errOut, code, want)
+	}
+}
+
+// TestStateflowRead_missingOrLinked: read tells a directory with no memory
+// yet from a store behind a symbolic link, which StateFlow refuses.
+func TestStateflowRead_missingOrLinked(t *testing.T) {
+	dir := t.TempDir()
+	common := []string{"--agent-dir", dir, "--cwd", "/nonexistent/proj"}
+	if out, errOut, code := runStateflow(t, "", append([]string{"read"}, common...)...); out != "{\"value\":{}}\n" || errOut != "pikit: no State Flow memory for this directory yet\n" || code != 0 {
+		t.Fatalf("missing: %q %q %d", out, errOut, code)
+	}
+	real := filepath.Join(dir, "elsewhere")
+	if err := os.MkdirAll(filepath.Join(dir, "state-flow"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(real, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(dir, "state-flow", "--nonexistent-proj--")
+	if err := os.Symlink(real, link); err != nil {
+		t.Fatal(err)
+	}
+	for _, sub := range []string{"read", "log", "check"} {
+		out, errOut, code := runStateflow(t, "", append([]string{sub}, common...)...)
+		want := fmt.Sprintf("pikit: stateflow: the State Flow store for this directory is behind a symbolic link, which State Flow does not follow: %q\n", link)
+		if out != "" || errOut != want || code != 1 {
+			t.Errorf("%s, linked: %q %q %d, want %q", sub, out, errOut, code, want)
+		}
 	}
 }

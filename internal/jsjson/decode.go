@@ -11,9 +11,16 @@ import "unicode/utf8"
 // [Options.LoneSurrogates] writes back as the same \udxxx escape, so the
 // round trip is byte for byte JSON.stringify(JSON.parse(text)). Invalid
 // UTF-8 in src reads as U+FFFD, as TextDecoder would. Errors: *[SyntaxError]
-// for text JSON.parse rejects, [ErrDepth].
-func Decode(src []byte) (any, error) {
-	var p parser
+// for text JSON.parse rejects, *[DepthError] for nesting deeper than
+// [MaxDepth]. The cost is linear in len(src).
+func Decode(src []byte) (any, error) { return DecodeDepth(src, MaxDepth) }
+
+// DecodeDepth is [Decode] with nesting bounded by maxDepth levels of arrays
+// and objects (the outermost is level 1; maxDepth <= 0 or above [MaxDepth]
+// means MaxDepth): deeper text is a *[DepthError], found after reading at
+// most the text up to the container that exceeds the bound.
+func DecodeDepth(src []byte, maxDepth int) (any, error) {
+	p := parser{limit: maxDepth}
 	n, err := p.parseText(src)
 	if err != nil {
 		return nil, err

@@ -2,8 +2,11 @@ package jsjson_test
 
 import (
 	"bytes"
+	"errors"
 	"math"
 	"math/rand/v2"
+	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/pikit-dev/pikit/internal/jsjson"
@@ -102,4 +105,84 @@ func FuzzDecode(f *testing.F) {
 			t.Fatalf("%q: Marshal(Decode) = %q, %v; Reencode %q", src, got, err, want)
 		}
 	})
+}
+
+// TestDecodeDepth_bound: DecodeDepth(src, n) reads n levels of arrays and
+// objects and refuses n+1 with a *DepthError naming n (matching ErrDepth);
+// Marshal with Options.MaxDepth bounds what it writes the same way.
+func TestDecodeDepth_bound(t *testing.T) {
+	nest := func(n int) []byte {
+		return []byte(strings.Repeat(`{"a":[`, n/2) + strings.Repeat(`[`, n%2) + strings.Repeat(`]`, n%2) + strings.Repeat(`]}`, n/2))
+	}
+	for _, n := range []int{1, 2, 7, 1000} {
+		v, err := jsjson.DecodeDepth(nest(n), n)
+		if err != nil {
+			t.Fatalf("depth %d at limit %d: %v", n, n, err)
+		}
+		if _, err := jsjson.Marshal(v, &jsjson.Options{MaxDepth: n}); err != nil {
+			t.Fatalf("Marshal depth %d at limit %d: %v", n, n, err)
+		}
+		_, err = jsjson.DecodeDepth(nest(n+1), n)
+		var de *jsjson.DepthError
+		if !errors.As(err, &de) || de.Limit != n || !errors.Is(err, jsjson.ErrDepth) {
+			t.Fatalf("depth %d at limit %d: %v", n+1, n, err)
+		}
+		v, _ = jsjson.Decode(nest(n + 1))
+		if _, err := jsjson.Marshal(v, &jsjson.Options{MaxDepth: n}); !errors.As(err, &de) || de.Limit != n {
+			t.Fatalf("Marshal depth %d at limit %d: %v", n+1, n, err)
+		}
+		if _, err := jsjson.Reencode(nest(n+1), &jsjson.Options{MaxDepth: n}); !errors.As(err, &de) || de.Limit != n {
+			t.Fatalf("Reencode depth %d at limit %d: %v", n+1, n, err)
+		}
+	}
+}
+
+// FuzzDecodeDepth: DecodeDepth(src, n) is Decode(src) when the text nests
+// at most n levels (a duplicate key's earlier value counts: the text is
+// read whole), and a *DepthError for n otherwise.
+func FuzzDecodeDepth(f *testing.F) {
+	for _, s := range []string{`[[[]]]`, `{"a":{"b":[1,{"c":{}}]}}`, `[[[[[[`, `{"a":[1,2,[3]],"b":{}}`, `[] x`} {
+		f.Add([]byte(s), uint8(2))
+	}
+	f.Fuzz(func(t *testing.T, src []byte, limit uint8) {
+		n := int(limit) + 1
+		want, werr := jsjson.Decode(src)
+		got, gerr := jsjson.DecodeDepth(src, n)
+		var de *jsjson.DepthError
+		switch {
+		case werr != nil && !errors.Is(werr, jsjson.ErrDepth):
+			if gerr == nil {
+				t.Fatalf("%q: DecodeDepth accepted what Decode refuses (%v)", src, werr)
+			}
+		case werr == nil && textDepth(src) <= n:
+			if gerr != nil || !reflect.DeepEqual(got, want) {
+				t.Fatalf("%q at limit %d: %v, %v; Decode %v", src, n, got, gerr, want)
+			}
+		case werr == nil:
+			if !errors.As(gerr, &de) || de.Limit != n {
+				t.Fatalf("%q (depth %d) at limit %d: %v", src, textDepth(src), n, gerr)
+			}
+		}
+	})
+}
+
+// textDepth is the deepest nesting of brackets outside strings in valid
+// JSON text.
+func textDepth(src []byte) int {
+	d, most, in := 0, 0, false
+	for i := 0; i < len(src); i++ {
+		switch c := src[i]; {
+		case in && c == '\\':
+			i++
+		case c == '"':
+			in = !in
+		case in:
+		case c == '[' || c == '{':
+			d++
+			most = max(most, d)
+		case c == ']' || c == '}':
+			d--
+		}
+	}
+	return most
 }

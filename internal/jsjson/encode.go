@@ -39,6 +39,10 @@ type Options struct {
 	// the \udxxx escape JSON.stringify writes for a lone surrogate, instead
 	// of U+FFFD. Other invalid UTF-8 still becomes U+FFFD.
 	LoneSurrogates bool
+	// MaxDepth bounds the nesting of arrays and objects written (the
+	// outermost is level 1); zero, negative or above the package's
+	// [MaxDepth] means that MaxDepth. Deeper input is a *[DepthError].
+	MaxDepth int
 	// Memo, when set and Indent is "", memoizes the encodings of the
 	// map[string]any values at depth 1 and 2 (the root object is depth 0):
 	// a value Memo knows is written as the bytes it returns, and a value
@@ -71,8 +75,10 @@ type Memo interface {
 // them encoding/json's byte order unless SortKeys.
 //
 // NaN and ±Inf are written as null. Errors: *[SyntaxError] for an invalid
-// json.Number or json.RawMessage, [ErrDepth], or an encoding/json error
-// (wrapped).
+// json.Number or json.RawMessage, *[DepthError] (or [ErrDepth] for a Go
+// value nested beyond the package's MaxDepth, e.g. a map that holds
+// itself), or an encoding/json error (wrapped). The cost is linear in the
+// size of v (and of the output when Indent is set).
 func Marshal(v any, opts *Options) ([]byte, error) {
 	e := newEncoder(opts)
 	if err := e.value(v, 0); err != nil {
@@ -88,6 +94,9 @@ func Marshal(v any, opts *Options) ([]byte, error) {
 // would before JSON.parse.
 func Reencode(src []byte, opts *Options) ([]byte, error) {
 	var p parser
+	if opts != nil {
+		p.limit = opts.MaxDepth
+	}
 	n, err := p.parseText(src)
 	if err != nil {
 		return nil, err
@@ -109,11 +118,13 @@ type encoder struct {
 	arena      []node  // the children of the parse being written
 	order      []int32 // scratch for sorting an object's members
 	memo       Memo    // Options.Memo (nil when pretty)
+	limit      int     // Options.MaxDepth, clamped
 }
 
 func newEncoder(opts *Options) *encoder {
-	e := &encoder{indexFirst: true}
+	e := &encoder{indexFirst: true, limit: MaxDepth}
 	if opts != nil {
+		e.limit = depthLimit(opts.MaxDepth)
 		e.sortKeys = opts.SortKeys
 		e.indexFirst = !opts.SortKeys || opts.IndexKeysFirst
 		e.wtf8 = opts.LoneSurrogates
@@ -172,8 +183,14 @@ func (e *encoder) float(f float64) {
 }
 
 func (e *encoder) value(v any, level int) error {
-	if level > MaxDepth {
-		return ErrDepth
+	if level >= e.limit {
+		switch v.(type) {
+		case []any, map[string]any:
+			if e.limit < MaxDepth {
+				return &DepthError{Limit: e.limit, Offset: -1}
+			}
+			return ErrDepth
+		}
 	}
 	switch x := v.(type) {
 	case nil:
@@ -268,8 +285,8 @@ func (e *encoder) parsed(src []byte, level int) error {
 	if err != nil {
 		return err
 	}
-	if level+p.maxDepth > MaxDepth {
-		return ErrDepth
+	if level+p.maxDepth > e.limit {
+		return &DepthError{Limit: e.limit, Offset: -1}
 	}
 	saved := e.arena
 	e.arena = p.arena

@@ -17,15 +17,18 @@
 package pitest
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/pikit-dev/pikit/internal/fakepi"
 	"github.com/pikit-dev/pikit/internal/modelserver"
@@ -154,6 +157,9 @@ type Env struct {
 	Home       string
 	Server     *modelserver.Server
 	URL        string // model server base URL, ".../v1"
+
+	marker    string        // the value of MarkerVar in Env
+	exitGrace time.Duration // WaitExited's grace; zero means ExitGrace (tests shorten it)
 }
 
 // New builds an isolated environment and starts a model server that is
@@ -175,6 +181,7 @@ func New(t testing.TB, opts *Options) *Env {
 	})
 	root := t.TempDir()
 	e := &Env{
+		marker:     newMarker(),
 		Install:    in,
 		Executable: in.Bin,
 		Dir:        mkdir(t, root, "project"),
@@ -204,6 +211,7 @@ func New(t testing.TB, opts *Options) *Env {
 		"PI_OFFLINE=1",
 		"PI_SKIP_VERSION_CHECK=1",
 		"PI_TELEMETRY=0",
+		MarkerVar+"="+e.marker,
 	)
 	for _, kv := range os.Environ() {
 		if k, _, _ := strings.Cut(kv, "="); strings.HasSuffix(k, "_API_KEY") {
@@ -218,6 +226,9 @@ func New(t testing.TB, opts *Options) *Env {
 	} else {
 		e.Args = append(e.Args, "--no-session")
 	}
+	// Before root's RemoveAll: no process of this environment still writes
+	// into it.
+	t.Cleanup(func() { e.WaitExited(t) })
 	return e
 }
 
@@ -230,6 +241,17 @@ func (e *Env) Options(extra ...string) pirpc.Options {
 		Dir:        e.Dir,
 		Env:        slices.Clone(e.Env),
 	}
+}
+
+// Command returns an *exec.Cmd running Pi with exactly args (not Args:
+// e.g. "install", "npm:NAME") in this environment's directory and
+// environment, extra env appended last.
+func (e *Env) Command(ctx context.Context, extra []string, args ...string) *exec.Cmd {
+	cmd := exec.CommandContext(ctx, e.Executable, args...)
+	cmd.Dir = e.Dir
+	cmd.Env = append(append(os.Environ(), e.Env...), extra...)
+	cmd.WaitDelay = 10 * time.Second
+	return cmd
 }
 
 // Wrapper writes an executable shell script that runs Pi with this

@@ -129,3 +129,50 @@ func TestRealPi_ExecutableAndEnvOnly(t *testing.T) {
 		t.Errorf("state %+v, want the fake model and a session under %s", st, env.SessionDir)
 	}
 }
+
+// slowExitExtension makes Pi's exit slow, as Node's compile-cache flush at
+// exit is: when the process exits it blocks 500 ms, then writes
+// $PITEST_LATE_DIR/late (making the directory first) and $PITEST_PROOF
+// (outside the test's temp dirs).
+const slowExitExtension = `import { mkdirSync, writeFileSync } from "node:fs";
+export default function (pi) {
+  process.on("exit", () => {
+    Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 500);
+    mkdirSync(process.env.PITEST_LATE_DIR, { recursive: true });
+    writeFileSync(process.env.PITEST_LATE_DIR + "/late", "written at exit");
+    writeFileSync(process.env.PITEST_PROOF, "exited");
+  });
+}
+`
+
+// TestStartTmux_CleanupWaitsForPi: interactive Pi in tmux whose exit
+// writes into a temp dir of its test half a second after the terminal
+// closed. The test's cleanup waits until Pi has exited, so the temp dir is
+// removed after that write (RemoveAll passes, the dir does not come back);
+// ending the tmux server alone would remove it first and Pi would then
+// recreate it.
+func TestStartTmux_CleanupWaitsForPi(t *testing.T) {
+	t.Parallel()
+	proof := filepath.Join(t.TempDir(), "proof")
+	var late string
+	var env *pitest.Env
+	ok := t.Run("pi", func(t *testing.T) {
+		env = pitest.New(t, nil)
+		late = filepath.Join(t.TempDir(), "late-dir")
+		ext := pitest.WriteExtension(t, "", "slow-exit.ts", slowExitExtension)
+		tm := env.StartTmux(t, &pitest.TmuxOptions{Env: []string{"PITEST_LATE_DIR=" + late, "PITEST_PROOF=" + proof}, Args: []string{"-e", ext}})
+		if !tm.Poll(60*time.Second, func(s string) bool { return strings.Contains(s, pitest.Provider) }) {
+			t.Fatalf("Pi never drew its footer:\n%s", tm.Screen())
+		}
+	})
+	if !ok {
+		t.Fatal("the Pi subtest failed")
+	}
+	env.WaitExited(t) // had the cleanup not waited, Pi would still be on its way to the late write
+	if _, err := os.Stat(proof); err != nil {
+		t.Fatalf("Pi's exit hook never ran: %v", err)
+	}
+	if _, err := os.Stat(late); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("Pi wrote into its test's temp dir after the cleanup removed it (stat: %v)", err)
+	}
+}

@@ -134,21 +134,28 @@ func random5() string {
 	return string(b)
 }
 
-// abort is /midcompact:abort: back to the anchor, nothing written (seed
-// 001 §Persistence).
+// abort is /midcompact:abort: back to the anchor (seed 001 §Persistence:
+// no midcompact entry). The navigation carries a label for the anchor, so
+// Pi persists the position (a `label` entry under the anchor) and a resumed
+// session (`pi -c`) starts at the anchor, not on the planning branch.
 func (rt *runtime) abort(ctx context.Context, h host) error {
-	if err := h.WaitForIdle(ctx); err != nil {
+	owner, err := rt.commandLock(ctx, h)
+	if err != nil {
 		return err
 	}
 	r, err := rt.current(ctx, h)
 	if err != nil {
 		return err
 	}
-	anchor, n := midcompact.PrepareAbort(r, rt.lock.Owner())
+	anchor, n := midcompact.PrepareAbort(r, owner)
 	if n != nil {
 		return h.Notify(ctx, n.Text, string(n.Level))
 	}
-	cancelled, err := h.NavigateTree(ctx, anchor, piext.NavigateOptions{})
+	existing, err := anchorLabel(ctx, h, anchor)
+	if err != nil {
+		return err
+	}
+	cancelled, err := h.NavigateTree(ctx, anchor, piext.NavigateOptions{Label: midcompact.AbortNavigationLabel(existing)})
 	if err != nil {
 		return err
 	}
@@ -163,11 +170,44 @@ func (rt *runtime) abort(ctx context.Context, h host) error {
 	return h.Notify(ctx, done.Text, string(done.Level))
 }
 
+// commandLock is the planning lock's owner as commit and abort see it. They
+// do not wait for idle (seed 001 §Concurrency: they refuse while the Agent
+// holds the lock; nothing queues), so a command typed during an agent turn
+// meets the agent's lock at once. A turn that could not take the lock (a UI
+// holds it) still counts as the agent's: Pi refuses to navigate the tree
+// during a run.
+func (rt *runtime) commandLock(ctx context.Context, h host) (midcompact.LockOwner, error) {
+	owner := rt.lock.Owner()
+	if owner == midcompact.LockAgent {
+		return owner, nil
+	}
+	idle, err := h.IsIdle(ctx)
+	if err != nil {
+		return "", err
+	}
+	if !idle {
+		return midcompact.LockAgent, nil
+	}
+	return owner, nil
+}
+
+// anchorLabel is the anchor's current tree label ("" for none).
+func anchorLabel(ctx context.Context, h host, id string) (string, error) {
+	raw, err := h.Call(ctx, "session", "getLabel", id)
+	if err != nil {
+		return "", err
+	}
+	var label string
+	_ = json.Unmarshal(raw, &label) // null (undefined): no label
+	return label, nil
+}
+
 // commit is /midcompact:commit: validate against a fresh anchor snapshot,
 // navigate to the anchor, append the new state there, label it (seed 001
 // §Transactions). The tool can never do this.
 func (rt *runtime) commit(ctx context.Context, h host) error {
-	if err := h.WaitForIdle(ctx); err != nil {
+	owner, err := rt.commandLock(ctx, h)
+	if err != nil {
 		return err
 	}
 	r, err := rt.current(ctx, h)
@@ -175,12 +215,12 @@ func (rt *runtime) commit(ctx context.Context, h host) error {
 		return err
 	}
 	var snap *midcompact.Snapshot
-	if r.Transaction != nil && rt.lock.Owner() != midcompact.LockAgent {
+	if r.Transaction != nil && owner != midcompact.LockAgent {
 		if snap, err = rt.snapshot(ctx, h, r.Transaction.AnchorEntryID); err != nil {
 			return err
 		}
 	}
-	res, n := midcompact.PrepareCommit(r, rt.lock.Owner(), snap, rt.now())
+	res, n := midcompact.PrepareCommit(r, owner, snap, rt.now())
 	if n != nil {
 		return h.Notify(ctx, n.Text, string(n.Level))
 	}
@@ -209,11 +249,9 @@ func (rt *runtime) commit(ctx context.Context, h host) error {
 	return h.Notify(ctx, res.Notice, "info")
 }
 
-// status is /midcompact:status.
+// status is /midcompact:status; read-only, it answers at once, also
+// during an agent turn (the lock then reads "agent").
 func (rt *runtime) status(ctx context.Context, h host) error {
-	if err := h.WaitForIdle(ctx); err != nil {
-		return err
-	}
 	r, err := rt.current(ctx, h)
 	if err != nil {
 		return err

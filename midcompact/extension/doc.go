@@ -14,14 +14,16 @@
 //     empty plan, sends the start prompt and, user-first, opens Selection;
 //     commit validates against a fresh anchor snapshot, navigates to the
 //     anchor (summarize off), appends the state there and labels it; abort
-//     navigates and writes nothing; every command but close-webui waits for
-//     idle first;
+//     navigates with a label for the anchor and writes no midcompact entry
+//     (the label entry is Pi's; see Decisions); only start waits for idle
+//     first (see Decisions);
 //   - hooks: session_start and session_tree close registered workbenches,
 //     then restore from the branch and reset the planning lock;
 //     session_shutdown clears everything; agent_start takes the lock for the
 //     agent while a transaction exists and agent_settled gives it back;
 //     before_agent_start adds the hidden `midcompact-handoff` message;
-//     context projects (below).
+//     context projects (below); session_before_compact has Pi's own
+//     compaction summarize what the model sees (below).
 //
 // # Projection
 //
@@ -33,6 +35,31 @@
 // The hook makes no call back into Pi: the active state is kept in memory,
 // set by restore and by commit. A message it cannot read leaves the request
 // unchanged.
+//
+// # Pi's compaction
+//
+// Pi 1.6.0 summarizes from its session entries, not through the context
+// hook, so after a commit its compaction (/compact, threshold, overflow)
+// read the originals of committed blocks. session_before_compact (30 s
+// timeout: its payload carries the branch) rewrites the preparation with
+// midcompact.ProjectCompaction: the summarizer reads the summary wrappers,
+// and a block the cut would split is kept whole (the cut moves back to its
+// first entry), so its summary keeps replacing it after the compaction. A
+// block wholly inside the summarized part lives on only in Pi's summary:
+// its messages leave the context, as far as Pi allows. The hook never
+// cancels and never writes a summary.
+//
+// The answer is a "preparation" edit (piext writes it into the event's
+// preparation, which Pi then hands to its own summarizer), not the
+// documented {compaction} result: that one needs the extension to run the
+// model itself, and Pi records it as an extension's (fromHook), whose file
+// lists later compactions do not carry on. The edit keeps Pi's summarizer,
+// its prompts, retries and file tracking, and its entry
+// (TestRealPi_CompactionSummarizesWhatTheModelSees,
+// TestRealPi_ThresholdCompactionSummarizesWhatTheModelSees,
+// TestRealPi_CompactionKeepsASplitBlockWhole pin that Pi 1.6.0 honours it).
+// Branch summaries of /tree are not rewritten: they summarize the branch
+// being left.
 //
 // # Planning surfaces
 //
@@ -66,6 +93,18 @@
 //
 // # Decisions
 //
+//   - Abort and "abort writes nothing" (seed 001 §Persistence). Pi 1.6.0
+//     keeps the leaf only in memory: a session file is resumed (`pi -c`,
+//     `--session`) at its last entry, so after a bare navigateTree the
+//     resumed session was back on the planning branch, transaction and plan
+//     active again. The abort's navigation therefore carries a label
+//     (navigateTree's own option): Pi appends a `label` entry on the anchor
+//     whose parent is the anchor, and that entry is where Pi resumes. The
+//     label is "midcompact aborted", or the anchor's existing label set
+//     again (a user's bookmark survives). Abort still appends no
+//     midcompact entry (the three custom types stay the only ones), and
+//     commit needs nothing extra: its state entry and tree label already
+//     sit under the anchor (TestRealPi_AbortSurvivesRestart).
 //   - The planning lock is not exposed to other extensions. Upstream's
 //     `pi.midcompactPlanningLock` sits on its own extension API object,
 //     which Pi 1.6.0 creates per extension, so no other extension ever saw
@@ -102,12 +141,20 @@
 //     Pi.GetBranch/GetEntries return entries without Raw.
 //   - The `midcompact` skill the start prompt names ships with the
 //     extension (skills/midcompact/SKILL.md, this package's own wording).
-//   - Commands other than close-webui wait for idle first, as upstream, so
-//     on the real Pi a planning command meets the agent's lock only in the
-//     instant between Pi going idle and agent_settled reaching the sidecar;
-//     the refusal texts are tested on a fake host (lock_test.go), the other
-//     direction (a workbench blocks the agent) on the real Pi with a
-//     workbench double (internal/testext).
+//   - Only start waits for idle (it sends the start prompt at the leaf).
+//     Upstream's other commands awaited ctx.waitForIdle() first, so in Pi
+//     1.6.0, which runs extension commands at once even while the agent
+//     streams, commit or abort typed during a turn showed nothing and ran
+//     unannounced after it: a queue seed 001 §Concurrency rules out ("Both
+//     refuse to run while the Agent holds the planning lock"; "Blocked
+//     operations notify and return"). Here commit, abort, select, review
+//     and status answer at once: commit and abort refuse with the agent
+//     texts while the agent holds the lock, or while Pi runs a turn that
+//     could not take it (a UI holds it; Pi would refuse the navigation);
+//     select and review refuse through the lock; status reports it
+//     (TestRealPi_CommitAbortRefusedDuringAgentTurn; the other direction, a
+//     workbench blocks the agent, on the real Pi with a workbench double,
+//     internal/testext).
 //
 // # Performance
 //

@@ -137,6 +137,9 @@ func (rt *runtime) hooks() []piext.Hook {
 			}
 			return map[string]any{"message": piext.CustomMessage{CustomType: handoffType, Content: content, Display: false}}, nil
 		}},
+		{Event: "session_before_compact", Timeout: compactHookTimeout, Handle: func(ctx context.Context, ev *piext.Event) (any, error) {
+			return rt.beforeCompact(ev)
+		}},
 		{Event: "context", Handle: func(ctx context.Context, ev *piext.Event) (any, error) {
 			res := rt.contextHook(ctx, ev.Pi, ev.Messages)
 			if res == nil {

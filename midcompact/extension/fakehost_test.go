@@ -23,6 +23,8 @@ type fakeHost struct {
 	selects []string // answers to Select, in order
 	mode    string
 	n       int
+	labels  map[string]string // entry id → tree label
+	busy    bool              // an agent run is active (IsIdle false)
 }
 
 func (f *fakeHost) add(e map[string]any) {
@@ -61,6 +63,12 @@ func (f *fakeHost) SetStatus(_ context.Context, _, text string) error {
 
 func (f *fakeHost) WaitForIdle(context.Context) error { return nil }
 
+func (f *fakeHost) IsIdle(context.Context) (bool, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return !f.busy, nil
+}
+
 func (f *fakeHost) Call(_ context.Context, target, method string, args ...any) (json.RawMessage, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -83,6 +91,11 @@ func (f *fakeHost) Call(_ context.Context, target, method string, args ...any) (
 			id, _ = e["parentId"].(string)
 		}
 		return json.Marshal(path)
+	case "session.getLabel":
+		if l, ok := f.labels[args[0].(string)]; ok {
+			return json.Marshal(l)
+		}
+		return json.RawMessage("null"), nil
 	}
 	return nil, piext.ErrNotAllowed
 }
@@ -105,10 +118,19 @@ func (f *fakeHost) AppendEntry(_ context.Context, customType string, data any) e
 
 func (f *fakeHost) SetLabel(context.Context, string, string) error { return nil }
 
-func (f *fakeHost) NavigateTree(_ context.Context, id string, _ piext.NavigateOptions) (bool, error) {
+// NavigateTree moves the leaf; with a label it appends Pi's label entry on
+// the target, as Pi 1.6.0 does when not summarizing.
+func (f *fakeHost) NavigateTree(_ context.Context, id string, o piext.NavigateOptions) (bool, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.leaf = id
+	if o.Label != "" {
+		f.add(map[string]any{"type": "label", "targetId": id, "label": o.Label})
+		if f.labels == nil {
+			f.labels = map[string]string{}
+		}
+		f.labels[id] = o.Label
+	}
 	return false, nil
 }
 

@@ -15,6 +15,7 @@ type host interface {
 	Notify(ctx context.Context, message, level string) error
 	SetStatus(ctx context.Context, key, text string) error
 	WaitForIdle(ctx context.Context) error
+	IsIdle(ctx context.Context) (bool, error)
 	Call(ctx context.Context, target, method string, args ...any) (json.RawMessage, error)
 	GetLeafID(ctx context.Context) (string, error)
 	AppendEntry(ctx context.Context, customType string, data any) error

@@ -69,6 +69,25 @@ func started(t *testing.T, s Surfaces) (*runtime, *fakeHost) {
 	return rt, h
 }
 
+// noticeCase is a command run and the last notice it must leave.
+type noticeCase struct {
+	run  func() error
+	want string
+}
+
+// expectNotices runs each case and checks its last notice.
+func expectNotices(t *testing.T, h *fakeHost, cases []noticeCase) {
+	t.Helper()
+	for _, c := range cases {
+		if err := c.run(); err != nil {
+			t.Fatal(err)
+		}
+		if got := h.lastNotice(); got != c.want {
+			t.Errorf("notice = %q, want %q", got, c.want)
+		}
+	}
+}
+
 // Seed 001 §Concurrency: an agent turn holds the lock from agent_start to
 // agent_settled; Selection/Review, commit and abort are refused meanwhile
 // with the reference's texts and nothing changes; after the turn they work.
@@ -77,22 +96,12 @@ func TestLock_AgentTurnRefusesPlanningUI(t *testing.T) {
 	rt, h := started(t, &holdSurface{})
 	rt.lock.AcquireAgent() // agent_start while a transaction exists
 	entries := len(h.entries)
-	for _, c := range []struct {
-		run  func() error
-		want string
-	}{
+	expectNotices(t, h, []noticeCase{
 		{func() error { return rt.openPlanning(ctx, h, h, selectCommand, "webui") }, "warning: The Agent is currently processing the midcompact plan. Try Selection after the Agent turn ends."},
 		{func() error { return rt.openPlanning(ctx, h, h, reviewCommand, "webui") }, "warning: The Agent is currently processing the midcompact plan. Try opening review after the Agent turn ends."},
 		{func() error { return rt.commit(ctx, h) }, "warning: " + midcompact.MsgCommitAgentLocked},
 		{func() error { return rt.abort(ctx, h) }, "warning: " + midcompact.MsgAbortAgentLocked},
-	} {
-		if err := c.run(); err != nil {
-			t.Fatal(err)
-		}
-		if got := h.lastNotice(); got != c.want {
-			t.Errorf("notice = %q, want %q", got, c.want)
-		}
-	}
+	})
 	if len(h.entries) != entries || rt.lock.Owner() != midcompact.LockAgent {
 		t.Errorf("refusals changed something: entries %d → %d, lock %s", entries, len(h.entries), rt.lock.Owner())
 	}
@@ -102,6 +111,52 @@ func TestLock_AgentTurnRefusesPlanningUI(t *testing.T) {
 	}
 	if got := h.lastNotice(); got != "info: workbench ready" || rt.lock.Owner() != midcompact.LockUI {
 		t.Errorf("after the turn: notice %q lock %s", got, rt.lock.Owner())
+	}
+}
+
+// Seed 001 §Concurrency: an agent turn that could not take the lock (a
+// workbench holds it) still blocks commit and abort: they refuse with the
+// agent texts instead of navigating during the run, and change nothing.
+func TestCommitAbort_RefusedWhileAgentRunsWithoutTheLock(t *testing.T) {
+	ctx := t.Context()
+	rt, h := started(t, &holdSurface{})
+	if err := rt.openPlanning(ctx, h, h, reviewCommand, "webui"); err != nil {
+		t.Fatal(err)
+	}
+	h.busy = true // agent_start found the UI holding the lock
+	rt.lock.AcquireAgent()
+	leaf, entries := h.leaf, len(h.entries)
+	expectNotices(t, h, []noticeCase{
+		{func() error { return rt.commit(ctx, h) }, "warning: " + midcompact.MsgCommitAgentLocked},
+		{func() error { return rt.abort(ctx, h) }, "warning: " + midcompact.MsgAbortAgentLocked},
+	})
+	if h.leaf != leaf || len(h.entries) != entries || rt.lock.Owner() != midcompact.LockUI {
+		t.Errorf("refusals changed something: leaf %s → %s, entries %d → %d, lock %s", leaf, h.leaf, entries, len(h.entries), rt.lock.Owner())
+	}
+}
+
+// Seed 001 §Persistence: the abort's navigation labels the anchor so Pi
+// persists the position; an anchor the user bookmarked keeps its label
+// (the abort sets the same one again).
+func TestAbort_KeepsTheAnchorsLabel(t *testing.T) {
+	for _, c := range []struct{ existing, want string }{
+		{"", midcompact.AbortLabel},
+		{"my bookmark", "my bookmark"},
+	} {
+		rt, h := started(t, nil)
+		if c.existing != "" {
+			h.labels = map[string]string{"e4": c.existing}
+		}
+		if err := rt.abort(t.Context(), h); err != nil {
+			t.Fatal(err)
+		}
+		last := h.entries[len(h.entries)-1]
+		if last["type"] != "label" || last["targetId"] != "e4" || last["parentId"] != "e4" || last["label"] != c.want || h.leaf != last["id"] {
+			t.Errorf("existing %q: last entry %v, leaf %s; want label %q on the anchor e4 as the leaf", c.existing, last, h.leaf, c.want)
+		}
+		if n := h.lastNotice(); n != "info: "+midcompact.MsgAborted {
+			t.Errorf("notice %q", n)
+		}
 	}
 }
 

@@ -29,7 +29,8 @@ var firstGroup = regexp.MustCompile(`(a\d{4})→(a\d{4}) \|[^\n]*\| ` + firstUse
 
 // mcScript is the scripted model: the start prompt makes it inspect, the
 // inventory makes it plan the first user's group with a summary, RECALL makes it
-// recall c0001; everything else is answered "ack".
+// recall c0001, "CALL <json>" makes it call the tool with <json>; everything
+// else is answered "ack".
 func mcScript(r *modelserver.Request) modelserver.Script {
 	call := func(id, args string) modelserver.Script {
 		return modelserver.Script{ToolCalls: []modelserver.ToolCall{{ID: id, Name: "midcompact", Arguments: []string{args}}}}
@@ -48,6 +49,8 @@ func mcScript(r *modelserver.Request) modelserver.Script {
 		return call("call_again", `{"request":{"action":"plan_add","start":"a0004","end":"a0005","summary":"second exchange"}}`)
 	case strings.Contains(u, "RECALL"):
 		return call("call_recall", `{"request":{"action":"recall_read","block":"c0001","detail":"full"}}`)
+	case strings.HasPrefix(u, "CALL "):
+		return call("call_given", strings.TrimPrefix(u, "CALL "))
 	}
 	return modelserver.Script{Text: []string{"ack"}}
 }
@@ -76,8 +79,10 @@ func newEnv(t *testing.T) *pitest.Env {
 	t.Helper()
 	env := pitest.New(t, &pitest.Options{Script: mcScript, Session: true})
 	folder := env.InstallExtension(t, "midcompact", "")
-	if _, err := os.Stat(filepath.Join(folder, "skills", "midcompact", "SKILL.md")); err != nil {
-		t.Errorf("the midcompact skill is not installed: %v", err)
+	for _, f := range []string{"SKILL.md", "references/tool-interface.md"} {
+		if _, err := os.Stat(filepath.Join(folder, "skills", "midcompact", filepath.FromSlash(f))); err != nil {
+			t.Errorf("the midcompact skill's %s is not installed: %v", f, err)
+		}
 	}
 	return env
 }

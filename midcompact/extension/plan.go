@@ -68,7 +68,8 @@ func (p *Plan) State(ctx context.Context, view string) (*midcompact.ReviewState,
 }
 
 // SaveSelection replaces the plan's ranges by a normalised selection
-// (reference §5.5); an exact existing range keeps its summary.
+// (reference §5.5); an exact existing range keeps its summary. A selection
+// equal to the plan's ranges appends nothing.
 func (p *Plan) SaveSelection(ctx context.Context, spans []midcompact.SelectionSpan, keepRefs []string) error {
 	v, err := p.rt.planView(ctx, p.h)
 	if err != nil {
@@ -78,7 +79,11 @@ func (p *Plan) SaveSelection(ctx context.Context, spans []midcompact.SelectionSp
 	if err != nil {
 		return err
 	}
-	return p.save(ctx, v.tx, v.draft.ReplaceRanges(v.snap, runs))
+	d, changed := v.draft.ReplaceRanges(v.snap, runs)
+	if !changed {
+		return nil
+	}
+	return p.save(ctx, v.tx, d)
 }
 
 // UpdateRange changes a range's summary and/or topic (nil leaves a field).

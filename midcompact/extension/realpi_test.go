@@ -1,8 +1,11 @@
 package extension_test
 
 import (
+	"context"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/pikit-dev/pikit/internal/modelserver"
 	"github.com/pikit-dev/pikit/internal/pitest"
@@ -127,8 +130,10 @@ func assertProjected(t *testing.T, reqs []modelserver.Request) {
 	}
 }
 
-// Seed 001 §Persistence: abort navigates back to the anchor and appends
-// nothing.
+// Seed 001 §Persistence: abort navigates back to the anchor and writes no
+// midcompact entry; the one entry it leaves is Pi's own label entry of the
+// navigation (label "midcompact aborted" on the anchor, the anchor its
+// parent), so the branch is the anchor's.
 func TestRealPi_AbortReturnsToAnchorWritesNothing(t *testing.T) {
 	t.Parallel()
 	env := newEnv(t)
@@ -141,15 +146,55 @@ func TestRealPi_AbortReturnsToAnchorWritesNothing(t *testing.T) {
 	anchor := txs[0]["data"].(map[string]any)["anchorEntryId"]
 	s.command(t, ctx, "/midcompact:abort", "", midcompact.MsgAborted)
 	after, leaf := s.entries(t, ctx)
-	if len(after) != len(before) {
-		t.Errorf("entries %d → %d: abort wrote something", len(before), len(after))
+	if len(after) != len(before)+1 {
+		t.Fatalf("entries %d → %d, want one label entry", len(before), len(after))
 	}
-	if leaf != anchor {
-		t.Errorf("leaf %q, want the anchor %v", leaf, anchor)
+	if e := after[len(after)-1]; e["type"] != "label" || e["label"] != midcompact.AbortLabel || e["targetId"] != anchor || e["parentId"] != anchor || e["id"] != leaf {
+		t.Errorf("abort appended %v, want Pi's label %q on the anchor %v as the leaf", e, midcompact.AbortLabel, anchor)
 	}
 	evs := s.command(t, ctx, "/midcompact:status", "", "No active transaction")
 	if n := notices(evs); n[len(n)-1] != "No active transaction and no active midcompact blocks on this branch." {
 		t.Errorf("status = %q", n)
+	}
+}
+
+// Seed 001 §Persistence: an abort stays aborted across a restart. Pi 1.6.0
+// resumes a session (`pi -c`) at the last entry of its file, so the abort
+// leaves a Pi-native label entry whose parent is the anchor (navigateTree
+// with a label); Pi comes back at the anchor, with no transaction, and the
+// offline status (`pikit midcompact status`) agrees.
+func TestRealPi_AbortSurvivesRestart(t *testing.T) {
+	t.Parallel()
+	env := newEnv(t)
+	s, ctx := startMidcompact(t, env, firstUser)
+	es, _ := s.entries(t, ctx)
+	anchor := customOf(es, midcompact.TransactionEntryType)[0]["data"].(map[string]any)["anchorEntryId"]
+	s.command(t, ctx, "/midcompact:abort", "", midcompact.MsgAborted)
+	after, leaf := s.entries(t, ctx)
+	for _, e := range after[len(es):] {
+		if e["type"] != "label" || e["parentId"] != anchor || e["targetId"] != anchor || e["id"] != leaf {
+			t.Errorf("abort appended %v; want only a label on the anchor, the new leaf", e)
+		}
+	}
+	if err := s.c.Close(ctx); err != nil {
+		t.Logf("close: %v", err)
+	}
+
+	s2 := startPi(t, env, "--continue")
+	es2, leaf2 := s2.entries(t, ctx)
+	if len(es2) != len(after) || leaf2 != leaf {
+		t.Errorf("after pi -c: %d entries, leaf %q; want %d entries, leaf %q (the abort's label on the anchor)", len(es2), leaf2, len(after), leaf)
+	}
+	evs := s2.command(t, ctx, "/midcompact:status", "", "No active transaction")
+	if n := notices(evs); n[len(n)-1] != "No active transaction and no active midcompact blocks on this branch." {
+		t.Errorf("status after pi -c = %q", n)
+	}
+	if st := restored(t, env); st.Transaction != nil {
+		t.Errorf("the session file's last entry restores transaction %s", st.Transaction.ID)
+	}
+	s2.prompt(t, ctx, "after the restart")
+	if reqs := env.Server.Requests(); strings.Contains(string(reqs[len(reqs)-1].Body), midcompact.StartPromptPrefix) {
+		t.Errorf("the request after pi -c carries the aborted planning branch")
 	}
 }
 
@@ -186,5 +231,56 @@ func TestRealPi_WorkbenchLockRefusesAgentPlan(t *testing.T) {
 	evs = s.prompt(t, ctx, "PLAN again please")
 	if texts := toolTexts(evs); len(texts) != 1 || !strings.Contains(texts[0], "added d2") {
 		t.Errorf("plan call after close-webui = %q", texts)
+	}
+}
+
+// Seed 001 §Concurrency ("Both refuse to run while the Agent holds the
+// planning lock"; no queue) on the real Pi: commit and abort typed while an
+// agent turn of the transaction runs are refused at once with the
+// reference's texts, and nothing runs when the turn ends: the transaction
+// and its plan are still there, no state entry was written.
+func TestRealPi_CommitAbortRefusedDuringAgentTurn(t *testing.T) {
+	t.Parallel()
+	entered, release := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	env := pitest.New(t, &pitest.Options{Session: true, Script: func(r *modelserver.Request) modelserver.Script {
+		if r.Last().Role != "tool" && strings.HasPrefix(lastUserPrompt(r), "SLOW") {
+			once.Do(func() { close(entered) })
+			<-release
+			return modelserver.Script{Text: []string{"slow turn done"}}
+		}
+		return mcScript(r)
+	}})
+	env.InstallExtension(t, "midcompact", "")
+	released := sync.OnceFunc(func() { close(release) })
+	t.Cleanup(released)
+	s, ctx := startMidcompact(t, env, firstUser)
+
+	if _, err := s.c.Prompt(ctx, pirpc.PromptCommand{Message: "SLOW turn please"}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-entered: // the turn runs: agent_start took the lock
+	case <-ctx.Done():
+		t.Fatal("the slow turn never reached the model")
+	}
+	refusal, cancel := context.WithTimeout(ctx, 20*time.Second) // a queued command would wait for the turn
+	defer cancel()
+	s.command(t, refusal, "/midcompact:commit", "", midcompact.MsgCommitAgentLocked)
+	s.command(t, refusal, "/midcompact:abort", "", midcompact.MsgAbortAgentLocked)
+	released()
+	evs := s.until(t, ctx, settled)
+	evs = append(evs, s.command(t, ctx, "/midcompact:status", "", "Mode: agent-first")...)
+	for _, n := range notices(evs) {
+		if strings.HasPrefix(n, "Midcompact committed") || n == midcompact.MsgAborted {
+			t.Errorf("a refused command ran after the turn: %q", n)
+		}
+	}
+	es, _ := s.entries(t, ctx)
+	if n := len(customOf(es, midcompact.StateEntryType)); n != 0 {
+		t.Errorf("%d state entries after a refused commit", n)
+	}
+	if st := restored(t, env); st.Transaction == nil || st.Draft == nil || len(st.Draft.Ranges) != 1 {
+		t.Errorf("after the refusals: transaction %v, plan %+v", st.Transaction, st.Draft)
 	}
 }

@@ -11,6 +11,9 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/pikit-dev/pikit/internal/browsertest"
 
 	"github.com/pikit-dev/pikit/internal/pitest"
 	"github.com/pikit-dev/pikit/midcompact"
@@ -32,12 +35,7 @@ func TestRealPi_WebWorkbenchEditAndClose(t *testing.T) {
 	env := newEnv(t)
 	s, ctx := startMidcompact(t, env, firstUser, secondUser)
 
-	evs := s.command(t, ctx, "/midcompact:review-webui", "", "Midcompact review webui ready")
-	n := notices(evs)
-	m := readyURL.FindStringSubmatch(n[len(n)-1])
-	if m == nil {
-		t.Fatalf("ready notice = %q", n[len(n)-1])
-	}
+	m := openWorkbench(t, ctx, s, "/midcompact:review-webui", readyURL)
 	jar, _ := cookiejar.New(nil)
 	hc := &http.Client{Jar: jar}
 	page := get(t, ctx, hc, m[1])
@@ -56,16 +54,7 @@ func TestRealPi_WebWorkbenchEditAndClose(t *testing.T) {
 	}
 	id := st.Draft.Ranges[0].ID
 	const edited = "EDITED in the workbench"
-	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, base+"/api/range/"+id+"/edit-summary", strings.NewReader(`{"value":"  `+edited+`  "}`))
-	req.Header.Set("Content-Type", "application/json")
-	res, err := hc.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	res.Body.Close()
-	if res.StatusCode != http.StatusOK {
-		t.Fatalf("edit-summary: %s", res.Status)
-	}
+	post(t, ctx, hc, base+"/api/range/"+id+"/edit-summary", `{"value":"  `+edited+`  "}`)
 	es, _ := s.entries(t, ctx)
 	drafts := customOf(es, midcompact.DraftEntryType)
 	last := drafts[len(drafts)-1]["data"].(map[string]any)["ranges"].([]any)
@@ -83,9 +72,37 @@ func TestRealPi_WebWorkbenchEditAndClose(t *testing.T) {
 		res.Body.Close()
 		t.Errorf("after close-webui the workbench still answers: %s", res.Status)
 	}
-	evs = s.prompt(t, ctx, "PLAN again please")
+	evs := s.prompt(t, ctx, "PLAN again please")
 	if texts := toolTexts(evs); len(texts) != 1 || !strings.Contains(texts[0], "added d2") {
 		t.Errorf("plan call after close-webui = %q", texts)
+	}
+}
+
+// openWorkbench runs a webui command and returns re's submatches of its
+// ready notice.
+func openWorkbench(t *testing.T, ctx context.Context, s *session, command string, re *regexp.Regexp) []string {
+	t.Helper()
+	n := notices(s.command(t, ctx, command, "", " webui ready: "))
+	m := re.FindStringSubmatch(n[len(n)-1])
+	if m == nil {
+		t.Fatalf("ready notice = %q", n[len(n)-1])
+	}
+	return m
+}
+
+// post sends a JSON body to a workbench route and fails unless it answers
+// 200.
+func post(t *testing.T, ctx context.Context, hc *http.Client, url, body string) {
+	t.Helper()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, url, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	res, err := hc.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != http.StatusOK {
+		t.Fatalf("POST %s: %s", req.URL.Path, res.Status)
 	}
 }
 
@@ -180,5 +197,46 @@ func (s *session) closeWebUI(t *testing.T, ctx context.Context) {
 	})
 	if err := <-errc; err != nil {
 		t.Fatal(err)
+	}
+}
+
+// Seed 001 §Persistence, §Concurrency (reference §5.6) on the real Pi: the
+// selection workbench saves a selection as one draft entry, and saving the
+// same selection again appends nothing; when the browser leaves (chromium's
+// tab with the page closes, its liveness stream ends and none comes back
+// within the grace) the workbench closes itself, Pi shows the closed
+// notice and the lock is free again.
+func TestRealPi_WorkbenchSameSelectionAndBrowserLeaving(t *testing.T) {
+	t.Parallel()
+	env := newEnv(t)
+	s, ctx := startMidcompact(t, env, firstUser, secondUser)
+	m := openWorkbench(t, ctx, s, "/midcompact:select-webui", regexp.MustCompile(`(http://127\.0\.0\.1:\d+)/\?view=selection&k=[0-9a-f]{64}`))
+	tab := browsertest.NewTab(t, browsertest.New(t, nil))
+	browsertest.Navigate(t, tab, m[0])
+	browsertest.Wait(t, tab, "page live", `document.body.dataset.ready === "true" && document.body.dataset.live === "open"`, 30*time.Second)
+
+	jar, _ := cookiejar.New(nil)
+	hc := &http.Client{Jar: jar}
+	get(t, ctx, hc, m[0])
+	drafts := func() int {
+		es, _ := s.entries(t, ctx)
+		return len(customOf(es, midcompact.DraftEntryType))
+	}
+	before := drafts()
+	for range 2 {
+		post(t, ctx, hc, m[1]+"/api/selection", `{"spans":[{"startRef":"a0004","endRef":"a0005"}],"keepRefs":[]}`)
+	}
+	if got := drafts(); got != before+1 {
+		t.Errorf("draft entries %d → %d after saving the same selection twice, want one more", before, got)
+	}
+
+	browsertest.CloseTab(t, tab) // the browser leaves
+	s.until(t, ctx, func(ev pirpc.Event) bool {
+		r, ok := ev.(*pirpc.ExtensionUIRequest)
+		return ok && r.Method == "notify" && r.Message == "Selection closed. The plan is saved; tell the Agent to continue when ready."
+	})
+	evs := s.command(t, ctx, "/midcompact:status", "", "Mode: ")
+	if n := notices(evs); !strings.HasSuffix(n[len(n)-1], "lock: free") {
+		t.Errorf("status after the browser left = %q", n[len(n)-1])
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"io/fs"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -522,4 +523,86 @@ func TestRules_CommitRevalidatesAgainstFreshSnapshot(t *testing.T) {
 			t.Errorf("a rejected commit wrote or navigated: entries %d → %d, leaf %s → %s", n, entryCount(h), leaf, h.leaf)
 		}
 	}
+}
+
+// Seed 001 (the model-facing contract is SKILL.md plus
+// references/tool-interface.md): the reference ships with the skill, the
+// skill links it, and it has a section per action that names exactly that
+// branch's schema fields, quotes only actions and fields of the schema or
+// its own vocabulary, and states the schema's bounds.
+func TestRules_ToolInterfaceReferenceMatchesSchema(t *testing.T) {
+	raw, err := fs.ReadFile(skills(), "midcompact/references/tool-interface.md")
+	if err != nil {
+		t.Fatalf("references/tool-interface.md is not shipped with the skill: %v", err)
+	}
+	doc := string(raw)
+	skill, _ := fs.ReadFile(skills(), "midcompact/SKILL.md")
+	if !strings.Contains(string(skill), "(references/tool-interface.md)") {
+		t.Error("SKILL.md does not link references/tool-interface.md")
+	}
+	var schema struct {
+		Properties struct {
+			Request struct {
+				AnyOf []struct {
+					Properties map[string]struct{ Enum []string }
+				}
+			}
+		}
+	}
+	if err := json.Unmarshal(midcompact.ToolSchema, &schema); err != nil {
+		t.Fatal(err)
+	}
+	sections := map[string]string{}
+	parts := regexp.MustCompile("(?m)^### `([a-z_]+)`$").Split(doc, -1)
+	heads := regexp.MustCompile("(?m)^### `([a-z_]+)`$").FindAllStringSubmatch(doc, -1)
+	for i, h := range heads {
+		sections[h[1]] = strings.Split(parts[i+1], "\n## ")[0]
+	}
+	terms := map[string]bool{}
+	for _, b := range schema.Properties.Request.AnyOf {
+		action := b.Properties["action"].Enum[0]
+		terms[action] = true
+		sec, ok := sections[action]
+		if !ok {
+			t.Errorf("no section for %s", action)
+			continue
+		}
+		for name, p := range b.Properties {
+			terms[name] = true
+			for _, v := range p.Enum {
+				terms[v] = true
+				if name != "action" && !strings.Contains(sec, "`"+v+"`") {
+					t.Errorf("%s: value %s of %s undocumented", action, v, name)
+				}
+			}
+			if name != "action" && !strings.Contains(sec, "`"+name+"`") {
+				t.Errorf("%s: field %s undocumented", action, name)
+			}
+		}
+		fieldsLine := regexp.MustCompile("(?s)Fields[^:]*:(.*?)\\.\\s*(\\n\\n|Answers)").FindStringSubmatch(sec)
+		if fieldsLine != nil {
+			for _, m := range regexp.MustCompile("`([a-z_]+)`").FindAllStringSubmatch(fieldsLine[1], -1) {
+				if _, ok := b.Properties[m[1]]; !ok && !isEnumValue(b.Properties, m[1]) {
+					t.Errorf("%s: the fields list names `%s`, which the branch does not have", action, m[1])
+				}
+			}
+		}
+	}
+	if len(sections) != len(schema.Properties.Request.AnyOf) {
+		t.Errorf("%d action sections, want %d", len(sections), len(schema.Properties.Request.AnyOf))
+	}
+	for _, bound := range []string{"default 20, at most 50", "1 to 3 results, default 3", "default 8,\nat most 20", "12,000", "40,000"} {
+		if !strings.Contains(doc, bound) {
+			t.Errorf("the reference lacks the bound %q", bound)
+		}
+	}
+}
+
+func isEnumValue(props map[string]struct{ Enum []string }, v string) bool {
+	for _, p := range props {
+		if slices.Contains(p.Enum, v) {
+			return true
+		}
+	}
+	return false
 }

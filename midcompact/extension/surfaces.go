@@ -64,11 +64,10 @@ var (
 // openPlanning is /midcompact:select|review [tui|webui] (reference §5.3,
 // §5.4); the core decides the surface (explicit or chosen, never a silent
 // fallback) and the lock (a second planning UI and an agent-held lock are
-// refused); blocked operations notify and return.
+// refused); blocked operations notify and return. It does not wait for
+// idle: typed during an agent turn it meets the agent's lock at once
+// (seed 001 §Concurrency: no queue).
 func (rt *runtime) openPlanning(ctx context.Context, h, session host, pc planningCommand, args string) error {
-	if err := h.WaitForIdle(ctx); err != nil {
-		return err
-	}
 	arg, n := midcompact.ParseSurfaceArg(pc.cmd, args)
 	if n != nil {
 		return notify(ctx, h, n)

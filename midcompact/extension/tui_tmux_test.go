@@ -3,7 +3,6 @@ package extension_test
 import (
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -29,11 +28,11 @@ func userFirstScript(r *modelserver.Request) modelserver.Script {
 	return mcScript(r)
 }
 
-// term is interactive Pi (TUI mode) in a private tmux server, 120×40.
+// term is interactive Pi (TUI mode) in a private tmux server, 120×40
+// (pitest.StartTmux: its cleanup waits until Pi and the sidecar exited).
 type term struct {
+	*pitest.Tmux
 	t     *testing.T
-	sock  string
-	env   *pitest.Env
 	trace string // TMPDIR of Pi: the bridge's trace (PIKIT_PIEXT_TRACE) lands here
 }
 
@@ -41,49 +40,17 @@ type term struct {
 // skips, or fails under CI=true.
 func tmuxPi(t *testing.T, env *pitest.Env) *term {
 	t.Helper()
-	if _, err := exec.LookPath("tmux"); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("tmux required under CI=true (scripts/install-test-deps)")
-		}
-		t.Skip("tmux not installed")
-	}
-	quote := func(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
 	trace := t.TempDir()
-	var sh strings.Builder
-	sh.WriteString("#!/bin/sh\n")
-	for _, kv := range append(env.Env[:len(env.Env):len(env.Env)], "PIKIT_PIEXT_TRACE=1", "TMPDIR="+trace) {
-		k, v, _ := strings.Cut(kv, "=")
-		fmt.Fprintf(&sh, "export %s=%s\n", k, quote(v))
-	}
-	fmt.Fprintf(&sh, "cd %s\nexec %s", quote(env.Dir), quote(env.Executable))
-	for _, a := range env.Args {
-		sh.WriteString(" " + quote(a))
-	}
-	sh.WriteString("\n")
-	script := filepath.Join(t.TempDir(), "run-pi")
-	if err := os.WriteFile(script, []byte(sh.String()), 0o700); err != nil {
-		t.Fatal(err)
-	}
-	tm := &term{t: t, sock: fmt.Sprintf("pikit-mc-%d-%d", os.Getpid(), time.Now().UnixNano()), env: env, trace: trace}
-	tm.tmux("new-session", "-d", "-s", "pi", "-x", "120", "-y", "40", script)
-	t.Cleanup(func() { tm.tmux("kill-server") })
-	return tm
+	tm := env.StartTmux(t, &pitest.TmuxOptions{Env: []string{"PIKIT_PIEXT_TRACE=1", "TMPDIR=" + trace}})
+	return &term{Tmux: tm, t: t, trace: trace}
 }
 
-func (tm *term) tmux(args ...string) string {
-	out, err := exec.Command("tmux", append([]string{"-L", tm.sock}, args...)...).CombinedOutput()
-	if err != nil && args[0] != "kill-server" {
-		tm.t.Fatalf("tmux %v: %v\n%s", args, err, out)
-	}
-	return string(out)
-}
+func (tm *term) screen() string { return tm.Screen() }
 
-func (tm *term) screen() string { return tm.tmux("capture-pane", "-p", "-t", "pi") }
+// keys sends tmux key names.
+func (tm *term) keys(ks ...string) { tm.Keys(ks...) }
 
-// keys sends tmux key names (or literal text with -l when literal).
-func (tm *term) keys(ks ...string) { tm.tmux(append([]string{"send-keys", "-t", "pi"}, ks...)...) }
-
-func (tm *term) text(s string) { tm.tmux("send-keys", "-t", "pi", "-l", s) }
+func (tm *term) text(s string) { tm.Text(s) }
 
 // wait polls the screen until cond holds, failing after a minute with the
 // screen (no fixed sleeps: the wait ends as soon as Pi drew it).

@@ -192,10 +192,13 @@ func TestBrowser_CloseRacesEdit(t *testing.T) {
 	}
 }
 
-// craftedPlan serves the reference's worked example of the projection band:
-// now 160,000 / 200,000; removed 32,011 ASCII chars + 2 images; added a
-// 2,000-char ASCII wrapper.
-type craftedPlan struct{ *testPlan }
+// craftedPlan serves crafted char mixes for the projection band: the first
+// atom holds removed ASCII chars and images (the others none), the first
+// range a replacement of added ASCII chars.
+type craftedPlan struct {
+	*testPlan
+	removed, images, added int
+}
 
 func (p craftedPlan) State(ctx context.Context, view string) (*midcompact.ReviewState, error) {
 	st, err := p.testPlan.State(ctx, view)
@@ -205,17 +208,17 @@ func (p craftedPlan) State(ctx context.Context, view string) (*midcompact.Review
 	for i := range st.Atoms {
 		st.Atoms[i].NarrowChars, st.Atoms[i].WideChars, st.Atoms[i].ImageCount = 0, 0, 0
 	}
-	st.Atoms[0].NarrowChars, st.Atoms[0].ImageCount = 32011, 2
-	st.Draft.Ranges[0].ReplacementNarrowChars, st.Draft.Ranges[0].ReplacementWideChars = 2000, 0
+	st.Atoms[0].NarrowChars, st.Atoms[0].ImageCount = p.removed, p.images
+	st.Draft.Ranges[0].ReplacementNarrowChars, st.Draft.Ranges[0].ReplacementWideChars = p.added, 0
 	return st, nil
 }
 
-// The projection band (display only, labelled est.) reproduces the
-// reference's worked example: ≈149.9k tok.
-func TestBrowser_ProjectionBand(t *testing.T) {
+// openCrafted opens a review workbench over p in chromium.
+func openCrafted(t *testing.T, p craftedPlan) (*workbench.Manager, *browsertest.Tab) {
+	t.Helper()
 	m := workbench.NewManager(&workbench.Options{FirstStream: time.Minute})
 	t.Cleanup(func() { _ = m.CloseAll(context.Background()) })
-	notice, err := m.Open(t.Context(), workbench.ViewReview, craftedPlan{newTestPlan(t)})
+	notice, err := m.Open(t.Context(), workbench.ViewReview, p)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -223,6 +226,14 @@ func TestBrowser_ProjectionBand(t *testing.T) {
 	ctx := browsertest.New(t, nil)
 	browsertest.Navigate(t, ctx, u[2]+"/?view=review&k="+u[4])
 	browsertest.Wait(t, ctx, "page ready", `document.body.dataset.ready === "true"`, waitUI)
+	return m, ctx
+}
+
+// The projection band (display only, labelled est.) reproduces the
+// reference's worked example: now 160,000 / 200,000; removed 32,011 ASCII
+// chars + 2 images; added a 2,000-char ASCII wrapper: ≈149.9k tok.
+func TestBrowser_ProjectionBand(t *testing.T) {
+	m, ctx := openCrafted(t, craftedPlan{newTestPlan(t), 32011, 2, 2000})
 	const want = "Projection (est.): now 160k / 200k → after commit ≈149.9k tok · 74.9% −12.4k … −7.8k tok (est. ±2%)"
 	if got := text(t, ctx, "band"); got != want {
 		t.Errorf("band\n got %q\nwant %q", got, want)
@@ -238,6 +249,17 @@ func TestBrowser_ProjectionBand(t *testing.T) {
 	click(t, ctx, "#close-cancel")
 	if browsertest.Eval[bool](t, ctx, `document.getElementById("close-dialog").open`) || !m.Registered() {
 		t.Error("Fix pending closed the workbench")
+	}
+}
+
+// A summary longer than its original makes the context grow: the band
+// shows the change as a plus (removed 100 ASCII chars → 22/26/30 tok, added
+// 2,000 → 440/520/600 tok: 410 to 578 tok more), never "−-410".
+func TestBrowser_ProjectionBandGrowth(t *testing.T) {
+	_, ctx := openCrafted(t, craftedPlan{newTestPlan(t), 100, 0, 2000})
+	const want = "Projection (est.): now 160k / 200k → after commit ≈160.5k tok · 80.2% +410 … +578 tok (est. ±0%)"
+	if got := text(t, ctx, "band"); got != want {
+		t.Errorf("band\n got %q\nwant %q", got, want)
 	}
 }
 

@@ -78,8 +78,11 @@ func (p *testPlan) SaveSelection(_ context.Context, spans []midcompact.Selection
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.draft = p.draft.ReplaceRanges(p.snap, runs)
-	p.saves++
+	d, changed := p.draft.ReplaceRanges(p.snap, runs)
+	if changed {
+		p.draft = d
+		p.saves++
+	}
 	return nil
 }
 

@@ -10,6 +10,7 @@
 import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import * as fs from "node:fs";
+import { createRequire } from "node:module";
 import * as os from "node:os";
 import * as path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -44,6 +45,7 @@ const here = typeof __dirname === "string" ? __dirname : path.dirname(fileURLToP
 type Install = {
   protocol: number;
   command: string[];
+  source?: string;
   manifest: {
     name: string;
     tools: any[];
@@ -189,6 +191,60 @@ function errText(e: any): string {
   return e && e.message ? String(e.message) : String(e);
 }
 
+// resolveCommand turns piext.json's command into the argv to spawn. The
+// npm form (piext NPMCommandPrefix) "npm:<package>/<path>" names the
+// executable inside an npm package, found from this folder by Node's module
+// resolution, as a published Pi package finds its per-platform
+// optionalDependency: {platform} is process.platform-process.arch, ".exe"
+// is appended on Windows. Errors name the file as "<package>/<path>".
+// "unsupported" means no binary for this platform is installed at all. Any
+// other command[0] is absolute or relative to this folder, as before.
+type Resolved = { argv: string[] } | { error: string; unsupported?: boolean };
+
+function resolveCommand(install: Install): Resolved {
+  const cmd = install.command;
+  const name = install.manifest.name;
+  if (!String(cmd[0]).startsWith("npm:")) return { argv: cmd.map((a, i) => (i === 0 && !path.isAbsolute(a) ? path.join(here, a) : a)) };
+  const platform = `${process.platform}-${process.arch}`;
+  const m = /^((?:@[^/]+\/)?[^/]+)\/(.+)$/.exec(cmd[0].slice(4).split("{platform}").join(platform));
+  if (!m) return { error: `piext ${name}: piext.json: bad npm command ${JSON.stringify(cmd[0])}` };
+  const [, pkg, rel0] = m;
+  const rel = rel0 + (process.platform === "win32" ? ".exe" : "");
+  const file = `${pkg}/${rel}`;
+  let own: any = {};
+  try {
+    own = JSON.parse(fs.readFileSync(path.join(here, "package.json"), "utf8"));
+  } catch {}
+  const again = typeof own.name === "string" ? `; reinstall: pi remove npm:${own.name}, then pi install npm:${own.name}` : "";
+  let dir: string;
+  try {
+    dir = path.dirname(createRequire(path.join(here, "index.ts")).resolve(`${pkg}/package.json`));
+  } catch {
+    const build = install.source ? ` ${install.source}` : "";
+    return { unsupported: true, error: `piext ${name}: no binary for ${platform}: the npm package ${pkg} is not installed (not published for this platform, or npm skipped optional dependencies); ${name} is off.${build}` };
+  }
+  let bin: any = {};
+  try {
+    bin = JSON.parse(fs.readFileSync(path.join(dir, "package.json"), "utf8"));
+  } catch {}
+  const want = own.optionalDependencies?.[pkg] ?? own.dependencies?.[pkg];
+  if (typeof want === "string" && /^\d+\.\d+\.\d+(-[0-9A-Za-z.-]+)?$/.test(want) && bin.version !== want)
+    return { error: `piext ${name}: ${pkg} is version ${bin.version}, but ${own.name} ${own.version} needs ${want}${again}` };
+  const exe = path.join(dir, rel);
+  let st: fs.Stats;
+  try {
+    st = fs.statSync(exe);
+  } catch {
+    return { error: `piext ${name}: the binary ${file} is missing${again}` };
+  }
+  if (!st.isFile()) return { error: `piext ${name}: the binary ${file} is not a file${again}` };
+  if (process.platform !== "win32" && (st.mode & 0o111) === 0)
+    return { error: `piext ${name}: the binary ${file} is not executable (mode ${(st.mode & 0o777).toString(8)})${again}` };
+  const size = bin.piext?.sizes?.[rel];
+  if (typeof size === "number" && st.size !== size) return { error: `piext ${name}: the binary ${file} is damaged: ${st.size} bytes, ${size} expected${again}` };
+  return { argv: [exe, ...cmd.slice(1)] };
+}
+
 // One sidecar per installed extension per Pi process.
 class Sidecar {
   name: string;
@@ -226,7 +282,9 @@ class Sidecar {
   }
 
   private async start(): Promise<void> {
-    const cmd = this.install.command.map((a, i) => (i === 0 && !path.isAbsolute(a) ? path.join(here, a) : a));
+    const resolved = resolveCommand(this.install);
+    if (!("argv" in resolved)) throw new Error(resolved.error);
+    const cmd = resolved.argv;
     let logFd: number | "ignore" = "ignore";
     try {
       logFd = fs.openSync(logPath(this.name), "a", 0o600);
@@ -636,8 +694,21 @@ export default function (pi: any) {
   if (install.protocol !== PROTOCOL) {
     throw new Error(`piext ${install.manifest?.name}: protocol mismatch: the bridge speaks ${PROTOCOL}, piext.json ${install.protocol}; run \`pikit ext install ${install.manifest?.name}\` again`);
   }
-  const key = Symbol.for("pikit.piext." + install.manifest.name);
   const g: any = globalThis;
+  const resolved = resolveCommand(install);
+  if ("unsupported" in resolved && resolved.unsupported) {
+    // No binary for this platform: register nothing, say so once per Pi
+    // process (on stderr where Pi has no UI: print and JSON modes).
+    const shown = Symbol.for("pikit.piext.unsupported." + install.manifest.name);
+    pi.on("session_start", (_ev: any, ctx: any) => {
+      if (g[shown]) return;
+      g[shown] = true;
+      if (ctx.hasUI) ctx.ui.notify(resolved.error, "warning");
+      else process.stderr.write(resolved.error + "\n");
+    });
+    return;
+  }
+  const key = Symbol.for("pikit.piext." + install.manifest.name);
   const sc: Sidecar = g[key] ?? (g[key] = new Sidecar(install));
   sc.pi = pi;
   sc.install = install;
@@ -710,7 +781,8 @@ export default function (pi: any) {
         if (event !== "context" && event !== "context_with_system") {
           // null (Go's nil) means "no change": undefined to Pi, which would
           // take null as a value (before_provider_request replaces the payload).
-          return (await sc.call("hook", { ...base, payload: spec.omitPayload ? null : ev }, { timeoutMs, signal })) ?? undefined;
+          const res = (await sc.call("hook", { ...base, payload: spec.omitPayload ? null : ev }, { timeoutMs, signal })) ?? undefined;
+          return event === "session_before_compact" ? preparationEdits(ev, res) : res;
         }
         const input: any[] = ev.messages ?? [];
         const cache = (sc.ctxCache ??= new ContextCache());
@@ -737,6 +809,17 @@ export default function (pi: any) {
     } catch (e) {
       return sc.hookFailed(event, spec.failClosed, e);
     }
+  };
+
+  // preparationEdits applies a session_before_compact result's
+  // `preparation` (fields of Pi's CompactionPreparation) to the event's own
+  // preparation object, which Pi 1.6.0 then hands to its default summarizer,
+  // and returns the rest of the result (cancel, compaction) for Pi.
+  const preparationEdits = (ev: any, res: any) => {
+    if (!res || typeof res !== "object" || !res.preparation || typeof res.preparation !== "object") return res;
+    const { preparation, ...rest } = res;
+    if (ev?.preparation && typeof ev.preparation === "object") Object.assign(ev.preparation, preparation);
+    return Object.keys(rest).length ? rest : undefined;
   };
 
   for (const h of install.manifest.hooks) {

@@ -70,7 +70,9 @@ func (x *ext) modeCommand(mode string) func(ctx context.Context, c *piext.Comman
 }
 
 // status answers /state-flow-status with the core's report (reference
-// §1.3); it only reads.
+// §1.3) and the session's modules: the catalog (Go-native, then the
+// companions') and the companion registrations refused in this session's
+// life; it only reads.
 func (x *ext) status(ctx context.Context, c *piext.CommandCall) error {
 	sess := x.sessionFor(ctx, c.Session, c.Pi)
 	if _, err := x.config(); err != nil {
@@ -80,5 +82,13 @@ func (x *ext) status(ctx context.Context, c *piext.CommandCall) error {
 		return c.Pi.Notify(ctx, sf.MsgRuntimeUnavailable, "error")
 	}
 	p, _ := sess.snapshotPolicy()
-	return c.Pi.Notify(ctx, sess.store.StatusWithSkills(ctx, p.Mode, sess.arts.registeredSkills()), "info")
+	o := &store.StatusOptions{Skills: sess.arts.registeredSkills()}
+	if x.mods != nil {
+		cat := x.mods.catalog.refresh(ctx, c.Pi.Session())
+		for _, m := range cat.Modules {
+			o.Modules = append(o.Modules, m.Policy())
+		}
+		o.Refused = x.mods.catalog.Refused()
+	}
+	return c.Pi.Notify(ctx, sess.store.StatusWith(ctx, p.Mode, o), "info")
 }

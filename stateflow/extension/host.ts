@@ -10,6 +10,7 @@ const OWNERS = Symbol.for("pikit.stateflow.owners/1"); // WeakMap<manager, host>
 const HOSTS = Symbol.for("pikit.stateflow.hosts/1"); // host generation counter
 const ID = /^x_[a-z][a-z0-9_]*$/;
 const MAX_RECEIPTS = 1024;
+const MAX_REFUSALS = 16; // registration refusals kept per session
 
 // Error codes Go maps (stateflow/extension modules_js.go).
 const REVOKED = -32020; // catalog revoked, host retired, manager reused
@@ -132,7 +133,43 @@ export default function createHost(pi: any, opts: { name: string; dir?: string }
     c.generation = ++nextGeneration;
   };
 
+  // Registration refusals per manager, for the session it served when they
+  // happened (a new session starts a new list): /state-flow-status shows
+  // them, since a companion's throw in session_start is otherwise a stack
+  // trace on a fresh session and nothing on a resumed one.
+  const refusals = new WeakMap<object, { identity: Identity; list: { id: string; message: string }[] }>();
+  const refusalsOf = (sm: any) => {
+    const identity = identityOf(sm);
+    let r = refusals.get(sm);
+    if (!r || r.identity.id !== identity.id || r.identity.file !== identity.file) {
+      r = { identity, list: [] };
+      refusals.set(sm, r);
+    }
+    return r;
+  };
+  const refuse = (sm: any, module: any, e: any) => {
+    if (sm === null || typeof sm !== "object" || typeof sm.getSessionId !== "function") return; // no session to report it in
+    const id = typeof module?.id === "string" ? module.id.slice(0, 80) : "";
+    const message = String(e?.message ?? e).slice(0, 300);
+    const r = refusalsOf(sm);
+    r.list = r.list.filter((x) => x.message !== message);
+    r.list.push({ id, message });
+    if (r.list.length > MAX_REFUSALS) r.list.shift();
+  };
+
   host.register = (sm: any, module: any): (() => void) => {
+    try {
+      const dispose = register(sm, module);
+      const r = refusals.get(sm);
+      if (r) r.list = r.list.filter((x) => x.id !== module.id); // registered now
+      return dispose;
+    } catch (e) {
+      refuse(sm, module, e);
+      throw e;
+    }
+  };
+
+  const register = (sm: any, module: any): (() => void) => {
     if (retireCtl.signal.aborted) fail(REVOKED, "State Flow module host was retired; register again from the next session_start");
     if (sm === null || typeof sm !== "object" || typeof sm.getSessionId !== "function") {
       throw new TypeError("registerStateFlowModule: the first argument must be ctx.sessionManager");
@@ -217,10 +254,14 @@ export default function createHost(pi: any, opts: { name: string; dir?: string }
     modelChanges() {
       return modelChanges;
     },
-    // catalog: the manager's catalog snapshot in definition order.
+    // catalog: the manager's catalog snapshot in definition order, and the
+    // registrations refused in its current session.
     catalog(env: any) {
       const c = retireCtl.signal.aborted ? undefined : catalogOf(env.sessionManager, false);
-      return { host: hostGen, generation: c?.generation ?? 0, modules: c ? c.entries.map((e) => e.policy) : [] };
+      const r = env.sessionManager ? refusals.get(env.sessionManager) : undefined;
+      const now = env.sessionManager ? identityOf(env.sessionManager) : undefined;
+      const refused = r && now && r.identity.id === now.id && r.identity.file === now.file ? r.list.map((x) => x.message) : [];
+      return { host: hostGen, generation: c?.generation ?? 0, modules: c ? c.entries.map((e) => e.policy) : [], refused };
     },
     validate(env: any, token: any, id: string, value: any) {
       const e = entryOf(current(env, token), id);

@@ -55,6 +55,9 @@ type jsSnapshot struct {
 	Host       uint64     `json:"host"`
 	Generation uint64     `json:"generation"`
 	Modules    []jsPolicy `json:"modules"`
+	// Refused are the messages of the registrations host.ts refused in the
+	// session's current life (at most 16, oldest first).
+	Refused []string `json:"refused"`
 }
 
 // jsModule is a module whose callbacks live in a companion's JavaScript:
@@ -209,15 +212,24 @@ func nullable(content map[string]any) any {
 type moduleCatalog struct {
 	native []sf.Module
 
-	mu   sync.Mutex
-	cur  sf.Catalog
-	last jsToken
+	mu      sync.Mutex
+	cur     sf.Catalog
+	last    jsToken
+	refused []string // as of the latest refresh
 }
 
 func newModuleCatalog(native []sf.Module) *moduleCatalog {
 	c := &moduleCatalog{native: native}
 	c.cur = sf.Catalog{Generation: 1, Modules: append([]sf.Module(nil), native...)}
 	return c
+}
+
+// Refused returns the companion registrations host.ts refused in the
+// session's current life, as of the latest refresh (their messages).
+func (c *moduleCatalog) Refused() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]string(nil), c.refused...)
 }
 
 // Current returns the latest snapshot.
@@ -244,6 +256,7 @@ func (c *moduleCatalog) refresh(ctx context.Context, calls hostCaller) sf.Catalo
 	tok := jsToken{Host: snap.Host, Generation: snap.Generation}
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.refused = snap.Refused
 	if tok == c.last {
 		return c.cur
 	}

@@ -42,6 +42,7 @@ func TestModulesHost_RegistrationSemantics(t *testing.T) {
 		"snapshots capture immutable policy, callback identities and definition order",
 		"synchronous callbacks: promises, boolean receipts, missing receipts refused",
 		"Go-native ids are reserved",
+		"refused registrations are listed for the session until the id registers",
 	}
 	got := map[string]bool{}
 	done := false

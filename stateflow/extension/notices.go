@@ -131,11 +131,13 @@ func (r *run) projectionID() string {
 // updates lists the accepted effective values that changed from before to
 // after, leaf by leaf in key order, lazy bodies excluded (reference §1.7
 // "state_updates"): a deleted key reads {path, deleted}, anything else the
-// new value.
+// new value. The cost is linear in the size of before and after (plus the
+// paths listed), whatever the nesting.
 func updates(before, after map[string]any) []sf.UpdateEntry {
 	var out []sf.UpdateEntry
-	var walk func(path []string, patch map[string]any, old map[string]any, cur map[string]any)
-	walk = func(path []string, patch, old, cur map[string]any) {
+	var path []string // the member being visited; copied only into an entry
+	var walk func(patch, old, cur map[string]any)
+	walk = func(patch, old, cur map[string]any) {
 		keys := make([]string, 0, len(patch))
 		for k := range patch {
 			keys = append(keys, k)
@@ -145,22 +147,22 @@ func updates(before, after map[string]any) []sf.UpdateEntry {
 			if len(path) == 0 && k == sf.PlaneLazy {
 				continue
 			}
-			p := append(slices.Clone(path), k)
+			path = append(path, k)
 			v := patch[k]
-			if v == nil {
-				out = append(out, sf.UpdateEntry{Path: p, Deleted: true})
-				continue
-			}
 			pm, isMap := v.(map[string]any)
 			om, wasMap := old[k].(map[string]any)
-			cm, _ := cur[k].(map[string]any)
-			if isMap && wasMap {
-				walk(p, pm, om, cm)
-				continue
+			switch {
+			case v == nil:
+				out = append(out, sf.UpdateEntry{Path: slices.Clone(path), Deleted: true})
+			case isMap && wasMap:
+				cm, _ := cur[k].(map[string]any)
+				walk(pm, om, cm)
+			default:
+				out = append(out, sf.UpdateEntry{Path: slices.Clone(path), Value: cur[k]})
 			}
-			out = append(out, sf.UpdateEntry{Path: p, Value: cur[k]})
+			path = path[:len(path)-1]
 		}
 	}
-	walk(nil, sf.Replay(before, after), before, after)
+	walk(sf.Replay(before, after), before, after)
 	return out
 }

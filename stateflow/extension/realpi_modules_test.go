@@ -24,33 +24,16 @@ import (
 // byte order loads before pikit-stateflow.
 
 // acmeNotesTS is seed 003's example companion with only its import
-// specifier changed.
-const acmeNotesTS = `import { registerStateFlowModule, type StateFlowModule } from "../pikit-stateflow/modules.ts";
-import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
-
-type Notes = { entries: string[] };
-const notes: StateFlowModule<Notes> = {
-  immutable: false,
-  id: "x_acme_notes",
-  apiVersion: 1,
-  schemaVersion: 1,
-  validate(value): value is Notes {
-    return typeof value === "object" && value !== null && !Array.isArray(value)
-      && "entries" in value && Array.isArray(value.entries)
-      && value.entries.every(item => typeof item === "string");
-  },
-  context(content) { return content ? [{ kind: "data", value: content }] : []; },
-};
-
-export default function (pi: ExtensionAPI) {
-  let unregister: (() => void) | undefined;
-  pi.on("session_start", (_event, ctx) => {
-    unregister?.();
-    unregister = registerStateFlowModule(ctx.sessionManager, notes);
-  });
-  pi.on("session_shutdown", () => unregister?.());
+// specifier changed (testdata/acme-notes.ts; internal/release's npm test
+// uses it too, importing the published package instead).
+func acmeNotesTS(t *testing.T) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("testdata", "acme-notes.ts"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }
-`
 
 // moduleScript: NOTES patches the seed's value unscoped, BADNOTES a value
 // the validator refuses, READNOTES reads the root; GONOTES and READGO do the
@@ -105,7 +88,7 @@ func (h *harness) writeCompanion(t *testing.T) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	pitest.WriteExtension(t, dir, "index.ts", acmeNotesTS)
+	pitest.WriteExtension(t, dir, "index.ts", acmeNotesTS(t))
 }
 
 // resume starts a new Pi and switches it to the session file.

@@ -290,7 +290,7 @@ func TestRealPi_ActiveBlockedOnUnreadableMemory(t *testing.T) {
 		t.Errorf("the model was asked %d times with unreadable memory", got)
 	}
 	msg := command(t, ctx, c, "/state-flow-status").Message
-	for _, w := range []string{"State Flow active (blocked)\n", "Error: State Flow CWD checkpoint contains invalid JSON"} {
+	for _, w := range []string{"State Flow active (blocked)\n", "Error: State Flow cwd checkpoint contains invalid JSON"} {
 		if !strings.Contains(msg, w) {
 			t.Errorf("status lacks %q:\n%s", w, msg)
 		}

@@ -41,7 +41,25 @@ func (s *Store) Status(ctx context.Context, mode string) string {
 // StatusWithSkills is [Store.Status] with the registered Skills (source
 // path → scope) the artifact invalidations are judged with.
 func (s *Store) StatusWithSkills(ctx context.Context, mode string, skills map[string]string) string {
-	in := sf.StatusInput{Roots: s.opts.Roots, Mode: mode, CWDKey: CWDKey(s.layout.CWD), SessionKey: s.layout.SessionKey, Limit: s.opts.HistoryLimit}
+	return s.StatusWith(ctx, mode, &StatusOptions{Skills: skills})
+}
+
+// StatusOptions is what the host knows that the store does not, for
+// [Store.StatusWith]; nil means nothing.
+type StatusOptions struct {
+	Skills  map[string]string // registered Skills: source path → scope
+	Modules []sf.ModulePolicy // the session's module catalog, in order
+	Refused []string          // module registrations refused this session
+}
+
+// StatusWith is [Store.Status] with what the host knows (o).
+func (s *Store) StatusWith(ctx context.Context, mode string, o *StatusOptions) string {
+	if o == nil {
+		o = &StatusOptions{}
+	}
+	skills := o.Skills
+	in := sf.StatusInput{Roots: s.opts.Roots, Mode: mode, CWDKey: CWDKey(s.layout.CWD), SessionKey: s.layout.SessionKey, Limit: s.opts.HistoryLimit,
+		Modules: o.Modules, Refused: o.Refused, ShowModules: true}
 	snap, err := s.Read(ctx)
 	if err != nil {
 		in.Err, in.Blocked = err, mode == ModeActive

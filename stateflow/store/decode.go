@@ -7,12 +7,6 @@ import (
 	sf "github.com/pikit-dev/pikit/stateflow"
 )
 
-// scopeLabel is a scope's name in storage messages ("Global", "CWD",
-// "Session"), as in "State Flow CWD scope identity is missing".
-func scopeLabel(scope string) string {
-	return map[string]string{"global": "Global", "cwd": "CWD", "session": "Session"}[scope]
-}
-
 // decoded is a classified, parsed cohort (reference §2.9).
 type decoded struct {
 	streams [3]*sf.Stream // nil: wholly absent pair
@@ -22,6 +16,10 @@ type decoded struct {
 	mode    string        // session mode ("" when absent)
 	// sessionAbsent: a session is in reach but has no files yet.
 	sessionAbsent bool
+	// provenance is the first meta.json provenance error (version,
+	// artifacts, descriptors), reported after the streams validate, as
+	// upstream parses provenance after classifying every scope.
+	provenance error
 }
 
 // decodeCohort classifies and parses every scope of a capture. Errors are
@@ -51,11 +49,14 @@ func decodeCohortReusing(l Layout, roots *sf.Roots, c capture, prev *Snapshot) (
 		if prev != nil && prev.decoded != nil {
 			prevTail = prev.decoded.tails[i]
 		}
-		s, m, tail, err := decodeScope(l, roots, c, scope, prevTail)
+		ds, err := decodeScope(l, roots, c, scope, prevTail)
 		if err != nil {
 			return nil, err
 		}
-		d.streams[i], d.metas[i], d.tails[i] = s, m, tail
+		d.streams[i], d.metas[i], d.tails[i] = ds.stream, ds.meta, ds.lines
+		if d.provenance == nil {
+			d.provenance = ds.provenance
+		}
 	}
 	if l.SessionKey == "" {
 		return d, nil
@@ -72,72 +73,107 @@ func decodeCohortReusing(l Layout, roots *sf.Roots, c capture, prev *Snapshot) (
 	case cfg.Exists != rt.Exists:
 		return nil, &Error{Msg: MsgIncompleteRuntime}
 	}
-	mode, err := decodeSessionConfig(cfg.Data)
-	if err != nil {
-		return nil, err
-	}
-	runtime, err := decodeRuntime(rt.Data)
-	if err != nil {
-		return nil, err
-	}
 	id, _ := SessionID(l.SessionKey)
-	if runtime.CWD != l.CWD || (id != "" && runtime.SessionID != id) {
-		return nil, &Error{Msg: MsgRuntimeIdentity}
-	}
-	if len(runtime.Lineage) == 0 {
-		return nil, &Error{Msg: MsgRuntimeInvalid}
+	mode, runtime, err := decodeSessionRuntime(cfg.Data, rt.Data, l.CWD, id)
+	if err != nil {
+		return nil, err
 	}
 	d.runtime, d.mode = runtime, mode
 	return d, nil
 }
 
+// scopeDecode is one decoded scope: its stream (nil: wholly absent pair),
+// meta, tail lines (for the next decode's reuse) and provenance error (see
+// decoded.provenance).
+type scopeDecode struct {
+	stream     *sf.Stream
+	meta       *Meta
+	lines      []tailLine
+	provenance error
+}
+
 // decodeScope decodes one scope's checkpoint, tail and meta; prevTail (nil:
 // none) is the scope's tail lines of an earlier decode, reused where the
-// bytes are identical (decodeTailReusing). It returns the stream, the meta
-// and the tail lines (nil streams: wholly absent pair).
-func decodeScope(l Layout, roots *sf.Roots, c capture, scope string, prevTail []tailLine) (*sf.Stream, *Meta, []tailLine, error) {
+// bytes are identical (decodeTailReusing). Its checks run in upstream's
+// order (classifyScopeStream, then validateScopeStream's shape checks; the
+// states are validated with the view): the pair; the checkpoint, meta and
+// tail as JSON; meta's temporal member; the CWD owner; the count of
+// boundaries against the tail; the revision; the checkpoint's boundary
+// and state; the tail's length and the revision against it; each record's
+// boundary and form. Messages name the scope in lower case, as upstream
+// interpolates it ("State Flow cwd tail …"); CWD is spelled out only in the
+// owner messages, as upstream writes them.
+func decodeScope(l Layout, roots *sf.Roots, c capture, scope string, prevTail []tailLine) (scopeDecode, error) {
 	dir := l.ScopeDir(scope)
-	label := scopeLabel(scope)
 	cp, tail, meta := c[rel(dir, fileCheckpoint)], c[rel(dir, filePatches)], c[rel(dir, fileMeta)]
+	fail := func(err error) (scopeDecode, error) { return scopeDecode{}, err }
 	if !cp.Exists && !tail.Exists {
-		return nil, nil, nil, nil
+		return scopeDecode{}, nil
 	}
 	if cp.Exists != tail.Exists {
-		return nil, nil, nil, &Error{Msg: fmt.Sprintf("State Flow %s scope has an incomplete checkpoint/tail pair", label)}
+		return fail(&Error{Msg: fmt.Sprintf("State Flow %s scope has an incomplete checkpoint/tail pair", scope)})
 	}
-	if !meta.Exists {
-		return nil, nil, nil, &Error{Msg: fmt.Sprintf("Unsupported State Flow %s storage format", label)}
-	}
-	state, err := decodeCheckpoint(cp.Data, label)
+	state, cpReason, err := parseCheckpoint(cp.Data, scope)
 	if err != nil {
-		return nil, nil, nil, err
+		return fail(err)
 	}
-	patches, lines, err := decodeTailReusing(tail.Data, label, prevTail)
+	var mobj map[string]any
+	if meta.Exists {
+		if mobj, err = parseMeta(meta.Data, scope); err != nil {
+			return fail(err)
+		}
+	}
+	patches, lines, bad, err := decodeTailReusing(tail.Data, scope, prevTail)
 	if err != nil {
-		return nil, nil, nil, err
+		return fail(err)
+	}
+	temporal, list, err := temporalOf(mobj, scope)
+	if err != nil {
+		return fail(err)
+	}
+	if scope == sf.ScopeCWD {
+		if err := ownerCheck(mobj, l.CWD); err != nil {
+			return fail(err)
+		}
+	}
+	if len(list) != len(patches) {
+		return fail(&Error{Msg: fmt.Sprintf("State Flow %s temporal metadata does not match its semantic tail", scope)})
+	}
+	m := &Meta{}
+	if m.Revision, err = revisionOf(temporal, len(patches)); err != nil {
+		return fail(err)
+	}
+	var ok bool
+	if m.Checkpoint, ok = boundaryOf(temporal["checkpoint"]); !ok {
+		return fail(&sf.TemporalError{Msg: sf.MsgInvalidBoundary})
+	}
+	if cpReason != "" {
+		return fail(&sf.TemporalError{Msg: sf.StateMsg(scope, "checkpoint", cpReason)})
 	}
 	if len(patches) > sf.MaxHistoryLimit {
-		return nil, nil, nil, &sf.TemporalError{Msg: fmt.Sprintf("Temporal scope tail exceeds configured history limit %d", sf.MaxHistoryLimit)}
+		return fail(&sf.TemporalError{Msg: fmt.Sprintf(msgTailTooLong, sf.MaxHistoryLimit)})
 	}
-	m, err := decodeMeta(meta.Data, label, filepath.Join(l.Root, filepath.FromSlash(rel(dir, fileMeta))), len(patches))
-	if err != nil {
-		return nil, nil, nil, err
+	if m.Revision < len(patches) {
+		return fail(&sf.TemporalError{Msg: msgRevisionPast})
 	}
-	if scope == "cwd" {
-		if !m.HasOwner {
-			return nil, nil, nil, &Error{Msg: "State Flow CWD scope identity is missing"}
+	for i, e := range list {
+		b, ok := boundaryOf(e)
+		if !ok {
+			return fail(&sf.TemporalError{Msg: sf.MsgInvalidBoundary})
 		}
-		if m.OwnerCWD != l.CWD {
-			return nil, nil, nil, &Error{Msg: "State Flow CWD scope identity mismatch"}
+		if i == bad.index {
+			return fail(&sf.TemporalError{Msg: sf.StateMsg(scope, "tail", bad.reason)})
 		}
+		m.Patches = append(m.Patches, b)
 	}
+	prov := metaProvenance(mobj, filepath.Join(l.Root, filepath.FromSlash(rel(dir, fileMeta))), m)
 	s := &sf.Stream{Revision: m.Revision, Checkpoint: sf.Checkpoint{Through: m.Checkpoint, State: roots.Filter(state)}}
 	for i := range patches { // lines[i] holds patches[i] (a reused line keeps its filtered record)
 		var p map[string]any
 		p, lines[i] = lines[i].filteredBy(roots)
 		s.Patches = append(s.Patches, sf.Record{Transition: m.Patches[i], Patch: p})
 	}
-	return s, m, lines, nil
+	return scopeDecode{stream: s, meta: m, lines: lines, provenance: prov}, nil
 }
 
 // reuseScope returns prev's stream (a shallow copy) and meta for scope

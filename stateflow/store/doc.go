@@ -15,6 +15,23 @@
 // meta.json v1 is read (revision credited as the tail length), v2 written;
 // unknown meta keys are preserved.
 //
+// # Classification messages
+//
+// A cohort is classified in upstream's order and with its exact texts
+// (classifyScopeStream, validateScopeStream, parseSessionRuntime,
+// validateSessionRuntime), scope by scope, then the session's config and
+// runtime: the checkpoint/tail pair; the checkpoint, meta.json and tail as
+// JSON; meta's temporal member ("Unsupported State Flow <scope> storage
+// format"); the CWD owner; the boundary count against the tail ("State
+// Flow <scope> temporal metadata does not match its semantic tail"); the
+// revision, the boundaries and the states ("Invalid temporal materialized
+// semantic state in <scope> checkpoint|tail: <reason>"); provenance errors
+// (meta version, artifacts, descriptors) once every stream validated.
+// Scope ids are lower case, as upstream interpolates them; "CWD" appears
+// only in the owner messages, where upstream writes it. A file nesting
+// deeper than stateflow.MaxDepth is "State Flow <scope> <file> is nested
+// too deeply (more than 1000 levels)" (ours; such a file is never written).
+//
 // # Semantic modules (seed 003)
 //
 // meta.json versions, decided where the seed is silent: v1–v4 are read.

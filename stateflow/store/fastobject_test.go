@@ -1,6 +1,7 @@
 package store
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -78,7 +79,7 @@ func FuzzFastObject(f *testing.F) {
 				t.Fatalf("meta differs: %+v %v vs %+v %v", m1, e1, m2, e2)
 			}
 		}
-		r1, e1 := decodeRuntime(data)
+		r1, e1 := decodeRuntime(data, "/p", "")
 		r2, e2 := runtimeGeneral(data)
 		if fmt.Sprint(e1) != fmt.Sprint(e2) || !reflect.DeepEqual(r1, r2) {
 			t.Fatalf("runtime differs: %+v %v vs %+v %v", r1, e1, r2, e2)
@@ -122,30 +123,27 @@ func readBoundaries(obj map[string]any, form *boundaryLists) bool {
 // decodeMeta runs) or off (the general decoder only).
 func metaFromObjectOf(data []byte, tail int, fast bool) (*Meta, error) {
 	if fast {
-		return decodeMeta(data, "Session", "/s/meta.json", tail)
+		return decodeMeta(data, "session", "/s/meta.json", tail)
 	}
 	v, err := sf.DecodeValue(data)
-	if err != nil {
-		return nil, &Error{Msg: "State Flow Session metadata contains invalid JSON"}
-	}
 	obj, ok := v.(map[string]any)
-	if !ok {
-		return nil, provenanceError("/s/meta.json")
+	if err != nil || !ok {
+		_, err := parseMeta(data, "session") // the same texts, by the general path
+		if err == nil {
+			err = errors.New("parseMeta accepted what DecodeValue refuses")
+		}
+		return nil, err
 	}
-	return metaFromObject(obj, "/s/meta.json", tail)
+	return decodeMetaObject(obj, "session", "/s/meta.json", tail)
 }
 
 // runtimeGeneral is decodeRuntime through the general decoder only.
 func runtimeGeneral(data []byte) (*Runtime, error) {
-	v, err := sf.DecodeValue(data)
+	obj, err := runtimeObject(data)
 	if err != nil {
-		return nil, &Error{Msg: MsgRuntimeInvalid}
+		return nil, err
 	}
-	obj, ok := v.(map[string]any)
-	if !ok {
-		return nil, &Error{Msg: MsgRuntimeInvalid}
-	}
-	return runtimeFromObject(obj)
+	return runtimeFromObject(obj, "/p", "")
 }
 
 // TestFastObject_takesWrittenFiles: the files this package writes take the
@@ -212,8 +210,8 @@ func BenchmarkDecodeBoundaryFiles(b *testing.B) {
 		data []byte
 		fast func() error
 	}{
-		{"meta", meta, func() error { _, err := decodeMeta(meta, "Session", "/m", 100); return err }},
-		{"runtime", runtime, func() error { _, err := decodeRuntime(runtime); return err }},
+		{"meta", meta, func() error { _, err := decodeMeta(meta, "session", "/m", 100); return err }},
+		{"runtime", runtime, func() error { _, err := decodeRuntime(runtime, "/home/u/proj", ""); return err }},
 	} {
 		b.Run(c.name+"/general_decode", func(b *testing.B) {
 			b.ReportAllocs()

@@ -1,14 +1,17 @@
 package store
 
 import (
+	"errors"
+	"strings"
 	"testing"
 
 	sf "github.com/pikit-dev/pikit/stateflow"
 )
 
 // FuzzDecodeCohort feeds arbitrary bytes to every file of a cohort: decoding
-// must classify (error or view), never panic, and an accepted cohort must
-// validate.
+// must classify (error or view), never panic, refuse with a storage error
+// (*Error, *sf.TemporalError) whose text is one line, and an accepted
+// cohort must validate.
 func FuzzDecodeCohort(f *testing.F) {
 	f.Add([]byte(`{"working":{"a":1}}`), []byte("{\"working\":{\"a\":2}}\n"),
 		[]byte(`{"artifacts":{},"temporal":{"checkpoint":{"id":"o","parent":null,"position":0},"patches":[{"id":"a","parent":"o","position":1}],"revision":1},"version":2}`),
@@ -32,11 +35,22 @@ func FuzzDecodeCohort(f *testing.F) {
 		c["meta.json"] = file{Data: meta, Exists: true}
 		c[rel(dir, fileRuntime)] = file{Data: runtime, Exists: true}
 		c[rel(dir, fileConfig)] = file{Data: config, Exists: true}
-		if _, err := decodeCohort(l, roots, c); err != nil {
+		refused := func(err error) bool {
+			if err == nil {
+				return false
+			}
+			var se *Error
+			var te *sf.TemporalError
+			if !errors.As(err, &se) && !errors.As(err, &te) || strings.Contains(err.Error(), "\n") {
+				t.Fatalf("refusal of type %T: %q", err, err)
+			}
+			return true
+		}
+		if _, err := decodeCohort(l, roots, c); refused(err) {
 			return
 		}
 		snap, err := s.snapshot(c)
-		if err != nil {
+		if refused(err) {
 			return
 		}
 		if err := snap.View.Validate(roots, s.opts.HistoryLimit); err != nil {

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"regexp"
@@ -41,63 +42,143 @@ func provenanceError(path string) error {
 	return &Error{Msg: fmt.Sprintf("Invalid State Flow provenance document: %q", path)}
 }
 
-// decodeMeta parses meta.json; tailLen is the number of patches.jsonl lines.
-// absPath names the file in errors.
-func decodeMeta(data []byte, label, absPath string, tailLen int) (*Meta, error) {
-	obj, ok := fastObject(data, metaForm)
-	if !ok {
-		v, err := sf.DecodeValue(data)
-		if err != nil {
-			return nil, &Error{Msg: fmt.Sprintf("State Flow %s metadata contains invalid JSON", label)}
-		}
-		if obj, ok = v.(map[string]any); !ok {
-			return nil, provenanceError(absPath)
-		}
+// Messages of meta.json's temporal member (upstream's exact texts).
+const (
+	msgEnvelope     = "Invalid temporal checkpoint/tail envelope"
+	msgTailTooLong  = "Temporal scope tail exceeds configured history limit %d"
+	msgRevisionPast = "Temporal scope revision predates its retained patch tail"
+)
+
+// parseMeta parses meta.json into its object: text that is not JSON is
+// "State Flow <scope> metadata contains invalid JSON", JSON that is not an
+// object "Invalid State Flow <scope> metadata" (upstream's texts), text
+// nested too deeply ours.
+func parseMeta(data []byte, scope string) (map[string]any, error) {
+	if obj, ok := fastObject(data, metaForm); ok {
+		return obj, nil
 	}
-	return metaFromObject(obj, absPath, tailLen)
+	v, err := sf.DecodeValue(data)
+	switch {
+	case errors.Is(err, sf.ErrTooDeep):
+		return nil, &Error{Msg: sf.TooDeepMsg(fmt.Sprintf("State Flow %s metadata", scope)), Err: err}
+	case errors.Is(err, sf.ErrNonFinite):
+		// JSON.parse reads it; the value check below refuses it as upstream's
+		// isObject would not: a non-finite number is in some member.
+		return nil, &Error{Msg: fmt.Sprintf("Invalid State Flow %s metadata", scope)}
+	case err != nil:
+		return nil, &Error{Msg: fmt.Sprintf("State Flow %s metadata contains invalid JSON", scope)}
+	}
+	obj, ok := v.(map[string]any)
+	if !ok {
+		return nil, &Error{Msg: fmt.Sprintf("Invalid State Flow %s metadata", scope)}
+	}
+	return obj, nil
 }
 
-// metaFromObject reads a decoded meta.json object (boundaries as maps, or as
-// sf.Boundary from fastObject).
-func metaFromObject(obj map[string]any, absPath string, tailLen int) (*Meta, error) {
-	m := &Meta{Extra: map[string]any{}, Artifacts: map[string]any{}}
-	ver, ok := intOf(obj["version"])
-	if !ok || ver < 1 || ver > 4 {
-		return nil, provenanceError(absPath)
+// temporalOf returns meta's temporal member and its patches list when they
+// have the form upstream requires (an object with a checkpoint member and
+// a patches array); else "Unsupported State Flow <scope> storage format".
+// A nil meta (no meta.json) has no temporal member.
+func temporalOf(meta map[string]any, scope string) (map[string]any, []any, error) {
+	temporal, ok := meta["temporal"].(map[string]any)
+	_, hasCheckpoint := temporal["checkpoint"]
+	patches, isList := temporal["patches"].([]any)
+	if !ok || !hasCheckpoint || !isList {
+		return nil, nil, &Error{Msg: fmt.Sprintf("Unsupported State Flow %s storage format", scope)}
 	}
-	m.Version = ver
-	temporal, ok := obj["temporal"].(map[string]any)
-	if !ok {
-		return nil, provenanceError(absPath)
+	return temporal, patches, nil
+}
+
+// revisionOf is temporal.revision (absent: tailLen, the credit of a v1
+// meta); a revision that is not a safe non-negative integer is upstream's
+// envelope error.
+func revisionOf(temporal map[string]any, tailLen int) (int, error) {
+	r, has := temporal["revision"]
+	if !has {
+		return tailLen, nil
 	}
+	n, ok := intOf(r)
+	if !ok || n < 0 {
+		return 0, &sf.TemporalError{Msg: msgEnvelope}
+	}
+	return n, nil
+}
+
+// decodeMeta decodes meta.json whole for a tail of tailLen lines, checking
+// in upstream's order what it holds (parseMeta, temporalOf, the count of
+// boundaries, revisionOf, the boundaries, then the provenance members). The
+// scope decoder runs these steps itself, interleaved with the checkpoint
+// and tail checks; decodeMeta is the same steps for one file.
+func decodeMeta(data []byte, scope, absPath string, tailLen int) (*Meta, error) {
+	obj, err := parseMeta(data, scope)
+	if err != nil {
+		return nil, err
+	}
+	return decodeMetaObject(obj, scope, absPath, tailLen)
+}
+
+// decodeMetaObject is decodeMeta after parseMeta.
+func decodeMetaObject(obj map[string]any, scope, absPath string, tailLen int) (*Meta, error) {
+	temporal, list, err := temporalOf(obj, scope)
+	if err != nil {
+		return nil, err
+	}
+	if len(list) != tailLen {
+		return nil, &Error{Msg: fmt.Sprintf("State Flow %s temporal metadata does not match its semantic tail", scope)}
+	}
+	m := &Meta{}
+	if m.Revision, err = revisionOf(temporal, tailLen); err != nil {
+		return nil, err
+	}
+	var ok bool
 	if m.Checkpoint, ok = boundaryOf(temporal["checkpoint"]); !ok {
-		return nil, provenanceError(absPath)
+		return nil, &sf.TemporalError{Msg: sf.MsgInvalidBoundary}
 	}
-	arr, ok := temporal["patches"].([]any)
-	if !ok || len(arr) != tailLen {
-		return nil, provenanceError(absPath)
+	if len(list) > sf.MaxHistoryLimit {
+		return nil, &sf.TemporalError{Msg: fmt.Sprintf(msgTailTooLong, sf.MaxHistoryLimit)}
 	}
-	for _, e := range arr {
+	if m.Revision < len(list) {
+		return nil, &sf.TemporalError{Msg: msgRevisionPast}
+	}
+	for _, e := range list {
 		b, ok := boundaryOf(e)
 		if !ok {
-			return nil, provenanceError(absPath)
+			return nil, &sf.TemporalError{Msg: sf.MsgInvalidBoundary}
 		}
 		m.Patches = append(m.Patches, b)
 	}
-	if r, has := temporal["revision"]; has {
-		if m.Revision, ok = intOf(r); !ok || m.Revision < 0 {
-			return nil, provenanceError(absPath)
+	return m, metaProvenance(obj, absPath, m)
+}
+
+// metaProvenance reads the members of meta.json other than temporal into m:
+// version (1 to 4), artifacts, owner, descriptors (v4 only) and unknown
+// siblings (kept in Extra). A member of the wrong form is "Invalid State
+// Flow provenance document: "<path>"" (upstream checks the version when it
+// parses provenance; the rest of the rules are ours). m is filled as far as
+// it could be read.
+func metaProvenance(obj map[string]any, absPath string, m *Meta) error {
+	m.Extra, m.Artifacts = map[string]any{}, map[string]any{}
+	for k, e := range obj {
+		switch k {
+		case "version", "temporal", "artifacts", "owner", metaKeyDescriptors:
+		default:
+			m.Extra[k] = e
 		}
-	} else {
-		if ver >= 2 {
-			return nil, provenanceError(absPath)
-		}
-		m.Revision = tailLen // v1: credited as the retained tail length
 	}
+	if o, has := obj["owner"]; has {
+		om, _ := o.(map[string]any)
+		m.OwnerCWD, _ = om["cwd"].(string)
+		m.HasOwner = true
+	}
+	ver, ok := intOf(obj["version"])
+	if !ok || ver < 1 || ver > 4 {
+		return provenanceError(absPath)
+	}
+	m.Version = ver
 	if a, has := obj["artifacts"]; has {
 		am, ok := a.(map[string]any)
 		if !ok {
-			return nil, provenanceError(absPath)
+			return provenanceError(absPath)
 		}
 		for k, e := range am {
 			if validProvenance(e) {
@@ -110,30 +191,30 @@ func metaFromObject(obj map[string]any, absPath string, tailLen int) (*Meta, err
 			}
 		}
 	}
-	if o, has := obj["owner"]; has {
-		om, ok := o.(map[string]any)
-		cwd, ok2 := om["cwd"].(string)
-		if !ok || !ok2 {
-			return nil, provenanceError(absPath)
-		}
-		m.OwnerCWD, m.HasOwner = cwd, true
-	}
 	if d, has := obj[metaKeyDescriptors]; has {
 		if ver != 4 {
-			return nil, provenanceError(absPath) // a descriptor never predates v4
+			return provenanceError(absPath) // a descriptor never predates v4
 		}
 		if m.Descriptors, ok = decodeDescriptors(d); !ok {
-			return nil, provenanceError(absPath)
+			return provenanceError(absPath)
 		}
 	}
-	for k, e := range obj {
-		switch k {
-		case "version", "temporal", "artifacts", "owner", metaKeyDescriptors:
-		default:
-			m.Extra[k] = e
-		}
+	return nil
+}
+
+// ownerCheck is upstream's CWD identity rule: meta.owner must be exactly
+// {"cwd": cwd}; absent it is "…is missing", any other form or value
+// "…mismatch" (the one place upstream writes CWD literally).
+func ownerCheck(meta map[string]any, cwd string) error {
+	o, has := meta["owner"]
+	if !has {
+		return &Error{Msg: "State Flow CWD scope identity is missing"}
 	}
-	return m, nil
+	om, ok := o.(map[string]any)
+	if got, isStr := om["cwd"].(string); !ok || len(om) != 1 || !isStr || got != cwd {
+		return &Error{Msg: "State Flow CWD scope identity mismatch"}
+	}
+	return nil
 }
 
 func validProvenance(e any) bool {
@@ -255,21 +336,22 @@ func (m *Meta) encode(scope string, rawExternal bool) ([]byte, error) {
 	return sf.CanonicalLine(obj)
 }
 
-// boundaryOf parses {"id", "parent", "position"}.
+// boundaryOf parses {"id", "parent", "position"} (exactly those members)
+// and reports whether it is a valid boundary ([sf.ValidBoundary]).
 func boundaryOf(v any) (sf.Boundary, bool) {
 	if b, ok := v.(sf.Boundary); ok {
-		return b, true // read by fastObject, which checked what follows
+		return b, sf.ValidBoundary(b) // read by fastObject
 	}
 	m, ok := v.(map[string]any)
 	if !ok || len(m) != 3 {
 		return sf.Boundary{}, false
 	}
 	id, ok := m["id"].(string)
-	if !ok || id == "" {
+	if !ok {
 		return sf.Boundary{}, false
 	}
 	pos, ok := intOf(m["position"])
-	if !ok || pos < 0 {
+	if !ok {
 		return sf.Boundary{}, false
 	}
 	b := sf.Boundary{ID: id, Position: pos}
@@ -286,7 +368,7 @@ func boundaryOf(v any) (sf.Boundary, bool) {
 	default:
 		return sf.Boundary{}, false
 	}
-	return b, true
+	return b, sf.ValidBoundary(b)
 }
 
 // intOf accepts a safe non-negative-or-negative integer number.

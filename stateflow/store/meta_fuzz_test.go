@@ -1,14 +1,14 @@
 package store
 
 import (
-	"strings"
 	"testing"
 
 	sf "github.com/pikit-dev/pikit/stateflow"
 )
 
 // FuzzDecodeMeta feeds arbitrary meta.json bytes (v1–v4, descriptors):
-// decoding accepts or returns the provenance error, never panics; an
+// decoding accepts or returns one of the meta.json errors (upstream's
+// texts for the global scope, or ours for nesting), never panics; an
 // accepted meta re-encodes to a document that decodes to the same
 // descriptors and version, and descriptors appear only at v4.
 func FuzzDecodeMeta(f *testing.F) {
@@ -27,9 +27,9 @@ func FuzzDecodeMeta(f *testing.F) {
 		f.Add([]byte(s), false)
 	}
 	f.Fuzz(func(t *testing.T, data []byte, raw bool) {
-		m, err := decodeMeta(data, "Global", "/s/meta.json", 0)
+		m, err := decodeMeta(data, "global", "/s/meta.json", 0)
 		if err != nil {
-			if !strings.HasPrefix(err.Error(), "Invalid State Flow provenance document") && !strings.Contains(err.Error(), "metadata contains invalid JSON") {
+			if !metaErrors[err.Error()] {
 				t.Fatalf("unexpected error %v", err)
 			}
 			return
@@ -41,7 +41,7 @@ func FuzzDecodeMeta(f *testing.F) {
 		if err != nil {
 			return // a preserved unknown sibling the canonical encoder refuses
 		}
-		back, err := decodeMeta(out, "Global", "/s/meta.json", 0)
+		back, err := decodeMeta(out, "global", "/s/meta.json", 0)
 		if err != nil {
 			t.Fatalf("re-encoded meta does not decode: %v\n%s", err, out)
 		}
@@ -57,4 +57,16 @@ func FuzzDecodeMeta(f *testing.F) {
 			}
 		}
 	})
+}
+
+// metaErrors are the texts decodeMeta may return for the global scope.
+var metaErrors = map[string]bool{
+	`Invalid State Flow provenance document: "/s/meta.json"`:               true,
+	"State Flow global metadata contains invalid JSON":                     true,
+	"Invalid State Flow global metadata":                                   true,
+	"Unsupported State Flow global storage format":                         true,
+	"State Flow global temporal metadata does not match its semantic tail": true,
+	"Invalid temporal checkpoint/tail envelope":                            true,
+	sf.MsgInvalidBoundary:                                                  true,
+	sf.TooDeepMsg("State Flow global metadata"):                            true,
 }

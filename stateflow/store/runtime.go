@@ -2,6 +2,7 @@ package store
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -10,17 +11,27 @@ import (
 )
 
 // Error is a store that cannot be used as it is; Msg is the exact text
-// upstream reports (reference §2.9).
-type Error struct{ Msg string }
+// upstream reports (reference §2.9), or ours where upstream has none.
+type Error struct {
+	Msg string
+	Err error // the cause, when there is one to match (sf.ErrTooDeep)
+}
 
 func (e *Error) Error() string { return e.Msg }
 
-// Exact runtime and config messages (reference §2.2, §2.9).
+// Unwrap returns Err.
+func (e *Error) Unwrap() error { return e.Err }
+
+// Exact runtime and config messages (reference §2.2, §2.9; upstream's
+// parseSessionRuntime and validateSessionRuntime).
 const (
 	MsgRuntimeSemantic   = "Semantic state does not belong in State Flow runtime metadata"
 	MsgRuntimeInvalid    = "Invalid State Flow runtime configuration or counters"
 	MsgRuntimeIdentity   = "State Flow runtime scope identity mismatch"
 	MsgIncompleteRuntime = "Incomplete State Flow config/runtime pair"
+	MsgRuntimeJSON       = "State Flow session runtime contains invalid JSON"
+	MsgRuntimeEnvelope   = "Invalid State Flow session runtime envelope"
+	MsgRuntimeVersion    = "Unsupported State Flow runtime provenance format"
 )
 
 // Modes of a session (reference §1.2).
@@ -40,59 +51,132 @@ type Runtime struct {
 	HasSpec       bool
 	Step          int
 	Validation    map[string]any // legacy/failure marker, kept as is
+	// Extra holds members upstream ignores (not version, identity,
+	// lineage, the counters or the retired temporal/artifacts), written
+	// back unchanged.
+	Extra map[string]any
 }
 
-func decodeRuntime(data []byte) (*Runtime, error) {
+// decodeSessionRuntime decodes a session's config.json and runtime.json in
+// upstream's order: config text that is not JSON, then config that is not
+// one mode member (or one legacy enabled member), then runtime text that is
+// not JSON; then runtimeFromObject. cwd and sessionID are the identity the
+// runtime must name (sessionID "": not checked). It returns the mode and the
+// runtime.
+func decodeSessionRuntime(cfgData, rtData []byte, cwd, sessionID string) (string, *Runtime, error) {
+	settings, err := sf.DecodeValue(cfgData)
+	if errors.Is(err, sf.ErrTooDeep) {
+		return "", nil, &Error{Msg: sf.TooDeepMsg("State Flow session config"), Err: err}
+	}
+	if err != nil && !errors.Is(err, sf.ErrNonFinite) {
+		return "", nil, &Error{Msg: MsgRuntimeJSON}
+	}
+	mode, ok := modeOf(settings)
+	if !ok {
+		return "", nil, &Error{Msg: MsgRuntimeInvalid}
+	}
+	rt, err := decodeRuntime(rtData, cwd, sessionID)
+	return mode, rt, err
+}
+
+// modeOf reads a session config.json value: exactly one member, {"mode":
+// "active"|"passive"|"off"} or the legacy read-only {"enabled": bool}
+// (true → active, false → passive).
+func modeOf(v any) (string, bool) {
+	obj, ok := v.(map[string]any)
+	if !ok || len(obj) != 1 {
+		return "", false
+	}
+	if m, has := obj["mode"]; has {
+		s, _ := m.(string)
+		switch s {
+		case ModeActive, ModePassive, ModeOff:
+			return s, true
+		}
+		return "", false
+	}
+	if b, ok := obj["enabled"].(bool); ok {
+		if b {
+			return ModeActive, true
+		}
+		return ModePassive, true
+	}
+	return "", false
+}
+
+// decodeRuntime decodes runtime.json (see [decodeSessionRuntime]): text
+// that is not JSON is MsgRuntimeJSON, a value that is not an object (or
+// holds a non-finite number) MsgRuntimeEnvelope; text nested too deeply
+// ours.
+func decodeRuntime(data []byte, cwd, sessionID string) (*Runtime, error) {
 	obj, ok := fastObject(data, runtimeForm)
 	if !ok {
-		v, err := sf.DecodeValue(data)
-		if err != nil {
-			return nil, &Error{Msg: MsgRuntimeInvalid}
-		}
-		if obj, ok = v.(map[string]any); !ok {
-			return nil, &Error{Msg: MsgRuntimeInvalid}
+		var err error
+		if obj, err = runtimeObject(data); err != nil {
+			return nil, err
 		}
 	}
-	return runtimeFromObject(obj)
+	return runtimeFromObject(obj, cwd, sessionID)
 }
 
-// runtimeFromObject reads a decoded runtime.json object (boundaries as maps, or as
-// sf.Boundary from fastObject). Members are checked in name order, so the
-// error a document with several faults gets does not vary.
-func runtimeFromObject(obj map[string]any) (*Runtime, error) {
+// runtimeObject decodes runtime.json with the general decoder (the errors
+// of decodeRuntime).
+func runtimeObject(data []byte) (map[string]any, error) {
+	v, err := sf.DecodeValue(data)
+	switch {
+	case errors.Is(err, sf.ErrTooDeep):
+		return nil, &Error{Msg: sf.TooDeepMsg("State Flow session runtime"), Err: err}
+	case errors.Is(err, sf.ErrNonFinite):
+		return nil, &Error{Msg: MsgRuntimeEnvelope}
+	case err != nil:
+		return nil, &Error{Msg: MsgRuntimeJSON}
+	}
+	obj, ok := v.(map[string]any)
+	if !ok {
+		return nil, &Error{Msg: MsgRuntimeEnvelope}
+	}
+	return obj, nil
+}
+
+// runtimeFromObject reads a decoded runtime.json object (boundaries as
+// maps, or as sf.Boundary from fastObject) in upstream's order of checks:
+// version 1 (MsgRuntimeVersion); identity exactly {cwd, sessionId} naming
+// cwd and sessionID, the id non-blank and trimmed (MsgRuntimeIdentity);
+// the lineage (sf.ValidateLineage at the format limit of 100); no semantic
+// member (MsgRuntimeSemantic); then the counters — step a safe integer
+// from 0 (required), specification a string, validation the legacy
+// {attempt 0–7, error, instruction}, bootstrap a boolean (else
+// MsgRuntimeInvalid). The retired temporal and artifacts members are
+// dropped; other members are ignored as upstream does and kept in Extra.
+func runtimeFromObject(obj map[string]any, cwd, sessionID string) (*Runtime, error) {
+	rt := &Runtime{}
+	if n, ok := intOf(obj["version"]); !ok || n != 1 {
+		return nil, &Error{Msg: MsgRuntimeVersion}
+	}
+	idm, ok := obj["identity"].(map[string]any)
+	idCWD, ok1 := idm["cwd"].(string)
+	id, ok2 := idm["sessionId"].(string)
+	if !ok || !ok1 || !ok2 || len(idm) != 2 || idCWD != cwd || (sessionID != "" && id != sessionID) || id == "" || sf.JSTrim(id) != id {
+		return nil, &Error{Msg: MsgRuntimeIdentity}
+	}
+	rt.CWD, rt.SessionID = idCWD, id
+	list, _ := obj["lineage"].([]any)
+	rt.Lineage = make([]sf.Boundary, len(list))
+	for i, x := range list {
+		rt.Lineage[i], _ = boundaryOf(x) // an invalid one fails ValidateLineage in order
+	}
+	if err := sf.ValidateLineage(rt.Lineage, sf.MaxHistoryLimit); err != nil {
+		return nil, err
+	}
 	for _, k := range []string{"state", "contract", "working", "response"} {
 		if _, has := obj[k]; has {
 			return nil, &Error{Msg: MsgRuntimeSemantic}
 		}
 	}
-	rt := &Runtime{}
 	for _, k := range slices.Sorted(maps.Keys(obj)) {
 		e := obj[k]
 		switch k {
-		case "version":
-			if n, ok := intOf(e); !ok || n != 1 {
-				return nil, &Error{Msg: MsgRuntimeInvalid}
-			}
-		case "identity":
-			m, ok := e.(map[string]any)
-			cwd, ok1 := m["cwd"].(string)
-			id, ok2 := m["sessionId"].(string)
-			if !ok || !ok1 || !ok2 || len(m) != 2 {
-				return nil, &Error{Msg: MsgRuntimeIdentity}
-			}
-			rt.CWD, rt.SessionID = cwd, id
-		case "lineage":
-			arr, ok := e.([]any)
-			if !ok {
-				return nil, &Error{Msg: MsgRuntimeInvalid}
-			}
-			for _, x := range arr {
-				b, ok := boundaryOf(x)
-				if !ok {
-					return nil, &Error{Msg: MsgRuntimeInvalid}
-				}
-				rt.Lineage = append(rt.Lineage, b)
-			}
+		case "version", "identity", "lineage", "temporal", "artifacts":
 		case "step":
 			n, ok := intOf(e)
 			if !ok || n < 0 {
@@ -107,7 +191,7 @@ func runtimeFromObject(obj map[string]any) (*Runtime, error) {
 			rt.Specification, rt.HasSpec = s, true
 		case "validation":
 			m, ok := e.(map[string]any)
-			if !ok {
+			if !ok || !legacyValidation(m) {
 				return nil, &Error{Msg: MsgRuntimeInvalid}
 			}
 			rt.Validation = m
@@ -117,16 +201,27 @@ func runtimeFromObject(obj map[string]any) (*Runtime, error) {
 				return nil, &Error{Msg: MsgRuntimeInvalid}
 			}
 			rt.Bootstrap = b
-		case "temporal", "artifacts":
-			// retired keys: tolerated and stripped
 		default:
-			return nil, &Error{Msg: MsgRuntimeInvalid}
+			if rt.Extra == nil {
+				rt.Extra = map[string]any{}
+			}
+			rt.Extra[k] = e
 		}
 	}
-	if _, has := obj["version"]; !has {
+	if _, has := obj["step"]; !has {
 		return nil, &Error{Msg: MsgRuntimeInvalid}
 	}
 	return rt, nil
+}
+
+// legacyValidation reports whether m is the legacy validation marker
+// upstream keeps: exactly {attempt: integer 0–7, error: string,
+// instruction: string}.
+func legacyValidation(m map[string]any) bool {
+	n, ok := intOf(m["attempt"])
+	_, e := m["error"].(string)
+	_, i := m["instruction"].(string)
+	return ok && n >= 0 && n <= 7 && e && i && len(m) == 3
 }
 
 func (rt *Runtime) encode() ([]byte, error) {
@@ -134,12 +229,18 @@ func (rt *Runtime) encode() ([]byte, error) {
 	for i, b := range rt.Lineage {
 		lineage[i] = b.JSON()
 	}
-	obj := map[string]any{
+	obj := map[string]any{}
+	for k, v := range rt.Extra {
+		obj[k] = v
+	}
+	for k, v := range map[string]any{
 		"bootstrap": rt.Bootstrap,
 		"identity":  map[string]any{"cwd": rt.CWD, "sessionId": rt.SessionID},
 		"lineage":   lineage,
 		"step":      float64(rt.Step),
 		"version":   float64(1),
+	} {
+		obj[k] = v
 	}
 	if rt.HasSpec {
 		obj["specification"] = rt.Specification
@@ -150,52 +251,39 @@ func (rt *Runtime) encode() ([]byte, error) {
 	return sf.CanonicalLine(obj)
 }
 
-// decodeSessionConfig parses a session config.json: {"mode": …}, or the
-// legacy read-only {"enabled": bool} (true → active, false → passive).
-func decodeSessionConfig(data []byte) (string, error) {
-	v, err := sf.DecodeValue(data)
-	obj, ok := v.(map[string]any)
-	if err != nil || !ok || len(obj) != 1 {
-		return "", &Error{Msg: MsgRuntimeInvalid}
-	}
-	if m, has := obj["mode"]; has {
-		s, _ := m.(string)
-		switch s {
-		case ModeActive, ModePassive, ModeOff:
-			return s, nil
-		}
-		return "", &Error{Msg: MsgRuntimeInvalid}
-	}
-	if e, has := obj["enabled"]; has {
-		b, ok := e.(bool)
-		if !ok {
-			return "", &Error{Msg: MsgRuntimeInvalid}
-		}
-		if b {
-			return ModeActive, nil
-		}
-		return ModePassive, nil
-	}
-	return "", &Error{Msg: MsgRuntimeInvalid}
-}
-
 func encodeSessionConfig(mode string) ([]byte, error) {
 	return sf.CanonicalLine(map[string]any{"mode": mode})
 }
 
-// decodeCheckpoint parses checkpoint.json: one JSON object.
-func decodeCheckpoint(data []byte, label string) (map[string]any, error) {
+// parseCheckpoint parses checkpoint.json. Text that is not JSON is
+// "State Flow <scope> checkpoint contains invalid JSON" (upstream's text),
+// text nested too deeply ours. JSON whose value is no semantic state (not
+// an object, or holding a non-finite number) parses, as JSON.parse reads
+// it; reason then names the problem (sf.StateNonFinite, sf.StateNotObject),
+// which upstream reports after the metadata checks.
+func parseCheckpoint(data []byte, scope string) (state map[string]any, reason string, err error) {
 	v, err := sf.DecodeValue(data)
-	obj, ok := v.(map[string]any)
-	if err != nil || !ok {
-		return nil, &Error{Msg: fmt.Sprintf("State Flow %s checkpoint contains invalid JSON", label)}
+	switch {
+	case errors.Is(err, sf.ErrTooDeep):
+		return nil, "", &Error{Msg: sf.TooDeepMsg(fmt.Sprintf("State Flow %s checkpoint", scope)), Err: err}
+	case errors.Is(err, sf.ErrNonFinite):
+		return nil, sf.StateNonFinite, nil
+	case err != nil:
+		return nil, "", &Error{Msg: fmt.Sprintf("State Flow %s checkpoint contains invalid JSON", scope)}
 	}
-	return obj, nil
+	obj, ok := v.(map[string]any)
+	if !ok {
+		return nil, sf.StateNotObject, nil
+	}
+	return obj, "", nil
 }
 
 // decodeTail parses patches.jsonl: one object per line, blank lines ignored.
-func decodeTail(data []byte, label string) ([]map[string]any, error) {
-	out, _, err := decodeTailReusing(data, label, nil)
+func decodeTail(data []byte, scope string) ([]map[string]any, error) {
+	out, _, bad, err := decodeTailReusing(data, scope, nil)
+	if err == nil && bad.reason != "" {
+		err = &sf.TemporalError{Msg: sf.StateMsg(scope, "tail", bad.reason)}
+	}
 	return out, err
 }
 
@@ -209,6 +297,7 @@ type tailLine struct {
 	obj      map[string]any
 	filtered map[string]any
 	froots   *sf.Roots
+	bad      string // JSON but no patch: the reason (obj is then empty)
 }
 
 // filteredBy returns l.obj filtered by roots, reusing l.filtered when it
@@ -220,6 +309,14 @@ func (l tailLine) filteredBy(roots *sf.Roots) (map[string]any, tailLine) {
 	return l.filtered, l
 }
 
+// badRecord is the first tail record that parses as JSON but is no patch:
+// its index among the records and the reason (sf.StateNonFinite,
+// sf.StateNotObject); reason "" when there is none.
+type badRecord struct {
+	index  int
+	reason string
+}
+
 // decodeTailReusing is decodeTail reusing prev, the lines of an earlier
 // decode of the same scope's tail. patches.jsonl only grows between folds,
 // and a fold drops lines from its front, so the new tail is usually a run
@@ -227,10 +324,14 @@ func (l tailLine) filteredBy(roots *sf.Roots) (map[string]any, tailLine) {
 // expected line of prev takes prev's object (the same bytes decode to the
 // same value and were validated then); any other line is decoded. The
 // result is equal to a fresh decode for any prev. It returns the objects
-// and the lines (for the next decode).
-func decodeTailReusing(data []byte, label string, prev []tailLine) ([]map[string]any, []tailLine, error) {
+// and the lines (for the next decode), and the first record that is JSON
+// but no patch (its object is empty; upstream reports it when it replays
+// that record). A line is blank as String.prototype.trim sees it, and
+// numbered as upstream's split on /\r?\n/ numbers it.
+func decodeTailReusing(data []byte, scope string, prev []tailLine) ([]map[string]any, []tailLine, badRecord, error) {
 	var out []map[string]any
 	var lines []tailLine
+	bad := badRecord{index: -1}
 	line, k := 0, -1 // k: index in prev of the next expected line (-1: not aligned yet)
 	for len(data) > 0 {
 		line++
@@ -253,6 +354,9 @@ func decodeTailReusing(data []byte, label string, prev []tailLine) ([]map[string
 			}
 		}
 		if k >= 0 && k < len(prev) && bytes.Equal(prev[k].raw, l) {
+			if prev[k].bad != "" && bad.reason == "" {
+				bad = badRecord{index: len(out), reason: prev[k].bad}
+			}
 			out = append(out, prev[k].obj)
 			lines = append(lines, prev[k])
 			k++
@@ -260,15 +364,29 @@ func decodeTailReusing(data []byte, label string, prev []tailLine) ([]map[string
 		}
 		k = len(prev) // past the shared run: decode the rest
 		v, err := sf.DecodeValue(l)
-		obj, ok := v.(map[string]any)
-		if err != nil || !ok {
-			return nil, nil, &Error{Msg: fmt.Sprintf("State Flow %s tail contains invalid JSON at line %d", label, line)}
+		obj, isObj := v.(map[string]any)
+		reason := ""
+		switch {
+		case errors.Is(err, sf.ErrTooDeep):
+			return nil, nil, bad, &Error{Msg: sf.TooDeepMsg(fmt.Sprintf("State Flow %s tail line %d", scope, line)), Err: err}
+		case errors.Is(err, sf.ErrNonFinite):
+			reason = sf.StateNonFinite
+		case err != nil:
+			return nil, nil, bad, &Error{Msg: fmt.Sprintf("State Flow %s tail contains invalid JSON at line %d", scope, line)}
+		case !isObj:
+			reason = sf.StateNotObject
+		}
+		if reason != "" {
+			if bad.reason == "" {
+				bad = badRecord{index: len(out), reason: reason}
+			}
+			obj = map[string]any{}
 		}
 		out = append(out, obj)
 		// a copy: a reused line must not pin the whole capture it came from
-		lines = append(lines, tailLine{raw: bytes.Clone(l), obj: obj})
+		lines = append(lines, tailLine{raw: bytes.Clone(l), obj: obj, bad: reason})
 	}
-	return out, lines, nil
+	return out, lines, bad, nil
 }
 
 func encodeTail(recs []sf.Record) ([]byte, error) {
@@ -292,9 +410,15 @@ func indexByte(b []byte, c byte) int {
 	return -1
 }
 
+// isBlank reports whether a tail line is blank as upstream's
+// line.trim().length === 0 sees it (the line read as UTF-8).
 func isBlank(b []byte) bool {
 	for _, c := range b {
-		if c != ' ' && c != '\t' && c != '\r' {
+		switch {
+		case c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f':
+		case c >= 0x80:
+			return sf.JSTrim(string(bytes.ToValidUTF8(b, []byte("\uFFFD")))) == ""
+		default:
 			return false
 		}
 	}

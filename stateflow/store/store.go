@@ -291,6 +291,9 @@ func (s *Store) snapshotWith(c capture, prev *Snapshot, newID func() string) (*S
 	if err := v.ValidateReusing(s.opts.Roots, s.opts.HistoryLimit, pv); err != nil {
 		return nil, err
 	}
+	if d.provenance != nil {
+		return nil, d.provenance
+	}
 	return snap, nil
 }
 

@@ -32,13 +32,16 @@ func tailText(rt *rapid.T, name string) string {
 // fresh decode.
 func TestProperty_TailReuseEqualsFresh(t *testing.T) {
 	rapid.Check(t, func(rt *rapid.T) {
-		_, prev, err := decodeTailReusing([]byte(tailText(rt, "prev")), "Session", nil)
+		_, prev, _, err := decodeTailReusing([]byte(tailText(rt, "prev")), "session", nil)
 		if err != nil {
 			prev = nil
 		}
 		data := tailText(rt, "next")
-		want, wantErr := decodeTail([]byte(data), "Session")
-		got, lines, gotErr := decodeTailReusing([]byte(data), "Session", prev)
+		want, wantErr := decodeTail([]byte(data), "session")
+		got, lines, bad, gotErr := decodeTailReusing([]byte(data), "session", prev)
+		if gotErr == nil && bad.reason != "" {
+			gotErr = &sf.TemporalError{Msg: sf.StateMsg("session", "tail", bad.reason)}
+		}
 		if (wantErr == nil) != (gotErr == nil) || (wantErr != nil && wantErr.Error() != gotErr.Error()) {
 			rt.Fatalf("error %v, fresh %v", gotErr, wantErr)
 		}
@@ -56,11 +59,11 @@ func TestProperty_TailReuseEqualsFresh(t *testing.T) {
 // only the new line is decoded.
 func TestTailReuse_sharesUnchangedLines(t *testing.T) {
 	old := "{\"n\":1}\n{\"n\":2}\n{\"n\":3}\n"
-	_, prev, err := decodeTailReusing([]byte(old), "Session", nil)
+	_, prev, _, err := decodeTailReusing([]byte(old), "session", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, _, err := decodeTailReusing([]byte("{\"n\":2}\n{\"n\":3}\n{\"n\":4}\n"), "Session", prev)
+	got, _, _, err := decodeTailReusing([]byte("{\"n\":2}\n{\"n\":3}\n{\"n\":4}\n"), "session", prev)
 	if err != nil {
 		t.Fatal(err)
 	}

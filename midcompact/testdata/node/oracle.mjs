@@ -3,8 +3,10 @@
 // buildSessionContext (imported from the path given as argv[2]).
 //   {"op":"key","message":{...}}            -> {"key":"role:ts:hash"}
 //   {"op":"context","entries":[...],"leaf":"id"} -> {"messages":[...]}
+//   {"op":"atoms","entries":[...],"leaf":"id","now":0} -> {"atoms":[...]} (atoms.mjs)
 import { createInterface } from "node:readline";
 import { pathToFileURL } from "node:url";
+import { makeAtoms } from "./atoms.mjs";
 
 const { buildSessionContext } = await import(pathToFileURL(process.argv[2]).href);
 
@@ -32,6 +34,8 @@ function messageKey(m) {
   return `${m.role}:${ts}:${fnv1a64(JSON.stringify(sortKeys(m)))}`;
 }
 
+const atoms = makeAtoms(buildSessionContext, messageKey);
+
 const rl = createInterface({ input: process.stdin, crlfDelay: Infinity });
 for await (const line of rl) {
   const req = JSON.parse(line);
@@ -41,7 +45,8 @@ for await (const line of rl) {
     else if (req.op === "context") {
       const byId = new Map(req.entries.map((e) => [e.id, e]));
       out = { messages: buildSessionContext(req.entries, req.leaf, byId).messages };
-    } else out = { error: "unknown op" };
+    } else if (req.op === "atoms") out = { atoms: atoms(req.entries, req.leaf, req.now ?? 0) };
+    else out = { error: "unknown op" };
   } catch (e) {
     out = { error: String(e) };
   }

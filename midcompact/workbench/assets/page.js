@@ -14,6 +14,9 @@
     if (n >= 1e3) return trim(n / 1e3) + "k";
     return String(Math.round(n));
   };
+  // change: a saving as "−N", growth (a summary longer than its original)
+  // as "+N".
+  const change = (saved) => (saved >= 0 ? "−" : "+") + fmtTok(Math.abs(saved));
   const mid = (r) => (r[0] + r[1]) / 2;
   // est: display only, never gates anything.
   const estimate = (n, w, i) => {
@@ -102,7 +105,7 @@
     const spread = post.point ? Math.round((Math.max(post.point - post.low, post.high - post.point) / post.point) * 100) : 0;
     const pct = Math.round((post.point / win) * 1000) / 10;
     const note = state.view === "selection" ? " · future summaries are not included" : "";
-    $("band").textContent = `Projection (est.): now ${fmtTok(now)} / ${fmtTok(win)} → after commit ≈${fmtTok(post.point)} tok · ${pct}% −${fmtTok(now - post.low)} … −${fmtTok(now - post.high)} tok (est. ±${spread}%)${note}`;
+    $("band").textContent = `Projection (est.): now ${fmtTok(now)} / ${fmtTok(win)} → after commit ≈${fmtTok(post.point)} tok · ${pct}% ${change(now - post.low)} … ${change(now - post.high)} tok (est. ±${spread}%)${note}`;
   }
 
   function atomLine(a) {

@@ -419,8 +419,10 @@ var withPayload = map[string]bool{"model_select": true, "thinking_level_select":
 	"session_before_compact": true, "session_compact": true, "resources_discover": true}
 
 // beforeCompact cancels a compaction asked for with the custom
-// instructions "probe-cancel", and replaces the summary with its own for
-// "probe-summary"; other compactions run as Pi prepared them.
+// instructions "probe-cancel", replaces the summary with its own for
+// "probe-summary", and for "probe-prepared" replaces the messages Pi's
+// summarizer gets by one user message "PROBE-PREPARED messages"; other
+// compactions run as Pi prepared them.
 func beforeCompact(ctx context.Context, ev *piext.Event) (any, error) {
 	var in struct {
 		CustomInstructions string
@@ -438,6 +440,9 @@ func beforeCompact(ctx context.Context, ev *piext.Event) (any, error) {
 	case "probe-summary":
 		return map[string]any{"compaction": map[string]any{"summary": "PROBE-SUMMARY from Go",
 			"firstKeptEntryId": in.Preparation.FirstKeptEntryID, "tokensBefore": in.Preparation.TokensBefore}}, nil
+	case "probe-prepared":
+		return map[string]any{"preparation": map[string]any{"isSplitTurn": false, "turnPrefixMessages": []any{},
+			"messagesToSummarize": []any{map[string]any{"role": "user", "content": "PROBE-PREPARED messages", "timestamp": 1}}}}, nil
 	}
 	return nil, nil
 }

@@ -261,6 +261,26 @@ check("Go-native ids are reserved", async () => {
   retire(h);
 });
 
+check("refused registrations are listed for the session until the id registers", async () => {
+  const h = bind();
+  const sm = mem();
+  registerStateFlowModule(sm, notes());
+  await throwsLike(() => registerStateFlowModule(sm, notes()), /already registered/);
+  await throwsLike(() => registerStateFlowModule(sm, notes({ id: "x_b", apiVersion: 2 })), /apiVersion 2/);
+  await throwsLike(() => registerStateFlowModule(sm, notes({ id: "x_b", apiVersion: 2 })), /apiVersion 2/);
+  await throwsLike(() => registerStateFlowModule({}, notes({ id: "x_e" })), /must be ctx.sessionManager/);
+  let c = h.calls.catalog(env(sm));
+  assert(c.modules.length === 1 && c.refused.length === 2 && /x_acme_notes is already registered/.test(c.refused[0]) && /x_b: apiVersion 2/.test(c.refused[1]),
+    "two refusals, each once: " + JSON.stringify(c));
+  assert(h.calls.catalog(env(mem())).refused.length === 0, "another manager has none");
+  registerStateFlowModule(sm, notes({ id: "x_b" }));
+  c = h.calls.catalog(env(sm));
+  assert(c.refused.length === 1 && !/x_b/.test(c.refused[0]), "x_b registered: its refusal is gone: " + JSON.stringify(c.refused));
+  sm.newSession();
+  assert(h.calls.catalog(env(sm)).refused.length === 0, "a new session starts without refusals");
+  retire(h);
+});
+
 for (const [name, f] of checks) {
   try {
     await f();

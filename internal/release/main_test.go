@@ -1,0 +1,142 @@
+package release_test
+
+import (
+	"archive/tar"
+	"compress/gzip"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/pikit-dev/pikit/internal/modroot"
+	"github.com/pikit-dev/pikit/internal/pitest"
+	"github.com/pikit-dev/pikit/internal/release"
+)
+
+func TestMain(m *testing.M) { pitest.Main(m) }
+
+// testCommit is stamped into test releases.
+const testCommit = "0123456789abcdef0123456789abcdef01234567"
+
+var linuxTargets = []release.Target{{GOOS: "linux", GOARCH: "amd64"}, {GOOS: "linux", GOARCH: "arm64"}}
+
+// newRelease runs the release for targets (nil: linux/amd64) with version
+// and scope ("" = the default) into a temp dir. It needs go and npm.
+func newRelease(t testing.TB, version, scope string, targets ...release.Target) *release.Result {
+	t.Helper()
+	if _, err := exec.LookPath("npm"); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("npm required under CI=true: %v", err)
+		}
+		t.Skipf("no npm: %v", err)
+	}
+	root, err := modroot.Find(".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if targets == nil {
+		targets = linuxTargets[:1]
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
+	defer cancel()
+	res, err := release.Run(ctx, release.Options{Version: version, Commit: testCommit, Module: root, Out: t.TempDir(), Scope: scope, Targets: targets})
+	if err != nil {
+		t.Fatalf("release: %v", err)
+	}
+	return res
+}
+
+// tarball returns the tarball of package name.
+func tarball(t testing.TB, res *release.Result, name string) release.Tarball {
+	t.Helper()
+	for _, tb := range res.Tarballs {
+		if tb.Package == name {
+			return tb
+		}
+	}
+	t.Fatalf("no tarball of %s", name)
+	return release.Tarball{}
+}
+
+// tarFile is one regular file of a tarball.
+type tarFile struct {
+	mode int64
+	data []byte
+}
+
+// readTarball reads a .tgz's regular files by path without npm's
+// "package/" prefix.
+func readTarball(t testing.TB, file string) map[string]tarFile {
+	t.Helper()
+	f, err := os.Open(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := tar.NewReader(zr)
+	out := map[string]tarFile{}
+	for {
+		h, err := tr.Next()
+		if errors.Is(err, io.EOF) {
+			return out
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := io.ReadAll(tr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[strings.TrimPrefix(h.Name, "package/")] = tarFile{h.Mode, b}
+	}
+}
+
+// packageJSON is the part of a package.json the tests read.
+type packageJSON struct {
+	Name     string            `json:"name"`
+	Version  string            `json:"version"`
+	Keywords []string          `json:"keywords"`
+	OS       []string          `json:"os"`
+	CPU      []string          `json:"cpu"`
+	Bin      map[string]string `json:"bin"`
+	Exports  map[string]string `json:"exports"`
+	Pi       *struct {
+		Extensions []string `json:"extensions"`
+	} `json:"pi"`
+	PeerDependencies     map[string]string `json:"peerDependencies"`
+	Dependencies         map[string]string `json:"dependencies"`
+	OptionalDependencies map[string]string `json:"optionalDependencies"`
+	Scripts              map[string]string `json:"scripts"`
+	Piext                *struct {
+		Sizes map[string]int64 `json:"sizes"`
+	} `json:"piext"`
+}
+
+func parsePackage(t testing.TB, files map[string]tarFile) packageJSON {
+	t.Helper()
+	var p packageJSON
+	if err := json.Unmarshal(files["package.json"].data, &p); err != nil {
+		t.Fatalf("package.json: %v", err)
+	}
+	return p
+}
+
+func writeFile(t testing.TB, path, data string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(data), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
