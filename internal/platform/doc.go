@@ -40,6 +40,7 @@
 //	process_darwin.go             sysctl; the portable exit and owner watches
 //	process_windows.go            job objects, process handles, Toolhelp32
 //	file.go                       [FileID], [FileInfo], [ErrSymlink], [ErrNotPrivate], [LockOffset]
+//	measure_*.go                  [CPUTime], [FSType] (for benchmarks)
 //	file_unix.go, file_windows.go raw files ([File]), no-follow opens, locks, private files, [UserID]
 //	errno.go, errno_*.go          [Code] and the error classes
 //	stdio_*.go                    [TakeStdout]

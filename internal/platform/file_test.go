@@ -280,3 +280,16 @@ func TestSyncDirs(t *testing.T) {
 		t.Fatalf("directory fsync: %v, SyncDirs = %v", err, platform.SyncDirs)
 	}
 }
+
+func TestMeasure(t *testing.T) {
+	a, err := platform.CPUTime()
+	if err != nil || a < 0 {
+		t.Fatalf("CPUTime = %v, %v", a, err)
+	}
+	if b, err := platform.CPUTime(); err != nil || b < a {
+		t.Fatalf("CPUTime went back: %v then %v (%v)", a, b, err)
+	}
+	if name, err := platform.FSType(t.TempDir()); err != nil || name == "" {
+		t.Fatalf("FSType = %q, %v", name, err)
+	}
+}
