@@ -14,6 +14,7 @@ const (
 	EIO        = "EIO"        // input/output error
 	ENOTDIR    = "ENOTDIR"    // a path component is not a directory
 	EADDRINUSE = "EADDRINUSE" // the address is in use
+	ECONNRESET = "ECONNRESET" // the peer reset the connection
 )
 
 // Code returns the class of the OS error behind err (one of the constants
@@ -21,7 +22,8 @@ const (
 // Windows maps its error codes: ERROR_DISK_FULL and ERROR_HANDLE_DISK_FULL
 // to ENOSPC, ERROR_DISK_QUOTA_EXCEEDED to EDQUOT, ERROR_WRITE_PROTECT to
 // EROFS, ERROR_ACCESS_DENIED to EACCES, ERROR_IO_DEVICE and ERROR_CRC to
-// EIO, ERROR_DIRECTORY to ENOTDIR, WSAEADDRINUSE to EADDRINUSE.
+// EIO, ERROR_DIRECTORY to ENOTDIR, WSAEADDRINUSE to EADDRINUSE,
+// WSAECONNRESET to ECONNRESET.
 func Code(err error) string {
 	var en syscall.Errno
 	if !errors.As(err, &en) {

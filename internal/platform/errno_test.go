@@ -12,7 +12,7 @@ import (
 
 func TestCode(t *testing.T) {
 	for _, code := range []string{platform.ENOSPC, platform.EDQUOT, platform.EROFS, platform.EACCES,
-		platform.EIO, platform.ENOTDIR, platform.EADDRINUSE} {
+		platform.EIO, platform.ENOTDIR, platform.EADDRINUSE, platform.ECONNRESET} {
 		en := platform.Errno(code)
 		if en == nil {
 			t.Fatalf("Errno(%s) = nil", code)

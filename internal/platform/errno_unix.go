@@ -13,6 +13,7 @@ var codes = []errnoCode{
 	{unix.EIO, EIO},
 	{unix.ENOTDIR, ENOTDIR},
 	{unix.EADDRINUSE, EADDRINUSE},
+	{unix.ECONNRESET, ECONNRESET},
 }
 
 // IsRenameBusy reports a rename that failed only because another process

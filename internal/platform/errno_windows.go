@@ -18,6 +18,7 @@ var codes = []errnoCode{
 	{windows.ERROR_CRC, EIO},
 	{windows.ERROR_DIRECTORY, ENOTDIR},
 	{windows.WSAEADDRINUSE, EADDRINUSE},
+	{windows.WSAECONNRESET, ECONNRESET},
 }
 
 // IsRenameBusy: see the Unix file.

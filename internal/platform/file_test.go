@@ -73,6 +73,15 @@ func TestRawFile(t *testing.T) {
 	if _, err := platform.Lstat(filepath.Join(dir, "missing")); !errors.Is(err, fs.ErrNotExist) {
 		t.Fatalf("Lstat of a missing file: %v", err)
 	}
+	of, err := os.Open(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ofi, err := platform.StatFile(of)
+	of.Close()
+	if err != nil || ofi.ID != lst.ID || ofi.Size != 6 {
+		t.Fatalf("StatFile = %+v, %v; want ID %+v", ofi, err, lst.ID)
+	}
 	d, err := platform.Lstat(dir)
 	if err != nil || !d.Mode.IsDir() {
 		t.Fatalf("Lstat(dir) = %+v, %v", d, err)

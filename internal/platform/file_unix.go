@@ -275,3 +275,22 @@ func CheckPrivateFile(f *os.File) error {
 	}
 	return nil
 }
+
+// StatFile describes the open f (fstat; Windows:
+// GetFileInformationByHandle), with the [FileID] os.FileInfo does not
+// expose.
+func StatFile(f *os.File) (FileInfo, error) {
+	raw, err := f.SyscallConn()
+	if err != nil {
+		return FileInfo{}, err
+	}
+	var st unix.Stat_t
+	var serr error
+	if err := raw.Control(func(fd uintptr) { serr = unix.Fstat(int(fd), &st) }); err != nil {
+		return FileInfo{}, err
+	}
+	if serr != nil {
+		return FileInfo{}, &os.SyscallError{Syscall: "fstat", Err: serr}
+	}
+	return infoOf(&st), nil
+}

@@ -374,3 +374,15 @@ func ownedByUser(h windows.Handle) error {
 	}
 	return ErrNotPrivate
 }
+
+// StatFile reads the open f's handle information (see the Unix file for
+// the contract).
+func StatFile(f *os.File) (FileInfo, error) {
+	var fi FileInfo
+	err := withHandle(f, func(h windows.Handle) error {
+		var err error
+		fi, err = statHandle(h)
+		return err
+	})
+	return fi, err
+}
