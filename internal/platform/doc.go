@@ -17,6 +17,9 @@
 //	owner watch              pidfd + poll, else           [PollProcess]                OpenProcess + WaitForMultipleObjects
 //	  ([WatchProcess])         [PollProcess]
 //	parent, start time       /proc/<pid>/stat             sysctl kern.proc.pid         Toolhelp32 snapshot; GetProcessTimes
+//	  ([ParentPID], [ProcessStart]; the default owner is the parent's parent, no ps)
+//	file to a child          ExtraFiles (fd 3…)           as Linux                     an inherited handle listed in
+//	  ([PassFile])                                                                       AdditionalInheritedHandles
 //	liveness ([Alive])       kill(pid, 0), EPERM = alive  as Linux                     OpenProcess + GetExitCodeProcess
 //	file lock ([TryLock])    flock(2)                     flock(2)                     LockFileEx on one byte at LockOffset
 //	stdout handoff           F_DUPFD_CLOEXEC + dup2       as Linux                     DuplicateHandle + SetStdHandle
@@ -30,6 +33,17 @@
 //	busy rename              never                        never                        ERROR_ACCESS_DENIED, SHARING_VIOLATION
 //	working directory        getcwd(3): physical          getcwd(3): physical          GetCurrentDirectoryW as set
 //	error classes ([Code])   errno                        errno                        Win32 and WSA error codes
+//	CPU time, file system    getrusage; statfs            getrusage; f_fstypename      GetProcessTimes; GetVolumeInformation
+//
+// # Fallbacks on Linux
+//
+// Each portable fallback runs in this package's tests and, through a test
+// option of the capability that uses it, in that capability's tests:
+// [WatchExitReaping] (pirpc's PortableExitWatch), [PollProcess] (the live
+// endpoint's owner watch), [ProbeIdle] (the taskbar broker client's
+// UseProbeIdle), and a busy rename (internal/durable's retry). Locks,
+// no-follow opens and the working directory have one Unix implementation,
+// so Linux runs what macOS runs.
 //
 // # Files
 //
