@@ -184,18 +184,18 @@ func isTempName(name string) bool {
 
 // SyncDir fsyncs the directory dir, making the creation, removal and
 // renaming of its entries durable. On Windows, which has no directory
-// fsync (NTFS journals its metadata), it does nothing and returns nil.
+// fsync (NTFS journals its metadata), it only opens and closes dir, so a
+// missing dir is still an error.
 func SyncDir(dir string) error {
-	if !platform.SyncDirs {
-		return nil
-	}
 	d, err := os.Open(dir)
 	if err != nil {
 		return fail("open dir", dir, err)
 	}
-	if err := d.Sync(); err != nil {
-		_ = d.Close() // the fsync error is the one returned
-		return fail("fsync dir", dir, err)
+	if platform.SyncDirs {
+		if err := d.Sync(); err != nil {
+			_ = d.Close() // the fsync error is the one returned
+			return fail("fsync dir", dir, err)
+		}
 	}
 	return fail("close dir", dir, d.Close())
 }

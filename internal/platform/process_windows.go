@@ -160,6 +160,9 @@ func Kill(pid int) error {
 		return &os.SyscallError{Syscall: "OpenProcess", Err: err}
 	}
 	defer windows.CloseHandle(h)
+	if exited(h) { // a handle still held elsewhere keeps an exited process's object
+		return os.ErrProcessDone
+	}
 	if err := windows.TerminateProcess(h, 1); err != nil {
 		if exited(h) {
 			return os.ErrProcessDone
@@ -222,6 +225,11 @@ func WatchProcess(ctx context.Context, pid int, every time.Duration) <-chan stru
 	}
 	if err != nil {
 		return PollProcess(ctx, pid, every)
+	}
+	if ev, _ := windows.WaitForSingleObject(h, 0); ev == windows.WAIT_OBJECT_0 { // exited already
+		windows.CloseHandle(h)
+		close(gone)
+		return gone
 	}
 	ev, err := windows.CreateEvent(nil, 1, 0, nil)
 	if err != nil {
