@@ -43,13 +43,13 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/pikit-dev/pikit/examples/app"
 	"github.com/pikit-dev/pikit/internal/loopback"
 	"github.com/pikit-dev/pikit/internal/modelserver"
 	"github.com/pikit-dev/pikit/internal/piinstall"
+	"github.com/pikit-dev/pikit/internal/platform"
 	"github.com/pikit-dev/pikit/pirpc"
 	"github.com/pikit-dev/pikit/taskbar"
 	"github.com/pikit-dev/pikit/taskbar/host"
@@ -236,7 +236,7 @@ func listen(ctx context.Context, addr string) (net.Listener, error) {
 		return ln, nil
 	}
 	ln, err := lc.Listen(ctx, "tcp", DefaultListen)
-	if errors.Is(err, syscall.EADDRINUSE) {
+	if platform.IsAddrInUse(err) {
 		ln, err = lc.Listen(ctx, "tcp", "127.0.0.1:0")
 	}
 	if err != nil {
@@ -254,9 +254,9 @@ func exampleDir(dir, cache string) (string, error) {
 		if _, err := os.Stat(filepath.Join(dir, "templates", "layout.html")); err != nil {
 			return "", fmt.Errorf("example dir: %w", err)
 		}
-		return filepath.Abs(dir)
+		return platform.CanonicalPath(dir)
 	}
-	if wd, err := os.Getwd(); err == nil {
+	if wd, err := platform.Getwd(); err == nil {
 		for d := wd; ; d = filepath.Dir(d) {
 			if b, err := os.ReadFile(filepath.Join(d, "go.mod")); err == nil {
 				if strings.Contains(string(b), "module github.com/pikit-dev/pikit\n") {

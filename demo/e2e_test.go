@@ -14,10 +14,10 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
+	"github.com/pikit-dev/pikit/internal/platform"
 	"github.com/pikit-dev/pikit/internal/syncbuf"
 
 	"github.com/pikit-dev/pikit/internal/browsertest"
@@ -127,12 +127,12 @@ func startPikit(t *testing.T, bin string, env []string, dir string, urlRE *regex
 	cmd := exec.Command(bin, args...)
 	cmd.Dir = dir
 	cmd.Env = env
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	pr, pw := io.Pipe()
 	out := &syncbuf.Buffer{}
 	cmd.Stdout = io.MultiWriter(out, pw) // out first: the URL reader must see all output before it
 	cmd.Stderr = out
-	if err := cmd.Start(); err != nil {
+	g, err := platform.StartGroup(cmd) // its own process group, killed whole at cleanup
+	if err != nil {
 		t.Fatal(err)
 	}
 	d := &demoProcess{cmd: cmd, out: out, done: make(chan error, 1)}
@@ -156,9 +156,10 @@ func startPikit(t *testing.T, bin string, env []string, dir string, urlRE *regex
 	}()
 	t.Cleanup(func() {
 		if cmd.ProcessState == nil {
-			syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+			g.Kill()
 			<-d.done
 		}
+		g.Close()
 	})
 	select {
 	case d.url = <-found:
@@ -273,7 +274,7 @@ func stopAndCheck(t *testing.T, d *demoProcess, wantPi bool) {
 	if wantPi && len(procs) == 0 {
 		t.Fatal("found no Pi process under the demo")
 	}
-	if err := d.cmd.Process.Signal(syscall.SIGINT); err != nil {
+	if err := d.cmd.Process.Signal(os.Interrupt); err != nil {
 		t.Fatal(err)
 	}
 	select {

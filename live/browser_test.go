@@ -7,11 +7,11 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/pikit-dev/pikit/internal/browsertest"
+	"github.com/pikit-dev/pikit/internal/platform"
 
 	"github.com/chromedp/chromedp"
 	"github.com/go-json-experiment/json"
@@ -138,7 +138,7 @@ func TestBrowser_LivePage(t *testing.T) {
 	// still up at its end) and a reconnect: it must outlast the time from
 	// the applied post to the closed tab, and a reconnect, on a busy machine.
 	line := startServer(t, root, app.URL, "CE_LIVE_PAGE_LOST_GRACE_MS=4000", "CE_LIVE_WAIT_TIMEOUT_MS=2000")
-	defer func() { killAndReap(serverPID(t, root), syscall.SIGTERM) }()
+	defer func() { killAndReap(serverPID(t, root), platform.Terminate) }()
 	sf, _ := ReadSession(root)
 	agentTok := sf.AgentToken
 	endpoint := line.URL // http://localhost:<port>: a different origin from the app (127.0.0.1)

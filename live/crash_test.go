@@ -13,11 +13,11 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/go-json-experiment/json"
+	"github.com/pikit-dev/pikit/internal/platform"
 )
 
 // crashPage is the page side of the crash test: it posts seqs 1..total,
@@ -260,7 +260,7 @@ func TestCrash_SIGKILL(t *testing.T) {
 	line := startServer(t, root, testOrigin, env...)
 	t.Cleanup(func() {
 		if s, err := ReadSession(root); err == nil && s.PID != 0 {
-			killAndReap(s.PID, syscall.SIGKILL)
+			killAndReap(s.PID, platform.Kill)
 		}
 	})
 	sf, _ := ReadSession(root)
@@ -298,7 +298,7 @@ func TestCrash_SIGKILL(t *testing.T) {
 		}
 		time.Sleep(time.Duration(rng.IntN(8000)) * time.Microsecond)
 		pid := serverPID(t, root)
-		killAndReap(pid, syscall.SIGKILL)
+		killAndReap(pid, platform.Kill)
 		gate.Lock() // in-flight requests fail fast: the server is dead
 		lastKillAt = page.ackedSeq()
 		agent.mu.Lock()
@@ -329,7 +329,7 @@ func TestCrash_SIGKILL(t *testing.T) {
 		}
 	}
 	cancel()
-	killAndReap(serverPID(t, root), syscall.SIGTERM)
+	killAndReap(serverPID(t, root), platform.Terminate)
 	if len(agent.violation) > 0 {
 		t.Fatalf("violations: %v", agent.violation)
 	}

@@ -5,9 +5,9 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
-	"syscall"
 
 	"github.com/go-json-experiment/json/jsontext"
+	"github.com/pikit-dev/pikit/internal/platform"
 )
 
 // Error is a refused request in the endpoint's own terms. Code is stable
@@ -268,24 +268,14 @@ type storageError struct{ err error }
 func (s *storageError) Error() string { return "live: storage: " + s.err.Error() }
 func (s *storageError) Unwrap() error { return s.err }
 
-// errnoCode names the errno behind err ("ENOSPC", …) or is nil.
+// errnoCode names the errno behind err ("ENOSPC", …) or is nil; Windows
+// error codes map to these names as platform.Code says.
 func errnoCode(err error) any {
-	var en syscall.Errno
-	if errors.As(err, &en) {
-		switch en {
-		case syscall.ENOSPC:
-			return "ENOSPC"
-		case syscall.EACCES:
-			return "EACCES"
-		case syscall.EROFS:
-			return "EROFS"
-		case syscall.EIO:
-			return "EIO"
-		case syscall.EDQUOT:
-			return "EDQUOT"
-		}
+	switch c := platform.Code(err); c {
+	case platform.ENOSPC, platform.EACCES, platform.EROFS, platform.EIO, platform.EDQUOT:
+		return c
 	}
 	return nil
 }
 
-func isENOSPC(err error) bool { return errors.Is(err, syscall.ENOSPC) }
+func isENOSPC(err error) bool { return platform.Code(err) == platform.ENOSPC }

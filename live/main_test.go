@@ -8,11 +8,11 @@ import (
 	"os/signal"
 	"path/filepath"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/go-json-experiment/json"
+	"github.com/pikit-dev/pikit/internal/platform"
 	"github.com/pikit-dev/pikit/internal/testproc"
 )
 
@@ -36,7 +36,7 @@ func serveRole(args []string) int {
 		}
 	}
 	s.Options = Options{WaitTimeout: envMillis("CE_LIVE_WAIT_TIMEOUT_MS"), PageLostGrace: envMillis("CE_LIVE_PAGE_LOST_GRACE_MS")}
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
+	ctx, stop := signal.NotifyContext(context.Background(), platform.ShutdownSignals()...)
 	defer stop()
 	if err := s.Start(); err != nil {
 		fmt.Fprintln(os.Stderr, "serve:", err)
@@ -90,7 +90,7 @@ func startServer(t testing.TB, root, origin string, env ...string) StartLine {
 	}
 	cmd := procs.Command(t, "serve", args...)
 	cmd.Env = append(cmd.Env, env...)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	platform.Detach(cmd)
 	logf, err := os.OpenFile(filepath.Join(t.TempDir(), "server.log"), os.O_WRONLY|os.O_CREATE, 0o600)
 	if err != nil {
 		t.Fatal(err)
@@ -130,10 +130,11 @@ func serverPID(t testing.TB, root string) int {
 	return s.PID
 }
 
-// killAndReap signals a server this test started and waits until it has
-// exited and been reaped (at most 10 s).
-func killAndReap(pid int, sig syscall.Signal) {
-	_ = syscall.Kill(pid, sig)
+// killAndReap stops a server this test started with stop (platform.Kill
+// or platform.Terminate) and waits until it has exited and been reaped (at
+// most 10 s).
+func killAndReap(pid int, stop func(pid int) error) {
+	_ = stop(pid)
 	if ch, ok := children.Load(pid); ok {
 		select {
 		case <-ch.(chan struct{}):

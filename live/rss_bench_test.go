@@ -2,9 +2,9 @@ package live
 
 import (
 	"net/http"
-	"syscall"
 	"testing"
 
+	"github.com/pikit-dev/pikit/internal/platform"
 	"github.com/pikit-dev/pikit/internal/testproc"
 )
 
@@ -35,7 +35,7 @@ func BenchmarkRSS10k(b *testing.B) {
 		}
 		b.StopTimer()
 		after := testproc.RSS(b, pid)
-		killAndReap(pid, syscall.SIGTERM)
+		killAndReap(pid, platform.Terminate)
 		b.ReportMetric(before, "rss-before-MB")
 		b.ReportMetric(after, "rss-after-10k-MB")
 	}

@@ -6,7 +6,8 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
-	"syscall"
+
+	"github.com/pikit-dev/pikit/internal/platform"
 )
 
 // ManifestFlag makes [Main] print the extension's manifest as JSON and exit;
@@ -46,23 +47,19 @@ func Run(ext *Extension) error {
 	if err != nil {
 		return err
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+	ctx, stop := signal.NotifyContext(context.Background(), platform.ShutdownSignals()...)
 	defer stop()
 	return Serve(ctx, ext, os.Stdin, out)
 }
 
 // TakeStdout returns the process's stdout as the channel to the bridge and
-// from then on makes fd 1 and os.Stdout refer to stderr.
+// from then on makes fd 1 (Windows: the standard output handle) and
+// os.Stdout refer to stderr.
 func TakeStdout() (*os.File, error) {
-	fd, err := syscall.Dup(1)
+	out, err := platform.TakeStdout()
 	if err != nil {
 		return nil, fmt.Errorf("piext: take stdout: %w", err)
 	}
-	if err := syscall.Dup3(2, 1, 0); err != nil {
-		syscall.Close(fd)
-		return nil, fmt.Errorf("piext: point stdout at stderr: %w", err)
-	}
-	syscall.CloseOnExec(fd)
 	os.Stdout = os.Stderr
-	return os.NewFile(uintptr(fd), "piext-channel"), nil
+	return out, nil
 }

@@ -7,17 +7,17 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/pikit-dev/pikit/internal/modelserver"
 	"github.com/pikit-dev/pikit/internal/pitest"
+	"github.com/pikit-dev/pikit/internal/platform"
 	"github.com/pikit-dev/pikit/piext"
 	"github.com/pikit-dev/pikit/pirpc"
 )
 
-func alive(pid int) bool { return syscall.Kill(pid, 0) == nil }
+func alive(pid int) bool { ok, _ := platform.Alive(pid); return ok }
 
 func sidecarPid(t *testing.T, ctx context.Context, p *probe) int {
 	t.Helper()
@@ -36,7 +36,7 @@ func TestRealPi_SidecarKilledMidToolAndIdle(t *testing.T) {
 		t.Fatal(err)
 	}
 	first := p.waitRecord(t, ctx, func(r record) bool { return r.Ev == "sleep" }).Pid
-	if err := syscall.Kill(first, syscall.SIGKILL); err != nil {
+	if err := platform.Kill(first); err != nil {
 		t.Fatal(err)
 	}
 	killed := time.Now()
@@ -67,7 +67,7 @@ func TestRealPi_SidecarKilledMidToolAndIdle(t *testing.T) {
 	if second == 0 {
 		t.Fatal("no second sidecar started")
 	}
-	syscall.Kill(second, syscall.SIGKILL)
+	platform.Kill(second)
 	for alive(second) {
 		time.Sleep(10 * time.Millisecond)
 	}
@@ -181,7 +181,7 @@ func TestRealPi_PiKilledSidecarExits(t *testing.T) {
 	c := p.start(t)
 	ctx := testCtx(t)
 	pid := sidecarPid(t, ctx, p)
-	if err := syscall.Kill(c.Pid(), syscall.SIGKILL); err != nil {
+	if err := platform.Kill(c.Pid()); err != nil {
 		t.Fatal(err)
 	}
 	killed := time.Now()
@@ -273,7 +273,7 @@ func TestRealPi_LargePayloadWhileSidecarDies(t *testing.T) {
 				// one while Pi writes the 5 MB request.
 				for _, r := range p.records(t) {
 					if r.Ev == "start" && alive(r.Pid) {
-						syscall.Kill(r.Pid, syscall.SIGKILL)
+						platform.Kill(r.Pid)
 						killed = true
 					}
 				}

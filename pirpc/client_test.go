@@ -335,35 +335,48 @@ func TestClient_CloseEscalates(t *testing.T) {
 		{"ignore-term", short, short, syscall.SIGKILL},
 	}
 	for _, tt := range tests {
-		t.Run("scenario="+tt.scenario, func(t *testing.T) {
-			t.Parallel()
-			exe, env, err := fakepi.Command(fakepi.Config{Scenario: tt.scenario})
-			if err != nil {
-				t.Fatal(err)
-			}
-			c, err := pirpc.Start(t.Context(), pirpc.Options{Executable: exe, Env: env,
-				TerminateDuration: tt.terminate, KillDuration: tt.kill})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if _, err := c.GetState(testCtx(t)); err != nil { // the fake is up (and has set its signals)
-				t.Fatal(err)
-			}
-			if err := c.Close(t.Context()); err != nil {
-				t.Fatalf("Close: %v", err)
-			}
-			var ee *pirpc.ExitError
-			if err := c.Err(); !errors.As(err, &ee) || ee.Signal != tt.want || !ee.Closed {
-				t.Errorf("Err = %v, want signal %v after Close", err, tt.want)
-			}
-			if _, err := c.GetState(t.Context()); !errors.Is(err, pirpc.ErrClosed) {
-				t.Errorf("GetState after Close = %v, want ErrClosed", err)
-			}
-			if err := c.Close(t.Context()); err != nil {
-				t.Errorf("second Close = %v", err)
-			}
-		})
+		for _, watch := range exitWatches {
+			t.Run("scenario="+tt.scenario+"/"+watch.name, func(t *testing.T) {
+				t.Parallel()
+				exe, env, err := fakepi.Command(fakepi.Config{Scenario: tt.scenario})
+				if err != nil {
+					t.Fatal(err)
+				}
+				c, err := pirpc.Start(t.Context(), watch.opts(pirpc.Options{Executable: exe, Env: env,
+					TerminateDuration: tt.terminate, KillDuration: tt.kill}))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if _, err := c.GetState(testCtx(t)); err != nil { // the fake is up (and has set its signals)
+					t.Fatal(err)
+				}
+				if err := c.Close(t.Context()); err != nil {
+					t.Fatalf("Close: %v", err)
+				}
+				var ee *pirpc.ExitError
+				if err := c.Err(); !errors.As(err, &ee) || ee.Signal != tt.want || !ee.Closed {
+					t.Errorf("Err = %v, want signal %v after Close", err, tt.want)
+				}
+				if _, err := c.GetState(t.Context()); !errors.Is(err, pirpc.ErrClosed) {
+					t.Errorf("GetState after Close = %v, want ErrClosed", err)
+				}
+				if err := c.Close(t.Context()); err != nil {
+					t.Errorf("second Close = %v", err)
+				}
+			})
+		}
 	}
+}
+
+// exitWatches are the two ways a CommandTransport learns of Pi's exit: the
+// OS's native one (Linux: waitid WNOWAIT) and the portable one (macOS),
+// which the Linux run covers through this option.
+var exitWatches = []struct {
+	name string
+	opts func(pirpc.Options) pirpc.Options
+}{
+	{"native", func(o pirpc.Options) pirpc.Options { return o }},
+	{"portable", pirpc.PortableExitWatch},
 }
 
 func TestClient_CloseWithEndedContextKills(t *testing.T) {

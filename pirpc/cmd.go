@@ -11,10 +11,9 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sync"
-	"syscall"
 	"time"
 
-	"golang.org/x/sys/unix"
+	"github.com/pikit-dev/pikit/internal/platform"
 )
 
 // Defaults for the zero durations and tail of [CommandTransport] and
@@ -34,8 +33,9 @@ const (
 type CommandTransport struct {
 	// Command is the process to run: Path, Args, Dir and Env as the caller
 	// wants them. Stdin, Stdout and Stderr must be nil: the transport
-	// connects them. The transport sets SysProcAttr.Setpgid, so the process
-	// leads its own process group, which Close signals as a whole.
+	// connects them. The transport starts it as the leader of its own
+	// process group (Unix: SysProcAttr.Setpgid; Windows: a new process group
+	// in a job object), which Close stops as a whole.
 	Command *exec.Cmd
 	// TerminateDuration is how long Close waits after closing stdin before
 	// SIGTERM to the process group; zero means DefaultTerminateDuration,
@@ -55,6 +55,11 @@ type CommandTransport struct {
 	// Logger gets lifecycle records (pid, signals), never content. Nil
 	// discards.
 	Logger *slog.Logger
+
+	// portableExitWatch learns of the exit with the portable watch (which
+	// reaps) instead of the OS's native one; tests set it on Linux
+	// (export_test.go).
+	portableExitWatch bool
 }
 
 // Connect starts the command and returns its connection: Read reads its
@@ -62,7 +67,9 @@ type CommandTransport struct {
 // close stdin, wait TerminateDuration, SIGTERM the process group, wait
 // KillDuration, SIGKILL the group (always, also after the process exited on
 // its own, so leftover children in the group end too), read stdout and
-// stderr to EOF (at most DrainDuration), then reap. Close is idempotent and
+// stderr to EOF (at most DrainDuration), then reap. On Windows SIGTERM is a
+// CTRL_BREAK_EVENT to the group (it reaches the group only when it shares
+// this process's console) and SIGKILL ends the group's job object. Close is idempotent and
 // returns the [*ExitError] unless the process exited with status 0. Pass the
 // connection to [NewClient].
 //
@@ -115,11 +122,7 @@ func (t *CommandTransport) Connect(ctx context.Context) (io.ReadWriteCloser, err
 		return nil, fmt.Errorf("pirpc: start: pipes: %w", err)
 	}
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = childIn, childOut, childErr
-	if cmd.SysProcAttr == nil {
-		cmd.SysProcAttr = &syscall.SysProcAttr{}
-	}
-	cmd.SysProcAttr.Setpgid = true
-	if err := cmd.Start(); err != nil {
+	if c.group, err = platform.StartGroup(cmd); err != nil {
 		closeAll()
 		var pe *fs.PathError // "fork/exec /abs/path: exec format error"
 		if errors.As(err, &pe) {
@@ -131,6 +134,11 @@ func (t *CommandTransport) Connect(ctx context.Context) (io.ReadWriteCloser, err
 	childOut.Close()
 	childErr.Close()
 	c.pid = cmd.Process.Pid
+	if t.portableExitWatch {
+		c.exit = platform.WatchExitReaping(cmd)
+	} else {
+		c.exit = platform.WatchExit(cmd)
+	}
 	c.log.Debug("pi started", "pid", c.pid)
 	go c.readStderr()
 	go c.watch()
@@ -144,6 +152,8 @@ type cmdConn struct {
 	t      CommandTransport
 	log    *slog.Logger
 	cmd    *exec.Cmd
+	group  *platform.Group
+	exit   *platform.Exit
 	pid    int
 	stdin  *os.File
 	stdout *os.File
@@ -227,18 +237,18 @@ func (c *cmdConn) shutdown(ctx context.Context) {
 	c.stdin.Close() // safe alongside a blocked Write: it unblocks it
 
 	steps := []struct {
-		sig syscall.Signal
-		d   time.Duration
+		stop func() error // nil: none
+		d    time.Duration
 	}{
-		{0, c.t.TerminateDuration},
-		{syscall.SIGTERM, c.t.KillDuration},
+		{nil, c.t.TerminateDuration},
+		{c.group.Terminate, c.t.KillDuration},
 	}
 	for i, st := range steps {
 		if isClosed(c.exited) {
 			break
 		}
-		if st.sig != 0 {
-			c.signal(st.sig)
+		if st.stop != nil {
+			c.signal("SIGTERM", st.stop)
 		}
 		d := st.d
 		if d == 0 {
@@ -262,9 +272,12 @@ func (c *cmdConn) shutdown(ctx context.Context) {
 	}
 	// SIGKILL the group even when Pi already exited: a background child of a
 	// tool run stays in Pi's group, may hold the stdout pipe, and would
-	// outlive us (golang/go#60309). Pi is not reaped yet, so its pid, which
-	// is the group id, cannot have been reused; an empty group gives ESRCH.
-	c.signal(syscall.SIGKILL)
+	// outlive us (golang/go#60309). With the native exit watch Pi is not
+	// reaped yet, so its pid, which is the group id, cannot have been
+	// reused; the portable watch has reaped it, and then the group id stays
+	// ours only while the group has members (POSIX). An empty group is no
+	// error.
+	c.signal("SIGKILL", c.group.Kill)
 	<-c.exited
 	<-c.drained
 	c.reap()
@@ -273,15 +286,16 @@ func (c *cmdConn) shutdown(ctx context.Context) {
 // reap waits for the exited process, after its output was read to the end,
 // and records the exit.
 func (c *cmdConn) reap() {
-	err := c.cmd.Wait()
+	err := c.exit.Wait()
+	c.group.Close()
 	c.stdout.Close()
 	c.stderr.Close()
 	ee := &ExitError{Code: -1}
 	var xe *exec.ExitError
 	if errors.As(err, &xe) || err == nil {
 		ps := c.cmd.ProcessState
-		if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-			ee.Signal = ws.Signal()
+		if sig := platform.ExitSignal(ps); sig != 0 {
+			ee.Signal = sig
 		} else {
 			ee.Code = ps.ExitCode()
 		}
@@ -294,25 +308,21 @@ func (c *cmdConn) reap() {
 	c.log.Debug("pi exited", "pid", c.pid, "code", ee.Code, "signal", ee.Signal)
 }
 
-func (c *cmdConn) signal(sig syscall.Signal) {
-	c.log.Debug("signal pi process group", "pid", c.pid, "signal", sig.String())
-	if err := syscall.Kill(-c.pid, sig); err != nil && !errors.Is(err, syscall.ESRCH) {
+// signal stops the group with send (Group.Terminate or Group.Kill), which
+// sig names in the log.
+func (c *cmdConn) signal(sig string, send func() error) {
+	c.log.Debug("signal pi process group", "pid", c.pid, "signal", sig)
+	if err := send(); err != nil {
 		c.log.Debug("signal failed", "pid", c.pid, "err", err)
 	}
 }
 
-// watch learns of the exit without reaping (waitid WNOWAIT: the pid stays
-// ours, so signals to its group stay safe), then lets stdout and stderr
-// drain for DrainDuration and closes what a leftover child still holds
-// open, which unblocks the reads.
+// watch learns of the exit (natively without reaping, so the pid stays
+// ours and signals to its group stay safe; see [platform.WatchExit]), then
+// lets stdout and stderr drain for DrainDuration and closes what a leftover
+// child still holds open, which unblocks the reads.
 func (c *cmdConn) watch() {
-	for {
-		var info unix.Siginfo
-		err := unix.Waitid(unix.P_PID, c.pid, &info, unix.WEXITED|unix.WNOWAIT, nil)
-		if err != unix.EINTR {
-			break // ECHILD cannot happen before reap; treat any error as the exit
-		}
-	}
+	<-c.exit.Done()
 	c.mu.Lock()
 	c.closedByClient = c.closing
 	c.mu.Unlock()

@@ -37,6 +37,8 @@ type Options struct {
 	TerminateDuration time.Duration
 	KillDuration      time.Duration
 	DrainDuration     time.Duration
+
+	portableExitWatch bool // see CommandTransport; tests set it (export_test.go)
 }
 
 // Start spawns Pi through a [CommandTransport] and returns a running
@@ -73,6 +75,7 @@ func Start(ctx context.Context, opts Options) (*Client, error) {
 		DrainDuration:     opts.DrainDuration,
 		StderrTail:        opts.StderrTail,
 		Logger:            opts.Logger,
+		portableExitWatch: opts.portableExitWatch,
 	}
 	rwc, err := t.Connect(ctx)
 	if err != nil {

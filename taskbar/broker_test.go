@@ -5,10 +5,10 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 
 	"github.com/pikit-dev/pikit/internal/fakepi"
+	"github.com/pikit-dev/pikit/internal/platform"
 	"github.com/pikit-dev/pikit/taskbar"
 	"github.com/pikit-dev/pikit/taskbar/broker"
 	"github.com/pikit-dev/pikit/taskbar/internal/tbtest"
@@ -47,7 +47,7 @@ func newBrokerProject(t testing.TB, pi string, env []string) func(...func(*broke
 		if b, err := os.ReadFile(epPath); err == nil {
 			var ep broker.Endpoint
 			json.Unmarshal(b, &ep)
-			syscall.Kill(ep.PID, syscall.SIGTERM)
+			platform.Terminate(ep.PID)
 		}
 		for _, c := range clients {
 			c.Wait()

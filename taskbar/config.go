@@ -4,13 +4,13 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/pikit-dev/pikit/internal/loopback"
+	"github.com/pikit-dev/pikit/internal/platform"
 )
 
 // Environment fallbacks of the five settings (seed 000 "Server-owned
@@ -163,7 +163,7 @@ func (c Config) Resolve(getenv func(string) (string, bool)) (Settings, error) {
 		root = v
 	}
 	if root == "" {
-		wd, err := os.Getwd()
+		wd, err := platform.Getwd()
 		if err != nil {
 			return Settings{}, &ConfigError{Setting: "project_root", Rule: ruleProjectRoot, Err: err}
 		}
@@ -212,13 +212,12 @@ func parseTimeout(v string) (time.Duration, error) {
 	return time.Duration(n) * time.Second, nil
 }
 
-// CanonicalRoot resolves a project root to an absolute directory with
-// symlinks resolved, or a *ConfigError naming project_root.
+// CanonicalRoot resolves a project root to an existing absolute directory
+// as Pi, started there, reports its working directory
+// (platform.CanonicalPath: symlinks resolved on Unix), or a *ConfigError
+// naming project_root.
 func CanonicalRoot(root string) (string, error) {
-	abs, err := filepath.Abs(root)
-	if err == nil {
-		abs, err = filepath.EvalSymlinks(abs)
-	}
+	abs, err := platform.CanonicalPath(root)
 	var fi os.FileInfo
 	if err == nil {
 		fi, err = os.Stat(abs)

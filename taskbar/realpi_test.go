@@ -6,12 +6,12 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/pikit-dev/pikit/internal/modelserver"
 	"github.com/pikit-dev/pikit/internal/pitest"
+	"github.com/pikit-dev/pikit/internal/platform"
 	"github.com/pikit-dev/pikit/taskbar"
 	"github.com/pikit-dev/pikit/taskbar/internal/tbtest"
 	rt "github.com/pikit-dev/pikit/taskbar/runtime"
@@ -135,7 +135,7 @@ func TestRealPi_KillMidTask(t *testing.T) {
 	before := poll(t, h, "ready", isReady)
 	id := submit(t, h, "Please hang.")
 	poll(t, h, "streaming", func(s rt.Snapshot) bool { return strings.Contains(s.Task.Output, "partial") })
-	if err := syscall.Kill(r.PiPID(), syscall.SIGKILL); err != nil {
+	if err := platform.Kill(r.PiPID()); err != nil {
 		t.Fatal(err)
 	}
 	s := poll(t, h, "failed", finished(id))

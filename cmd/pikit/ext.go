@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/pikit-dev/pikit/internal/platform"
 	"github.com/pikit-dev/pikit/piext"
 	"github.com/spf13/cobra"
 )
@@ -43,7 +44,7 @@ func (f *extDirFlags) add(cmd *cobra.Command) {
 // PI_CODING_AGENT_DIR, then ~/.pi/agent.
 func (f *extDirFlags) dir() (string, error) {
 	if f.project {
-		wd, err := os.Getwd()
+		wd, err := platform.Getwd() // Pi's process.cwd(), whose .pi/extensions Pi loads
 		if err != nil {
 			return "", err
 		}

@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/pikit-dev/pikit/internal/platform"
 	"github.com/pikit-dev/pikit/piext"
 )
 
@@ -95,7 +96,7 @@ func mentions(p string, needles []string) bool {
 // current directory when inside it, so messages carry no absolute path
 // where a shorter one exists.
 func displayPath(p string) string {
-	if wd, err := os.Getwd(); err == nil {
+	if wd, err := platform.Getwd(); err == nil {
 		if r, err := filepath.Rel(wd, p); err == nil && r != ".." && !strings.HasPrefix(r, ".."+string(filepath.Separator)) {
 			return r
 		}

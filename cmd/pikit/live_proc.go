@@ -4,27 +4,32 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
-	"github.com/gofrs/flock"
 	"github.com/pikit-dev/pikit/internal/durable"
+	"github.com/pikit-dev/pikit/internal/platform"
 	"github.com/pikit-dev/pikit/live"
-	"golang.org/x/sys/unix"
 )
 
-// The endpoint process holds an exclusive flock on state/server.pid for its
-// whole life and writes its pid into it; start, status, stop and wait
-// decide "running" from that lock, never from /proc command lines, so a
-// reused pid or a foreign process is never taken for the endpoint.
+// The endpoint process holds an exclusive lock on state/server.pid for its
+// whole life (platform.TryLock: flock(2); Windows: LockFileEx on a byte
+// past the content, so the pid stays readable) and writes its pid into it;
+// start, status, stop and wait decide "running" from that lock, never from
+// /proc command lines, so a reused pid or a foreign process is never taken
+// for the endpoint.
 
-// pidLock is the endpoint process's hold on its pid file.
-type pidLock struct{ lk *flock.Flock }
+// lockPoll is how often a wait for the pid file's lock retries.
+const lockPoll = 10 * time.Millisecond
+
+// pidLock is the endpoint process's hold on its pid file: the file stays
+// open, locked, until release.
+type pidLock struct{ f *os.File }
 
 // lockPIDFile takes the pid file's lock for this process and records its
 // pid. It fails when another endpoint process of root holds it (waiting up
@@ -37,36 +42,58 @@ func lockPIDFile(ctx context.Context, root string) (*pidLock, error) {
 	if err := durable.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, err
 	}
-	lk := flock.New(path, flock.SetPermissions(0o600))
-	wctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-	defer cancel()
-	ok, err := lk.TryLockContext(wctx, 10*time.Millisecond)
-	if err != nil && !errors.Is(err, context.DeadlineExceeded) {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("open pid file: %w", err)
+	}
+	ok, err := lockWithin(ctx, f, true, 2*time.Second)
+	if err != nil {
+		f.Close()
 		return nil, fmt.Errorf("lock pid file: %w", err)
 	}
 	if !ok {
+		f.Close()
 		return nil, errors.New("another endpoint process is running for this root")
 	}
-	// Written in place: replacing the file would leave the lock on the old
-	// inode.
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_TRUNC, 0o600)
+	// Written in place, through the locked file: replacing the file would
+	// leave the lock on the old one.
+	err = f.Truncate(0)
 	if err == nil {
-		_, err = f.WriteString(strconv.Itoa(os.Getpid()) + "\n")
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
+		_, err = f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
 	}
 	if err != nil {
-		_ = lk.Unlock()
+		f.Close()
 		return nil, fmt.Errorf("write pid file: %w", err)
 	}
-	return &pidLock{lk}, nil
+	return &pidLock{f}, nil
 }
 
-// release removes the pid file and drops the lock.
+// lockWithin tries f's lock every lockPoll until it is taken, d passed or
+// ctx ended; ok is false when it was not taken.
+func lockWithin(ctx context.Context, f *os.File, exclusive bool, d time.Duration) (bool, error) {
+	ctx, cancel := context.WithTimeout(ctx, d)
+	defer cancel()
+	for {
+		ok, err := platform.TryLock(f, exclusive)
+		if ok || err != nil {
+			return ok, err
+		}
+		t := time.NewTimer(lockPoll)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return false, nil
+		case <-t.C:
+		}
+	}
+}
+
+// release removes the pid file and drops the lock (on Windows the removal
+// fails while the file is open, and the unlocked file stays: it means "not
+// running").
 func (p *pidLock) release() error {
-	_ = os.Remove(p.lk.Path())
-	return p.lk.Unlock()
+	_ = os.Remove(p.f.Name())
+	return p.f.Close()
 }
 
 // endpointPID reports whether an endpoint process holds root's pid file
@@ -76,19 +103,22 @@ func endpointPID(root string) (pid int, running bool, err error) {
 	if err != nil {
 		return 0, false, err
 	}
-	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
 		return 0, false, nil
 	}
-	lk := flock.New(path)
-	free, err := lk.TryRLock()
+	if err != nil {
+		return 0, false, fmt.Errorf("check pid file lock: %w", err)
+	}
+	defer f.Close() // also drops a shared lock taken below
+	free, err := platform.TryLock(f, false)
 	if err != nil {
 		return 0, false, fmt.Errorf("check pid file lock: %w", err)
 	}
 	if free {
-		_ = lk.Unlock()
 		return 0, false, nil
 	}
-	data, _ := os.ReadFile(path)
+	data, _ := io.ReadAll(io.LimitReader(f, 64))
 	pid, _ = strconv.Atoi(strings.TrimSpace(string(data)))
 	return pid, true, nil
 }
@@ -99,18 +129,21 @@ func waitReleased(ctx context.Context, root string, d time.Duration) bool {
 	if err != nil {
 		return false
 	}
-	wctx, cancel := context.WithTimeout(ctx, d)
-	defer cancel()
-	lk := flock.New(path)
-	ok, _ := lk.TryRLockContext(wctx, 10*time.Millisecond)
-	if ok {
-		_ = lk.Unlock()
+	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return true
 	}
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	ok, _ := lockWithin(ctx, f, false, d)
 	return ok
 }
 
 // stopEndpointProcess ends root's endpoint process if one holds the lock:
-// SIGTERM, then SIGKILL after 2 s. The session is not changed.
+// platform.Terminate (SIGTERM), then platform.Kill (SIGKILL) after 2 s
+// (on Windows both end it at once). The session is not changed.
 func stopEndpointProcess(ctx context.Context, root string) error {
 	pid, running, err := endpointPID(root)
 	if err != nil || !running {
@@ -119,103 +152,39 @@ func stopEndpointProcess(ctx context.Context, root string) error {
 	if pid <= 1 {
 		return errors.New("the endpoint process holds the pid file lock but its pid is unreadable")
 	}
-	if err := syscall.Kill(pid, syscall.SIGTERM); err != nil && !errors.Is(err, syscall.ESRCH) {
+	if err := platform.Terminate(pid); err != nil && !errors.Is(err, os.ErrProcessDone) {
 		return fmt.Errorf("signal endpoint: %w", err)
 	}
 	if waitReleased(ctx, root, 2*time.Second) {
 		return nil
 	}
-	_ = syscall.Kill(pid, syscall.SIGKILL)
+	_ = platform.Kill(pid)
 	if !waitReleased(ctx, root, 2*time.Second) {
 		return fmt.Errorf("endpoint process %d did not exit", pid)
 	}
 	return nil
 }
 
-// watchOwner returns a channel closed when process pid exits. It waits on a
-// pidfd (Linux 5.3+); where pidfds are unavailable it checks kill(pid, 0)
-// every fallback. The watch's goroutines end with ctx.
-func watchOwner(ctx context.Context, pid int, fallback time.Duration) <-chan struct{} {
-	gone := make(chan struct{})
-	fd, err := unix.PidfdOpen(pid, 0)
-	if errors.Is(err, unix.ESRCH) {
-		close(gone)
-		return gone
+// watchOwner returns a channel closed when process pid exits: the OS's
+// own notification (platform.WatchProcess: a pidfd on Linux, a process
+// handle on Windows), or, with poll or where there is none, a liveness
+// check every period (platform.PollProcess). The watch's goroutines end
+// with ctx.
+func watchOwner(ctx context.Context, pid int, every time.Duration, poll bool) <-chan struct{} {
+	if poll {
+		return platform.PollProcess(ctx, pid, every)
 	}
-	var stop [2]int // closing stop[1] ends the poll
-	if err == nil {
-		if perr := unix.Pipe2(stop[:], unix.O_CLOEXEC); perr != nil {
-			unix.Close(fd)
-			err = perr
-		}
-	}
-	if err != nil {
-		go pollOwner(ctx, pid, fallback, gone)
-		return gone
-	}
-	polled := make(chan struct{})
-	go func() {
-		select {
-		case <-ctx.Done():
-		case <-polled:
-		}
-		unix.Close(stop[1])
-	}()
-	go func() {
-		defer close(polled)
-		defer unix.Close(fd)
-		defer unix.Close(stop[0])
-		// A pidfd turns readable when its process exits.
-		fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}, {Fd: int32(stop[0]), Events: unix.POLLIN}}
-		for {
-			if _, err := unix.Poll(fds, -1); errors.Is(err, unix.EINTR) {
-				continue
-			}
-			if fds[0].Revents != 0 {
-				close(gone)
-			}
-			return
-		}
-	}()
-	return gone
-}
-
-// pollOwner is watchOwner's fallback: kill(pid, 0) every period.
-func pollOwner(ctx context.Context, pid int, every time.Duration, gone chan struct{}) {
-	t := time.NewTicker(every)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
-				close(gone)
-				return
-			}
-		}
-	}
+	return platform.WatchProcess(ctx, pid, every)
 }
 
 // defaultOwnerPID is the owner when --owner-pid is not given: the
 // grandparent of this process (the agent behind the shell that ran
-// start), else the parent (reference §3.1 step 2).
+// start), else the parent (reference §3.1 step 2). The grandparent is the
+// parent's parent as the OS records it (platform.ParentPID: /proc on
+// Linux, sysctl on macOS, a Toolhelp32 snapshot on Windows; no ps).
 func defaultOwnerPID() int {
 	ppid := os.Getppid()
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", ppid))
-	if err != nil {
-		return ppid
-	}
-	s := string(data)
-	i := strings.LastIndexByte(s, ')')
-	if i < 0 {
-		return ppid
-	}
-	f := strings.Fields(s[i+1:])
-	if len(f) < 2 {
-		return ppid
-	}
-	if g, err := strconv.Atoi(f[1]); err == nil && g > 1 {
+	if g, err := platform.ParentPID(ppid); err == nil && g > 1 {
 		return g
 	}
 	return ppid

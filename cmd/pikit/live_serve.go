@@ -57,6 +57,9 @@ type liveServeConfig struct {
 	server live.Server
 	getenv func(string) string
 	ready  func(live.StartLine)
+	// pollOwner watches the owner with the portable liveness poll instead
+	// of the OS's exit notification; tests set it on Linux.
+	pollOwner bool
 }
 
 // serveLive runs the endpoint process for one root until ctx ends, the
@@ -96,7 +99,7 @@ func serveLive(ctx context.Context, c liveServeConfig) error {
 	defer stopWatch()
 	var ownerGone <-chan struct{}
 	if s.OwnerPID > 1 {
-		ownerGone = watchOwner(wctx, s.OwnerPID, check)
+		ownerGone = watchOwner(wctx, s.OwnerPID, check, c.pollOwner)
 	}
 	tick := time.NewTicker(check)
 	defer tick.Stop()

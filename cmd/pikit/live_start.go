@@ -9,13 +9,13 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
-	"syscall"
 	"time"
 
 	"github.com/go-json-experiment/json"
 	"github.com/gofrs/flock"
 	"github.com/pikit-dev/pikit/internal/durable"
 	"github.com/pikit-dev/pikit/internal/jsonl"
+	"github.com/pikit-dev/pikit/internal/platform"
 	"github.com/pikit-dev/pikit/live"
 	"github.com/spf13/cobra"
 )
@@ -110,7 +110,14 @@ func startLive(ctx context.Context, o liveStart) (live.StartLine, error) {
 			return live.StartLine{}, err
 		}
 	}
-	args := []string{"live", "serve", "--root", filepath.Dir(dir), "--ready-fd", "3"}
+	readyR, readyW, err := os.Pipe()
+	if err != nil {
+		return live.StartLine{}, fmt.Errorf("live: ready pipe: %w", err)
+	}
+	defer readyR.Close()
+	defer readyW.Close() // closed again right after the start, so EOF on readyR means the server's end is gone
+	cmd := exec.Command(o.exe)
+	args := []string{"live", "serve", "--root", filepath.Dir(dir), "--ready-fd", platform.PassFile(cmd, readyW)}
 	if o.appOrigin != "" {
 		args = append(args, "--app-origin", o.appOrigin)
 	}
@@ -132,15 +139,9 @@ func startLive(ctx context.Context, o liveStart) (live.StartLine, error) {
 		return live.StartLine{}, fmt.Errorf("live: open server log: %w", err)
 	}
 	defer logf.Close()
-	readyR, readyW, err := os.Pipe()
-	if err != nil {
-		return live.StartLine{}, fmt.Errorf("live: ready pipe: %w", err)
-	}
-	defer readyR.Close()
-	cmd := exec.Command(o.exe, args...)
+	cmd.Args = append(cmd.Args, args...)
 	cmd.Stdout, cmd.Stderr = logf, logf
-	cmd.ExtraFiles = []*os.File{readyW} // fd 3
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	platform.Detach(cmd)
 	err = cmd.Start()
 	readyW.Close()
 	if err != nil {

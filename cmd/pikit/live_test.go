@@ -11,11 +11,11 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/go-json-experiment/json"
+	"github.com/pikit-dev/pikit/internal/platform"
 	"github.com/pikit-dev/pikit/internal/testproc"
 	"github.com/pikit-dev/pikit/live"
 )
@@ -27,7 +27,7 @@ var procs = testproc.New(map[string]testproc.Role{"pikit": func(args []string) i
 	os.Setenv(testproc.EnvRole, "pikit")
 	root := newRootCmd()
 	root.SetArgs(args)
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := signal.NotifyContext(context.Background(), platform.ShutdownSignals()...)
 	defer stop()
 	if err := root.ExecuteContext(ctx); err != nil {
 		if ee, ok := err.(*exitError); ok {
@@ -101,11 +101,12 @@ func serverPID(t *testing.T, root string) int {
 	return s.PID
 }
 
-// killAndWait signals the endpoint process and waits until it released
-// the pid file's lock (it is not our child: start detached it).
-func killAndWait(t *testing.T, root string, pid int, sig syscall.Signal) {
+// killAndWait stops the endpoint process with stop (platform.Kill or
+// platform.Terminate) and waits until it released the pid file's lock (it
+// is not our child: start detached it).
+func killAndWait(t *testing.T, root string, pid int, stop func(pid int) error) {
 	t.Helper()
-	_ = syscall.Kill(pid, sig)
+	_ = stop(pid)
 	if !waitReleased(t.Context(), root, 10*time.Second) {
 		t.Fatalf("endpoint %d still holds the pid file lock", pid)
 	}
@@ -114,7 +115,7 @@ func killAndWait(t *testing.T, root string, pid int, sig syscall.Signal) {
 func cleanupServer(t *testing.T, root string) {
 	t.Cleanup(func() {
 		if pid, running, _ := endpointPID(root); running && pid > 1 {
-			_ = syscall.Kill(pid, syscall.SIGKILL)
+			_ = platform.Kill(pid)
 			waitReleased(context.Background(), root, 10*time.Second)
 		}
 	})
@@ -149,7 +150,7 @@ func TestCLI_Lifecycle(t *testing.T) {
 		t.Fatalf("second start %+v", l2)
 	}
 	// Owner death / SIGTERM stops the process, not the session: resume keeps tokens and port.
-	killAndWait(t, root, serverPID(t, root), syscall.SIGTERM)
+	killAndWait(t, root, serverPID(t, root), platform.Terminate)
 	if rep, _ := live.ReadStatus(root, false); rep.SessionEnded {
 		t.Fatalf("after SIGTERM: %+v", rep)
 	}
@@ -276,7 +277,7 @@ func TestStop_Ownership(t *testing.T) {
 	line := startServer(t, root, testOrigin)
 	cleanupServer(t, root)
 	pid := serverPID(t, root)
-	killAndWait(t, root, pid, syscall.SIGKILL) // leaves a stale pid file behind
+	killAndWait(t, root, pid, platform.Kill) // leaves a stale pid file behind
 	pidPath, _ := live.PIDFile(root)
 	if err := os.WriteFile(pidPath, []byte(strconv.Itoa(foreign.Process.Pid)+"\n"), 0o600); err != nil {
 		t.Fatal(err)
@@ -287,7 +288,7 @@ func TestStop_Ownership(t *testing.T) {
 	if code, out := runPikitProc(t, nil, "live", "stop", "--root", root); code != 0 || !strings.HasPrefix(out, `{"status":"stopped"`) {
 		t.Fatalf("stop: %d %s", code, out)
 	}
-	if err := foreign.Process.Signal(syscall.Signal(0)); err != nil {
+	if alive, err := platform.Alive(foreign.Process.Pid); !alive || err != nil {
 		t.Fatalf("stop signalled the foreign process: %v", err)
 	}
 	if sf, _ := live.ReadSession(root); sf.AgentToken != "" || !sf.Ended {
@@ -360,7 +361,7 @@ func BenchmarkLiveRSS10k(b *testing.B) {
 		}
 		b.StopTimer()
 		after := testproc.RSS(b, pid)
-		_ = syscall.Kill(pid, syscall.SIGTERM)
+		_ = platform.Terminate(pid)
 		waitReleased(context.Background(), root, 10*time.Second)
 		b.ReportMetric(before, "rss-start-MB")
 		b.ReportMetric(after, "rss-after-10k-MB")

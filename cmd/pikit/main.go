@@ -10,9 +10,10 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
-	"syscall"
 
 	"github.com/spf13/cobra"
+
+	"github.com/pikit-dev/pikit/internal/platform"
 )
 
 // exitError carries a specific exit code out of a subcommand.
@@ -31,7 +32,7 @@ func (e *exitError) Error() string {
 func (e *exitError) Unwrap() error { return e.err }
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := signal.NotifyContext(context.Background(), platform.ShutdownSignals()...)
 	err := newRootCmd().ExecuteContext(ctx)
 	stop()
 	if err == nil {

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/pikit-dev/pikit/internal/platform"
 	"github.com/pikit-dev/pikit/stateflow"
 	"github.com/pikit-dev/pikit/stateflow/store"
 	"github.com/spf13/cobra"
@@ -52,11 +53,16 @@ func (f *stateflowFlags) where() (agentDir, cwd string, err error) {
 		}
 		agentDir = filepath.Join(home, ".pi", "agent")
 	}
-	cwd = f.cwd
-	if cwd == "" {
-		if cwd, err = os.Getwd(); err != nil {
-			return "", "", err
-		}
+	// The CWD scope key is made from the directory as Pi sees its own
+	// (Node's process.cwd(): symlinks resolved), so the CLI and Pi share
+	// one CWD scope also behind a symlink.
+	if f.cwd != "" {
+		cwd, err = platform.CanonicalPath(f.cwd)
+	} else {
+		cwd, err = platform.Getwd()
+	}
+	if err != nil {
+		return "", "", fmt.Errorf("stateflow: cwd: %w", err)
 	}
 	return agentDir, cwd, nil
 }

@@ -1,17 +1,15 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"log/slog"
 	"net/url"
 	"os"
-	"path/filepath"
 	"strings"
-	"syscall"
 
 	"github.com/spf13/cobra"
 
+	"github.com/pikit-dev/pikit/internal/platform"
 	"github.com/pikit-dev/pikit/taskbar"
 	"github.com/pikit-dev/pikit/taskbar/broker"
 	"github.com/pikit-dev/pikit/taskbar/host"
@@ -54,7 +52,9 @@ most 256 open); WebSockets and event streams are never cut.`,
 			}
 			o.Out = cmd.OutOrStdout()
 			if s.Enabled {
-				fmt.Fprintf(o.Out, "pikit taskbar proxy: project root %s\n", showPath(s.ProjectRoot))
+				// The canonical root (symlinks resolved as Pi's process.cwd()
+				// resolves them), absolute: the one Pi works in.
+				fmt.Fprintf(o.Out, "pikit taskbar proxy: project root %s\n", s.ProjectRoot)
 			}
 			o.Taskbar.Logger = slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: slog.LevelInfo}))
 			if inProcess {
@@ -65,7 +65,7 @@ most 256 open); WebSockets and event streams are never cut.`,
 				o.Taskbar.SelfBroker = true
 			}
 			err = host.RunProxy(cmd.Context(), &o)
-			if errors.Is(err, syscall.EADDRINUSE) {
+			if platform.IsAddrInUse(err) {
 				return fmt.Errorf("%w: another program listens on %s; choose a free address with --listen (for example --listen 127.0.0.1:4101)", err, o.Listen)
 			}
 			return err
@@ -97,15 +97,4 @@ func noArgs(hint string) cobra.PositionalArgs {
 		}
 		return fmt.Errorf("%s takes no arguments, but got %q; %s", cmd.CommandPath(), strings.Join(args, " "), hint)
 	}
-}
-
-// showPath shows p relative to the working directory when inside it, else
-// as given.
-func showPath(p string) string {
-	if wd, err := os.Getwd(); err == nil {
-		if rel, err := filepath.Rel(wd, p); err == nil && rel != ".." && !strings.HasPrefix(rel, "../") {
-			return rel
-		}
-	}
-	return p
 }

@@ -11,12 +11,12 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/pikit-dev/pikit/internal/modelserver"
 	"github.com/pikit-dev/pikit/internal/pitest"
+	"github.com/pikit-dev/pikit/internal/platform"
 	"github.com/pikit-dev/pikit/taskbar"
 	"github.com/pikit-dev/pikit/taskbar/broker"
 	rt "github.com/pikit-dev/pikit/taskbar/runtime"
@@ -122,7 +122,7 @@ func startProxy(t *testing.T, env []string, args ...string) (string, func()) {
 		}
 	}()
 	stop := func() {
-		cmd.Process.Signal(syscall.SIGTERM)
+		platform.Terminate(cmd.Process.Pid)
 		<-done
 		if err := cmd.Wait(); err != nil {
 			t.Errorf("proxy: %v\n%s", err, stderr.String())
@@ -153,9 +153,9 @@ func stopBroker(t *testing.T, base, root string) {
 		t.Errorf("endpoint.json: %v", err)
 		return
 	}
-	syscall.Kill(ep.PID, syscall.SIGTERM)
+	platform.Terminate(ep.PID)
 	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
-		if syscall.Kill(ep.PID, 0) != nil {
+		if alive, _ := platform.Alive(ep.PID); !alive {
 			return
 		}
 	}

@@ -6,8 +6,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
+
+	"github.com/pikit-dev/pikit/internal/platform"
 )
 
 // faultyTemp is a real temporary file whose steps can fail: writes go to
@@ -56,8 +57,8 @@ func TestWriteFile_diskFull(t *testing.T) {
 		faults faultyTemp
 	}{
 		{"write", faultyTemp{w: full}},
-		{"fsync", faultyTemp{syncErr: &fs.PathError{Op: "sync", Path: "/abs/x", Err: syscall.ENOSPC}}},
-		{"close", faultyTemp{closeErr: syscall.EDQUOT}},
+		{"fsync", faultyTemp{syncErr: &fs.PathError{Op: "sync", Path: "/abs/x", Err: platform.Errno(platform.ENOSPC)}}},
+		{"close", faultyTemp{closeErr: platform.Errno(platform.EDQUOT)}},
 	} {
 		t.Run(tc.op, func(t *testing.T) {
 			dir := t.TempDir()
@@ -74,7 +75,7 @@ func TestWriteFile_diskFull(t *testing.T) {
 				ft.File = f
 				return &ft, nil
 			}
-			err := writeFile(p, []byte("new content"), 0o600, nil, open)
+			err := writeFile(p, []byte("new content"), 0o600, nil, fileOps{open: open})
 			var de *Error
 			if !errors.Is(err, ErrDiskFull) || !errors.As(err, &de) || de.Op != tc.op {
 				t.Fatalf("err = %v, want ErrDiskFull at %s", err, tc.op)
@@ -160,7 +161,7 @@ func TestJournal_diskFull(t *testing.T) {
 
 	t.Run("partial write is undone", func(t *testing.T) {
 		j, fj, p := open(t)
-		fj.halfWrite = syscall.ENOSPC
+		fj.halfWrite = platform.Errno(platform.ENOSPC)
 		if err := j.Append([]byte(`{"n":2}`), []byte(`{"n":3}`)); !errors.Is(err, ErrDiskFull) {
 			t.Fatalf("Append = %v, want ErrDiskFull", err)
 		}
@@ -173,7 +174,7 @@ func TestJournal_diskFull(t *testing.T) {
 	})
 	t.Run("write that cannot be undone is sticky", func(t *testing.T) {
 		j, fj, p := open(t)
-		fj.halfWrite, fj.truncateErr = syscall.ENOSPC, syscall.EIO
+		fj.halfWrite, fj.truncateErr = platform.Errno(platform.ENOSPC), platform.Errno(platform.EIO)
 		if err := j.Append([]byte(`{"n":2}`)); !errors.Is(err, ErrDiskFull) {
 			t.Fatalf("Append = %v, want ErrDiskFull", err)
 		}
@@ -188,8 +189,8 @@ func TestJournal_diskFull(t *testing.T) {
 	})
 	t.Run("failed fsync is sticky", func(t *testing.T) {
 		j, fj, _ := open(t)
-		fj.syncErr = syscall.EIO
-		if err := j.Append([]byte(`{"n":2}`)); !errors.Is(err, syscall.EIO) {
+		fj.syncErr = platform.Errno(platform.EIO)
+		if err := j.Append([]byte(`{"n":2}`)); !errors.Is(err, platform.Errno(platform.EIO)) {
 			t.Fatalf("Append = %v, want EIO", err)
 		}
 		fj.syncErr = nil

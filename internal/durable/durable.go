@@ -68,11 +68,13 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"syscall"
+
+	"github.com/pikit-dev/pikit/internal/platform"
 )
 
 // ErrDiskFull matches (errors.Is) an error whose cause is ENOSPC (no space
-// left on device) or EDQUOT (disk quota exceeded), from any step.
+// left on device) or EDQUOT (disk quota exceeded), from any step (Windows:
+// ERROR_DISK_FULL, ERROR_HANDLE_DISK_FULL, ERROR_DISK_QUOTA_EXCEEDED).
 var ErrDiskFull = errors.New("durable: disk full")
 
 // Error is the error of one failed step on one file. Op is the step
@@ -99,9 +101,7 @@ func (e *Error) Unwrap() []error {
 	return []error{e.Err}
 }
 
-func isDiskFull(err error) bool {
-	return errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT)
-}
+func isDiskFull(err error) bool { return platform.IsDiskFull(err) }
 
 // fail returns nil for a nil err, else an *Error. The os package's path
 // errors are replaced by their cause: the *Error names the step and the

@@ -2,8 +2,10 @@ package durable_test
 
 import (
 	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -35,8 +37,8 @@ func TestWriteFile(t *testing.T) {
 				t.Fatalf("content = %q, %v; want %q", got, err, tc.data)
 			}
 			fi, _ := os.Stat(p)
-			if fi.Mode().Perm() != tc.perm {
-				t.Errorf("perm = %v, want %v", fi.Mode().Perm(), tc.perm)
+			if want := wantPerm(tc.perm, false); fi.Mode().Perm() != want {
+				t.Errorf("perm = %v, want %v", fi.Mode().Perm(), want)
 			}
 			if names := dirNames(t, dir); !cmp.Equal(names, []string{"board.json"}) {
 				t.Errorf("dir holds %v, want only board.json", names)
@@ -125,7 +127,18 @@ func TestRemoveTemps(t *testing.T) {
 		".board.json.tmp-0123456789abcde",  // 15 digits
 		".board.json.tmp-0123456789abcdef0", ".tmp-0123456789abcdef", "x.tmp",
 	}
-	for _, n := range append(append([]string{}, ours...), theirs...) {
+	for _, n := range ours {
+		if err := os.WriteFile(filepath.Join(dir, n), nil, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// A file system that folds case (Windows, macOS by default) holds the
+	// upper-case name as ours already: it is not another file there.
+	theirs = slices.DeleteFunc(theirs, func(n string) bool {
+		_, err := os.Lstat(filepath.Join(dir, n))
+		return err == nil
+	})
+	for _, n := range theirs {
 		if err := os.WriteFile(filepath.Join(dir, n), nil, 0o600); err != nil {
 			t.Fatal(err)
 		}
@@ -175,7 +188,7 @@ func TestMkdirAll(t *testing.T) {
 	}
 	for _, d := range []string{"a", "a/b", "a/b/c"} {
 		fi, err := os.Stat(filepath.Join(root, d))
-		if err != nil || !fi.IsDir() || fi.Mode().Perm() != 0o700 {
+		if err != nil || !fi.IsDir() || fi.Mode().Perm() != wantPerm(0o700, true) {
 			t.Errorf("%s: %v, %v; want a 0700 dir", d, fi, err)
 		}
 	}
@@ -214,4 +227,22 @@ func TestError_noAbsolutePath(t *testing.T) {
 	if err == nil || strings.Contains(err.Error(), dir) || !strings.Contains(err.Error(), "state.json") {
 		t.Errorf("err = %v, want the base name and no directory", err)
 	}
+}
+
+// wantPerm is the permission bits os reports for a file (or directory)
+// written with perm: perm on Unix; on Windows, which keeps only a
+// read-only attribute (access is the folder's ACL), 0666, or 0444 without
+// the owner's write bit, and 0111 more for a directory.
+func wantPerm(perm fs.FileMode, dir bool) fs.FileMode {
+	if runtime.GOOS != "windows" {
+		return perm
+	}
+	p := fs.FileMode(0o666)
+	if perm&0o200 == 0 {
+		p = 0o444
+	}
+	if dir {
+		p |= 0o111
+	}
+	return p
 }

@@ -10,7 +10,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
+
+	"github.com/pikit-dev/pikit/internal/platform"
 )
 
 // tempInfix and tempRandLen shape a temporary file's name:
@@ -49,14 +50,17 @@ type WriteOptions struct {
 // (at worst a stale temporary file remains, see [RemoveTemps]). On failure
 // the temporary file is removed and the failing step's [*Error] returned
 // (errors.Is [ErrDiskFull] on ENOSPC/EDQUOT). The directory must exist.
-// Concurrent writers of the same path are safe: the last rename wins.
+// Concurrent writers of the same path are safe: the last rename wins. On
+// Windows, where a rename over a file another process holds open fails,
+// the rename is retried with a bounded backoff (about 2 s) before it fails
+// with a "rename" [*Error] naming the file.
 func WriteFile(path string, data []byte, perm fs.FileMode) error {
-	return writeFile(path, data, perm, nil, openFile)
+	return writeFile(path, data, perm, nil, fileOps{open: openFile})
 }
 
 // WriteFileOpts is [WriteFile] adjusted by opts (nil means defaults).
 func WriteFileOpts(path string, data []byte, perm fs.FileMode, opts *WriteOptions) error {
-	return writeFile(path, data, perm, opts, openFile)
+	return writeFile(path, data, perm, opts, fileOps{open: openFile})
 }
 
 // WriteFiles writes each file as [WriteFile] does, in order, and fsyncs
@@ -69,7 +73,7 @@ func WriteFiles(files []File) error {
 	var dirs []string
 	var first error
 	for _, f := range files {
-		if first = writeFile(f.Path, f.Data, f.Perm, &WriteOptions{NoSyncDir: true}, openFile); first != nil {
+		if first = writeFile(f.Path, f.Data, f.Perm, &WriteOptions{NoSyncDir: true}, fileOps{open: openFile}); first != nil {
 			break
 		}
 		if d := filepath.Dir(f.Path); !slices.Contains(dirs, d) {
@@ -94,6 +98,13 @@ type tempFile interface {
 
 type openFunc func(name string, flag int, perm fs.FileMode) (tempFile, error)
 
+// fileOps are the steps of writeFile that tests replace with failing ones
+// (diskfull_internal_test.go, export_test.go).
+type fileOps struct {
+	open   openFunc
+	rename renamer
+}
+
 func openFile(name string, flag int, perm fs.FileMode) (tempFile, error) {
 	f, err := os.OpenFile(name, flag, perm)
 	if err != nil {
@@ -102,12 +113,12 @@ func openFile(name string, flag int, perm fs.FileMode) (tempFile, error) {
 	return f, nil
 }
 
-func writeFile(path string, data []byte, perm fs.FileMode, opts *WriteOptions, open openFunc) (err error) {
+func writeFile(path string, data []byte, perm fs.FileMode, opts *WriteOptions, ops fileOps) (err error) {
 	tmp, err := tempName(path)
 	if err != nil {
 		return fail("create temp", path, err)
 	}
-	f, err := open(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm&fs.ModePerm)
+	f, err := ops.open(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm&fs.ModePerm)
 	if err != nil {
 		return fail("create temp", path, err)
 	}
@@ -133,7 +144,7 @@ func writeFile(path string, data []byte, perm fs.FileMode, opts *WriteOptions, o
 	if err = f.Close(); err != nil {
 		return fail("close", path, err)
 	}
-	if err = os.Rename(tmp, path); err != nil {
+	if err = ops.rename.do(tmp, path); err != nil {
 		return fail("rename", path, err)
 	}
 	if opts != nil && opts.NoSyncDir {
@@ -172,15 +183,19 @@ func isTempName(name string) bool {
 }
 
 // SyncDir fsyncs the directory dir, making the creation, removal and
-// renaming of its entries durable.
+// renaming of its entries durable. On Windows, which has no directory
+// fsync (NTFS journals its metadata), it only opens and closes dir, so a
+// missing dir is still an error.
 func SyncDir(dir string) error {
 	d, err := os.Open(dir)
 	if err != nil {
 		return fail("open dir", dir, err)
 	}
-	if err := d.Sync(); err != nil {
-		_ = d.Close() // the fsync error is the one returned
-		return fail("fsync dir", dir, err)
+	if platform.SyncDirs {
+		if err := d.Sync(); err != nil {
+			_ = d.Close() // the fsync error is the one returned
+			return fail("fsync dir", dir, err)
+		}
 	}
 	return fail("close dir", dir, d.Close())
 }
@@ -220,9 +235,10 @@ func RemoveTemps(dir string) error {
 
 // Rename renames oldpath to newpath (a file or a directory, replacing
 // newpath as os.Rename does) and fsyncs newpath's directory, and oldpath's
-// too when it differs, so the move survives a crash.
+// too when it differs, so the move survives a crash. A busy target is
+// retried as [WriteFile] does.
 func Rename(oldpath, newpath string) error {
-	if err := os.Rename(oldpath, newpath); err != nil {
+	if err := (renamer{}).do(oldpath, newpath); err != nil {
 		return fail("rename", newpath, err)
 	}
 	if err := SyncDir(filepath.Dir(newpath)); err != nil {
@@ -245,7 +261,7 @@ func MkdirAll(dir string, perm fs.FileMode) error {
 		fi, err := os.Stat(d)
 		if err == nil {
 			if !fi.IsDir() {
-				return fail("mkdir", d, syscall.ENOTDIR)
+				return fail("mkdir", d, platform.Errno(platform.ENOTDIR))
 			}
 			break
 		}

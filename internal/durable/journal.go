@@ -10,10 +10,10 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
-	"syscall"
 	"unicode/utf8"
 
 	"github.com/pikit-dev/pikit/internal/jsonl"
+	"github.com/pikit-dev/pikit/internal/platform"
 )
 
 // DefaultMaxRecord is the record cap of a [Journal] when
@@ -94,8 +94,9 @@ type journalFile interface {
 // Journal is an append-only file of JSON records, one per LF-terminated
 // line, that survives a crash at any instant: a record is durable once the
 // [Journal.Append] that wrote it returned nil. It is safe for concurrent
-// use. It holds an exclusive flock on its file from open to Close, so a
-// second Journal on the same file, in any process, fails to open with
+// use. It holds an exclusive lock on its open file from open to Close
+// ([platform.TryLock]: flock(2); Windows: LockFileEx past the content), so
+// a second Journal on the same file, in any process, fails to open with
 // [ErrLocked]. The file is created with mode 0600. A Journal cannot be
 // reused after Close.
 type Journal struct {
@@ -126,9 +127,9 @@ func OpenJournal(path string, opts *JournalOptions) (*Journal, [][]byte, error) 
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+	if ok, err := platform.TryLock(f, true); err != nil || !ok {
 		_ = f.Close() // the lock error is the one returned
-		if errors.Is(err, syscall.EWOULDBLOCK) {
+		if err == nil {
 			err = ErrLocked
 		}
 		return nil, nil, fail("lock", path, err)

@@ -5,8 +5,8 @@ import (
 	"errors"
 	"io/fs"
 	"os"
-	"syscall"
 
+	"github.com/pikit-dev/pikit/internal/platform"
 	"github.com/pikit-dev/pikit/piext"
 	sf "github.com/pikit-dev/pikit/stateflow"
 	"github.com/pikit-dev/pikit/stateflow/store"
@@ -26,9 +26,8 @@ func errorText(err error) string {
 		pe *fs.PathError
 		le *os.LinkError
 		se *os.SyscallError
-		en syscall.Errno
 	)
-	if errors.As(err, &pe) || errors.As(err, &le) || errors.As(err, &se) || errors.As(err, &en) {
+	if errors.As(err, &pe) || errors.As(err, &le) || errors.As(err, &se) || platform.IsErrno(err) {
 		return sf.MsgRuntimeUnavailable
 	}
 	return err.Error()

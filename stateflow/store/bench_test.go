@@ -11,9 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/pikit-dev/pikit/internal/durable"
+	"github.com/pikit-dev/pikit/internal/platform"
 	sf "github.com/pikit-dev/pikit/stateflow"
 )
 
@@ -48,27 +47,7 @@ func benchDir(b *testing.B) string {
 }
 
 // fsType names the filesystem holding dir.
-func fsType(dir string) (string, error) {
-	var st unix.Statfs_t
-	if err := unix.Statfs(dir, &st); err != nil {
-		return "", fmt.Errorf("statfs: %w", err)
-	}
-	switch st.Type {
-	case unix.TMPFS_MAGIC:
-		return "tmpfs", nil
-	case unix.RAMFS_MAGIC:
-		return "ramfs", nil
-	case unix.EXT4_SUPER_MAGIC: // ext2/3/4 share it
-		return "ext4", nil
-	case unix.XFS_SUPER_MAGIC:
-		return "xfs", nil
-	case unix.BTRFS_SUPER_MAGIC:
-		return "btrfs", nil
-	case unix.OVERLAYFS_SUPER_MAGIC:
-		return "overlayfs", nil
-	}
-	return fmt.Sprintf("0x%x", st.Type), nil
-}
+func fsType(dir string) (string, error) { return platform.FSType(dir) }
 
 // interleaved runs base and op alternately, once each per iteration (after
 // setup, untimed), so load drift on a shared machine hits both alike; it
@@ -102,11 +81,11 @@ func interleaved(b *testing.B, setup, base, op func()) {
 
 // cpuTime is the process's CPU time so far (user+sys).
 func cpuTime(b *testing.B) time.Duration {
-	var ru unix.Rusage
-	if err := unix.Getrusage(unix.RUSAGE_SELF, &ru); err != nil {
+	d, err := platform.CPUTime()
+	if err != nil {
 		b.Fatal(err)
 	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	return d
 }
 
 // BenchmarkPatchDurable compares an acknowledged, durable patch_state

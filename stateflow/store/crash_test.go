@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -95,7 +94,7 @@ func TestCrash_KillTrials(t *testing.T) {
 			time.Sleep(time.Duration(rand.IntN(200)) * time.Millisecond)
 		}
 		for _, p := range ps {
-			p.cmd.Process.Signal(syscall.SIGKILL)
+			p.cmd.Process.Kill()
 		}
 		// Reap every child first: a zombie still answers kill(pid, 0).
 		all := make([][]int, len(ps))
@@ -182,7 +181,7 @@ func TestCrash_KillTrialsModules(t *testing.T) {
 			time.Sleep(time.Duration(rand.IntN(60000)) * time.Microsecond)
 		}
 		for _, p := range ps {
-			p.cmd.Process.Signal(syscall.SIGKILL)
+			p.cmd.Process.Kill()
 		}
 		last := make([]int, len(ps))
 		for w, p := range ps {

@@ -12,11 +12,9 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
-	"syscall"
 	"time"
 
-	"golang.org/x/sys/unix"
+	"github.com/pikit-dev/pikit/internal/platform"
 )
 
 // Lock timing (reference §2.7).
@@ -36,13 +34,13 @@ func errLockUnavailable(path string) error {
 // lockKey marks a context that holds the lock of one store root.
 type lockKey struct{ root string }
 
-// heldLock is an acquired store lock: the lock file stays open (fd) until
+// heldLock is an acquired store lock: the lock file stays open (f) until
 // release, which checks through it that the file at path is still the one
-// created (dev, ino) and still holds our content.
+// created (id) and still holds our content.
 type heldLock struct {
-	path     string
-	fd       int
-	dev, ino uint64
+	path string
+	f    platform.File
+	id   platform.FileID
 	// recovered: a stale lock (dead or reused PID, or an abandoned pending
 	// file) was removed before this acquisition.
 	recovered bool
@@ -121,37 +119,22 @@ func (w *lockWaiter) acquire(ctx context.Context, root string) (*heldLock, error
 }
 
 // createLock creates the lock file with O_EXCL (no-follow, 0600), writes
-// content and keeps it open. Raw system calls: a store call takes and
-// releases the lock once, and os.File's bookkeeping was most of its cost.
+// content and keeps it open. A raw file (platform.File): a store call takes
+// and releases the lock once, and os.File's bookkeeping was most of its
+// cost.
 func createLock(path string, content []byte) (*heldLock, error) {
-	fd, err := ignoringEINTR(func() (int, error) {
-		return unix.Open(path, unix.O_RDWR|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
-	})
+	f, err := platform.CreateExcl(path, 0o600)
 	if err != nil {
 		return nil, &fs.PathError{Op: "open", Path: path, Err: err}
 	}
-	n, werr := ignoringEINTR(func() (int, error) { return unix.Write(fd, content) })
-	if werr == nil && n != len(content) {
-		werr = io.ErrShortWrite
-	}
-	var st unix.Stat_t
-	serr := unix.Fstat(fd, &st)
+	_, werr := f.Write(content)
+	st, serr := f.Stat()
 	if err := errors.Join(werr, serr); err != nil {
-		unix.Close(fd)
+		f.Close()
 		os.Remove(path)
 		return nil, fmt.Errorf("stateflow: write lock: %w", err)
 	}
-	return &heldLock{path: path, fd: fd, dev: uint64(st.Dev), ino: uint64(st.Ino)}, nil
-}
-
-// ignoringEINTR retries f while it fails with EINTR.
-func ignoringEINTR(f func() (int, error)) (int, error) {
-	for {
-		n, err := f()
-		if err != unix.EINTR {
-			return n, err
-		}
-	}
+	return &heldLock{path: path, f: f, id: st.ID}, nil
 }
 
 type lockState int
@@ -173,7 +156,7 @@ func inspectLock(path string) (lockState, int, fs.FileInfo) {
 	if err != nil || !fi.Mode().IsRegular() {
 		return lockUnavailable, 0, fi
 	}
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
+	f, err := platform.OpenRead(path)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return lockAbsent, 0, nil
@@ -192,14 +175,14 @@ func inspectLock(path string) (lockState, int, fs.FileInfo) {
 	if !ok || err != nil || pid <= 0 || strconv.Itoa(pid) != string(s) {
 		return lockUnavailable, 0, fi
 	}
-	err = syscall.Kill(pid, 0)
-	if errors.Is(err, syscall.ESRCH) {
-		return lockStale, pid, fi
-	}
-	if err != nil && !errors.Is(err, syscall.EPERM) {
+	alive, err := platform.Alive(pid) // kill(pid, 0); EPERM counts as alive
+	if err != nil {
 		return lockUnavailable, pid, fi
 	}
-	if started, ok := processStart(pid); ok && started.After(fi.ModTime().Add(time.Second)) {
+	if !alive {
+		return lockStale, pid, fi
+	}
+	if started, ok := platform.ProcessStart(pid); ok && started.After(fi.ModTime().Add(time.Second)) {
 		return lockStale, pid, fi // PID reused by a process younger than the lock
 	}
 	return lockLive, pid, fi
@@ -230,61 +213,19 @@ func breakLock(path string, fi fs.FileInfo) bool {
 // the descriptor kept open, which is that very file). It closes the
 // descriptor in every case.
 func (w *lockWaiter) release(h *heldLock) error {
-	defer unix.Close(h.fd)
-	var st unix.Stat_t
-	err := unix.Lstat(h.path, &st)
+	defer h.f.Close()
+	st, err := platform.Lstat(h.path)
 	want := strconv.Itoa(w.pid) + "\n"
 	buf := make([]byte, len(want)+1)
-	n, rerr := ignoringEINTR(func() (int, error) { return unix.Pread(h.fd, buf, 0) })
-	if err != nil || rerr != nil || uint64(st.Dev) != h.dev || uint64(st.Ino) != h.ino || string(buf[:n]) != want {
+	n, rerr := h.f.ReadAt(buf, 0)
+	if rerr == io.EOF {
+		rerr = nil // the content is shorter than buf, as it should be
+	}
+	if err != nil || rerr != nil || st.ID != h.id || string(buf[:n]) != want {
 		return &Error{Msg: fmt.Sprintf("State Flow publication lock changed during transaction at %q; current owner preserved", h.path)}
 	}
-	if err := unix.Unlink(h.path); err != nil {
-		return fmt.Errorf("stateflow: release lock: %w", &fs.PathError{Op: "remove", Path: h.path, Err: err})
+	if err := os.Remove(h.path); err != nil {
+		return fmt.Errorf("stateflow: release lock: %w", err)
 	}
 	return nil
-}
-
-// processStart reads a process's start time from /proc (Linux); ok is false
-// elsewhere or on any doubt.
-func processStart(pid int) (time.Time, bool) {
-	stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return time.Time{}, false
-	}
-	i := bytes.LastIndexByte(stat, ')')
-	if i < 0 {
-		return time.Time{}, false
-	}
-	fields := strings.Fields(string(stat[i+1:]))
-	if len(fields) < 20 {
-		return time.Time{}, false
-	}
-	ticks, err := strconv.ParseInt(fields[19], 10, 64)
-	if err != nil {
-		return time.Time{}, false
-	}
-	boot, ok := bootTime()
-	if !ok {
-		return time.Time{}, false
-	}
-	const clkTck = 100 // USER_HZ on every Linux ABI Go supports
-	return boot.Add(time.Duration(ticks) * time.Second / clkTck), true
-}
-
-func bootTime() (time.Time, bool) {
-	data, err := os.ReadFile("/proc/stat")
-	if err != nil {
-		return time.Time{}, false
-	}
-	for _, l := range strings.Split(string(data), "\n") {
-		if v, ok := strings.CutPrefix(l, "btime "); ok {
-			n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
-			if err != nil {
-				return time.Time{}, false
-			}
-			return time.Unix(n, 0), true
-		}
-	}
-	return time.Time{}, false
 }

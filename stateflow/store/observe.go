@@ -10,9 +10,9 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"syscall"
 	"time"
 
+	"github.com/pikit-dev/pikit/internal/platform"
 	sf "github.com/pikit-dev/pikit/stateflow"
 )
 
@@ -28,23 +28,18 @@ func ObserveSource(path string) sf.Observation {
 	}
 	fi, err := os.Lstat(path)
 	switch {
-	case errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR):
+	case errors.Is(err, fs.ErrNotExist) || platform.Code(err) == platform.ENOTDIR:
 		return sf.Observation{Status: sf.SourceMissing}
 	case err != nil || !fi.Mode().IsRegular():
 		return sf.Observation{Status: sf.SourceUnusable}
 	}
-	return sf.Observation{Status: sf.SourceRegular, Fingerprint: fingerprintOf(fi)}
+	return sf.Observation{Status: sf.SourceRegular, Fingerprint: fingerprintOf(fi.Size(), fi.ModTime().UnixNano())}
 }
 
-// fingerprintOf is {size, mtimeNs} with the mtime in signed nanoseconds
-// (full precision from the stat record, not rounded).
-func fingerprintOf(fi fs.FileInfo) sf.Fingerprint {
-	ns := fi.ModTime().UnixNano()
-	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-		sec, nsec := st.Mtim.Unix()
-		ns = sec*1e9 + nsec
-	}
-	return sf.Fingerprint{Size: fi.Size(), MtimeNs: strconv.FormatInt(ns, 10)}
+// fingerprintOf is {size, mtimeNs} with the mtime in signed nanoseconds,
+// at the stat record's full precision (os keeps it whole in ModTime).
+func fingerprintOf(size, mtimeNs int64) sf.Fingerprint {
+	return sf.Fingerprint{Size: size, MtimeNs: strconv.FormatInt(mtimeNs, 10)}
 }
 
 // ObserveSkill observes a registered Skill's source: [ObserveSource] plus
@@ -55,20 +50,20 @@ func ObserveSkill(path string) sf.Observation {
 	if o.Status != sf.SourceRegular {
 		return o
 	}
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	f, err := platform.OpenRead(path)
 	if err != nil {
 		return sf.Observation{Status: sf.SourceUnusable}
 	}
 	defer f.Close()
 	fi, err := f.Stat()
-	if err != nil || !fi.Mode().IsRegular() {
+	if err != nil || !fi.Mode.IsRegular() {
 		return sf.Observation{Status: sf.SourceUnusable}
 	}
 	h := sha256.New()
 	if _, err := io.Copy(h, f); err != nil {
 		return sf.Observation{Status: sf.SourceUnusable}
 	}
-	return sf.Observation{Status: sf.SourceRegular, Fingerprint: fingerprintOf(fi), Hash: "sha256:" + hex.EncodeToString(h.Sum(nil))}
+	return sf.Observation{Status: sf.SourceRegular, Fingerprint: fingerprintOf(fi.Size, fi.MtimeNs), Hash: "sha256:" + hex.EncodeToString(h.Sum(nil))}
 }
 
 // Observe observes a source as a Skill when skills registers it, else as a

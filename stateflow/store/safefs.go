@@ -4,15 +4,15 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/pikit-dev/pikit/internal/durable"
+	"github.com/pikit-dev/pikit/internal/platform"
 )
 
 // ErrNotOwned is a path outside the ownership whitelist.
@@ -70,42 +70,41 @@ func readNoFollow(p string) (data []byte, ok bool, err error) {
 // readNoFollowInto is readNoFollow reading into buf's storage (grown when
 // too small): the result may alias buf.
 func readNoFollowInto(p string, buf []byte) (data []byte, ok bool, err error) {
-	// Raw system calls (open, fstat, one read, close): a read captures
-	// eleven files, and os.File's bookkeeping doubled the cost of each.
-	fd, err := ignoringEINTR(func() (int, error) {
-		return unix.Open(p, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
-	})
-	if errors.Is(err, unix.ENOENT) {
+	// A raw file (open, fstat, one read, close: platform.File): a read
+	// captures eleven files, and os.File's bookkeeping doubled the cost of
+	// each.
+	f, err := platform.OpenRead(p)
+	if errors.Is(err, fs.ErrNotExist) {
 		return nil, false, nil
 	}
 	if err != nil {
-		if errors.Is(err, unix.ELOOP) {
+		if errors.Is(err, platform.ErrSymlink) {
 			return nil, false, unsafePathError(p)
 		}
 		return nil, false, fmt.Errorf("stateflow: open: %w", &fs.PathError{Op: "open", Path: p, Err: err})
 	}
-	defer unix.Close(fd)
-	var st unix.Stat_t
-	if err := unix.Fstat(fd, &st); err != nil {
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
 		return nil, false, fmt.Errorf("stateflow: stat: %w", &fs.PathError{Op: "stat", Path: p, Err: err})
 	}
-	if st.Mode&unix.S_IFMT != unix.S_IFREG {
+	if !st.Mode.IsRegular() {
 		return nil, false, unsafePathError(p)
 	}
 	// A buffer one byte larger than the size: once the size is read and
 	// that byte is still free, the file ended (usually after one read); a
-	// file that grew since fstat is read on until a read returns 0.
+	// file that grew since fstat is read on until the end.
 	if int64(cap(buf)) < st.Size+1 {
 		buf = make([]byte, 0, st.Size+1)
 	}
 	buf = buf[:0]
 	for {
-		n, err := ignoringEINTR(func() (int, error) { return unix.Read(fd, buf[len(buf):cap(buf)]) })
-		if err != nil {
+		n, err := f.Read(buf[len(buf):cap(buf)])
+		if err != nil && err != io.EOF {
 			return nil, false, fmt.Errorf("stateflow: read: %w", &fs.PathError{Op: "read", Path: p, Err: err})
 		}
 		buf = buf[:len(buf)+n]
-		if n == 0 || int64(len(buf)) >= st.Size && len(buf) < cap(buf) {
+		if err == io.EOF || int64(len(buf)) >= st.Size && len(buf) < cap(buf) {
 			return buf, true, nil
 		}
 		if len(buf) == cap(buf) {

@@ -11,13 +11,13 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/gofrs/flock"
 
 	"github.com/pikit-dev/pikit/internal/fakepi"
+	"github.com/pikit-dev/pikit/internal/platform"
 	"github.com/pikit-dev/pikit/taskbar/broker"
 	"github.com/pikit-dev/pikit/taskbar/internal/tbtest"
 	rt "github.com/pikit-dev/pikit/taskbar/runtime"
@@ -46,12 +46,22 @@ func newProject(t *testing.T) project {
 // with the fake Pi behind it. Cleanup stops every broker it spawned.
 func (p project) client(t *testing.T, grace string, env ...string) *broker.Client {
 	t.Helper()
-	c := broker.NewClient(&broker.ClientOptions{
+	return p.clientWith(t, grace, nil, env...)
+}
+
+// clientWith is client with its options adjusted by adjust (nil: none).
+func (p project) clientWith(t *testing.T, grace string, adjust func(*broker.ClientOptions), env ...string) *broker.Client {
+	t.Helper()
+	o := &broker.ClientOptions{
 		ProjectRoot: p.root, RuntimeBase: p.base,
 		Command:    []string{os.Args[0], "--grace", grace},
 		Executable: os.Args[0],
 		Env:        append(append(fakepi.Config{}.Env(), env...), tbtest.EnvBroker+"=1"),
-	})
+	}
+	if adjust != nil {
+		adjust(o)
+	}
+	c := broker.NewClient(o)
 	t.Cleanup(func() {
 		c.Close()
 		p.stop(t)
@@ -81,7 +91,7 @@ func (p project) stop(t *testing.T) {
 	if !ok {
 		return
 	}
-	if errors.Is(syscall.Kill(ep.PID, syscall.SIGTERM), syscall.ESRCH) {
+	if errors.Is(platform.Terminate(ep.PID), os.ErrProcessDone) {
 		return // a stale endpoint of a killed broker
 	}
 	waitUntil(t, "broker stopped", func() bool { _, ok := p.endpoint(t); return !ok })
@@ -165,18 +175,28 @@ func TestBroker_HostRestartKeepsConversationAndTask(t *testing.T) {
 	}
 }
 
+// TestBroker_ReconnectsAfterBrokerRestart: a pooled connection to a
+// killed broker is found dead (by the native idle check, and by the
+// portable probe Windows uses) and replaced by one to a fresh broker.
 func TestBroker_ReconnectsAfterBrokerRestart(t *testing.T) {
-	p := newProject(t)
-	c := p.client(t, "1m")
-	s := waitState(t, c, "ready", ready)
-	ep, _ := p.endpoint(t)
-	syscall.Kill(ep.PID, syscall.SIGKILL) // stale endpoint and socket stay behind
-	// The next read reconnects to a freshly spawned broker with a new
-	// conversation (a replacement truthfully starts a new session).
-	s2 := waitState(t, c, "new broker ready", func(s2 rt.Snapshot) bool { return ready(s2) && *s2.Session.ID != *s.Session.ID })
-	ep2, _ := p.endpoint(t)
-	if ep2.PID == ep.PID || ep2.Token == ep.Token || *s2.Session.ID == *s.Session.ID {
-		t.Fatalf("no fresh broker: %+v %+v", ep2, s2)
+	for _, tc := range []struct {
+		name   string
+		adjust func(*broker.ClientOptions)
+	}{{"native", nil}, {"probe", broker.UseProbeIdle}} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := newProject(t)
+			c := p.clientWith(t, "1m", tc.adjust)
+			s := waitState(t, c, "ready", ready)
+			ep, _ := p.endpoint(t)
+			platform.Kill(ep.PID) // stale endpoint and socket stay behind
+			// The next read reconnects to a freshly spawned broker with a new
+			// conversation (a replacement truthfully starts a new session).
+			s2 := waitState(t, c, "new broker ready", func(s2 rt.Snapshot) bool { return ready(s2) && *s2.Session.ID != *s.Session.ID })
+			ep2, _ := p.endpoint(t)
+			if ep2.PID == ep.PID || ep2.Token == ep.Token || *s2.Session.ID == *s.Session.ID {
+				t.Fatalf("no fresh broker: %+v %+v", ep2, s2)
+			}
+		})
 	}
 }
 
@@ -199,7 +219,7 @@ func TestBroker_GraceExitReapsPi(t *testing.T) {
 	c.Close()
 	waitUntil(t, "broker exit", func() bool { _, ok := p.endpoint(t); return !ok })
 	c.Wait() // the spawned broker was reaped
-	if err := syscall.Kill(ep.PID, 0); !errors.Is(err, syscall.ESRCH) {
+	if alive, err := platform.Alive(ep.PID); alive || err != nil {
 		t.Fatalf("broker still alive: %v", err)
 	}
 	// Pi was stopped and reaped by the broker before it exited (an
@@ -303,7 +323,7 @@ func TestBroker_ActiveWorkOutlivesClients(t *testing.T) {
 	json.Unmarshal(b, &s)
 	c.Close()
 	time.Sleep(time.Second) // ten grace periods without a client
-	if err := syscall.Kill(ep.PID, 0); err != nil {
+	if alive, err := platform.Alive(ep.PID); !alive || err != nil {
 		t.Fatalf("broker exited while work was active: %v", err)
 	}
 	// A new host stops the task; once Pi settles and the host leaves, the

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"net"
 	"os"
@@ -14,12 +15,12 @@ import (
 	"path/filepath"
 	"strconv"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/gofrs/flock"
 
 	"github.com/pikit-dev/pikit/internal/jsonl"
+	"github.com/pikit-dev/pikit/internal/platform"
 	"github.com/pikit-dev/pikit/taskbar/runtime"
 )
 
@@ -68,6 +69,10 @@ type ClientOptions struct {
 	MaxIdle int
 	// Logger gets lifecycle records only; nil discards.
 	Logger *slog.Logger
+
+	// probeIdle checks a pooled connection with the portable probe instead
+	// of the OS's native check; tests set it on Linux (export_test.go).
+	probeIdle bool
 }
 
 // Client talks to the project broker. It implements the taskbar handler's
@@ -356,7 +361,7 @@ func (c *Client) get(ctx context.Context) (*conn, error) {
 		cn := c.idle[n-1]
 		c.idle = c.idle[:n-1]
 		c.mu.Unlock()
-		if cn.alive() {
+		if cn.alive(c.o.probeIdle) {
 			return cn, nil
 		}
 		cn.nc.Close()
@@ -442,7 +447,7 @@ func (c *Client) startBroker() error {
 		cmd.Env = append(os.Environ(), c.o.Env...)
 	}
 	cmd.Stderr = logf
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	platform.Detach(cmd)
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("spawn broker: %w", err)
 	}
@@ -462,7 +467,7 @@ func (c *Client) connect(ctx context.Context) (*conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := checkPrivateFile(ep.Socket, syscall.S_IFSOCK); err != nil {
+	if err := checkPrivateFile(ep.Socket, fs.ModeSocket); err != nil {
 		return nil, fmt.Errorf("verify socket: %w", err)
 	}
 	d := net.Dialer{Timeout: 2 * time.Second}
@@ -497,23 +502,23 @@ func (c *Client) connect(ctx context.Context) (*conn, error) {
 // and a positive pid.
 func (c *Client) readEndpoint() (*Endpoint, error) {
 	path := filepath.Join(c.dir, endpointName)
-	var st syscall.Stat_t
-	if err := syscall.Lstat(path, &st); err != nil {
+	st, err := platform.Lstat(path)
+	if err != nil {
 		return nil, fmt.Errorf("endpoint: %w", err)
 	}
-	if err := checkPrivateFile(path, syscall.S_IFREG); err != nil {
+	if err := checkPrivateFile(path, 0); err != nil {
 		return nil, fmt.Errorf("endpoint: %w", err)
 	}
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
+	f, err := platform.OpenNoFollow(path, os.O_RDONLY, 0)
 	if err != nil {
 		return nil, fmt.Errorf("endpoint: %w", err)
 	}
 	defer f.Close()
-	fi, err := f.Stat()
+	fi, err := platform.StatFile(f)
 	if err != nil {
 		return nil, fmt.Errorf("endpoint: %w", err)
 	}
-	if sys, ok := fi.Sys().(*syscall.Stat_t); !ok || sys.Dev != st.Dev || sys.Ino != st.Ino {
+	if fi.ID != st.ID {
 		return nil, fmt.Errorf("endpoint: %w", ErrUnsafeDir)
 	}
 	b, err := io.ReadAll(io.LimitReader(f, 1<<20+1))
@@ -542,29 +547,19 @@ type conn struct {
 }
 
 // alive reports whether a pooled connection is still open and idle,
-// without blocking: a non-blocking MSG_PEEK must find no data (EAGAIN).
-// EOF means the broker went away; unexpected data means the stream is out
-// of step. Either way the connection is discarded.
-func (cn *conn) alive() bool {
+// without blocking: a non-blocking MSG_PEEK must find no data
+// (platform.ConnIdle; with probe, or on Windows, the portable
+// platform.ProbeIdle: a read bounded by a millisecond). EOF means the
+// broker went away; unexpected data means the stream is out of step.
+// Either way the connection is discarded.
+func (cn *conn) alive(probe bool) bool {
 	if cn.r.Buffered() > 0 {
 		return false
 	}
-	uc, ok := cn.nc.(*net.UnixConn)
-	if !ok {
-		return false
+	if probe {
+		return platform.ProbeIdle(cn.nc, 0)
 	}
-	raw, err := uc.SyscallConn()
-	if err != nil {
-		return false
-	}
-	open := false
-	err = raw.Read(func(fd uintptr) bool {
-		var b [1]byte
-		_, _, rerr := syscall.Recvfrom(int(fd), b[:], syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
-		open = errors.Is(rerr, syscall.EAGAIN)
-		return true // never wait for readiness
-	})
-	return err == nil && open
+	return platform.ConnIdle(cn.nc)
 }
 
 // roundTrip writes one request and reads its response. sent reports

@@ -8,9 +8,9 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
-	"syscall"
+
+	"github.com/pikit-dev/pikit/internal/platform"
 )
 
 // File names inside a broker directory.
@@ -26,16 +26,18 @@ const (
 const MaxLogBytes = 1 << 20
 
 // ErrUnsafeDir reports a runtime path that is not a private directory of
-// the current user (wrong owner, group/other permissions, or a symlink).
+// the current user (wrong owner, group/other permissions, or a symlink;
+// on Windows: not owned by the user's SID, or a reparse point).
 var ErrUnsafeDir = errors.New("broker: runtime directory is not private")
 
 // Identity returns the broker identity "<uid>:<root>" for a canonical
-// project root and the current user.
-func Identity(root string) string { return strconv.Itoa(os.Getuid()) + ":" + root }
+// project root and the current user (on Windows the user's SID stands for
+// the uid; see platform.UserID).
+func Identity(root string) string { return platform.UserID() + ":" + root }
 
 // key is the first 32 hex characters of SHA-256("<uid>\0<root>").
 func key(root string) string {
-	sum := sha256.Sum256([]byte(strconv.Itoa(os.Getuid()) + "\x00" + root))
+	sum := sha256.Sum256([]byte(platform.UserID() + "\x00" + root))
 	return hex.EncodeToString(sum[:])[:32]
 }
 
@@ -49,7 +51,7 @@ func DefaultRuntimeBase(getenv func(string) string) string {
 			return filepath.Join(x, "pikit-taskbar")
 		}
 	}
-	return filepath.Join(os.TempDir(), "pikit-"+strconv.Itoa(os.Getuid()))
+	return filepath.Join(os.TempDir(), "pikit-"+platform.UserID())
 }
 
 // RuntimeDir returns the broker directory of root under base.
@@ -79,67 +81,54 @@ func openLog(base, dir string) (*os.File, error) {
 			return nil, fmt.Errorf("broker: rotate log: %w", err)
 		}
 	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND|syscall.O_NOFOLLOW, 0o600)
+	f, err := platform.OpenNoFollow(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("broker: open log: %w", err)
 	}
-	fi, err := f.Stat()
-	if err != nil {
+	if err := platform.CheckPrivateFile(f); err != nil {
 		f.Close()
+		if errors.Is(err, platform.ErrNotPrivate) {
+			return nil, ErrUnsafeDir
+		}
 		return nil, fmt.Errorf("broker: stat log: %w", err)
-	}
-	if st, ok := fi.Sys().(*syscall.Stat_t); !ok || !fi.Mode().IsRegular() || int(st.Uid) != os.Getuid() || fi.Mode().Perm()&0o077 != 0 {
-		f.Close()
-		return nil, ErrUnsafeDir
 	}
 	return f, nil
 }
 
-// ensurePrivateDir creates dir (and base) with mode 0700 if missing and
-// verifies each is a real directory owned by the user with no group or
-// other permissions: lstat, then an O_NOFOLLOW open whose device and inode
-// must match.
+// ensurePrivateDir creates dir (and base) private to the user if missing
+// (mode 0700; Windows: an owner-only DACL) and verifies each is a real
+// directory owned by the user with no group or other permissions: lstat,
+// then an O_NOFOLLOW open whose device and inode must match
+// (platform.CheckPrivate).
 func ensurePrivateDir(dir string) error {
-	if err := os.Mkdir(dir, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
+	if err := platform.MkdirPrivate(dir); err != nil {
 		return fmt.Errorf("broker: create runtime dir: %w", err)
 	}
 	return checkPrivateDir(dir)
 }
 
 func checkPrivateDir(dir string) error {
-	var st syscall.Stat_t
-	if err := syscall.Lstat(dir, &st); err != nil {
+	err := checkPrivateFile(dir, fs.ModeDir)
+	if err != nil && !errors.Is(err, ErrUnsafeDir) {
 		return fmt.Errorf("broker: stat runtime dir: %w", err)
 	}
-	if st.Mode&syscall.S_IFMT != syscall.S_IFDIR || int(st.Uid) != os.Getuid() || st.Mode&0o077 != 0 {
-		return ErrUnsafeDir
-	}
-	fd, err := syscall.Open(dir, syscall.O_RDONLY|syscall.O_DIRECTORY|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0)
-	if err != nil {
-		return fmt.Errorf("%w: %w", ErrUnsafeDir, err)
-	}
-	defer syscall.Close(fd)
-	var fst syscall.Stat_t
-	if err := syscall.Fstat(fd, &fst); err != nil {
-		return fmt.Errorf("broker: stat runtime dir: %w", err)
-	}
-	if fst.Dev != st.Dev || fst.Ino != st.Ino {
-		return ErrUnsafeDir
-	}
-	return nil
+	return err
 }
 
-// checkPrivateFile verifies a regular file or socket owned by the user
-// with no group or other permissions, not a symlink.
-func checkPrivateFile(path string, mode uint32) error {
-	var st syscall.Stat_t
-	if err := syscall.Lstat(path, &st); err != nil {
-		return err
-	}
-	if st.Mode&syscall.S_IFMT != mode || int(st.Uid) != os.Getuid() || st.Mode&0o077 != 0 {
+// checkPrivateFile verifies that path is of type kind (a regular file: 0,
+// fs.ModeSocket, fs.ModeDir), owned by the user with no group or other
+// permissions, not a symlink (platform.CheckPrivate). A violation is
+// ErrUnsafeDir; a failed lstat is its cause alone (no path).
+func checkPrivateFile(path string, kind fs.FileMode) error {
+	err := platform.CheckPrivate(path, kind)
+	var pe *fs.PathError
+	switch {
+	case errors.Is(err, platform.ErrNotPrivate):
 		return ErrUnsafeDir
+	case errors.As(err, &pe):
+		return pe.Err
 	}
-	return nil
+	return err
 }
 
 // pathlessError prints an error with the broker's absolute paths replaced

@@ -8,10 +8,10 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 
 	"github.com/pikit-dev/pikit/internal/fakepi"
+	"github.com/pikit-dev/pikit/internal/platform"
 	"github.com/pikit-dev/pikit/taskbar/broker"
 	rt "github.com/pikit-dev/pikit/taskbar/runtime"
 )
@@ -48,7 +48,7 @@ func TestDispatch_SIGTERMIsGraceful(t *testing.T) {
 	waitState(t, c, "ready", ready)
 	ep, _ := p.endpoint(t)
 	pi := piChild(t, ep.PID)
-	if err := syscall.Kill(ep.PID, syscall.SIGTERM); err != nil {
+	if err := platform.Terminate(ep.PID); err != nil {
 		t.Fatal(err)
 	}
 	c.Close()
@@ -95,8 +95,8 @@ func TestBroker_DiedMidTaskFailsTruthfully(t *testing.T) {
 	}
 	ep, _ := p.endpoint(t)
 	pi := piChild(t, ep.PID)
-	syscall.Kill(ep.PID, syscall.SIGKILL)
-	syscall.Kill(pi, syscall.SIGKILL)
+	platform.Kill(ep.PID)
+	platform.Kill(pi)
 	s := waitState(t, c, "the replacement broker", func(s rt.Snapshot) bool {
 		ep2, _ := p.endpoint(t)
 		return ep2.PID != ep.PID && s.Task != nil

@@ -9,9 +9,9 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
-	"syscall"
 	"time"
 
+	"github.com/pikit-dev/pikit/internal/platform"
 	"github.com/pikit-dev/pikit/taskbar/runtime"
 )
 
@@ -104,7 +104,7 @@ func Dispatch(ctx context.Context, args []string, getenv func(string) string) (b
 	if len(args) < 2 || args[0] != "taskbar" || args[1] != "broker" {
 		return false, nil
 	}
-	ctx, stop := signal.NotifyContext(ctx, syscall.SIGTERM, os.Interrupt)
+	ctx, stop := signal.NotifyContext(ctx, platform.ShutdownSignals()...)
 	defer stop()
 	err := Main(ctx, args[2:], getenv, slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo})))
 	if errors.Is(err, flag.ErrHelp) {

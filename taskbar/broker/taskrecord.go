@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"os"
 	"sync"
-	"syscall"
 
 	"github.com/pikit-dev/pikit/internal/durable"
 	"github.com/pikit-dev/pikit/taskbar/runtime"
@@ -32,7 +31,7 @@ func loadTask(path string, log *slog.Logger) *runtime.TaskState {
 	if _, err := os.Lstat(path); errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
-	if err := checkPrivateFile(path, syscall.S_IFREG); err != nil {
+	if err := checkPrivateFile(path, 0); err != nil {
 		log.Warn("taskbar broker: ignoring a task record that is not a private file")
 		return nil
 	}

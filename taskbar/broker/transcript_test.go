@@ -14,7 +14,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -22,6 +21,7 @@ import (
 	"golang.org/x/tools/txtar"
 
 	"github.com/pikit-dev/pikit/internal/fakepi"
+	"github.com/pikit-dev/pikit/internal/platform"
 	"github.com/pikit-dev/pikit/taskbar/broker"
 	rt "github.com/pikit-dev/pikit/taskbar/runtime"
 )
@@ -169,7 +169,7 @@ func (c *transcriptConn) exchange(t *testing.T, line string) string {
 	c.nc.SetDeadline(time.Now().Add(30 * time.Second)) // only stops a broken run from hanging
 	c.nc.Write([]byte(line + "\n"))                    // a refused connection may be closed already
 	got, err := c.br.ReadString('\n')
-	if errors.Is(err, io.EOF) && got == "" || errors.Is(err, syscall.ECONNRESET) {
+	if errors.Is(err, io.EOF) && got == "" || platform.Code(err) == platform.ECONNRESET {
 		c.eof = true
 		return "EOF"
 	}

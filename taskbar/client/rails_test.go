@@ -13,13 +13,13 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/pikit-dev/pikit/internal/browsertest"
+	"github.com/pikit-dev/pikit/internal/platform"
 	"github.com/pikit-dev/pikit/taskbar/client"
 	"github.com/pikit-dev/pikit/taskbar/proxy"
 )
@@ -92,12 +92,13 @@ func startRails(t *testing.T) *url.URL {
 	cmd := exec.Command(rackup, "-s", "webrick", "-o", "127.0.0.1", "-p", strconv.Itoa(port), "config.ru")
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "HOME="+dir, "RACK_ENV=development")
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	started := time.Now()
-	browsertest.Must(t, cmd.Start())
+	g, err := platform.StartGroup(cmd)
+	browsertest.Must(t, err)
 	t.Cleanup(func() {
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		_ = g.Kill()
 		_ = cmd.Wait()
+		_ = g.Close()
 	})
 	base := &url.URL{Scheme: "http", Host: "127.0.0.1:" + strconv.Itoa(port)}
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute) // a guard against a hung boot

@@ -6,10 +6,10 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
+	"github.com/pikit-dev/pikit/internal/platform"
 	"github.com/pikit-dev/pikit/taskbar/contract"
 )
 
@@ -173,9 +173,9 @@ func reportCPU(b *testing.B) func() {
 }
 
 func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+	d, err := platform.CPUTime()
+	if err != nil {
 		return 0
 	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	return d
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/pikit-dev/pikit/internal/piinstall"
+	"github.com/pikit-dev/pikit/internal/platform"
 	"github.com/pikit-dev/pikit/taskbar"
 )
 
@@ -67,7 +68,7 @@ func displayPath(p string) string {
 	if p == "" {
 		return ""
 	}
-	if wd, err := os.Getwd(); err == nil {
+	if wd, err := platform.Getwd(); err == nil {
 		if rel, err := filepath.Rel(wd, p); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
 			return filepath.ToSlash(rel)
 		}

@@ -8,12 +8,12 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 	"unicode/utf8"
 
 	"github.com/pikit-dev/pikit/internal/fakepi"
+	"github.com/pikit-dev/pikit/internal/platform"
 	"github.com/pikit-dev/pikit/taskbar/internal/tbtest"
 	rt "github.com/pikit-dev/pikit/taskbar/runtime"
 )
@@ -327,7 +327,7 @@ func TestRuntime_IdleCrash(t *testing.T) {
 	r.Submit("p", "plain")
 	s := waitFor(t, r, "completed", taskIs(rt.TaskCompleted))
 	old := str(s.Session.ID)
-	if err := syscall.Kill(r.PiPID(), syscall.SIGKILL); err != nil {
+	if err := platform.Kill(r.PiPID()); err != nil {
 		t.Fatal(err)
 	}
 	waitFor(t, r, "restarting", func(s rt.Snapshot) bool { return s.Session.Status == rt.SessionStarting })

@@ -21,11 +21,11 @@ import (
 	"os"
 	"os/signal"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/pikit-dev/pikit/internal/fakepi"
+	"github.com/pikit-dev/pikit/internal/platform"
 	"github.com/pikit-dev/pikit/internal/testproc"
 	"github.com/pikit-dev/pikit/taskbar/broker"
 	"github.com/pikit-dev/pikit/taskbar/contract"
@@ -56,7 +56,7 @@ func Main(m *testing.M) {
 // runBroker is the broker role: broker.Dispatch until SIGTERM or SIGINT.
 // It logs to stderr, which the spawning client points at broker.log.
 func runBroker(args []string) int {
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
+	ctx, stop := signal.NotifyContext(context.Background(), platform.ShutdownSignals()...)
 	defer stop()
 	if _, err := broker.Dispatch(ctx, append([]string{"taskbar", "broker"}, args...), os.Getenv); err != nil {
 		return 2

@@ -1,3 +1,5 @@
+//go:build unix
+
 package pirpc_test
 
 import (
@@ -90,41 +92,43 @@ while :; do read -r line || sleep 1; done
 `},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			fifo := filepath.Join(t.TempDir(), "holders")
-			gone := holdersGone(t, fifo)
-			c, err := pirpc.Start(testCtx(t), pirpc.Options{
-				Executable:        writeScript(t, tt.body),
-				Env:               []string{"PIRPC_TEST_FIFO=" + fifo},
-				TerminateDuration: 50 * time.Millisecond,
-				KillDuration:      50 * time.Millisecond,
-				DrainDuration:     50 * time.Millisecond,
-			})
-			if err != nil {
-				t.Fatal(err)
-			}
-			ctx := testCtx(t)
-			pitest.Until(t, ctx, c, settled) // the grandchild runs
-			closed := make(chan error, 1)
-			go func() { closed <- c.Close(ctx) }()
-			select {
-			case err := <-closed:
+		for _, watch := range exitWatches {
+			t.Run(tt.name+"/"+watch.name, func(t *testing.T) {
+				fifo := filepath.Join(t.TempDir(), "holders")
+				gone := holdersGone(t, fifo)
+				c, err := pirpc.Start(testCtx(t), watch.opts(pirpc.Options{
+					Executable:        writeScript(t, tt.body),
+					Env:               []string{"PIRPC_TEST_FIFO=" + fifo},
+					TerminateDuration: 50 * time.Millisecond,
+					KillDuration:      50 * time.Millisecond,
+					DrainDuration:     50 * time.Millisecond,
+				}))
 				if err != nil {
-					t.Fatalf("Close: %v", err)
+					t.Fatal(err)
 				}
-			case <-ctx.Done():
-				t.Fatal("Close did not return")
-			}
-			select {
-			case <-gone:
-			case <-time.After(10 * time.Second):
-				t.Fatal("a process of Pi's group outlived Close")
-			}
-			var ee *pirpc.ExitError
-			if !errors.As(c.Err(), &ee) {
-				t.Errorf("Err = %v, want *ExitError", c.Err())
-			}
-		})
+				ctx := testCtx(t)
+				pitest.Until(t, ctx, c, settled) // the grandchild runs
+				closed := make(chan error, 1)
+				go func() { closed <- c.Close(ctx) }()
+				select {
+				case err := <-closed:
+					if err != nil {
+						t.Fatalf("Close: %v", err)
+					}
+				case <-ctx.Done():
+					t.Fatal("Close did not return")
+				}
+				select {
+				case <-gone:
+				case <-time.After(10 * time.Second):
+					t.Fatal("a process of Pi's group outlived Close")
+				}
+				var ee *pirpc.ExitError
+				if !errors.As(c.Err(), &ee) {
+					t.Errorf("Err = %v, want *ExitError", c.Err())
+				}
+			})
+		}
 	}
 }
 
