@@ -34,6 +34,14 @@
 //	working directory        getcwd(3): physical          getcwd(3): physical          GetCurrentDirectoryW as set
 //	error classes ([Code])   errno                        errno                        Win32 and WSA error codes
 //	CPU time, file system    getrusage; statfs            getrusage; f_fstypename      GetProcessTimes; GetVolumeInformation
+//	lock an open file         flock(2)                     flock(2)                     LockFileEx at LockOffset
+//	  ([File.TryLock])
+//	remove that very file    lstat, compare, unlink       as Linux                     open for DELETE, compare, delete by
+//	  ([RemoveSame])           (caller excludes a swap)                                  handle (POSIX semantics, else on close)
+//	file being deleted       never                        never                        ERROR_ACCESS_DENIED with
+//	  ([ErrDeletePending])                                                               STATUS_DELETE_PENDING
+//	running under Wine       false                        false                        ntdll exports wine_get_version
+//	  ([UnderWine])
 //
 // # Fallbacks on Linux
 //

@@ -31,6 +31,18 @@ type FileInfo struct {
 // (Windows: symlink, junction).
 var ErrSymlink = errors.New("platform: path is a symbolic link")
 
+// ErrNotSameFile is [RemoveSame]'s refusal: the path names another file
+// than the open one, which is left in place.
+var ErrNotSameFile = errors.New("platform: path names another file")
+
+// ErrDeletePending matches (errors.Is) the failure of [CreateExcl],
+// [OpenRead], [Lstat] or [RemoveSame] because the file at the path is being
+// deleted: Windows, where a file deleted without POSIX semantics keeps its
+// name until its last handle closes, and CreateFile fails meanwhile with
+// ERROR_ACCESS_DENIED (STATUS_DELETE_PENDING), which the error keeps.
+// Never on Unix, where unlink frees the name at once.
+var ErrDeletePending = errors.New("platform: file is being deleted")
+
 // ErrNotPrivate is a path [CheckPrivate] or [CheckPrivateFile] refuses: of
 // the wrong type, a symlink, not owned by the current user, or (Unix) open
 // to group or others.
@@ -40,6 +52,13 @@ var ErrNotPrivate = errors.New("platform: not private to the user")
 // are mandatory: far beyond any data pikit writes, so a lock never blocks
 // reading or writing the locked file's content through another handle.
 const LockOffset = 1 << 62
+
+// deletePendingError keeps the OS error and matches ErrDeletePending.
+type deletePendingError struct{ err error }
+
+func (e *deletePendingError) Error() string        { return e.err.Error() }
+func (e *deletePendingError) Unwrap() error        { return e.err }
+func (e *deletePendingError) Is(target error) bool { return target == ErrDeletePending }
 
 // symlinkError keeps the OS error (and its message) and matches ErrSymlink.
 type symlinkError struct{ err error }

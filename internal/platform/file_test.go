@@ -182,6 +182,82 @@ func TestTryLock(t *testing.T) {
 	}
 }
 
+// TestFileTryLock: a raw File's exclusive lock excludes another open file
+// of the same file (in one process too), leaves its content readable and
+// writable through other handles, and ends with Close.
+func TestFileTryLock(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "lock")
+	a, err := platform.CreateExcl(p, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	b, err := platform.OpenRead(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := a.TryLock(); !ok || err != nil {
+		t.Fatalf("first lock: %v, %v", ok, err)
+	}
+	if ok, err := b.TryLock(); ok || err != nil {
+		t.Fatalf("second lock while held: %v, %v", ok, err)
+	}
+	if _, err := a.Write([]byte("42\n")); err != nil {
+		t.Fatalf("write while locked: %v", err)
+	}
+	buf := make([]byte, 8)
+	if n, _ := b.ReadAt(buf, 0); string(buf[:n]) != "42\n" {
+		t.Fatalf("read through the other file while locked: %q", buf[:n])
+	}
+	a.Close()
+	if ok, err := b.TryLock(); !ok || err != nil {
+		t.Fatalf("lock after the holder closed: %v, %v", ok, err)
+	}
+	b.Close()
+}
+
+// TestRemoveSame: the path is removed only while it names the open file;
+// another file there is left in place (ErrNotSameFile), nothing there is
+// fs.ErrNotExist.
+func TestRemoveSame(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "lock")
+	f, err := platform.CreateExcl(p, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := platform.RemoveSame(p, f); err != nil {
+		t.Fatalf("RemoveSame of the open file: %v", err)
+	}
+	f.Close()
+	if _, err := os.Lstat(p); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("after RemoveSame and Close the path holds %v", err)
+	}
+
+	old, err := platform.CreateExcl(p, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer old.Close()
+	if err := os.Rename(p, p+".aside"); err != nil {
+		t.Fatal(err)
+	}
+	if err := platform.RemoveSame(p, old); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("RemoveSame with nothing there: %v, want fs.ErrNotExist", err)
+	}
+	if err := os.WriteFile(p, []byte("new\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := platform.RemoveSame(p, old); !errors.Is(err, platform.ErrNotSameFile) {
+		t.Fatalf("RemoveSame over another file: %v, want ErrNotSameFile", err)
+	}
+	if data, err := os.ReadFile(p); err != nil || string(data) != "new\n" {
+		t.Fatalf("the other file was touched: %q, %v", data, err)
+	}
+	if _, err := os.Lstat(p + ".aside"); err != nil {
+		t.Fatalf("the open file was removed under its other name: %v", err)
+	}
+}
+
 func TestCheckPrivate(t *testing.T) {
 	base := t.TempDir()
 	dir := filepath.Join(base, "private")

@@ -111,6 +111,49 @@ func (f File) Stat() (FileInfo, error) {
 // Close closes the file.
 func (f File) Close() error { return unix.Close(f.fd) }
 
+// TryLock takes an exclusive lock on the open file without waiting, as
+// [TryLock] does for an *os.File: false when another open file holds it,
+// in this process or another. The lock ends with Close (or the process).
+// Unix: flock(2); Windows: LockFileEx on the byte at [LockOffset].
+func (f File) TryLock() (bool, error) {
+	err := flockFD(f.fd, unix.LOCK_EX|unix.LOCK_NB)
+	if err == unix.EWOULDBLOCK {
+		return false, nil
+	}
+	if err != nil {
+		return false, &os.SyscallError{Syscall: "flock", Err: err}
+	}
+	return true, nil
+}
+
+// RemoveSame removes path if it names the file f is open on, and
+// otherwise removes nothing: [ErrNotSameFile] when another file is there,
+// the error matching fs.ErrNotExist when nothing is. The comparison is
+// sound because f, open, keeps its [FileID] from being reused.
+//
+// Unix: lstat, compare, unlink(2). Between the comparison and the unlink
+// another process could replace path, so a caller must rule that out by
+// its own protocol (stateflow's lock removes a lock file only while
+// holding its [File.TryLock] lock). Windows: path is opened for deletion,
+// compared, and deleted through that handle (POSIX semantics, which free
+// the name at once, where the file system has them; else delete on last
+// close), so only f's file can ever be removed. Errors carry no path.
+func RemoveSame(path string, f File) error {
+	own, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	cur, err := Lstat(path)
+	if err != nil {
+		return err
+	}
+	if cur.ID != own.ID {
+		return ErrNotSameFile
+	}
+	_, err = retryEINTR(func() (int, error) { return 0, unix.Unlink(path) })
+	return err
+}
+
 // Lstat describes path itself, not what a symlink there points to.
 // Errors carry no path.
 func Lstat(path string) (FileInfo, error) {
@@ -207,12 +250,15 @@ func flock(f *os.File, how int) error {
 		return err
 	}
 	var ferr error
-	if err := raw.Control(func(fd uintptr) {
-		_, ferr = retryEINTR(func() (int, error) { return 0, unix.Flock(int(fd), how) })
-	}); err != nil {
+	if err := raw.Control(func(fd uintptr) { ferr = flockFD(int(fd), how) }); err != nil {
 		return err
 	}
 	return ferr
+}
+
+func flockFD(fd, how int) error {
+	_, err := retryEINTR(func() (int, error) { return 0, unix.Flock(fd, how) })
+	return err
 }
 
 // UserID names the current user: the uid in decimal (Windows: the user's

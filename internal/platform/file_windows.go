@@ -4,6 +4,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"runtime"
 	"unsafe"
 
 	"golang.org/x/sys/windows"
@@ -23,6 +24,25 @@ const (
 	reparseTagNameSurrogate = 0x20000000
 )
 
+// rtlGetLastNtStatus reads the NT status of the thread's last failed call,
+// which tells a file being deleted from a refused access.
+var rtlGetLastNtStatus = windows.NewLazySystemDLL("ntdll.dll").NewProc("RtlGetLastNtStatus")
+
+// createFile is windows.CreateFile whose ERROR_ACCESS_DENIED also matches
+// [ErrDeletePending] when the NT status behind it is STATUS_DELETE_PENDING
+// (read on the same OS thread, before any other call can replace it).
+func createFile(p *uint16, access, share, disposition, attrs uint32) (windows.Handle, error) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	h, err := windows.CreateFile(p, access, share, nil, disposition, attrs, 0)
+	if err == windows.ERROR_ACCESS_DENIED && rtlGetLastNtStatus.Find() == nil {
+		if st, _, _ := rtlGetLastNtStatus.Call(); windows.NTStatus(st) == windows.STATUS_DELETE_PENDING {
+			return h, &deletePendingError{err}
+		}
+	}
+	return h, err
+}
+
 // File is a raw handle (see the Unix file for the contract).
 type File struct{ h windows.Handle }
 
@@ -38,8 +58,8 @@ func CreateExcl(path string, perm fs.FileMode) (File, error) {
 	if perm&0o200 == 0 {
 		attrs = windows.FILE_ATTRIBUTE_READONLY
 	}
-	h, err := windows.CreateFile(p, windows.GENERIC_READ|windows.GENERIC_WRITE, shareAll, nil,
-		windows.CREATE_NEW, attrs|windows.FILE_FLAG_OPEN_REPARSE_POINT, 0)
+	h, err := createFile(p, windows.GENERIC_READ|windows.GENERIC_WRITE, shareAll,
+		windows.CREATE_NEW, attrs|windows.FILE_FLAG_OPEN_REPARSE_POINT)
 	if err != nil {
 		return File{}, err
 	}
@@ -55,7 +75,7 @@ func OpenRead(path string) (File, error) {
 	if err != nil {
 		return File{}, err
 	}
-	h, err := windows.CreateFile(p, windows.GENERIC_READ, shareAll, nil, windows.OPEN_EXISTING, noFollow, 0)
+	h, err := createFile(p, windows.GENERIC_READ, shareAll, windows.OPEN_EXISTING, noFollow)
 	if err != nil {
 		return File{}, err
 	}
@@ -135,6 +155,52 @@ func (f File) Stat() (FileInfo, error) { return statHandle(f.h) }
 // Close closes the handle.
 func (f File) Close() error { return windows.CloseHandle(f.h) }
 
+// TryLock is LockFileEx on the byte at [LockOffset] (see the Unix file
+// for the contract).
+func (f File) TryLock() (bool, error) { return lockHandle(f.h, true) }
+
+// RemoveSame opens path itself for deletion, compares it with f and
+// deletes it through that handle (see the Unix file for the contract).
+func RemoveSame(path string, f File) error {
+	own, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	p, err := windows.UTF16PtrFromString(path)
+	if err != nil {
+		return err
+	}
+	h, err := createFile(p, windows.DELETE|windows.FILE_READ_ATTRIBUTES, shareAll, windows.OPEN_EXISTING, noFollow)
+	if err != nil {
+		return err
+	}
+	defer windows.CloseHandle(h)
+	cur, err := statHandle(h)
+	if err != nil {
+		return err
+	}
+	if cur.ID != own.ID {
+		return ErrNotSameFile
+	}
+	return deleteHandle(h)
+}
+
+// deleteHandle deletes the file open as h, by the handle: with POSIX
+// semantics (Windows 10 1607+ on NTFS; the name is free at once), else
+// (older systems, other file systems, Wine 8) with the classic delete on
+// last close.
+func deleteHandle(h windows.Handle) error {
+	posix := uint32(windows.FILE_DISPOSITION_DELETE | windows.FILE_DISPOSITION_POSIX_SEMANTICS)
+	err := windows.SetFileInformationByHandle(h, windows.FileDispositionInfoEx, (*byte)(unsafe.Pointer(&posix)), uint32(unsafe.Sizeof(posix)))
+	switch err {
+	case windows.ERROR_INVALID_PARAMETER, windows.ERROR_INVALID_FUNCTION, windows.ERROR_NOT_SUPPORTED:
+	default:
+		return err
+	}
+	classic := struct{ DeleteFile bool }{true}
+	return windows.SetFileInformationByHandle(h, windows.FileDispositionInfo, (*byte)(unsafe.Pointer(&classic)), uint32(unsafe.Sizeof(classic)))
+}
+
 // Lstat opens the reparse point itself to read its attributes (see the
 // Unix file for the contract).
 func Lstat(path string) (FileInfo, error) {
@@ -142,7 +208,7 @@ func Lstat(path string) (FileInfo, error) {
 	if err != nil {
 		return FileInfo{}, err
 	}
-	h, err := windows.CreateFile(p, windows.FILE_READ_ATTRIBUTES, shareAll, nil, windows.OPEN_EXISTING, noFollow, 0)
+	h, err := createFile(p, windows.FILE_READ_ATTRIBUTES, shareAll, windows.OPEN_EXISTING, noFollow)
 	if err != nil {
 		return FileInfo{}, err
 	}
@@ -214,14 +280,22 @@ func OpenNoFollow(path string, flag int, perm fs.FileMode) (*os.File, error) {
 // TryLock is LockFileEx on the byte at [LockOffset] (see the Unix file for
 // the contract).
 func TryLock(f *os.File, exclusive bool) (bool, error) {
+	var ok bool
+	err := withHandle(f, func(h windows.Handle) error {
+		var err error
+		ok, err = lockHandle(h, exclusive)
+		return err
+	})
+	return ok, err
+}
+
+func lockHandle(h windows.Handle, exclusive bool) (bool, error) {
 	flags := uint32(windows.LOCKFILE_FAIL_IMMEDIATELY)
 	if exclusive {
 		flags |= windows.LOCKFILE_EXCLUSIVE_LOCK
 	}
-	err := withHandle(f, func(h windows.Handle) error {
-		ol := lockOverlapped()
-		return windows.LockFileEx(h, flags, 0, 1, 0, &ol)
-	})
+	ol := lockOverlapped()
+	err := windows.LockFileEx(h, flags, 0, 1, 0, &ol)
 	if err == windows.ERROR_LOCK_VIOLATION || err == windows.ERROR_IO_PENDING {
 		return false, nil
 	}

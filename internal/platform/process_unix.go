@@ -115,3 +115,8 @@ func PassFile(cmd *exec.Cmd, f *os.File) string {
 	cmd.ExtraFiles = append(cmd.ExtraFiles, f)
 	return strconv.Itoa(2 + len(cmd.ExtraFiles))
 }
+
+// UnderWine reports whether this process is a Windows binary running under
+// Wine (its ntdll exports wine_get_version): always false here. Tests use
+// it to skip only what Wine cannot do, with the reason, and nowhere else.
+func UnderWine() bool { return false }

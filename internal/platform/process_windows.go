@@ -296,3 +296,9 @@ func ProcessStart(pid int) (time.Time, bool) {
 	}
 	return time.Unix(0, created.Nanoseconds()), true
 }
+
+// UnderWine looks for wine_get_version in ntdll, which Wine exports and
+// Windows does not (see the Unix file for the contract).
+func UnderWine() bool {
+	return windows.NewLazySystemDLL("ntdll.dll").NewProc("wine_get_version").Find() == nil
+}

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
-	"fmt"
 	"os"
 	"path"
 	"path/filepath"
@@ -145,7 +144,7 @@ func checkLegacy(l Layout) error {
 	for _, scope := range l.Scopes() {
 		d := filepath.Join(l.Root, filepath.FromSlash(l.ScopeDir(scope)))
 		if _, err := os.Lstat(filepath.Join(d, "state.json")); err == nil {
-			return &Error{Msg: fmt.Sprintf("Unsupported State Flow storage format: %q", d)}
+			return &Error{Msg: "Unsupported State Flow storage format: " + jsQuote(d)}
 		}
 	}
 	return nil

@@ -20,7 +20,9 @@ import (
 // the owner messages). A read is refused, a patch is refused, and no file
 // changes.
 func TestClassification(t *testing.T) {
-	const k = "--home-u-proj--"
+	// The CWD key of the test stores' "/home/u/proj", as this OS makes it
+	// absolute (Windows: "C:\home\u\proj", key "--C--home-u-proj--").
+	k := testCWDKey(t)
 	sess := k + "/" + testSession
 	deep := strings.Repeat("[", sf.MaxDepth) + strings.Repeat("]", sf.MaxDepth)
 	tooDeep := "[" + deep + "]"
@@ -100,54 +102,134 @@ func TestClassification(t *testing.T) {
 		{"runtime step missing", edit(sess, "runtime.json", func(m obj) { delete(m, "step") }), MsgRuntimeInvalid},
 		{"runtime validation", edit(sess, "runtime.json", func(m obj) { m["validation"] = obj{"attempt": 8, "error": "e", "instruction": "i"} }), MsgRuntimeInvalid},
 		{"runtime unknown member kept", edit(sess, "runtime.json", func(m obj) { m["publication"] = "files" }), ""},
-		// layout (the symlink texts live in safefs.go)
+		// layout
 		{"legacy layout", put(k, "state.json", `{}`), `Unsupported State Flow storage format: "ROOT/` + k + `"`},
-		{"symlinked dir", func(r string) {
-			os.Rename(filepath.Join(r, k), filepath.Join(r, "real"))
-			os.Symlink(filepath.Join(r, "real"), filepath.Join(r, k))
-		}, `State Flow path is not a regular owned location: "ROOT/` + k + `"`},
-		{"symlinked file", func(r string) {
-			os.Rename(filepath.Join(r, "meta.json"), filepath.Join(r, "elsewhere.json"))
-			os.Symlink(filepath.Join(r, "elsewhere.json"), filepath.Join(r, "meta.json"))
-		}, `State Flow path is not a regular owned location: "ROOT/meta.json"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s := newTestStore(t, testSession)
-			ctx := context.Background()
-			if _, err := s.Patch(ctx, mustArgs(t, `{"global":{"contract":{"a":1}},"cwd":{"working":{"b":2}},"session":{"working":{"c":3}}}`), &PatchOptions{CreateSession: true}); err != nil {
+			s := validStore(t)
+			tt.apply(s.Layout().Root)
+			assertRefused(t, s, tt.want)
+		})
+	}
+}
+
+// TestNonRegularPaths: a store path that is a symlink or of the wrong
+// type is refused with upstream's text for where it is
+// (assertStorageDirectory before the lock, assertDirectoryChain,
+// readRegularBytes): the store root, a scope directory below it, an
+// owned file.
+func TestNonRegularPaths(t *testing.T) {
+	k := testCWDKey(t)
+	sess := k + "/" + testSession
+	moveAndLink := func(rel string) func(testing.TB, string) {
+		return func(t testing.TB, r string) {
+			p := filepath.Join(r, filepath.FromSlash(rel))
+			if err := os.Rename(p, p+".real"); err != nil {
 				t.Fatal(err)
 			}
+			symlinkOrSkip(t, p+".real", p)
+		}
+	}
+	replaceWithFile := func(rel string) func(testing.TB, string) {
+		return func(t testing.TB, r string) {
+			p := filepath.Join(r, filepath.FromSlash(rel))
+			os.RemoveAll(p)
+			if err := os.WriteFile(p, []byte("{}"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	replaceWithDir := func(rel string) func(testing.TB, string) {
+		return func(t testing.TB, r string) {
+			p := filepath.Join(r, filepath.FromSlash(rel))
+			os.Remove(p)
+			if err := os.Mkdir(p, 0o700); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	for _, tt := range []struct {
+		name  string
+		apply func(testing.TB, string)
+		want  string
+	}{
+		{"root symlink", moveAndLink(""), MsgRepositoryPath + `"ROOT"`},
+		{"root file", replaceWithFile(""), MsgRepositoryPath + `"ROOT"`},
+		{"cwd dir symlink", moveAndLink(k), MsgNotRegularDirectory + `"ROOT/` + k + `"`},
+		{"cwd dir file", replaceWithFile(k), MsgNotRegularDirectory + `"ROOT/` + k + `"`},
+		{"session dir symlink", moveAndLink(sess), MsgNotRegularDirectory + `"ROOT/` + sess + `"`},
+		{"global file symlink", moveAndLink("meta.json"), MsgNotRegularFile + `"ROOT/meta.json"`},
+		{"session file symlink", moveAndLink(sess + "/runtime.json"), MsgNotRegularFile + `"ROOT/` + sess + `/runtime.json"`},
+		{"dangling file symlink", func(t testing.TB, r string) {
+			os.Remove(filepath.Join(r, "patches.jsonl"))
+			symlinkOrSkip(t, filepath.Join(r, "nowhere"), filepath.Join(r, "patches.jsonl"))
+		}, MsgNotRegularFile + `"ROOT/patches.jsonl"`},
+		{"file is a directory", replaceWithDir(k + "/checkpoint.json"), MsgNotRegularFile + `"ROOT/` + k + `/checkpoint.json"`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			s := validStore(t)
 			root := s.Layout().Root
-			tt.apply(root)
-			broken := treeFiles(t, root)
-			_, err := s.Read(ctx)
-			if tt.want == "" {
-				if err != nil {
-					t.Fatalf("a valid store refused: %v", err)
-				}
-				return
-			}
-			want := strings.Replace(tt.want, "ROOT", root, 1)
-			if err == nil || err.Error() != want {
-				t.Fatalf("err = %v\nwant  %s", err, want)
-			}
-			if strings.Contains(want, "nested too deeply") && !errors.Is(err, sf.ErrTooDeep) {
-				t.Errorf("%v does not match sf.ErrTooDeep", err)
-			}
-			if _, err := s.Patch(ctx, mustArgs(t, `{"global":{"contract":{"a":9}}}`), nil); err == nil {
-				t.Fatal("patch on a broken store succeeded")
-			}
-			after := treeFiles(t, root)
-			if len(after) != len(broken) {
-				t.Fatalf("files changed: %d before, %d after", len(broken), len(after))
-			}
-			for p, c := range after {
-				if broken[p] != c {
-					t.Errorf("rejected patch changed %s", p)
-				}
-			}
+			tt.apply(t, root)
+			assertRefused(t, s, tt.want)
 		})
+	}
+}
+
+// validStore is a test store with one transition in every scope.
+func validStore(t *testing.T) *Store {
+	t.Helper()
+	s := newTestStore(t, testSession)
+	if _, err := s.Patch(context.Background(), mustArgs(t, `{"global":{"contract":{"a":1}},"cwd":{"working":{"b":2}},"session":{"working":{"c":3}}}`), &PatchOptions{CreateSession: true}); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// rootPath replaces a JSON-quoted "ROOT…" path in want with the store
+// root's path on this OS, quoted as upstream quotes it.
+func rootPath(want, root string) string {
+	i := strings.Index(want, `"ROOT`)
+	if i < 0 {
+		return want
+	}
+	j := strings.Index(want[i+1:], `"`) + i + 1
+	rel := strings.TrimPrefix(want[i+len(`"ROOT`):j], "/")
+	return want[:i] + jsQuote(filepath.Join(root, filepath.FromSlash(rel))) + want[j+1:]
+}
+
+// assertRefused checks that a read of the store fails with want (see
+// rootPath), that a patch fails too, and that neither changed a file.
+func assertRefused(t *testing.T, s *Store, want string) {
+	t.Helper()
+	ctx := context.Background()
+	root := s.Layout().Root
+	broken := treeFiles(t, filepath.Dir(root))
+	_, err := s.Read(ctx)
+	if want == "" {
+		if err != nil {
+			t.Fatalf("a valid store refused: %v", err)
+		}
+		return
+	}
+	want = rootPath(want, root)
+	if err == nil || err.Error() != want {
+		t.Fatalf("err = %v\nwant  %s", err, want)
+	}
+	if strings.Contains(want, "nested too deeply") && !errors.Is(err, sf.ErrTooDeep) {
+		t.Errorf("%v does not match sf.ErrTooDeep", err)
+	}
+	if _, err := s.Patch(ctx, mustArgs(t, `{"global":{"contract":{"a":9}}}`), nil); err == nil {
+		t.Fatal("patch on a broken store succeeded")
+	}
+	after := treeFiles(t, filepath.Dir(root))
+	if len(after) != len(broken) {
+		t.Fatalf("files changed: %d before, %d after", len(broken), len(after))
+	}
+	for p, c := range after {
+		if broken[p] != c {
+			t.Errorf("rejected patch changed %s", p)
+		}
 	}
 }
 

@@ -66,7 +66,7 @@ func decodeCohortReusing(l Layout, roots *sf.Roots, c capture, prev *Snapshot) (
 	switch {
 	case !cfg.Exists && !rt.Exists:
 		if d.streams[2] != nil {
-			return nil, &Error{Msg: fmt.Sprintf("Unsupported State Flow storage format: %q", filepath.Join(l.Root, filepath.FromSlash(dir)))}
+			return nil, &Error{Msg: "Unsupported State Flow storage format: " + jsQuote(filepath.Join(l.Root, filepath.FromSlash(dir)))}
 		}
 		d.sessionAbsent = true
 		return d, nil

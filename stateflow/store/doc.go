@@ -11,7 +11,12 @@
 //	<root>/.state-flow-cohort.journal                                   ours: cohort journal (transient)
 //
 // Only those files are read or written (ownership whitelist); every
-// directory component is lstat-checked and files are opened O_NOFOLLOW.
+// directory component is lstat-checked and files are opened O_NOFOLLOW,
+// with upstream's texts: "State Flow repository path is not a regular
+// directory: <path>" for the root, "Durable State Flow directory is not a
+// regular directory: <path>" below it, "Durable State Flow path is not a
+// regular file: <path>" for a file (paths JSON-quoted, as upstream's
+// JSON.stringify writes them, in every store message).
 // meta.json v1 is read (revision credited as the tail length), v2 written;
 // unknown meta keys are preserved.
 //
@@ -63,13 +68,24 @@
 //
 // Upstream's protocol: O_EXCL lock file holding "<pid>\n", 25 ms polls, no
 // deadline (only ctx cancellation ends a wait), an empty file tolerated for
-// 2 s, malformed or non-regular → "State Flow publication lock is
-// unavailable at …", re-entry → "Recursive State Flow publication lock at
-// …", release only of our own inode and content. Divergence: a lock whose
-// PID is dead, whose process started after the lock was written (PID reuse),
-// or that stayed empty past the grace is renamed aside and removed, and the
-// store recovered (upstream stays unavailable until an operator acts).
+// 2 s, a non-regular file → "State Flow publication lock is unavailable at
+// …" (followed here by what is there and what to do), a caller that will
+// not wait → "State Flow publication lock is busy at …" (followed by the
+// holder's PID), re-entry → "Recursive State Flow publication lock at …",
+// release only of our own file and content. A waiter's error names the
+// holder's PID.
 //
+// Divergence: upstream never steals a lock (an interrupted owner's lock
+// needs an operator). Here an abandoned lock is reclaimed (removed, the
+// store recovered, "stale publication lock removed" logged): its PID is
+// dead, or alive but started after the lock was written (reused), or it is
+// empty or malformed ("garbage", "12" without its newline) past the same
+// 2 s grace. Two reclaimers never remove a new holder's lock: every pikit
+// process locks the lock file it has open (flock, LockFileEx: the OS drops
+// it with the process), a writer holds that lock from creation to release,
+// and a reclaimer removes only the exact file it judged, while locking it
+// (the argument is at lockWaiter). Upstream writers take no part in that
+// lock, which changes nothing for them: they never remove another's file.
 // # Crash atomicity (beyond upstream)
 //
 // Upstream renames each file separately with no fsync. Here a publication

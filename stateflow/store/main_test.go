@@ -26,6 +26,8 @@ func TestMain(m *testing.M) {
 		os.Exit(childModulePatcher())
 	case "holder":
 		os.Exit(childHolder())
+	case "contender":
+		os.Exit(childContender())
 	case "benchwriter":
 		os.Exit(childBenchWriter())
 	default:

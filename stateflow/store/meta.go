@@ -39,7 +39,7 @@ var legacySessionMetaKeys = []string{"identity", "lineage", "step", "specificati
 var sourceHash = regexp.MustCompile(`^sha256:[0-9a-f]{64}$`)
 
 func provenanceError(path string) error {
-	return &Error{Msg: fmt.Sprintf("Invalid State Flow provenance document: %q", path)}
+	return &Error{Msg: "Invalid State Flow provenance document: " + jsQuote(path)}
 }
 
 // Messages of meta.json's temporal member (upstream's exact texts).

@@ -9,24 +9,51 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/pikit-dev/pikit/internal/durable"
+	"github.com/pikit-dev/pikit/internal/jsjson"
 	"github.com/pikit-dev/pikit/internal/platform"
 )
 
 // ErrNotOwned is a path outside the ownership whitelist.
 var ErrNotOwned = errors.New("Cannot update a non-State Flow path")
 
-// unsafePathError is a directory component that is not a real directory or
-// a file that is not a regular file.
-func unsafePathError(p string) error {
-	return fmt.Errorf("State Flow path is not a regular owned location: %q", p)
+// Upstream's texts for a path that is not what the store needs
+// (assertStorageDirectory, assertDirectoryChain, readRegularBytes), the
+// path JSON-quoted as upstream's JSON.stringify writes it (jsQuote).
+const (
+	// MsgRepositoryPath: the store root is a symlink or not a directory
+	// (upstream checks it before taking the lock).
+	MsgRepositoryPath = "State Flow repository path is not a regular directory: "
+	// MsgNotRegularDirectory: a directory below the root (the CWD or
+	// session scope's) is a symlink or not a directory.
+	MsgNotRegularDirectory = "Durable State Flow directory is not a regular directory: "
+	// MsgNotRegularFile: an owned file is a symlink (refused by the
+	// no-follow open) or not a regular file.
+	MsgNotRegularFile = "Durable State Flow path is not a regular file: "
+)
+
+// jsQuote is JSON.stringify(s), as upstream quotes paths in its messages.
+func jsQuote(s string) string {
+	b, err := jsjson.Marshal(s, nil)
+	if err != nil {
+		return strconv.Quote(s)
+	}
+	return string(b)
 }
+
+// pathError is one of the Msg… texts above for path p.
+func pathError(msg, p string) error { return errors.New(msg + jsQuote(p)) }
 
 // checkDirs lstats the store root and every directory component of relPath
 // under it. It reports whether the whole chain exists; a symlink or non-
-// directory component is an error.
+// directory is an error: [MsgRepositoryPath] for the root,
+// [MsgNotRegularDirectory] below it. The root's ancestors are not checked
+// (upstream's assertStorageDirectory refuses a symlinked ancestor too, such
+// as macOS's /var → /private/var or a dotfiles-managed ~/.pi; a decision:
+// the store is reached through its path as the user set it up).
 func checkDirs(root, relPath string) (bool, error) {
 	dirs := []string{root}
 	cur := root
@@ -44,7 +71,10 @@ func checkDirs(root, relPath string) (bool, error) {
 			return false, fmt.Errorf("stateflow: lstat: %w", err)
 		}
 		if !fi.IsDir() || fi.Mode()&fs.ModeSymlink != 0 {
-			return false, unsafePathError(d)
+			if d == root {
+				return false, pathError(MsgRepositoryPath, d)
+			}
+			return false, pathError(MsgNotRegularDirectory, d)
 		}
 	}
 	return true, nil
@@ -79,7 +109,7 @@ func readNoFollowInto(p string, buf []byte) (data []byte, ok bool, err error) {
 	}
 	if err != nil {
 		if errors.Is(err, platform.ErrSymlink) {
-			return nil, false, unsafePathError(p)
+			return nil, false, pathError(MsgNotRegularFile, p)
 		}
 		return nil, false, fmt.Errorf("stateflow: open: %w", &fs.PathError{Op: "open", Path: p, Err: err})
 	}
@@ -89,7 +119,7 @@ func readNoFollowInto(p string, buf []byte) (data []byte, ok bool, err error) {
 		return nil, false, fmt.Errorf("stateflow: stat: %w", &fs.PathError{Op: "stat", Path: p, Err: err})
 	}
 	if !st.Mode.IsRegular() {
-		return nil, false, unsafePathError(p)
+		return nil, false, pathError(MsgNotRegularFile, p)
 	}
 	// A buffer one byte larger than the size: once the size is read and
 	// that byte is still free, the file ended (usually after one read); a

@@ -162,6 +162,11 @@ func (sn *Snapshot) clone() *Snapshot {
 // withLock runs fn holding the store lock, after completing any interrupted
 // publication.
 func (s *Store) withLock(ctx context.Context, fn func(ctx context.Context) error) error {
+	// The root is checked before it is created (upstream's
+	// assertStorageDirectory), and again after, as it now exists.
+	if _, err := checkDirs(s.layout.Root, fileLock); err != nil {
+		return err
+	}
 	if err := durable.MkdirAll(s.layout.Root, 0o700); err != nil {
 		return fmt.Errorf("stateflow: create store root: %w", err)
 	}

@@ -2,10 +2,12 @@ package store
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
 
+	"github.com/pikit-dev/pikit/internal/platform"
 	sf "github.com/pikit-dev/pikit/stateflow"
 )
 
@@ -18,6 +20,17 @@ func newTestStore(t testing.TB, session string) *Store {
 		t.Fatal(err)
 	}
 	return Open(l, DefaultOptions())
+}
+
+// testCWDKey is the CWD scope key of newTestStore's "/home/u/proj" on this
+// OS (reference §2.1: the absolute path with separators and ":" as "-").
+func testCWDKey(t testing.TB) string {
+	t.Helper()
+	l, err := NewLayout(t.TempDir(), "/home/u/proj", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l.ScopeDir("cwd")
 }
 
 func mustArgs(t testing.TB, s string) sf.PatchArgs {
@@ -81,8 +94,47 @@ func TestStore_PatchAndRead(t *testing.T) {
 			t.Errorf("read %s = %s, want %s", path, got, want)
 		}
 	}
-	b, _ := os.ReadFile(filepath.Join(s.Layout().Root, "--home-u-proj--", "meta.json"))
+	b, _ := os.ReadFile(filepath.Join(s.Layout().Root, s.Layout().ScopeDir("cwd"), "meta.json"))
 	t.Logf("%s", b)
-	b, _ = os.ReadFile(filepath.Join(s.Layout().Root, "--home-u-proj--", testSession, "runtime.json"))
+	b, _ = os.ReadFile(filepath.Join(s.Layout().Root, s.Layout().ScopeDir("session"), "runtime.json"))
 	t.Logf("%s", b)
+}
+
+// TestCWDKey checks the CWD scope key (reference §2.1) for the absolute
+// paths of each OS: the leading separator dropped, "/", "\" and ":" as "-".
+func TestCWDKey(t *testing.T) {
+	for in, want := range map[string]string{
+		"/home/u/proj":        "--home-u-proj--",
+		`C:\home\u\proj`:      "--C--home-u-proj--",
+		`\\server\share\proj`: "--server-share-proj--",
+		"/":                   "----",
+		"/a:b/c":              "--a-b-c--",
+	} {
+		if got := CWDKey(in); got != want {
+			t.Errorf("CWDKey(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// symlinkOrSkip makes link → target. Under Wine, whose os.Symlink makes no
+// Windows symlink, the test is skipped with the reason; anywhere else a
+// failure fails it.
+func symlinkOrSkip(t testing.TB, target, link string) {
+	t.Helper()
+	err := os.Symlink(target, link)
+	if err == nil {
+		fi, lerr := os.Lstat(link)
+		switch {
+		case lerr != nil:
+			err = lerr
+		case fi.Mode()&os.ModeSymlink != 0:
+			return
+		default:
+			err = fmt.Errorf("made a %v, not a symlink", fi.Mode().Type())
+		}
+	}
+	if platform.UnderWine() {
+		t.Skipf("Wine makes no Windows symbolic link here (os.Symlink: %v), so a symlink refusal cannot be shown", err)
+	}
+	t.Fatal(err)
 }
