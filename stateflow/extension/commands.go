@@ -45,7 +45,7 @@ func (x *ext) modeCommand(mode string) func(ctx context.Context, c *piext.Comman
 		sess.mu.Lock()
 		sess.policy = sf.Policy{Mode: mode}
 		sess.bootstrap = bootstrap
-		sess.blocked = blocked
+		sess.blocked, sess.start = blocked, nil // the mode command initialized the memory itself
 		sess.handoff = from == store.ModeActive && mode == store.ModePassive
 		sess.passive = ""
 		sess.run = run{}

@@ -189,6 +189,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/pikit-dev/pikit/piext"
 	sf "github.com/pikit-dev/pikit/stateflow"
@@ -257,7 +258,28 @@ func (x *ext) config() (sf.Config, error) {
 	return x.cfg, x.cfgErr
 }
 
+// StoreHookTimeout bounds each State Flow hook (declared as its piext
+// Hook.Timeout, so the bridge and Go agree) instead of piext's 5 s
+// HookTimeout: every hook may bind the session (a respawn sends no
+// session_start) and most take the store lock, whose wait has no deadline
+// upstream (reference §2.7: only cancellation ends it). A start cut short
+// at 5 s while another writer held the lock, or on a loaded machine, left
+// the session without its memory. Past the limit the hook fails open; a
+// session start that did not complete is retried before the memory is
+// next read (recoverMemory).
+const StoreHookTimeout = 60 * time.Second
+
 func (x *ext) extension() *piext.Extension {
+	e := x.extensionSpec()
+	for i := range e.Hooks {
+		if e.Hooks[i].Timeout == 0 {
+			e.Hooks[i].Timeout = StoreHookTimeout
+		}
+	}
+	return e
+}
+
+func (x *ext) extensionSpec() *piext.Extension {
 	patchSchema, _ := json.Marshal(sf.PatchStateSchema(x.roots))
 	readSchema, _ := json.Marshal(sf.ReadStateSchema())
 	return &piext.Extension{

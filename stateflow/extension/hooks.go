@@ -54,18 +54,18 @@ func (x *ext) onContext(ctx context.Context, ev *piext.Event) (any, error) {
 		return nil, nil
 	}
 	if pol.Mode == store.ModePassive {
-		return x.passiveContext(ctx, sess, ev.Messages)
+		return x.passiveContext(ctx, sess, ev.Pi, ev.Messages)
 	}
 	return x.activeContext(ctx, sess, ev)
 }
 
-func (x *ext) passiveContext(ctx context.Context, sess *session, msgs []piext.Message) (any, error) {
-	sess.mu.Lock()
-	text, handoff, blocked := sess.passive, sess.handoff, sess.blocked
-	sess.mu.Unlock()
-	if blocked != nil {
+func (x *ext) passiveContext(ctx context.Context, sess *session, pi *piext.Pi, msgs []piext.Message) (any, error) {
+	if x.recoverMemory(ctx, sess, pi) != nil {
 		return nil, nil // Passive injects only once a validated memory view exists
 	}
+	sess.mu.Lock()
+	text, handoff := sess.passive, sess.handoff
+	sess.mu.Unlock()
 	if text == "" {
 		var err error
 		if handoff {
@@ -111,14 +111,10 @@ func (x *ext) activeContext(ctx context.Context, sess *session, ev *piext.Event)
 		// Blocked until repaired (or Passive/Off selected): Pi would
 		// swallow a hook error, so the run is aborted (reference §1.12
 		// step 2, §2.9).
-		if _, err := sess.store.Read(ctx); err != nil {
+		if err := x.recoverMemory(ctx, sess, ev.Pi); err != nil {
 			_ = ev.Pi.Abort(ctx)
 			return nil, nil
 		}
-		sess.mu.Lock()
-		sess.blocked = nil
-		sess.mu.Unlock()
-		x.publishPolicy(ctx, ev.Pi, sess)
 	}
 	if !r.started {
 		// The first context of a run (or the first after a native

@@ -11,6 +11,7 @@ import (
 	"github.com/pikit-dev/pikit/internal/modelserver"
 	"github.com/pikit-dev/pikit/internal/pitest"
 	"github.com/pikit-dev/pikit/pirpc"
+	"github.com/pikit-dev/pikit/stateflow/extension"
 	"github.com/pikit-dev/pikit/stateflow/store"
 )
 
@@ -52,8 +53,11 @@ func TestRealPi_TwoProcessesShareCWD(t *testing.T) {
 	h := newHarness(t, "active")
 	ctx := testCtx(t)
 	a, b := h.start(t), h.start(t)
-	prompt(t, ctx, a, "REMEMBER that the database is postgres")
-	evs := prompt(t, ctx, b, "RECALL the database")
+	evs := prompt(t, ctx, a, "REMEMBER that the database is postgres")
+	if text, isErr := toolResult(t, evs, "patch_state"); isErr {
+		t.Fatalf("A's patch: %q", text)
+	}
+	evs = prompt(t, ctx, b, "RECALL the database")
 	if text, isErr := toolResult(t, evs, "read_state"); isErr || text != `{"value":"postgres"}` {
 		t.Errorf("B reads A's CWD decision: %q (error %v)", text, isErr)
 	}
@@ -197,6 +201,61 @@ func TestRealPi_TailNoticeOfForeignChange(t *testing.T) {
 	for _, w := range []string{"State Flow context update (user-level data, not system instructions):\n", `{"path":["contract"],"value":{"db":"postgres"}}`} {
 		if !strings.Contains(second, w) {
 			t.Errorf("A's next request lacks %q: %q", w, second)
+		}
+	}
+}
+
+// A session start that does not complete (here: the lock path is a
+// directory, "unavailable"; under a heavy load, the start of
+// TestRealPi_TwoProcessesShareCWD's first process outlasted the 5 s piext
+// then gave every hook) must not leave the session without memory: once
+// the store is repaired, the start completes before the memory is read
+// again, the session's first patch lands and another process reads it
+// (reference §2.9: blocked until repaired).
+func TestRealPi_FailedSessionStartRecovers(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, "active")
+	ctx := testCtx(t)
+	lock := filepath.Join(h.env.AgentDir, "state-flow", ".state-flow-publication.lock")
+	if err := os.Mkdir(lock, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	a := h.start(t)
+	pitest.Until(t, ctx, a, func(ev pirpc.Event) bool {
+		r, ok := ev.(*pirpc.ExtensionUIRequest)
+		return ok && r.Method == "setStatus" && r.StatusText != nil && *r.StatusText == "state-flow active (blocked)"
+	})
+	if err := os.Remove(lock); err != nil {
+		t.Fatal(err)
+	}
+	evs := prompt(t, ctx, a, "REMEMBER that the database is postgres")
+	if text, isErr := toolResult(t, evs, "patch_state"); isErr {
+		t.Fatalf("A's patch: %q", text)
+	}
+	b := h.start(t)
+	evs = prompt(t, ctx, b, "RECALL the database")
+	if text, isErr := toolResult(t, evs, "read_state"); isErr || text != `{"value":"postgres"}` {
+		t.Errorf("B reads A's CWD decision: %q (error %v)", text, isErr)
+	}
+}
+
+// TestHooksWaitForTheStoreLock: every State Flow hook declares a timeout
+// of at least StoreHookTimeout, not piext's 5 s default: each may bind the
+// session (a respawn sends no session_start) and take the store lock, whose
+// wait has no deadline upstream (reference §2.7). The bridge and Go honour
+// a declared timeout (piext's TestHook_DeclaredTimeout).
+func TestHooksWaitForTheStoreLock(t *testing.T) {
+	m := extension.New(t.TempDir(), t.TempDir()).Manifest()
+	seen := map[string]bool{}
+	for _, h := range m.Hooks {
+		seen[h.Event] = true
+		if h.TimeoutMs < extension.StoreHookTimeout.Milliseconds() {
+			t.Errorf("hook %s: timeout %d ms, want at least %d", h.Event, h.TimeoutMs, extension.StoreHookTimeout.Milliseconds())
+		}
+	}
+	for _, e := range []string{"session_start", "session_tree", "context", "turn_end", "agent_settled"} {
+		if !seen[e] {
+			t.Errorf("no %s hook", e)
 		}
 	}
 }

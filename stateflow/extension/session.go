@@ -36,13 +36,16 @@ type session struct {
 	policy    sf.Policy
 	bootstrap bool
 	blocked   error // unreadable memory under Active (reference §2.9)
-	handoff   bool  // left Active: the exit handoff replaces the Passive head
-	run       run
-	passive   string // frozen Passive head or handoff ("" = compute)
-	barrier   map[string]string
-	response  *string   // armed final answer of the current run
-	settle    settle    // what agent_settled does about the run just ended
-	arts      artifacts // artifact sources and Skills (artifacts.go)
+	// start is the memory initialization session_start could not
+	// complete (nil: none pending); recoverMemory retries it.
+	start    *memoryStart
+	handoff  bool // left Active: the exit handoff replaces the Passive head
+	run      run
+	passive  string // frozen Passive head or handoff ("" = compute)
+	barrier  map[string]string
+	response *string   // armed final answer of the current run
+	settle   settle    // what agent_settled does about the run just ended
+	arts     artifacts // artifact sources and Skills (artifacts.go)
 }
 
 // run is the current Active run: its specification, the anchor (the
@@ -106,28 +109,15 @@ func (x *ext) attach(ctx context.Context, s piext.Session, pi *piext.Pi, reason,
 		recordForkPending(ctx, pi, sess.store.Layout().SessionKey, parent)
 	}
 	if sess.policy.Mode != store.ModeOff {
-		switch {
-		case sess.store == nil:
-			sess.blocked = errors.New(sf.MsgRuntimeUnavailable)
-		case parent != "":
-			err := sess.store.Fork(ctx, parent, sess.policy.Mode)
-			if errors.Is(err, store.ErrNoSession) {
-				err = sess.store.SetMode(ctx, sess.policy.Mode, false) // the parent never had memory
-			}
-			if err != nil && !errors.Is(err, store.ErrChildOccupied) {
-				sess.blocked = err
-			}
-		case stored == "":
-			if err := sess.store.SetMode(ctx, sess.policy.Mode, false); err != nil {
-				sess.blocked = err
-			} else {
-				_ = pi.AppendEntry(ctx, entrySnapshot, map[string]any{"mode": sess.policy.Mode})
-			}
-		}
-		if sess.blocked == nil {
-			if _, err := sess.store.Read(ctx); err != nil {
-				sess.blocked = err
-			}
+		start := &memoryStart{stored: stored, parent: parent}
+		if err := x.startMemory(ctx, pi, sess, start); err != nil {
+			// Retried before the memory is next read (recoverMemory): a
+			// start cut short (the hook's time ran out while another writer
+			// held the store lock, or the store failed) must not leave the
+			// session without its memory for good.
+			sess.blocked, sess.start = err, start
+		} else if _, err := sess.store.Read(ctx); err != nil {
+			sess.blocked = err
 		}
 	}
 	x.mu.Lock()
@@ -137,6 +127,74 @@ func (x *ext) attach(ctx context.Context, s piext.Session, pi *piext.Pi, reason,
 	x.mu.Unlock()
 	x.publishPolicy(ctx, pi, sess)
 	return sess
+}
+
+// memoryStart is what attach initializes in the store for a session not in
+// Off: a fork's copy of its parent's memory (parent), a new session's
+// record (stored == ""), or nothing for a session that has its snapshot.
+type memoryStart struct{ stored, parent string }
+
+// startMemory initializes the session's memory as attach decided (st),
+// under the store lock, with no deadline of its own: a fork copies its
+// parent's current memory (a parent without memory: a new session), a new
+// session is recorded with its mode (and the mode entry appended on the
+// branch).
+func (x *ext) startMemory(ctx context.Context, pi *piext.Pi, sess *session, st *memoryStart) error {
+	sess.mu.Lock()
+	mode := sess.policy.Mode
+	sess.mu.Unlock()
+	switch {
+	case sess.store == nil:
+		return errors.New(sf.MsgRuntimeUnavailable)
+	case st.parent != "":
+		err := sess.store.Fork(ctx, st.parent, mode)
+		if errors.Is(err, store.ErrNoSession) {
+			err = sess.store.SetMode(ctx, mode, false) // the parent never had memory
+		}
+		if err != nil && !errors.Is(err, store.ErrChildOccupied) {
+			return err
+		}
+	case st.stored == "":
+		if err := sess.store.SetMode(ctx, mode, false); err != nil {
+			return err
+		}
+		_ = pi.AppendEntry(ctx, entrySnapshot, map[string]any{"mode": mode})
+	}
+	return nil
+}
+
+// recoverMemory tries to leave the blocked state: it completes a pending
+// start, then reads the memory; on success the session is unblocked and
+// the policy republished. It returns the error that keeps it blocked (nil
+// when it was not blocked).
+func (x *ext) recoverMemory(ctx context.Context, sess *session, pi *piext.Pi) error {
+	sess.mu.Lock()
+	blocked, start := sess.blocked, sess.start
+	sess.mu.Unlock()
+	if blocked == nil {
+		return nil
+	}
+	if sess.store == nil {
+		return blocked
+	}
+	if start != nil {
+		if err := x.startMemory(ctx, pi, sess, start); err != nil {
+			return err
+		}
+		sess.mu.Lock()
+		if sess.start == start {
+			sess.start = nil
+		}
+		sess.mu.Unlock()
+	}
+	if _, err := sess.store.Read(ctx); err != nil {
+		return err
+	}
+	sess.mu.Lock()
+	sess.blocked = nil
+	sess.mu.Unlock()
+	x.publishPolicy(ctx, pi, sess)
+	return nil
 }
 
 // sessionKey is the session file's basename without ".jsonl", or the

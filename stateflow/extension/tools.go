@@ -56,6 +56,7 @@ func (s *session) usable() (*store.Store, string, error) {
 // transaction, the same path `pikit stateflow patch` takes.
 func (x *ext) patchState(ctx context.Context, c *piext.ToolCall) (*piext.ToolResult, error) {
 	sess := x.sessionFor(ctx, c.Session, c.Pi)
+	_ = x.recoverMemory(ctx, sess, c.Pi) // usable reports what still blocks
 	st, projection, err := sess.usable()
 	if err != nil {
 		return toolError(err), nil
@@ -86,6 +87,7 @@ func (x *ext) patchState(ctx context.Context, c *piext.ToolCall) (*piext.ToolRes
 // readState runs read_state (reference §1.8) over a fresh snapshot.
 func (x *ext) readState(ctx context.Context, c *piext.ToolCall) (*piext.ToolResult, error) {
 	sess := x.sessionFor(ctx, c.Session, c.Pi)
+	_ = x.recoverMemory(ctx, sess, c.Pi) // usable reports what still blocks
 	st, _, err := sess.usable()
 	if err != nil {
 		return toolError(err), nil

@@ -32,7 +32,7 @@ func (x *ext) onSessionTree(ctx context.Context, ev *piext.Event) (any, error) {
 	pol := sf.ResolvePolicy(cfg, cfgErr, stored)
 	bootstrap = bootstrap && pol.Mode == store.ModeActive
 	sess.mu.Lock()
-	prev, prevBootstrap := sess.policy, sess.bootstrap
+	prev, prevBootstrap, start := sess.policy, sess.bootstrap, sess.start
 	sess.mu.Unlock()
 	var blocked error
 	if pol.Err == nil && pol.Mode != store.ModeOff {
@@ -41,6 +41,8 @@ func (x *ext) onSessionTree(ctx context.Context, ev *piext.Event) (any, error) {
 			blocked = errors.New(sf.MsgRuntimeUnavailable)
 		case pol.Mode != prev.Mode || bootstrap != prevBootstrap:
 			blocked = x.initSession(ctx, ev.Pi, sess, pol.Mode, bootstrap) // a fork made in Off copies now
+		case start != nil:
+			blocked = x.startMemory(ctx, ev.Pi, sess, start) // the session start did not complete
 		}
 		if blocked == nil {
 			_, blocked = sess.store.Read(ctx)
@@ -48,6 +50,9 @@ func (x *ext) onSessionTree(ctx context.Context, ev *piext.Event) (any, error) {
 	}
 	sess.mu.Lock()
 	sess.policy, sess.bootstrap, sess.blocked = pol, bootstrap, blocked
+	if blocked == nil {
+		sess.start = nil // initialized above, or by the pending start
+	}
 	sess.handoff, sess.passive = false, ""
 	sess.run, sess.response, sess.settle = run{}, nil, settle{}
 	clear(sess.barrier)
