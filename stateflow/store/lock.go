@@ -29,18 +29,23 @@ const (
 var ErrLockBusy = errors.New("State Flow publication lock is busy")
 
 // busyError is upstream's busy text, "State Flow publication lock is busy
-// at <path>", followed by the holder.
+// at <path>", followed by the holder and what to do.
 type busyError struct {
 	path string
 	pid  int // 0: a process that has not written its PID yet
 }
 
 func (e *busyError) Error() string {
-	msg := "State Flow publication lock is busy at " + jsQuote(e.path)
-	if e.pid > 0 {
-		return msg + ": held by PID " + strconv.Itoa(e.pid)
+	return "State Flow publication lock is busy at " + jsQuote(e.path) + ": " + describeHolder(e.pid)
+}
+
+// describeHolder says who holds a live lock (pid 0: a writer that has not
+// written its PID yet) and what to do about it, for messages.
+func describeHolder(pid int) string {
+	if pid > 0 {
+		return "held by PID " + strconv.Itoa(pid) + ", a running State Flow writer; retry once it has finished, or stop that process"
 	}
-	return msg + ": held by a process that has not written its PID yet"
+	return "held by a process that has not written its PID yet; retry in a moment (an empty or malformed lock is reclaimed once abandoned for " + lockPendingGrace.String() + ")"
 }
 
 func (e *busyError) Is(target error) bool { return target == ErrLockBusy }
@@ -178,10 +183,7 @@ func (w *lockWaiter) acquire(ctx context.Context, root string) (*heldLock, error
 			return nil, err
 		}
 		if err := sleepCtx(ctx, lockPoll); err != nil {
-			if holder > 0 {
-				return nil, fmt.Errorf("stateflow: gave up waiting for the publication lock held by PID %d: %w", holder, err)
-			}
-			return nil, err
+			return nil, fmt.Errorf("stateflow: gave up waiting for the publication lock at %s, %s: %w", jsQuote(path), describeHolder(holder), err)
 		}
 	}
 }

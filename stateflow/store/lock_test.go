@@ -49,7 +49,7 @@ func TestLock_waitsForLiveHolderAndCancels(t *testing.T) {
 	if waitedOn != holder.Process.Pid {
 		t.Fatalf("reported holder %d, want %d", waitedOn, holder.Process.Pid)
 	}
-	if want := "held by PID " + strconv.Itoa(holder.Process.Pid); !strings.Contains(err.Error(), want) {
+	if want := "held by PID " + strconv.Itoa(holder.Process.Pid) + ", a running State Flow writer; retry once it has finished"; !strings.Contains(err.Error(), want) {
 		t.Fatalf("err = %v, does not say %q", err, want)
 	}
 	if _, err := os.Stat(filepath.Join(root, "checkpoint.json")); !errors.Is(err, os.ErrNotExist) {
@@ -212,7 +212,7 @@ func TestLock_recursive(t *testing.T) {
 }
 
 // TestLock_busyNamesHolder: a caller that asked not to wait is refused
-// with upstream's busy text and the holder's PID.
+// with upstream's busy text, the holder's PID and what to do.
 func TestLock_busyNamesHolder(t *testing.T) {
 	s := newTestStore(t, "")
 	root := s.Layout().Root
@@ -220,7 +220,8 @@ func TestLock_busyNamesHolder(t *testing.T) {
 	defer func() { holder.Process.Kill(); holder.Wait() }()
 	w := &lockWaiter{pid: os.Getpid(), noWait: true}
 	_, err := w.acquire(context.Background(), root)
-	want := "State Flow publication lock is busy at " + jsQuote(filepath.Join(root, fileLock)) + ": held by PID " + strconv.Itoa(holder.Process.Pid)
+	want := "State Flow publication lock is busy at " + jsQuote(filepath.Join(root, fileLock)) + ": held by PID " + strconv.Itoa(holder.Process.Pid) +
+		", a running State Flow writer; retry once it has finished, or stop that process"
 	if !errors.Is(err, ErrLockBusy) || err.Error() != want {
 		t.Fatalf("err = %v, want %s", err, want)
 	}
