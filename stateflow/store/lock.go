@@ -420,7 +420,7 @@ func (w *lockWaiter) release(h *heldLock) error {
 		if err == nil {
 			return nil
 		}
-		if !errors.Is(err, platform.ErrNotSameFile) && !errors.Is(err, fs.ErrNotExist) {
+		if !errors.Is(err, platform.ErrNotSameFile) && !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, platform.ErrDeletePending) {
 			return fmt.Errorf("stateflow: release lock: %w", err)
 		}
 	}

@@ -16,6 +16,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/pikit-dev/pikit/internal/platform"
 )
 
 // raceGrace is the pending grace the contenders of TestLock_ReclaimRace
@@ -46,6 +48,15 @@ func TestLock_ReclaimRace(t *testing.T) {
 		rounds, _ = strconv.Atoi(s)
 	}
 	deadPID := reapedPID(t)
+	// Wine 8 reopens a file whose delete is pending (Windows refuses with
+	// STATUS_DELETE_PENDING, and NTFS frees the name at once) and lacks
+	// POSIX delete, so there each reclaimer that judged the same abandoned
+	// file may "remove" it in turn: a winner count Wine cannot give. One
+	// holder at a time is still checked, by the marker and the patches.
+	wineCounts := platform.UnderWine()
+	if wineCounts {
+		t.Log("under Wine: at least one reclaimer per round, not exactly one (see above)")
+	}
 	for _, mode := range []string{"lock", "patch"} {
 		t.Run(mode, func(t *testing.T) {
 			n := rounds
@@ -78,7 +89,7 @@ func TestLock_ReclaimRace(t *testing.T) {
 						t.Fatalf("round %d (lock %q): contender %d: %s", round, stale, i, line)
 					}
 				}
-				if winners != 1 {
+				if winners != 1 && !(wineCounts && winners > 1) {
 					t.Fatalf("round %d (lock %q): %d contenders reclaimed the abandoned lock, want exactly 1", round, stale, winners)
 				}
 				if _, err := os.Lstat(filepath.Join(root, fileLock)); !errors.Is(err, fs.ErrNotExist) {
