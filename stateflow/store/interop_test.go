@@ -13,14 +13,26 @@ import (
 	sf "github.com/pikit-dev/pikit/stateflow"
 )
 
-// copyTree copies a fixture directory into dst.
+// fixtureCWD is the CWD the fixtures were authored for (a Linux path).
+const fixtureCWD = "/home/u/proj"
+
+// copyTree copies a fixture directory into dst, with its CWD in this OS's
+// absolute form (Windows: C:\home\u\proj): the CWD scope directory's
+// name and the JSON-quoted "cwd" members. On Unix the copy is exact.
 func copyTree(t testing.TB, src, dst string) {
 	t.Helper()
-	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+	cwd, err := filepath.Abs(fixtureCWD)
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := strings.NewReplacer(CWDKey(fixtureCWD), CWDKey(cwd))
+	members := strings.NewReplacer(`"cwd":`+jsQuote(fixtureCWD), `"cwd":`+jsQuote(cwd))
+	err = filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
 		r, _ := filepath.Rel(src, p)
+		r = names.Replace(r)
 		if d.IsDir() {
 			return os.MkdirAll(filepath.Join(dst, r), 0o700)
 		}
@@ -28,7 +40,7 @@ func copyTree(t testing.TB, src, dst string) {
 		if err != nil {
 			return err
 		}
-		return os.WriteFile(filepath.Join(dst, r), b, 0o600)
+		return os.WriteFile(filepath.Join(dst, r), []byte(members.Replace(string(b))), 0o600)
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -65,7 +77,7 @@ func TestInterop(t *testing.T) {
 			copyTree(t, filepath.Join(dir, "before"), tmp)
 			limitText, _ := os.ReadFile(filepath.Join(dir, "limit"))
 			limit, _ := strconv.Atoi(strings.TrimSpace(string(limitText)))
-			l, err := NewLayout(filepath.Join(tmp, "state-flow"), "/home/u/proj", testSession)
+			l, err := NewLayout(filepath.Join(tmp, "state-flow"), fixtureCWD, testSession)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -84,7 +96,9 @@ func TestInterop(t *testing.T) {
 				t.Fatal(err)
 			}
 			gotFiles := treeFiles(t, tmp)
-			wantFiles := treeFiles(t, filepath.Join(dir, "after"))
+			wantDir := t.TempDir()
+			copyTree(t, filepath.Join(dir, "after"), wantDir)
+			wantFiles := treeFiles(t, wantDir)
 			for p, w := range wantFiles {
 				if gotFiles[p] != w {
 					t.Errorf("%s:\n got  %q\n want %q", p, gotFiles[p], w)
