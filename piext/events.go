@@ -209,17 +209,28 @@ type ModelSelectEvent struct {
 }
 
 // CompactionPreparation is what Pi prepared for a compaction (Pi's
-// CompactionPreparation).
+// CompactionPreparation, without fileOps, whose Sets do not survive JSON;
+// the whole object is in [Event.Payload]).
 type CompactionPreparation struct {
 	FirstKeptEntryID    string    `json:"firstKeptEntryId"`
 	MessagesToSummarize []Message `json:"messagesToSummarize"`
 	TurnPrefixMessages  []Message `json:"turnPrefixMessages"`
 	IsSplitTurn         bool      `json:"isSplitTurn"`
-	TokensBefore        float64   `json:"tokensBefore,omitempty"`
+	TokensBefore        float64   `json:"tokensBefore"`
 	PreviousSummary     string    `json:"previousSummary,omitempty"`
-	// FileOps and Settings are Pi's objects as JSON; nil leaves Pi's.
-	FileOps  json.RawMessage `json:"fileOps,omitempty"`
+	// Settings are Pi's CompactionSettings as JSON.
 	Settings json.RawMessage `json:"settings,omitempty"`
+}
+
+// PreparationEdit changes Pi's preparation before Pi's own summarizer
+// runs: the bridge writes these fields into it. An empty FirstKeptEntryID
+// and a nil message list keep Pi's; IsSplitTurn is always written (copy
+// it from the event to keep it).
+type PreparationEdit struct {
+	FirstKeptEntryID    string    `json:"firstKeptEntryId,omitempty"`
+	MessagesToSummarize []Message `json:"messagesToSummarize,omitzero"`
+	TurnPrefixMessages  []Message `json:"turnPrefixMessages,omitzero"`
+	IsSplitTurn         bool      `json:"isSplitTurn"`
 }
 
 // SessionBeforeCompactEvent is session_before_compact's payload. It
@@ -246,14 +257,11 @@ type CompactionResult struct {
 
 // SessionBeforeCompactResult is what a session_before_compact handler may
 // return: Cancel the compaction, or give the Compaction to record instead
-// of Pi's summary, or change Pi's Preparation before Pi's own summarizer
-// runs (the bridge writes its fields into Pi's preparation: start from the
-// event's and change it; FirstKeptEntryID, the message lists and
-// IsSplitTurn are always written, the other fields when set).
+// of Pi's summary, or edit the Preparation Pi's own summarizer works on.
 type SessionBeforeCompactResult struct {
-	Cancel      bool                   `json:"cancel,omitempty"`
-	Compaction  *CompactionResult      `json:"compaction,omitempty"`
-	Preparation *CompactionPreparation `json:"preparation,omitempty"`
+	Cancel      bool              `json:"cancel,omitempty"`
+	Compaction  *CompactionResult `json:"compaction,omitempty"`
+	Preparation *PreparationEdit  `json:"preparation,omitempty"`
 }
 
 // typedEvent is implemented by the payload types of this file: the events

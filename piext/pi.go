@@ -170,8 +170,8 @@ func (p *Pi) GetBranch(ctx context.Context, fromID string) ([]Entry, error) {
 // branch, or knownID is "").
 func (p *Pi) GetBranchSince(ctx context.Context, knownID string) (entries []Entry, reset bool, err error) {
 	r, err := callInto[struct {
-		Reset   bool
-		Entries []Entry
+		Reset   bool    `json:"reset"`
+		Entries []Entry `json:"entries"`
 	}](ctx, p, "session", "getBranchSince", knownID)
 	return r.Entries, r.Reset, err
 }
@@ -251,7 +251,9 @@ type NavigateOptions struct {
 // NavigateTree moves the leaf to targetID (commands only); cancelled is
 // true when an extension vetoed it.
 func (p *Pi) NavigateTree(ctx context.Context, targetID string, opts NavigateOptions) (cancelled bool, err error) {
-	r, err := callInto[struct{ Cancelled bool }](ctx, p, "ctx", "navigateTree", targetID, opts)
+	r, err := callInto[struct {
+		Cancelled bool `json:"cancelled"`
+	}](ctx, p, "ctx", "navigateTree", targetID, opts)
 	return r.Cancelled, err
 }
 

@@ -427,10 +427,8 @@ func beforeCompact(ctx context.Context, ev *piext.Event, in piext.SessionBeforeC
 		return &piext.SessionBeforeCompactResult{Compaction: &piext.CompactionResult{Summary: "PROBE-SUMMARY from Go",
 			FirstKeptEntryID: in.Preparation.FirstKeptEntryID, TokensBefore: in.Preparation.TokensBefore}}, nil
 	case "probe-prepared":
-		prep := in.Preparation
-		prep.IsSplitTurn, prep.TurnPrefixMessages = false, []piext.Message{}
-		prep.MessagesToSummarize = []piext.Message{piext.NewMessage(json.RawMessage(`{"role":"user","content":"PROBE-PREPARED messages","timestamp":1}`))}
-		return &piext.SessionBeforeCompactResult{Preparation: &prep}, nil
+		return &piext.SessionBeforeCompactResult{Preparation: &piext.PreparationEdit{IsSplitTurn: false, TurnPrefixMessages: []piext.Message{},
+			MessagesToSummarize: []piext.Message{piext.NewMessage(json.RawMessage(`{"role":"user","content":"PROBE-PREPARED messages","timestamp":1}`))}}}, nil
 	}
 	return nil, nil
 }
