@@ -133,8 +133,10 @@ func Serve(ctx context.Context, ext *Extension, r io.Reader, w io.Writer) error 
 			res, err := rt.handle(ctx, req)
 			return res, wireError(err)
 		}),
-		Ordered: func(m string) bool { return m == wire.MethodHook || m == wire.MethodSessionBind || m == wire.MethodContextWarm },
-		Logger:  rt.log,
+		Ordered: func(m string) bool {
+			return m == wire.MethodHook || m == wire.MethodSessionBind || m == wire.MethodContextWarm
+		},
+		Logger: rt.log,
 	})
 	close(rt.ready)
 	select {

@@ -330,7 +330,9 @@ func TestHookFor_Mismatches(t *testing.T) {
 			piext.HookFor(piext.Hook{Event: piext.EventInput}, func(context.Context, *piext.Event, piext.ToolCallEvent) (any, error) { return nil, nil })
 		},
 		"result for another event": func() {
-			piext.HookFor(piext.Hook{}, func(context.Context, *piext.Event, piext.ToolCallEvent) (*piext.InputEventResult, error) { return nil, nil })
+			piext.HookFor(piext.Hook{}, func(context.Context, *piext.Event, piext.ToolCallEvent) (*piext.InputEventResult, error) {
+				return nil, nil
+			})
 		},
 		"own payload without an event": func() {
 			piext.HookFor(piext.Hook{}, func(context.Context, *piext.Event, struct{}) (any, error) { return nil, nil })
