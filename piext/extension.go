@@ -41,11 +41,14 @@ type Extension struct {
 	Logger *slog.Logger
 }
 
-// Tool is a tool the model can call (reference §3.3 ToolDefinition).
+// Tool is a tool the model can call (Pi's ToolDefinition). [ToolFor]
+// makes one from a typed handler; this is the raw form.
 type Tool struct {
+	// Name is [a-zA-Z0-9_-]+; Label ("" is Name) is what Pi shows.
 	Name, Label, Description string
-	// Parameters is the JSON Schema of the arguments, sent to Pi as given.
-	// Nil means an object with no properties.
+	// Parameters is the JSON Schema of the arguments, sent to Pi as given;
+	// its root must be an object schema ({"type": "object", ...}). Nil
+	// means an object with no properties.
 	Parameters       json.RawMessage
 	PromptSnippet    string
 	PromptGuidelines []string
@@ -98,16 +101,19 @@ const (
 	ReverseCallTimeout = 30 * time.Second
 )
 
-// Hook handles one Pi event (reference §3.2). Handle returns the event's
-// result (marshalled as JSON; nil leaves the event unchanged). For context
-// and context_with_system it returns a *ContextResult or nil. A
-// session_before_compact result may also carry "preparation", an object of
-// CompactionPreparation fields (e.g. messagesToSummarize,
-// firstKeptEntryId): the bridge writes them into the event's preparation,
-// which Pi 1.6.0's own summarizer then works on, and gives Pi the rest
-// (cancel, compaction).
+// Hook handles one Pi event (the package doc's table lists them).
+// [HookFor] sets Handle for a typed handler; this is the raw form: Handle
+// returns the event's result (marshalled as JSON; nil leaves the event
+// unchanged). For context and context_with_system it returns a
+// *[ContextResult] or nil. A session_before_compact result may also carry
+// "preparation" ([PreparationEdit]): the bridge writes it into the event's
+// preparation, which Pi 1.6.0's own summarizer then works on, and gives Pi
+// the rest (cancel, compaction).
 type Hook struct {
-	Event   string
+	// Event is the event's name, one of the Event* constants.
+	Event string
+	// Failure says what Pi sees when the hook cannot be answered; the
+	// zero value is FailClosed for tool_call, FailOpen for the others.
 	Failure Failure
 	Handle  func(ctx context.Context, ev *Event) (any, error)
 	// Warm, on a context or context_with_system hook, gets the session's
@@ -119,7 +125,7 @@ type Hook struct {
 	// null. Nil: nothing to prepare.
 	Warm func(ctx context.Context, ev *Event)
 	// Timeout bounds Handle, in the bridge and in Go, instead of
-	// HookTimeout (zero: HookTimeout). For a hook whose work may
+	// HookTimeout (zero: HookTimeout; negative: Manifest panics). For a hook whose work may
 	// legitimately take longer (a handler awaiting slow producers); Pi
 	// itself sets no limit and waits for the hook. Such a hook's ctx is
 	// also cancelled when Pi aborts the run (the bridge passes the
