@@ -125,21 +125,15 @@ func (rt *runtime) hooks() []piext.Hook {
 			rt.lock.ReleaseAgent()
 			return nil, rt.showStatus(ctx, ev.Pi)
 		}},
-		{Event: "before_agent_start", Handle: func(ctx context.Context, ev *piext.Event) (any, error) {
-			var in struct {
-				Prompt string `json:"prompt"`
-			}
-			_ = ev.Decode(&in)
+		piext.HookFor(piext.Hook{}, func(ctx context.Context, ev *piext.Event, in piext.BeforeAgentStartEvent) (*piext.BeforeAgentStartEventResult, error) {
 			r := rt.mem.get()
 			content := midcompact.HandoffMessage(r.Transaction, r.Draft, in.Prompt)
 			if content == "" {
 				return nil, nil
 			}
-			return map[string]any{"message": piext.CustomMessage{CustomType: handoffType, Content: content, Display: false}}, nil
-		}},
-		{Event: "session_before_compact", Timeout: compactHookTimeout, Handle: func(ctx context.Context, ev *piext.Event) (any, error) {
-			return rt.beforeCompact(ev)
-		}},
+			return &piext.BeforeAgentStartEventResult{Message: &piext.CustomMessage{CustomType: handoffType, Content: content, Display: false}}, nil
+		}),
+		piext.HookFor(piext.Hook{Timeout: compactHookTimeout}, rt.beforeCompact),
 		{Event: "context", Handle: func(ctx context.Context, ev *piext.Event) (any, error) {
 			res := rt.contextHook(ctx, ev.Pi, ev.Messages)
 			if res == nil {
