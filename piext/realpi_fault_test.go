@@ -349,6 +349,9 @@ func TestRealPi_PackLoadsWithDashE(t *testing.T) {
 	}
 	ends := find[*pirpc.ToolExecutionEnd](pitest.Until(t, ctx, c, settled))
 	if len(ends) != 1 || ends[0].IsError || !strings.Contains(string(ends[0].Result), "Hello, Pack!") {
-		t.Fatalf("packed hello tool: %+v", ends)
+		for _, e := range ends {
+			t.Logf("tool end: error %v, result %s", e.IsError, e.Result)
+		}
+		t.Fatalf("packed hello tool: %d ends", len(ends))
 	}
 }
