@@ -245,7 +245,16 @@ func TestRealPi_FailedSessionStartRecovers(t *testing.T) {
 // wait has no deadline upstream (reference §2.7). The bridge and Go honour
 // a declared timeout (piext's TestHook_DeclaredTimeout).
 func TestHooksWaitForTheStoreLock(t *testing.T) {
-	m := extension.New(t.TempDir(), t.TempDir()).Manifest()
+	// The manifest as the bridge reads it.
+	var m struct {
+		Hooks []struct {
+			Event     string `json:"event"`
+			TimeoutMs int64  `json:"timeoutMs"`
+		} `json:"hooks"`
+	}
+	if err := json.Unmarshal(extension.New(t.TempDir(), t.TempDir()).Manifest(), &m); err != nil {
+		t.Fatal(err)
+	}
 	seen := map[string]bool{}
 	for _, h := range m.Hooks {
 		seen[h.Event] = true
