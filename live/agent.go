@@ -112,7 +112,7 @@ func (e *Endpoint) ack(id string) (okCheckpoint, *Error) {
 		return okCheckpoint{}, &Error{Code: CodeStorageFailed, Err: err, CheckpointID: id}
 	}
 	delete(e.batches, id)
-	if err := e.st.removeBatch(id); err != nil {
+	if err := e.st.dropBatchFile(id); err != nil {
 		e.log.Warn("live: remove acked batch failed; dropped at next start", "err", err)
 	}
 	e.st.appendAgentLog(auditLine{T: time.Now().UnixMilli(), Kind: "ack", CheckpointID: id})

@@ -131,15 +131,7 @@ func BenchmarkWake(b *testing.B) {
 			resp.Body.Close()
 			got <- string(body)
 		}()
-		for {
-			r.e.mu.Lock()
-			parked := r.e.waitParked
-			r.e.mu.Unlock()
-			if parked {
-				break
-			}
-			runtime.Gosched()
-		}
+		awaitParked(r)
 		cp := fmt.Sprintf("cp%d", i)
 		body := "[" + r.env("unit", unitPayload(fmt.Sprintf("u%d", i))) + "," + r.env("checkpoint", checkpointPayload(cp, "send", "smart")) + "]"
 		t0 := time.Now()

@@ -131,7 +131,7 @@ func (e *Endpoint) armWatchLocked() {
 		e.watchTimer = nil
 		if len(e.clients) > 0 && e.board.WatchForLoss {
 			e.board.WatchForLoss = false
-			e.markBoardDirtyLocked()
+			e.persistSoonLocked()
 		}
 	})
 	e.watchTimer = t
