@@ -39,6 +39,7 @@ type Session struct {
 	Port                  int
 	PageToken, AgentToken string
 	PID                   int // the endpoint process that wrote it (0: none)
+	OwnerPID              int // the process whose exit stops it (0: none)
 	Ended                 bool
 }
 
@@ -52,6 +53,9 @@ func ReadSession(root string) (Session, error) {
 		PageToken: deref(sf.PageToken), AgentToken: deref(sf.AgentToken), Ended: sf.Ended}
 	if sf.PID != nil {
 		s.PID = *sf.PID
+	}
+	if sf.OwnerPID != nil {
+		s.OwnerPID = *sf.OwnerPID
 	}
 	return s, nil
 }

@@ -51,6 +51,13 @@ const testOrigin = "http://app.test:5173"
 // trimmed stdout.
 func runPikitProc(t *testing.T, env []string, args ...string) (int, string) {
 	t.Helper()
+	code, out, _ := runPikitStderr(t, env, args...)
+	return code, out
+}
+
+// runPikitStderr is runPikitProc that also returns the trimmed stderr.
+func runPikitStderr(t *testing.T, env []string, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	cmd := procs.CommandContext(ctx, t, "pikit", args...)
@@ -58,7 +65,6 @@ func runPikitProc(t *testing.T, env []string, args ...string) (int, string) {
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()
-	code := 0
 	if ee, ok := err.(*exec.ExitError); ok {
 		code = ee.ExitCode()
 	} else if err != nil {
@@ -67,7 +73,7 @@ func runPikitProc(t *testing.T, env []string, args ...string) (int, string) {
 	if code != 0 {
 		t.Logf("pikit %s: exit %d: %s", strings.Join(args, " "), code, errb.String())
 	}
-	return code, strings.TrimSpace(out.String())
+	return code, strings.TrimSpace(out.String()), strings.TrimSpace(errb.String())
 }
 
 // startServer runs `pikit live start` for root (owner: this test process,
