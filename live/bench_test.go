@@ -127,30 +127,8 @@ func BenchmarkWake(b *testing.B) {
 	c := &http.Client{}
 	lat := make([]time.Duration, 0, b.N)
 	for i := 0; i < b.N; i++ {
-		got := make(chan string, 1)
-		go func() {
-			req, _ := http.NewRequest("GET", r.srv.URL+"/wait", nil)
-			req.Header.Set("Authorization", "Bearer agent-tok")
-			resp, err := c.Do(req)
-			if err != nil {
-				got <- err.Error()
-				return
-			}
-			body, _ := io.ReadAll(resp.Body)
-			resp.Body.Close()
-			got <- string(body)
-		}()
-		awaitParked(r)
-		cp := fmt.Sprintf("cp%d", i)
-		body := "[" + r.env("unit", unitPayload(fmt.Sprintf("u%d", i))) + "," + r.env("checkpoint", checkpointPayload(cp, "send", "smart")) + "]"
-		t0 := time.Now()
-		postBody(b, c, r.srv.URL, []byte(body))
-		w := <-got
-		lat = append(lat, time.Since(t0))
-		if !strings.Contains(w, `"checkpoint_id":"`+cp+`"`) {
-			b.Fatalf("wake: %s", w)
-		}
-		r.ack(cp)
+		_, wake, _ := wakeRound(b, r, c, i)
+		lat = append(lat, wake)
 	}
 	b.StopTimer()
 	// Baseline: the same two requests against a bare long-poll.
