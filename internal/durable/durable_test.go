@@ -2,10 +2,8 @@ package durable_test
 
 import (
 	"errors"
-	"io/fs"
 	"os"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -13,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/pikit-dev/pikit/internal/durable"
+	"github.com/pikit-dev/pikit/internal/ostest"
 )
 
 func TestWriteFile(t *testing.T) {
@@ -37,7 +36,7 @@ func TestWriteFile(t *testing.T) {
 				t.Fatalf("content = %q, %v; want %q", got, err, tc.data)
 			}
 			fi, _ := os.Stat(p)
-			if want := wantPerm(tc.perm, false); fi.Mode().Perm() != want {
+			if want := ostest.Perm(tc.perm, false); fi.Mode().Perm() != want {
 				t.Errorf("perm = %v, want %v", fi.Mode().Perm(), want)
 			}
 			if names := dirNames(t, dir); !cmp.Equal(names, []string{"board.json"}) {
@@ -188,7 +187,7 @@ func TestMkdirAll(t *testing.T) {
 	}
 	for _, d := range []string{"a", "a/b", "a/b/c"} {
 		fi, err := os.Stat(filepath.Join(root, d))
-		if err != nil || !fi.IsDir() || fi.Mode().Perm() != wantPerm(0o700, true) {
+		if err != nil || !fi.IsDir() || fi.Mode().Perm() != ostest.Perm(0o700, true) {
 			t.Errorf("%s: %v, %v; want a 0700 dir", d, fi, err)
 		}
 	}
@@ -227,22 +226,4 @@ func TestError_noAbsolutePath(t *testing.T) {
 	if err == nil || strings.Contains(err.Error(), dir) || !strings.Contains(err.Error(), "state.json") {
 		t.Errorf("err = %v, want the base name and no directory", err)
 	}
-}
-
-// wantPerm is the permission bits os reports for a file (or directory)
-// written with perm: perm on Unix; on Windows, which keeps only a
-// read-only attribute (access is the folder's ACL), 0666, or 0444 without
-// the owner's write bit, and 0111 more for a directory.
-func wantPerm(perm fs.FileMode, dir bool) fs.FileMode {
-	if runtime.GOOS != "windows" {
-		return perm
-	}
-	p := fs.FileMode(0o666)
-	if perm&0o200 == 0 {
-		p = 0o444
-	}
-	if dir {
-		p |= 0o111
-	}
-	return p
 }

@@ -311,3 +311,41 @@ func TestMeasure(t *testing.T) {
 		t.Fatalf("FSType = %q, %v", name, err)
 	}
 }
+
+// TestIsExecutable: Unix asks for an execute bit, Windows for an extension
+// of PATHEXT; a directory never qualifies.
+func TestIsExecutable(t *testing.T) {
+	dir := t.TempDir()
+	cases := []struct {
+		name string
+		perm fs.FileMode
+		want bool
+	}{{"prog", 0o700, true}, {"data", 0o600, false}, {"prog.exe", 0o600, false}, {"script.CMD", 0o600, false}}
+	if runtime.GOOS == "windows" {
+		cases = []struct {
+			name string
+			perm fs.FileMode
+			want bool
+		}{{"prog", 0o700, false}, {"data.txt", 0o700, false}, {"prog.exe", 0o600, true}, {"script.CMD", 0o600, true}}
+	}
+	for _, c := range cases {
+		p := filepath.Join(dir, c.name)
+		if err := os.WriteFile(p, []byte("x"), c.perm); err != nil {
+			t.Fatal(err)
+		}
+		fi, err := os.Stat(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := platform.IsExecutable(p, fi); got != c.want {
+			t.Errorf("IsExecutable(%s, %v) = %v, want %v", c.name, fi.Mode(), got, c.want)
+		}
+	}
+	d := filepath.Join(dir, "d.exe")
+	if err := os.Mkdir(d, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Stat(d); err != nil || platform.IsExecutable(d, fi) {
+		t.Errorf("a directory counts as executable (%v)", err)
+	}
+}
