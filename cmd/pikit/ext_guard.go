@@ -119,7 +119,7 @@ func checkExecFlag(p string) error {
 	if err != nil {
 		return fmt.Errorf("--exec %s: %w", p, err)
 	}
-	if !st.Mode().IsRegular() || st.Mode()&0o111 == 0 {
+	if !platform.IsExecutable(p, st) {
 		return fmt.Errorf("--exec %s: is not an executable file", p)
 	}
 	return nil

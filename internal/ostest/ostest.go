@@ -8,6 +8,7 @@ package ostest
 
 import (
 	"io/fs"
+	"os"
 	"runtime"
 	"testing"
 
@@ -36,6 +37,17 @@ func Perm(perm fs.FileMode, dir bool) fs.FileMode {
 // Unix, and on Windows itself).
 func Wine() string { return platform.Wine() }
 
+// What Wine 8.0 (Debian 12's) lacks, as reasons for [SkipUnderWine].
+const (
+	// WineNoAFUnix: socket(AF_UNIX) fails with WSAEAFNOSUPPORT (Windows 10
+	// has AF_UNIX; Wine 8.0 does not), so nothing can listen on or dial
+	// the project broker's socket.
+	WineNoAFUnix = "no AF_UNIX sockets (socket fails with WSAEAFNOSUPPORT), which the project broker listens on"
+	// WineNoSymlinks: CreateSymbolicLink succeeds but makes nothing a path
+	// resolves through (chdir and open through it: "File not found").
+	WineNoSymlinks = "no symbolic links (CreateSymbolicLink makes nothing a path resolves through)"
+)
+
 // SkipUnderWine skips the test when it runs under Wine, saying why: what
 // Wine lacks that the test needs. Anywhere else it does nothing, so the
 // test runs on Linux, macOS and Windows.
@@ -43,5 +55,16 @@ func SkipUnderWine(tb testing.TB, why string) {
 	tb.Helper()
 	if v := platform.Wine(); v != "" {
 		tb.Skipf("under Wine %s: %s", v, why)
+	}
+}
+
+// Symlink makes the symbolic link link → target for a test that needs one,
+// failing the test where that fails. Under Wine it skips the test first
+// ([WineNoSymlinks]).
+func Symlink(tb testing.TB, target, link string) {
+	tb.Helper()
+	SkipUnderWine(tb, WineNoSymlinks)
+	if err := os.Symlink(target, link); err != nil {
+		tb.Fatal(err)
 	}
 }
