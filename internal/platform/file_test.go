@@ -2,7 +2,6 @@ package platform_test
 
 import (
 	"errors"
-	"fmt"
 	"io"
 	"io/fs"
 	"net"
@@ -11,26 +10,17 @@ import (
 	"runtime"
 	"testing"
 
+	"github.com/pikit-dev/pikit/internal/ostest"
 	"github.com/pikit-dev/pikit/internal/platform"
 )
 
-// symlink makes link → target, skipping where the OS refuses (Windows
-// without the privilege) or makes something that is no symlink (Wine).
+// symlink makes link → target; under Wine, which has none, it skips the
+// test (ostest.Symlink).
 func symlink(t *testing.T, target, link string) {
 	t.Helper()
-	err := os.Symlink(target, link)
-	if err == nil {
-		if fi, lerr := os.Lstat(link); lerr != nil {
-			err = lerr
-		} else if fi.Mode()&fs.ModeSymlink == 0 {
-			err = fmt.Errorf("made a %v, not a symlink", fi.Mode().Type())
-		}
-	}
-	if err != nil {
-		if runtime.GOOS == "windows" {
-			t.Skipf("no working symlinks here: %v", err)
-		}
-		t.Fatal(err)
+	ostest.Symlink(t, target, link)
+	if fi, err := os.Lstat(link); err != nil || fi.Mode()&fs.ModeSymlink == 0 {
+		t.Fatalf("Lstat(link) = %v, %v; want a symlink", fi, err)
 	}
 }
 
