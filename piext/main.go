@@ -2,7 +2,6 @@ package piext
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"os/signal"
@@ -24,12 +23,7 @@ const ManifestFlag = "--piext-manifest"
 // flight get 2 s) or SIGTERM, and exits.
 func Main(ext *Extension) {
 	if len(os.Args) > 1 && os.Args[1] == ManifestFlag {
-		b, err := json.Marshal(ext.Manifest())
-		if err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			os.Exit(1)
-		}
-		os.Stdout.Write(append(b, '\n'))
+		os.Stdout.Write(append(ext.Manifest(), '\n'))
 		os.Exit(0)
 	}
 	if err := Run(ext); err != nil {
