@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/go-json-experiment/json"
+	"github.com/pikit-dev/pikit/internal/ostest"
 	"github.com/pikit-dev/pikit/internal/platform"
 )
 
@@ -168,9 +169,10 @@ func diskCheck(t *testing.T, root string, pageAcked int64, agentAcked map[string
 	for _, p := range []struct {
 		path string
 		mode os.FileMode
-	}{{dir, 0o700}, {filepath.Join(dir, "session.json"), 0o600}, {filepath.Join(dir, "board.json"), 0o600}} {
+		dir  bool
+	}{{dir, 0o700, true}, {filepath.Join(dir, "session.json"), 0o600, false}, {filepath.Join(dir, "board.json"), 0o600, false}} {
 		fi, err := os.Stat(p.path)
-		if err != nil || fi.Mode().Perm() != p.mode {
+		if err != nil || fi.Mode().Perm() != ostest.Perm(p.mode, p.dir) {
 			t.Fatalf("%s: %v mode %v", filepath.Base(p.path), err, fi.Mode().Perm())
 		}
 	}

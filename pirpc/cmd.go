@@ -67,10 +67,12 @@ type CommandTransport struct {
 // close stdin, wait TerminateDuration, SIGTERM the process group, wait
 // KillDuration, SIGKILL the group (always, also after the process exited on
 // its own, so leftover children in the group end too), read stdout and
-// stderr to EOF (at most DrainDuration), then reap. On Windows SIGTERM is a
+// stderr to EOF (at most DrainDuration), then reap. A SIGTERM that cannot
+// be sent goes on to SIGKILL at once. On Windows SIGTERM is a
 // CTRL_BREAK_EVENT to the group (it reaches the group only when it shares
-// this process's console) and SIGKILL ends the group's job object. Close is idempotent and
-// returns the [*ExitError] unless the process exited with status 0. Pass the
+// this process's console) and SIGKILL ends the group's job object, which
+// makes the exit status 1. Close is idempotent and returns the
+// [*ExitError] unless the process exited with status 0. Pass the
 // connection to [NewClient].
 //
 // The connection's Read may run alongside Close, which unblocks it; Write
@@ -112,9 +114,9 @@ func (t *CommandTransport) Connect(ctx context.Context) (io.ReadWriteCloser, err
 		}
 	}
 	var err error
-	if childIn, c.stdin, err = os.Pipe(); err == nil {
-		if c.stdout, childOut, err = os.Pipe(); err == nil {
-			c.stderr, childErr, err = os.Pipe()
+	if c.stdin, childIn, err = platform.ChildPipe(true); err == nil {
+		if c.stdout, childOut, err = platform.ChildPipe(false); err == nil {
+			c.stderr, childErr, err = platform.ChildPipe(false)
 		}
 	}
 	if err != nil {
@@ -247,8 +249,8 @@ func (c *cmdConn) shutdown(ctx context.Context) {
 		if isClosed(c.exited) {
 			break
 		}
-		if st.stop != nil {
-			c.signal("SIGTERM", st.stop)
+		if st.stop != nil && c.signal("SIGTERM", st.stop) != nil {
+			break // not sent (Windows: no shared console): no use waiting
 		}
 		d := st.d
 		if d == 0 {
@@ -309,12 +311,14 @@ func (c *cmdConn) reap() {
 }
 
 // signal stops the group with send (Group.Terminate or Group.Kill), which
-// sig names in the log.
-func (c *cmdConn) signal(sig string, send func() error) {
+// sig names in the log, and returns send's error.
+func (c *cmdConn) signal(sig string, send func() error) error {
 	c.log.Debug("signal pi process group", "pid", c.pid, "signal", sig)
-	if err := send(); err != nil {
+	err := send()
+	if err != nil {
 		c.log.Debug("signal failed", "pid", c.pid, "err", err)
 	}
+	return err
 }
 
 // watch learns of the exit (natively without reaping, so the pid stays

@@ -95,7 +95,10 @@ func (e *ProtocolError) isRecord()         {}
 type ExitError struct {
 	// Code is the exit status, or -1 when a signal killed the process.
 	Code int
-	// Signal is the signal that killed the process, or 0.
+	// Signal is the signal that killed the process, or 0. Windows has no
+	// signals: a process Close kills ends with status 1 (the job object's
+	// exit code), one that CTRL_BREAK ends with 0xC000013A
+	// (STATUS_CONTROL_C_EXIT) unless it handles it.
 	Signal syscall.Signal
 	// Closed is true when the exit followed [Client.Close].
 	Closed bool

@@ -1,9 +1,32 @@
 package stateflow
 
 import (
+	"encoding/json"
 	"errors"
+	"path/filepath"
+	"runtime"
 	"testing"
 )
+
+// absSource is the exact absolute source path of name (slash-separated) on
+// this OS, as an artifact card's key must be: /name, or C:\name on Windows.
+func absSource(name string) string {
+	root := "/"
+	if runtime.GOOS == "windows" {
+		root = `C:\`
+	}
+	return filepath.Join(root, filepath.FromSlash(name))
+}
+
+// jsonString is s as a JSON string literal.
+func jsonString(t testing.TB, s string) string {
+	t.Helper()
+	b, err := json.Marshal(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
 
 func obj(t testing.TB, s string) map[string]any {
 	t.Helper()
@@ -146,11 +169,12 @@ func TestValidatePatchArgs_messages(t *testing.T) {
 func TestStage_messages(t *testing.T) {
 	roots := BuiltinRoots()
 	cur := map[string]map[string]any{"global": {}, "cwd": {}, "session": {}}
+	a := jsonString(t, absSource("a.md"))
 	tests := []struct{ in, want string }{
 		{`{"cwd":{"working":{"a":[null]}}}`, MsgStoredNull},
 		{`{"cwd":{"contract":{"compiled_skills":{"x":1}}}}`, MsgCompiledSkills},
-		{`{"cwd":{"artifacts":{"/a.md":{"kind":"doc"}}}}`, `Artifact metadata at cwd.artifacts["/a.md"] must have a non-empty description`},
-		{`{"cwd":{"artifacts":{"/a.md":{"description":"d","tags":["x","x"]}}}}`, `Artifact metadata at cwd.artifacts["/a.md"] tags must be unique non-empty trimmed strings`},
+		{`{"cwd":{"artifacts":{` + a + `:{"kind":"doc"}}}}`, `Artifact metadata at cwd.artifacts[` + a + `] must have a non-empty description`},
+		{`{"cwd":{"artifacts":{` + a + `:{"description":"d","tags":["x","x"]}}}}`, `Artifact metadata at cwd.artifacts[` + a + `] tags must be unique non-empty trimmed strings`},
 	}
 	for _, tt := range tests {
 		args, err := DecodePatchArgs(roots, []byte(tt.in))

@@ -290,7 +290,7 @@ func TestProperty_ValidateStepEqualsValidateState(t *testing.T) {
 		scope := rapid.SampledFrom(Scopes[:]).Draw(t, "scope")
 		before := genState().Draw(t, "before")
 		if rapid.Bool().Draw(t, "card") {
-			before[PlaneArtifacts] = map[string]any{"/abs/a.md": map[string]any{"description": "d"}}
+			before[PlaneArtifacts] = map[string]any{absSource("abs/a.md"): map[string]any{"description": "d"}}
 		}
 		if err := ValidateState(roots, scope, before); err != nil {
 			t.Fatalf("generated an invalid state: %v", err)

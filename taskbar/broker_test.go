@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/pikit-dev/pikit/internal/fakepi"
+	"github.com/pikit-dev/pikit/internal/ostest"
 	"github.com/pikit-dev/pikit/internal/platform"
 	"github.com/pikit-dev/pikit/taskbar"
 	"github.com/pikit-dev/pikit/taskbar/broker"
@@ -31,6 +32,7 @@ var noWatch = func(o *broker.ClientOptions) { o.NoWatch = true }
 // environment for the broker and Pi.
 func newBrokerProject(t testing.TB, pi string, env []string) func(...func(*broker.ClientOptions)) *broker.Client {
 	t.Helper()
+	ostest.SkipUnderWine(t, ostest.WineNoAFUnix)
 	d, err := os.MkdirTemp("", "tb")
 	if err != nil {
 		t.Fatal(err)

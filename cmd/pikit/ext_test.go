@@ -11,11 +11,17 @@ import (
 )
 
 // installFake writes an installation of NAME with extra files into dir the
-// way `pikit ext install` does (piext.WriteInstall), with /bin/true as its
-// program: the CLI's uninstall and list only read the folder.
+// way `pikit ext install` does (install.Write), with a program that is
+// never run (an absolute path on this OS beside dir): the CLI's uninstall
+// and list only read the folder.
 func installFake(t *testing.T, dir, name string, files map[string]string) {
 	t.Helper()
-	if _, err := install.Write(install.Options{Dir: dir, Command: []string{"/bin/true"}, Manifest: (&piext.Extension{Name: name, Files: files}).Manifest()}); err != nil {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	command := filepath.Join(filepath.Dir(abs), "bin", "pikit")
+	if _, err := install.Write(install.Options{Dir: dir, Command: []string{command}, Manifest: (&piext.Extension{Name: name, Files: files}).Manifest()}); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -40,7 +46,7 @@ func TestExtUninstallImported(t *testing.T) {
 	installFake(t, dir, "stateflow", map[string]string{"modules.ts": "export const x = 1;\n"})
 	installFake(t, dir, "hello", map[string]string{"lib/util.js": "export {};\n"})
 	writeTestFile(t, filepath.Join(dir, "companion", "index.ts"), "import { x } from '../pikit-stateflow/modules.ts';\n")
-	writeTestFile(t, filepath.Join(dir, "abs", "src", "main.mjs"), "import '"+filepath.Join(dir, "pikit-stateflow", "modules.ts")+"';\n")
+	writeTestFile(t, filepath.Join(dir, "abs", "src", "main.mjs"), "import '"+filepath.ToSlash(filepath.Join(dir, "pikit-stateflow", "modules.ts"))+"';\n")
 	writeTestFile(t, filepath.Join(dir, "unrelated", "index.ts"), "import '../pikit-stateflow/other.ts';\n")
 	writeTestFile(t, filepath.Join(dir, "deps", "node_modules", "x", "index.js"), "require('../pikit-stateflow/modules.ts');\n")
 

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/go-json-experiment/json"
+	"github.com/pikit-dev/pikit/internal/ostest"
 	"github.com/pikit-dev/pikit/internal/platform"
 	"github.com/pikit-dev/pikit/internal/testproc"
 	"github.com/pikit-dev/pikit/live"
@@ -147,7 +148,7 @@ func TestCLI_Lifecycle(t *testing.T) {
 		t.Fatalf("start line %v", keys)
 	}
 	for p, mode := range map[string]os.FileMode{"state": 0o700, "state/session.json": 0o600, "state/board.json": 0o600} {
-		if fi, err := os.Stat(filepath.Join(root, p)); err != nil || fi.Mode().Perm() != mode {
+		if fi, err := os.Stat(filepath.Join(root, p)); err != nil || fi.Mode().Perm() != ostest.Perm(mode, p == "state") {
 			t.Fatalf("%s: %v %v", p, err, fi.Mode().Perm())
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pikit-dev/pikit/internal/ostest"
 	"github.com/pikit-dev/pikit/stateflow/store"
 )
 
@@ -25,9 +26,7 @@ func TestStateflow_SymlinkedCWD(t *testing.T) {
 	if err := os.Mkdir(real, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.Symlink(real, link); err != nil {
-		t.Fatal(err)
-	}
+	ostest.Symlink(t, real, link)
 	out, errOut, code := runStateflow(t, "", "patch", `{"cwd":{"contract":{"db":"postgres"}}}`, "--agent-dir", agent, "--cwd", link)
 	if code != 0 {
 		t.Fatalf("patch --cwd link: %d %q %q", code, out, errOut)

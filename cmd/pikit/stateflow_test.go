@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pikit-dev/pikit/internal/ostest"
+	"github.com/pikit-dev/pikit/internal/platform"
 	"github.com/pikit-dev/pikit/stateflow"
 	"github.com/pikit-dev/pikit/stateflow/store"
 )
@@ -81,6 +83,17 @@ func TestStateflowCmd(t *testing.T) {
 	}
 }
 
+// nonexistentProjKey is the cwd-key of --cwd /nonexistent/proj on this OS:
+// "--nonexistent-proj--" on Unix; Windows puts the current drive in front.
+func nonexistentProjKey(t *testing.T) string {
+	t.Helper()
+	p, err := platform.CanonicalPath("/nonexistent/proj")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return store.CWDKey(p)
+}
+
 // TestStateflowSessionID: read, log and check take Pi's session id (the
 // UUID of `pi --session <uuid>`) as well as the session key, and a session
 // that matches no folder is a one-line error, not a silent cwd-only view;
@@ -107,7 +120,7 @@ func TestStateflowSessionID(t *testing.T) {
 		t.Errorf("check --session UUID: %q %d", out, code)
 	}
 	const other = "11111111-2222-4333-8444-555555555555"
-	want := "pikit: no State Flow session " + other + " under --nonexistent-proj--\n"
+	want := "pikit: no State Flow session " + other + " under " + nonexistentProjKey(t) + "\n"
 	for _, sub := range [][]string{{"read"}, {"log"}, {"check"}} {
 		out, errOut, code := runStateflow(t, "", with(other, sub...)...)
 		if out != "" || errOut != want || code != 1 {
@@ -189,10 +202,8 @@ func TestStateflowRead_missingOrLinked(t *testing.T) {
 	if err := os.Mkdir(real, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	link := filepath.Join(dir, "state-flow", "--nonexistent-proj--")
-	if err := os.Symlink(real, link); err != nil {
-		t.Fatal(err)
-	}
+	link := filepath.Join(dir, "state-flow", nonexistentProjKey(t))
+	ostest.Symlink(t, real, link)
 	for _, sub := range []string{"read", "log", "check"} {
 		out, errOut, code := runStateflow(t, "", append([]string{sub}, common...)...)
 		want := fmt.Sprintf("pikit: stateflow: the State Flow store for this directory is behind a symbolic link, which State Flow does not follow: %q\n", link)

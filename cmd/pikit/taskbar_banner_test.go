@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pikit-dev/pikit/internal/ostest"
 	"github.com/pikit-dev/pikit/internal/platform"
 	"github.com/pikit-dev/pikit/taskbar"
 )
@@ -26,9 +27,7 @@ func TestTaskbarProxy_BannerNamesCanonicalRoot(t *testing.T) {
 	if err := os.Mkdir(real, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.Symlink(real, link); err != nil {
-		t.Fatal(err)
-	}
+	ostest.Symlink(t, real, link)
 	for _, dir := range []string{real, link} {
 		if got, want := proxyBanner(t, dir, base), "pikit taskbar proxy: project root "+real+"\n"; got != want {
 			t.Errorf("banner in %s = %q, want %q", filepath.Base(dir), got, want)

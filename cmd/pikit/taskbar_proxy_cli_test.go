@@ -3,6 +3,8 @@ package main
 import (
 	"net"
 	"path/filepath"
+	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -21,6 +23,12 @@ func TestTaskbarProxy_NewcomerErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer busy.Close()
+	// The OS's own words for the bind error come first; Windows words them
+	// its own way (WSAEADDRINUSE), so there only our hint is checked.
+	addrInUse := "address already in use"
+	if runtime.GOOS == "windows" {
+		addrInUse = "listen tcp " + busy.Addr().String()
+	}
 	for _, tc := range []struct {
 		name string
 		env  string
@@ -36,9 +44,9 @@ func TestTaskbarProxy_NewcomerErrors(t *testing.T) {
 		{"demo extra argument", "", []string{"demo", "now"},
 			[]string{`pikit demo takes no arguments, but got "now"`}},
 		{"project root env", missing, []string{"taskbar", "proxy", "--upstream", "http://127.0.0.1:3000"},
-			[]string{`PI_BROWSER_TASKBAR_PROJECT_ROOT is "` + missing + `"`, "must be an existing directory"}},
+			[]string{"PI_BROWSER_TASKBAR_PROJECT_ROOT is " + strconv.Quote(missing), "must be an existing directory"}},
 		{"busy port", "", []string{"taskbar", "proxy", "--upstream", "http://127.0.0.1:3000", "--listen", busy.Addr().String()},
-			[]string{"address already in use", "another program listens on " + busy.Addr().String(), "--listen"}},
+			[]string{addrInUse, "another program listens on " + busy.Addr().String(), "--listen"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if tc.env != "" {

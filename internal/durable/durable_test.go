@@ -3,10 +3,8 @@ package durable_test
 import (
 	"errors"
 	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -14,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/pikit-dev/pikit/internal/durable"
+	"github.com/pikit-dev/pikit/internal/ostest"
 )
 
 func TestWriteFile(t *testing.T) {
@@ -38,7 +37,7 @@ func TestWriteFile(t *testing.T) {
 				t.Fatalf("content = %q, %v; want %q", got, err, tc.data)
 			}
 			fi, _ := os.Stat(p)
-			if want := wantPerm(tc.perm, false); fi.Mode().Perm() != want {
+			if want := ostest.Perm(tc.perm, false); fi.Mode().Perm() != want {
 				t.Errorf("perm = %v, want %v", fi.Mode().Perm(), want)
 			}
 			if names := dirNames(t, dir); !cmp.Equal(names, []string{"board.json"}) {
@@ -189,7 +188,7 @@ func TestMkdirAll(t *testing.T) {
 	}
 	for _, d := range []string{"a", "a/b", "a/b/c"} {
 		fi, err := os.Stat(filepath.Join(root, d))
-		if err != nil || !fi.IsDir() || fi.Mode().Perm() != wantPerm(0o700, true) {
+		if err != nil || !fi.IsDir() || fi.Mode().Perm() != ostest.Perm(0o700, true) {
 			t.Errorf("%s: %v, %v; want a 0700 dir", d, fi, err)
 		}
 	}
@@ -230,24 +229,6 @@ func TestError_noAbsolutePath(t *testing.T) {
 	}
 }
 
-// wantPerm is the permission bits os reports for a file (or directory)
-// written with perm: perm on Unix; on Windows, which keeps only a
-// read-only attribute (access is the folder's ACL), 0666, or 0444 without
-// the owner's write bit, and 0111 more for a directory.
-func wantPerm(perm fs.FileMode, dir bool) fs.FileMode {
-	if runtime.GOOS != "windows" {
-		return perm
-	}
-	p := fs.FileMode(0o666)
-	if perm&0o200 == 0 {
-		p = 0o444
-	}
-	if dir {
-		p |= 0o111
-	}
-	return p
-}
-
 // TestWriteFileFunc: content streamed by the callback replaces the file
 // whole; a callback that fails, even after writing, leaves the old content
 // and no temporary file.
@@ -264,7 +245,7 @@ func TestWriteFileFunc(t *testing.T) {
 	if got, err := os.ReadFile(p); err != nil || string(got) != big {
 		t.Fatalf("content: %d bytes, %v", len(got), err)
 	}
-	if fi, _ := os.Stat(p); fi.Mode().Perm() != wantPerm(0o600, false) {
+	if fi, _ := os.Stat(p); fi.Mode().Perm() != ostest.Perm(0o600, false) {
 		t.Errorf("perm = %v", fi.Mode().Perm())
 	}
 	boom := errors.New("encode failed")

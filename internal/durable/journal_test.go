@@ -12,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/pikit-dev/pikit/internal/durable"
+	"github.com/pikit-dev/pikit/internal/ostest"
 )
 
 func TestOpenJournal(t *testing.T) {
@@ -96,8 +97,8 @@ func TestOpenJournal(t *testing.T) {
 			if got, want := readFile(t, p), tc.after+"{\"n\":9}\n"; got != want {
 				t.Errorf("file after Append = %q, want %q", got, want)
 			}
-			if fi, _ := os.Stat(p); fi.Mode().Perm() != wantPerm(0o600, false) && tc.content == "\x00missing" {
-				t.Errorf("new journal mode = %v, want %v", fi.Mode().Perm(), wantPerm(0o600, false))
+			if fi, _ := os.Stat(p); fi.Mode().Perm() != ostest.Perm(0o600, false) && tc.content == "\x00missing" {
+				t.Errorf("new journal mode = %v, want %v", fi.Mode().Perm(), ostest.Perm(0o600, false))
 			}
 		})
 	}

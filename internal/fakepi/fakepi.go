@@ -49,7 +49,9 @@
 //	reset-same          new_session is accepted but the sessionId stays
 //	reset-exit          new_session makes the fake exit with status 4
 //	ignore-eof          keep running after stdin ends (only a signal stops it)
-//	ignore-term         also ignore SIGTERM (only SIGKILL stops it)
+//	ignore-term         also ignore SIGTERM and SIGINT (Windows: CTRL_BREAK);
+//	                    only SIGKILL stops it
+//	sleep-300           sleep 300 s, then exit 0 (the child of "spawn child")
 //	no-read             never read stdin (only a signal stops it)
 //	model-unknown       every get_state reports Pi's placeholder model
 //	                    {provider:"unknown", id:"unknown"} and every prompt
@@ -77,8 +79,8 @@
 //	hold                run streams "holding" and stays open until abort; then
 //	                    message_end, turn_end, agent_end, agent_settled{aborted:true}
 //	                    and the abort response (real Pi's order)
-//	spawn child         starts `sleep 300` in the fake's process group, streams
-//	                    its pid, and holds
+//	spawn child         starts this binary as a "sleep-300" fake in the fake's
+//	                    process group, streams its pid, and holds
 //	run tool            streams "new output", tool_execution_start "bash", holds
 //	activity events     as "run tool", then a failed tool end, agent_end
 //	                    willRetry, compaction with willRetry, auto_retry_start
@@ -138,10 +140,10 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/pikit-dev/pikit/internal/jsonl"
+	"github.com/pikit-dev/pikit/internal/platform"
 	"github.com/pikit-dev/pikit/internal/testproc"
 )
 
@@ -213,7 +215,7 @@ var processWords = []string{
 	"exit-on-start", "exit-once", "exit-if-file",
 	"startup-reject", "startup-invalid", "startup-hang", "startup-unexpected",
 	"reset-reject", "reset-fail", "reset-hang", "reset-late", "reset-same", "reset-exit",
-	"ignore-eof", "ignore-term", "no-read", "model-unknown",
+	"ignore-eof", "ignore-term", "no-read", "model-unknown", "sleep-300",
 }
 
 // Main runs the fake Pi until stdin ends and returns the exit status. args
@@ -264,8 +266,12 @@ func Main(stdin io.Reader, stdout io.Writer, args []string, env []string) int {
 		}
 		return 3
 	}
+	if f.words["sleep-300"] {
+		time.Sleep(300 * time.Second)
+		return 0
+	}
 	if f.words["ignore-term"] {
-		signal.Ignore(syscall.SIGTERM)
+		signal.Ignore(platform.ShutdownSignals()...) // Windows: CTRL_BREAK is os.Interrupt
 	}
 	if f.words["no-read"] {
 		for { // never reads stdin: the client's writes back up
@@ -612,7 +618,13 @@ func (f *fake) prompt(c command) (int, bool) {
 		return 0, false
 	case has("spawn child"):
 		// The child joins the fake's process group, like a tool's command.
-		child := exec.Command("sleep", "300")
+		exe, err := os.Executable()
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "fakepi: cannot spawn child")
+			return 3, true
+		}
+		child := exec.Command(exe, "--mode", "rpc")
+		child.Env = append(os.Environ(), Config{Scenario: "sleep-300"}.Env()...)
 		if err := child.Start(); err != nil {
 			fmt.Fprintln(os.Stderr, "fakepi: cannot spawn child")
 			return 3, true

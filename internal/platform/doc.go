@@ -22,6 +22,10 @@
 //	  ([ProcessName]; for display)
 //	file to a child          ExtraFiles (fd 3…)           as Linux                     an inherited handle listed in
 //	  ([PassFile])                                                                       AdditionalInheritedHandles
+//	a child's stdio pipe     os.Pipe (polled: deadlines,  as Linux                     a one-instance named pipe, our end
+//	  ([ChildPipe])            Close unblocks)                                           overlapped (IOCP), as libuv's
+//	executable file          an execute bit               as Linux                     an extension of PATHEXT
+//	  ([IsExecutable])
 //	liveness ([Alive])       kill(pid, 0), EPERM = alive  as Linux                     OpenProcess + GetExitCodeProcess
 //	file lock ([TryLock])    flock(2)                     flock(2)                     LockFileEx on one byte at LockOffset
 //	stdout handoff           F_DUPFD_CLOEXEC + dup2       as Linux                     DuplicateHandle + SetStdHandle
@@ -35,6 +39,7 @@
 //	busy rename              never                        never                        ERROR_ACCESS_DENIED, SHARING_VIOLATION
 //	working directory        getcwd(3): physical          getcwd(3): physical          GetCurrentDirectoryW as set
 //	error classes ([Code])   errno                        errno                        Win32 and WSA error codes
+//	under Wine ([Wine])      never                        never                        ntdll's wine_get_version
 //	CPU time, file system    getrusage; statfs            getrusage; f_fstypename      GetProcessTimes; GetVolumeInformation
 //	lock an open file         flock(2)                     flock(2)                     LockFileEx at LockOffset
 //	  ([File.TryLock])
@@ -65,11 +70,13 @@
 //	process_windows.go            job objects, process handles, Toolhelp32
 //	file.go                       [FileID], [FileInfo], [ErrSymlink], [ErrNotPrivate], [LockOffset]
 //	measure_*.go                  [CPUTime], [FSType] (for benchmarks)
-//	file_unix.go, file_windows.go raw files ([File]), no-follow opens, locks, private files, [UserID]
+//	file_unix.go, file_windows.go raw files ([File]), no-follow opens, locks, private files, [UserID], [IsExecutable]
 //	errno.go, errno_*.go          [Code] and the error classes
 //	stdio_*.go                    [TakeStdout]
 //	conn.go, conn_*.go            [ConnIdle], [ProbeIdle]
 //	cwd.go, cwd_*.go              [Getwd], [CanonicalPath]
+//	pipe_*.go                     [ChildPipe]
+//	wine_*.go                     [Wine]
 //
 // # Verified how
 //

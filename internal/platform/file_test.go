@@ -2,7 +2,6 @@ package platform_test
 
 import (
 	"errors"
-	"fmt"
 	"io"
 	"io/fs"
 	"net"
@@ -11,26 +10,17 @@ import (
 	"runtime"
 	"testing"
 
+	"github.com/pikit-dev/pikit/internal/ostest"
 	"github.com/pikit-dev/pikit/internal/platform"
 )
 
-// symlink makes link → target, skipping where the OS refuses (Windows
-// without the privilege) or makes something that is no symlink (Wine).
+// symlink makes link → target; under Wine, which has none, it skips the
+// test (ostest.Symlink).
 func symlink(t *testing.T, target, link string) {
 	t.Helper()
-	err := os.Symlink(target, link)
-	if err == nil {
-		if fi, lerr := os.Lstat(link); lerr != nil {
-			err = lerr
-		} else if fi.Mode()&fs.ModeSymlink == 0 {
-			err = fmt.Errorf("made a %v, not a symlink", fi.Mode().Type())
-		}
-	}
-	if err != nil {
-		if runtime.GOOS == "windows" {
-			t.Skipf("no working symlinks here: %v", err)
-		}
-		t.Fatal(err)
+	ostest.Symlink(t, target, link)
+	if fi, err := os.Lstat(link); err != nil || fi.Mode()&fs.ModeSymlink == 0 {
+		t.Fatalf("Lstat(link) = %v, %v; want a symlink", fi, err)
 	}
 }
 
@@ -385,5 +375,43 @@ func TestMeasure(t *testing.T) {
 	}
 	if name, err := platform.FSType(t.TempDir()); err != nil || name == "" {
 		t.Fatalf("FSType = %q, %v", name, err)
+	}
+}
+
+// TestIsExecutable: Unix asks for an execute bit, Windows for an extension
+// of PATHEXT; a directory never qualifies.
+func TestIsExecutable(t *testing.T) {
+	dir := t.TempDir()
+	cases := []struct {
+		name string
+		perm fs.FileMode
+		want bool
+	}{{"prog", 0o700, true}, {"data", 0o600, false}, {"prog.exe", 0o600, false}, {"script.CMD", 0o600, false}}
+	if runtime.GOOS == "windows" {
+		cases = []struct {
+			name string
+			perm fs.FileMode
+			want bool
+		}{{"prog", 0o700, false}, {"data.txt", 0o700, false}, {"prog.exe", 0o600, true}, {"script.CMD", 0o600, true}}
+	}
+	for _, c := range cases {
+		p := filepath.Join(dir, c.name)
+		if err := os.WriteFile(p, []byte("x"), c.perm); err != nil {
+			t.Fatal(err)
+		}
+		fi, err := os.Stat(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := platform.IsExecutable(p, fi); got != c.want {
+			t.Errorf("IsExecutable(%s, %v) = %v, want %v", c.name, fi.Mode(), got, c.want)
+		}
+	}
+	d := filepath.Join(dir, "d.exe")
+	if err := os.Mkdir(d, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Stat(d); err != nil || platform.IsExecutable(d, fi) {
+		t.Errorf("a directory counts as executable (%v)", err)
 	}
 }

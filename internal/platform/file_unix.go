@@ -340,3 +340,12 @@ func StatFile(f *os.File) (FileInfo, error) {
 	}
 	return infoOf(&st), nil
 }
+
+// IsExecutable reports whether fi (the os.Stat of name) is a file the OS
+// runs as a program: a regular file with an execute bit (Windows: a
+// regular file whose extension is one of PATHEXT's, by default .com, .exe,
+// .bat and .cmd, as exec.LookPath looks for them; Windows keeps no
+// execute bit).
+func IsExecutable(name string, fi fs.FileInfo) bool {
+	return fi.Mode().IsRegular() && fi.Mode().Perm()&0o111 != 0
+}

@@ -4,7 +4,9 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"runtime"
+	"strings"
 	"unsafe"
 
 	"golang.org/x/sys/windows"
@@ -459,4 +461,26 @@ func StatFile(f *os.File) (FileInfo, error) {
 		return err
 	})
 	return fi, err
+}
+
+// IsExecutable checks the extension against PATHEXT (see the Unix file
+// for the contract).
+func IsExecutable(name string, fi fs.FileInfo) bool {
+	if !fi.Mode().IsRegular() {
+		return false
+	}
+	ext := filepath.Ext(name)
+	if ext == "" {
+		return false
+	}
+	exts := os.Getenv("PATHEXT")
+	if exts == "" {
+		exts = ".com;.exe;.bat;.cmd"
+	}
+	for e := range strings.SplitSeq(exts, ";") {
+		if e != "" && strings.EqualFold(strings.TrimPrefix(e, "."), ext[1:]) {
+			return true
+		}
+	}
+	return false
 }

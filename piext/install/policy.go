@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/pikit-dev/pikit/internal/platform"
 	"github.com/pikit-dev/pikit/piext"
 )
 
@@ -124,7 +125,7 @@ func Program(ctx context.Context, t Target, name, path string) (string, error) {
 		return "", &ProgramError{Path: path, Problem: "no such file"}
 	case err != nil:
 		return "", &ProgramError{Path: path, Problem: "cannot stat", Err: err}
-	case !st.Mode().IsRegular() || st.Mode()&0o111 == 0:
+	case !platform.IsExecutable(path, st):
 		return "", &ProgramError{Path: path, Problem: "is not an executable file"}
 	}
 	exe, err := filepath.Abs(path)

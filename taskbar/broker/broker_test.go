@@ -17,6 +17,7 @@ import (
 	"github.com/gofrs/flock"
 
 	"github.com/pikit-dev/pikit/internal/fakepi"
+	"github.com/pikit-dev/pikit/internal/ostest"
 	"github.com/pikit-dev/pikit/internal/platform"
 	"github.com/pikit-dev/pikit/taskbar/broker"
 	"github.com/pikit-dev/pikit/taskbar/internal/tbtest"
@@ -52,6 +53,7 @@ func (p project) client(t *testing.T, grace string, env ...string) *broker.Clien
 // clientWith is client with its options adjusted by adjust (nil: none).
 func (p project) clientWith(t *testing.T, grace string, adjust func(*broker.ClientOptions), env ...string) *broker.Client {
 	t.Helper()
+	ostest.SkipUnderWine(t, ostest.WineNoAFUnix)
 	o := &broker.ClientOptions{
 		ProjectRoot: p.root, RuntimeBase: p.base,
 		Command:    []string{os.Args[0], "--grace", grace},
@@ -236,6 +238,7 @@ func TestBroker_GraceExitReapsPi(t *testing.T) {
 // the handshake at the endpoint: the client reports unavailable, spawns
 // nothing, and leaves it running.
 func TestBroker_IncompatibleIsNeverKilled(t *testing.T) {
+	ostest.SkipUnderWine(t, ostest.WineNoAFUnix)
 	p := newProject(t)
 	os.Mkdir(p.base, 0o700)
 	dir := broker.RuntimeDir(p.base, p.root)
@@ -281,6 +284,7 @@ func TestBroker_IncompatibleIsNeverKilled(t *testing.T) {
 }
 
 func TestBroker_RefusesUnsafeRuntimeDir(t *testing.T) {
+	ostest.SkipUnderWine(t, ostest.WineNoAFUnix)
 	p := newProject(t)
 	os.Mkdir(p.base, 0o755)
 	err := broker.Serve(t.Context(), &broker.ServerOptions{ProjectRoot: p.root, RuntimeBase: p.base})

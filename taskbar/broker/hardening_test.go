@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pikit-dev/pikit/internal/ostest"
 	"github.com/pikit-dev/pikit/taskbar/broker"
 )
 
@@ -76,7 +77,7 @@ func TestServe_RefusesNonSocketAtSocketPath(t *testing.T) {
 			case "file":
 				os.WriteFile(sock, []byte("keep"), 0o600)
 			case "symlink":
-				os.Symlink(victim, sock)
+				ostest.Symlink(t, victim, sock)
 			case "dir":
 				os.Mkdir(sock, 0o700)
 			}

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/pikit-dev/pikit/internal/fakepi"
+	"github.com/pikit-dev/pikit/internal/ostest"
 	"github.com/pikit-dev/pikit/internal/platform"
 	"github.com/pikit-dev/pikit/taskbar/broker"
 	rt "github.com/pikit-dev/pikit/taskbar/runtime"
@@ -37,6 +38,7 @@ func piChild(t *testing.T, pid int) int {
 // with SIGTERM runs the graceful path: Pi stopped and reaped, socket and
 // endpoint removed, the shutdown logged.
 func TestDispatch_SIGTERMIsGraceful(t *testing.T) {
+	ostest.SkipUnderWine(t, ostest.WineNoAFUnix)
 	p := newProject(t)
 	c := broker.NewClient(&broker.ClientOptions{
 		ProjectRoot: p.root, RuntimeBase: p.base,

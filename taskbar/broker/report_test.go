@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/pikit-dev/pikit/internal/fakepi"
+	"github.com/pikit-dev/pikit/internal/ostest"
 	"github.com/pikit-dev/pikit/taskbar/broker"
 	"github.com/pikit-dev/pikit/taskbar/internal/tbtest"
 	rt "github.com/pikit-dev/pikit/taskbar/runtime"
@@ -35,6 +36,7 @@ func (s *syncBuffer) String() string {
 // once in the host's log, at error level, with what to do; the requests
 // keep failing (HTTP 503 in the handler).
 func TestClient_ReportsUnsafeDirOnce(t *testing.T) {
+	ostest.SkipUnderWine(t, ostest.WineNoAFUnix)
 	p := newProject(t)
 	if err := os.Mkdir(p.base, 0o755); err != nil {
 		t.Fatal(err)
@@ -59,6 +61,7 @@ func TestClient_ReportsUnsafeDirOnce(t *testing.T) {
 // TestClient_LogsEachTaskOutcome: the host's log gets one line per task
 // outcome (status, fixed error), never the prompt.
 func TestClient_LogsEachTaskOutcome(t *testing.T) {
+	ostest.SkipUnderWine(t, ostest.WineNoAFUnix)
 	p := newProject(t)
 	var logs syncBuffer
 	c := broker.NewClient(&broker.ClientOptions{

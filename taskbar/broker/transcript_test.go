@@ -21,6 +21,7 @@ import (
 	"golang.org/x/tools/txtar"
 
 	"github.com/pikit-dev/pikit/internal/fakepi"
+	"github.com/pikit-dev/pikit/internal/ostest"
 	"github.com/pikit-dev/pikit/internal/platform"
 	"github.com/pikit-dev/pikit/taskbar/broker"
 	rt "github.com/pikit-dev/pikit/taskbar/runtime"
@@ -126,6 +127,7 @@ func runTranscript(t *testing.T, file string) {
 // and returns its endpoint.
 func serveBroker(t *testing.T, p project, cfg fakepi.Config) broker.Endpoint {
 	t.Helper()
+	ostest.SkipUnderWine(t, ostest.WineNoAFUnix)
 	ctx, cancel := context.WithCancel(context.Background())
 	errc := make(chan error, 1)
 	go func() {

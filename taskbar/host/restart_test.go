@@ -9,6 +9,8 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -194,7 +196,11 @@ func TestMount_HostRestartKeepsPi(t *testing.T) {
 // Nothing is requested, so no broker or Pi is started.
 func TestMount_DefaultOwner(t *testing.T) {
 	withPikit, without := t.TempDir(), t.TempDir()
-	if err := os.WriteFile(withPikit+"/pikit", []byte("#!/bin/sh\nexit 3\n"), 0o700); err != nil {
+	launcher := "pikit" // Windows looks a program up by a PATHEXT extension
+	if runtime.GOOS == "windows" {
+		launcher += ".exe"
+	}
+	if err := os.WriteFile(filepath.Join(withPikit, launcher), []byte("#!/bin/sh\nexit 3\n"), 0o700); err != nil {
 		t.Fatal(err)
 	}
 	enabled := true

@@ -3,6 +3,7 @@ package runtime_test
 import (
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -25,10 +26,21 @@ func TestRuntime_MissingExecutableInstalledLater(t *testing.T) {
 	if pid := r.PiPID(); pid != 0 {
 		t.Fatalf("a process %d runs while the executable is missing", pid)
 	}
-	// "Install" Pi: a launcher for this binary as the fake Pi.
-	script := "#!/bin/sh\nexec " + shellQuote(os.Args[0]) + " \"$@\"\n"
-	if err := os.WriteFile(exe, []byte(script), 0o700); err != nil {
-		t.Fatal(err)
+	// "Install" Pi: a launcher for this binary as the fake Pi (Windows: a
+	// copy of it, found by its PATHEXT extension).
+	if runtime.GOOS == "windows" {
+		bin, err := os.ReadFile(os.Args[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(exe+".exe", bin, 0o700); err != nil {
+			t.Fatal(err)
+		}
+	} else {
+		script := "#!/bin/sh\nexec " + shellQuote(os.Args[0]) + " \"$@\"\n"
+		if err := os.WriteFile(exe, []byte(script), 0o700); err != nil {
+			t.Fatal(err)
+		}
 	}
 	s = waitFor(t, r, "ready after install", ready)
 	if s.Session.ID == nil || s.Session.Error != nil {

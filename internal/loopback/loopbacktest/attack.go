@@ -119,17 +119,25 @@ func (a *Attack) Run(ctx context.Context) (Result, error) {
 			c.Close()
 		}
 	}()
+	// setupFailed ends the attack begun so far (its connections close at
+	// cancel) and waits for its goroutines, which write res, before
+	// returning err.
+	setupFailed := func(err error) (Result, error) {
+		cancel()
+		wg.Wait()
+		return Result{}, err
+	}
 	for range a.Idle {
 		c, err := dial()
 		if err != nil {
-			return res, err
+			return setupFailed(err)
 		}
 		conns = append(conns, c)
 		br := bufio.NewReader(c)
 		fmt.Fprintf(c, "GET %s HTTP/1.1\r\nHost: %s\r\n\r\n", path, host)
 		resp, err := http.ReadResponse(br, nil)
 		if err != nil {
-			return res, fmt.Errorf("loopbacktest: idle connection's request: %w", err)
+			return setupFailed(fmt.Errorf("loopbacktest: idle connection's request: %w", err))
 		}
 		io.Copy(io.Discard, resp.Body)
 		resp.Body.Close()
@@ -166,7 +174,7 @@ func (a *Attack) Run(ctx context.Context) (Result, error) {
 	for range a.SlowBodies {
 		c, err := dial()
 		if err != nil {
-			return res, err
+			return setupFailed(err)
 		}
 		conns = append(conns, c)
 		drip(c, fmt.Sprintf("POST %s HTTP/1.1\r\nHost: %s\r\nContent-Type: text/plain\r\nContent-Length: 1000000\r\n\r\nx", path, host), &res.BodyClosed)
@@ -174,7 +182,7 @@ func (a *Attack) Run(ctx context.Context) (Result, error) {
 	for range a.SlowHeaders {
 		c, err := dial()
 		if err != nil {
-			return res, err
+			return setupFailed(err)
 		}
 		conns = append(conns, c)
 		drip(c, fmt.Sprintf("GET %s HTTP/1.1\r\nHost: %s\r\nX-Slow: x", path, host), &res.HeaderClosed)
