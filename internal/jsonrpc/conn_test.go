@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/pikit-dev/pikit/internal/jsonrpc"
@@ -174,7 +175,9 @@ func TestConn_OrderedMethodsRunOneAtATimeInOrder(t *testing.T) {
 func TestConn_CloseUnblocksPendingCalls(t *testing.T) {
 	block := make(chan struct{})
 	defer close(block)
+	started := make(chan struct{})
 	a, _ := pair(t, nil, handler(func(ctx context.Context, req *jsonrpc.Request) (any, error) {
+		close(started)
 		select {
 		case <-block:
 		case <-ctx.Done():
@@ -183,7 +186,7 @@ func TestConn_CloseUnblocksPendingCalls(t *testing.T) {
 	}))
 	errc := make(chan error, 1)
 	go func() { errc <- a.Call(context.Background(), "wait", nil, nil) }()
-	time.Sleep(20 * time.Millisecond)
+	<-started // the call is pending: its handler runs on the peer
 	if err := a.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -268,40 +271,51 @@ func (p *rawPeer) recv(t *testing.T) string {
 	return s
 }
 
+// TestConn_EOFDrainsAnswersInFlight: after the peer's end of input an
+// answer in flight is still written; a handler still running when the
+// drain window ends has its ctx cancelled exactly then (fake time), and its
+// answer is dropped.
 func TestConn_EOFDrainsAnswersInFlight(t *testing.T) {
-	release := make(chan struct{})
-	opts := handler(func(ctx context.Context, req *jsonrpc.Request) (any, error) {
-		if req.Method == "forever" {
-			<-ctx.Done()
-			return nil, ctx.Err()
-		}
-		<-release
-		return "late", nil
-	})
-	opts.DrainTimeout = 300 * time.Millisecond
-	c, p := newRaw(t, opts)
-	p.send(t, `{"jsonrpc":"2.0","id":1,"method":"soon"}`)
-	p.send(t, `{"jsonrpc":"2.0","id":2,"method":"forever"}`)
-	p.inW.Close() // EOF while both are in flight
-	go func() {
-		time.Sleep(50 * time.Millisecond)
+	synctest.Test(t, func(t *testing.T) {
+		const drain = 300 * time.Millisecond
+		release := make(chan struct{})
+		started := make(chan string, 2)
+		cancelled := make(chan time.Time, 1)
+		opts := handler(func(ctx context.Context, req *jsonrpc.Request) (any, error) {
+			started <- req.Method
+			if req.Method == "forever" {
+				<-ctx.Done()
+				cancelled <- time.Now()
+				return "dropped", nil
+			}
+			<-release
+			return "late", nil
+		})
+		opts.DrainTimeout = drain
+		c, p := newRaw(t, opts)
+		p.send(t, `{"jsonrpc":"2.0","id":1,"method":"soon"}`)
+		p.send(t, `{"jsonrpc":"2.0","id":2,"method":"forever"}`)
+		<-started
+		<-started
+		p.inW.Close() // EOF while both are in flight
+		synctest.Wait()
+		eof := time.Now()
 		close(release)
-	}()
-	if got, want := p.recv(t), `{"jsonrpc":"2.0","id":1,"result":"late"}`; got != want {
-		t.Errorf("answer in flight = %s, want %s", got, want)
-	}
-	start := time.Now()
-	select {
-	case <-c.Done():
-	case <-time.After(5 * time.Second):
-		t.Fatal("Done not closed after the drain window")
-	}
-	if d := time.Since(start); d > 2*time.Second {
-		t.Errorf("drain took %v", d)
-	}
-	if err := c.Err(); err != nil {
-		t.Errorf("Err after clean EOF = %v", err)
-	}
+		if got, want := p.recv(t), `{"jsonrpc":"2.0","id":1,"result":"late"}`; got != want {
+			t.Errorf("answer in flight = %s, want %s", got, want)
+		}
+		<-c.Done()
+		if at := <-cancelled; at.Sub(eof) != drain {
+			t.Errorf("the handler still running was cancelled %v after EOF, want at the end of the %v drain window", at.Sub(eof), drain)
+		}
+		if err := c.Err(); err != nil {
+			t.Errorf("Err after clean EOF = %v", err)
+		}
+		c.Close()
+		if line, err := p.lr.next(); err == nil {
+			t.Errorf("an answer after the drain window was written: %s", line)
+		}
+	})
 }
 
 func TestConn_BadInputKeepsServing(t *testing.T) {
