@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"os"
 	"os/signal"
 
@@ -41,7 +42,8 @@ func Main(ext *Extension) {
 
 // Run is [Main] without the manifest flag and exit: it serves ext on the
 // process's stdin and stdout (see Main), returning when stdin ends or on
-// SIGTERM/SIGINT.
+// SIGTERM/SIGINT. Without an [Extension.Logger] it logs to stderr, which
+// the bridge points at the sidecar log ([LogPath]).
 func Run(ext *Extension) error {
 	out, err := TakeStdout()
 	if err != nil {
@@ -49,6 +51,11 @@ func Run(ext *Extension) error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), platform.ShutdownSignals()...)
 	defer stop()
+	if ext.Logger == nil {
+		e := *ext
+		e.Logger = slog.New(slog.NewTextHandler(os.Stderr, nil))
+		ext = &e
+	}
 	return Serve(ctx, ext, os.Stdin, out)
 }
 

@@ -30,14 +30,62 @@ const CODE = {
   internal: -32603,
 };
 
-// PIKIT_PIEXT_TRACE=1 appends a trace of the bridge (method names and
-// sizes, never payloads) to the sidecar log.
+// The sidecar log (piext LogPath): one file per extension per agent dir,
+// <agentDir>/tmp/pikit-piext/NAME.log (0600 in a 0700 folder), shared by
+// the Pi processes of that agent dir. It gets the sidecar's stderr as an
+// O_APPEND descriptor (so a sidecar's last words land there even after Pi
+// died) and the bridge's own lines, each "[piext NAME bridge PID TIME]":
+// protocol events, never payloads; with PIKIT_PIEXT_TRACE=1 also a trace of
+// method names and sizes. It is bounded: at LOG_MAX_BYTES it is copied to
+// NAME.log.1 and truncated in place (copy-truncate: the descriptors running
+// sidecars hold stay valid), checked before each bridge line, at each spawn
+// and every LOG_CHECK_MS while a sidecar runs.
+const LOG_MAX_BYTES = 2 << 20;
+const LOG_CHECK_MS = 5000;
 const TRACE = process.env.PIKIT_PIEXT_TRACE === "1";
-function trace(name: string, what: string) {
-  if (!TRACE) return;
+
+// agentDir is Pi's: $PI_CODING_AGENT_DIR (a leading ~ is the home folder),
+// else ~/.pi/agent.
+function agentDir(): string {
+  const env = process.env.PI_CODING_AGENT_DIR;
+  if (!env) return path.join(os.homedir(), ".pi", "agent");
+  if (env === "~") return os.homedir();
+  return env.startsWith("~/") || (process.platform === "win32" && env.startsWith("~\\")) ? path.join(os.homedir(), env.slice(2)) : env;
+}
+
+const logFiles = new Map<string, string>();
+
+function logFile(name: string): string {
+  let file = logFiles.get(name);
+  if (!file) {
+    const dir = path.join(agentDir(), "tmp", "pikit-piext");
+    fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
+    file = path.join(dir, `${name}.log`);
+    logFiles.set(name, file);
+  }
+  return file;
+}
+
+function rotateLog(file: string) {
   try {
-    fs.appendFileSync(logPath(name), `[bridge ${process.pid} ${Date.now()}] ${what}\n`, { mode: 0o600 });
+    if (fs.statSync(file).size < LOG_MAX_BYTES) return;
+    const tmp = `${file}.1.${process.pid}.tmp`;
+    fs.copyFileSync(file, tmp);
+    fs.renameSync(tmp, `${file}.1`);
+    fs.truncateSync(file, 0);
   } catch {}
+}
+
+function log(name: string, what: string) {
+  try {
+    const file = logFile(name);
+    rotateLog(file);
+    fs.appendFileSync(file, `[piext ${name} bridge ${process.pid} ${new Date().toISOString()}] ${what}\n`, { mode: 0o600 });
+  } catch {}
+}
+
+function trace(name: string, what: string) {
+  if (TRACE) log(name, what);
 }
 
 const here = typeof __dirname === "string" ? __dirname : path.dirname(fileURLToPath(import.meta.url));
@@ -287,20 +335,26 @@ class Sidecar {
     const cmd = resolved.argv;
     let logFd: number | "ignore" = "ignore";
     try {
-      logFd = fs.openSync(logPath(this.name), "a", 0o600);
+      const file = logFile(this.name);
+      rotateLog(file);
+      logFd = fs.openSync(file, "a", 0o600);
     } catch {
       // no log file: stderr is dropped, never sent to Pi's stdout
     }
     const child = spawn(cmd[0], cmd.slice(1), { stdio: ["pipe", "pipe", logFd], env: process.env });
     if (typeof logFd === "number") fs.closeSync(logFd);
+    const rotating = setInterval(() => rotateLog(logFile(this.name)), LOG_CHECK_MS);
+    rotating.unref();
+    child.once("exit", () => clearInterval(rotating));
+    child.once("error", () => clearInterval(rotating));
     this.child = child;
     this.alive = true;
     this.spawns++;
     const chunks: Buffer[] = [];
-    trace(this.name, `spawned pid ${child.pid}`);
+    log(this.name, `started sidecar pid ${child.pid}`);
     const gone = (why: string) => {
-      trace(this.name, `gone pid ${child.pid}: ${why}`);
       if (this.child !== child) return;
+      log(this.name, `sidecar pid ${child.pid} ${why}`);
       this.alive = false;
       this.child = null;
       this.ctxCache?.forget();
@@ -551,12 +605,6 @@ async function dialog(ctx: any, m: string, args: any[], signal: AbortSignal) {
   if (m === "confirm") return v ? { status: "answered", confirmed: true } : { status: timedOut ? "timed_out" : "answered", confirmed: false };
   if (v === undefined || v === null) return { status: timedOut ? "timed_out" : "cancelled" };
   return { status: "answered", value: String(v) };
-}
-
-function logPath(name: string): string {
-  const dir = path.join(os.tmpdir(), `pikit-piext-${process.getuid?.() ?? "u"}`);
-  fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
-  return path.join(dir, `${name}.log`);
 }
 
 // The context hook's incremental send (piext doc, "The context hook"). Pi

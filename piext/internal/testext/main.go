@@ -249,6 +249,7 @@ func main() {
 			}),
 		),
 	}
+	ext.Tools = append(ext.Tools, faultTools(rec)...)
 	if dir := os.Getenv("PIKIT_PROBE_DISCOVER"); dir != "" {
 		// A Go resources_discover hook (not the Skills path): only when the
 		// test asks, at install time too, so other tests' manifests lack it.
