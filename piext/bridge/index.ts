@@ -18,7 +18,26 @@ import { fileURLToPath } from "node:url";
 const PROTOCOL = 2;
 const HOOK_TIMEOUT_MS = 5000;
 const WARM_TIMEOUT_MS = 30000;
-const EXIT_REJECT_MS = 1000;
+// A sidecar start: initialize must answer within INIT_TIMEOUT_MS, doubled
+// after each failed start in a row (up to INIT_TIMEOUT_MAX_MS), so a slow
+// start is never a permanent failure. A failed start stops the child. The
+// next call starts a new one; after two or more failures in a row, not
+// before a backoff of START_BACKOFF_MS, doubled per further failure up to
+// START_BACKOFF_MAX_MS: calls within it fail at once.
+const INIT_TIMEOUT_MS = 5000;
+const INIT_TIMEOUT_MAX_MS = 60000;
+const START_BACKOFF_MS = 500;
+const START_BACKOFF_MAX_MS = 30000;
+// Stopping a sidecar: stdin is closed (a piext sidecar exits within 3 s of
+// that), SIGTERM follows after the grace, SIGKILL KILL_AFTER_MS later.
+const STOP_GRACE_MS = 3000;
+const KILL_AFTER_MS = 2000;
+// A broken pipe waits this long for the exit that explains it.
+const PIPE_EXIT_WAIT_MS = 250;
+// Lines on the sidecar's stdout that are not JSON-RPC (a library printing
+// before piext.Main took stdout): the first NOISE_LOGGED of a sidecar's
+// life are logged by size, never content; the rest are counted.
+const NOISE_LOGGED = 5;
 const CODE = {
   staleSession: -32011,
   staleContext: -32012,
@@ -28,6 +47,7 @@ const CODE = {
   notSynchronous: -32016,
   methodNotFound: -32601,
   internal: -32603,
+  cancelled: -32800,
 };
 
 // The sidecar log (piext LogPath): one file per extension per agent dir,
@@ -229,6 +249,39 @@ function overlayOptions(o: Record<string, string> | undefined) {
   return Object.keys(out).length ? out : undefined;
 }
 
+// parseMessage returns line as a JSON-RPC message object, or undefined.
+function parseMessage(line: string): any {
+  try {
+    const m = JSON.parse(line);
+    return m !== null && typeof m === "object" && !Array.isArray(m) && m.jsonrpc === "2.0" ? m : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+// bounded settles as p does, or rejects at opts' timeout (with msg) or
+// signal, whichever comes first.
+function bounded<T>(p: Promise<T>, opts: { timeoutMs?: number; signal?: AbortSignal }, msg: string): Promise<T> {
+  const { timeoutMs, signal } = opts;
+  if (!timeoutMs && !signal) return p;
+  return new Promise<T>((resolve, reject) => {
+    let timer: any = null;
+    const onAbort = () => done(() => reject(rpcError(CODE.cancelled, "aborted")));
+    const done = (f: () => void) => {
+      if (timer) clearTimeout(timer);
+      signal?.removeEventListener("abort", onAbort);
+      f();
+    };
+    if (timeoutMs) timer = setTimeout(() => done(() => reject(rpcError(CODE.internal, msg))), timeoutMs);
+    if (signal?.aborted) return onAbort();
+    signal?.addEventListener("abort", onAbort);
+    p.then(
+      (v) => done(() => resolve(v)),
+      (e) => done(() => reject(e)),
+    );
+  });
+}
+
 function rpcError(code: number, message: string) {
   const e: any = new Error(message);
   e.code = code;
@@ -313,7 +366,10 @@ class Sidecar {
   ctxCache: ContextCache | null = null; // the context messages the sidecar holds
   reportedOpen = false;
   spawns = 0;
-  stopping = false;
+  failures = 0; // failed starts in a row
+  retryAt = 0; // no start before this time (Date.now()) after failures
+  lastFailure = ""; // why the last start failed
+  noise = 0; // non-JSON-RPC lines from this child
   host: { sym: symbol; obj: any } | null = null;
 
   constructor(install: Install) {
@@ -322,14 +378,44 @@ class Sidecar {
   }
 
   // ensure starts the sidecar when it is not running and resolves once it
-  // answered initialize (and the rebind, when a session is known).
+  // answered initialize (and the rebind, when a session is known). Within a
+  // backoff after failed starts it rejects at once.
   ensure(): Promise<void> {
     if (this.alive && this.ready) return this.ready;
-    this.ready = this.start();
-    return this.ready;
+    const wait = this.retryAt - Date.now();
+    if (wait > 0) return Promise.reject(rpcError(CODE.internal, `${this.lastFailure} (next start in ${wait} ms)`));
+    this.alive = true; // starting: later callers share this start
+    const ready = this.start();
+    this.ready = ready;
+    ready.catch(() => {
+      if (this.ready === ready) this.alive = false;
+    });
+    return ready;
   }
 
   private async start(): Promise<void> {
+    let child: any = null;
+    try {
+      child = this.spawn();
+      const timeoutMs = Math.min(INIT_TIMEOUT_MAX_MS, INIT_TIMEOUT_MS * 2 ** this.failures);
+      const init = await this.request("initialize", { protocol: PROTOCOL, name: this.name }, { timeoutMs });
+      if (!init || init.protocol !== PROTOCOL) throw new Error(`piext ${this.name}: bad initialize answer`);
+      this.reportedOpen = false;
+      if (this.bind) await this.request("session/bind", { ...this.bind, reason: this.spawns > 1 ? "respawn" : this.bind.reason }, { timeoutMs: HOOK_TIMEOUT_MS });
+    } catch (e) {
+      this.failures++;
+      const backoff = this.failures < 2 ? 0 : Math.min(START_BACKOFF_MAX_MS, START_BACKOFF_MS * 2 ** (this.failures - 2));
+      this.retryAt = Date.now() + backoff;
+      this.lastFailure = errText(e);
+      log(this.name, `start failed: ${this.lastFailure}; next start ${backoff ? `in ${backoff} ms` : "at the next call"}`);
+      if (child) this.retire(child, "start failed", 0);
+      throw e;
+    }
+    this.failures = 0;
+  }
+
+  // spawn starts the child and wires its pipes; it becomes this.child.
+  private spawn(): any {
     const resolved = resolveCommand(this.install);
     if (!("argv" in resolved)) throw new Error(resolved.error);
     const cmd = resolved.argv;
@@ -348,27 +434,20 @@ class Sidecar {
     child.once("exit", () => clearInterval(rotating));
     child.once("error", () => clearInterval(rotating));
     this.child = child;
-    this.alive = true;
     this.spawns++;
+    this.noise = 0;
     const chunks: Buffer[] = [];
     log(this.name, `started sidecar pid ${child.pid}`);
     const gone = (why: string) => {
-      if (this.child !== child) return;
-      log(this.name, `sidecar pid ${child.pid} ${why}`);
-      this.alive = false;
-      this.child = null;
-      this.ctxCache?.forget();
-      const err = rpcError(CODE.internal, `piext ${this.name}: sidecar ${why}`);
-      for (const p of this.pending.values()) p.reject(err);
-      this.pending.clear();
-      for (const a of this.incoming.values()) a.abort();
-      this.incoming.clear();
+      if (this.child === child) this.detach(child, why);
     };
     // Without these listeners an EPIPE while Pi writes a large payload to a
-    // dead child is an uncaught 'error' and kills Pi itself.
+    // dead child is an uncaught 'error' and kills Pi itself. A broken pipe
+    // waits briefly for the exit that says why.
+    const broken = (e: any) => setTimeout(() => gone(`pipe closed (${e?.code ?? "error"})`), PIPE_EXIT_WAIT_MS).unref();
     child.on("error", (e: any) => gone("failed: " + (e && e.code ? e.code : "spawn error")));
-    child.stdin.on("error", () => gone("pipe closed"));
-    child.stdout.on("error", () => gone("pipe closed"));
+    child.stdin.on("error", broken);
+    child.stdout.on("error", broken);
     child.on("exit", (code: any, sig: any) => gone(`exited (${sig ?? code})`));
     child.stdout.on("data", (buf: Buffer) => {
       // Split on byte 10 over Buffers; decode a whole line at once so a
@@ -384,10 +463,53 @@ class Sidecar {
       if (start < buf.length) chunks.push(buf.subarray(start));
     });
     this.hold();
-    const init = await this.request("initialize", { protocol: PROTOCOL, name: this.name }, { timeoutMs: HOOK_TIMEOUT_MS });
-    if (!init || init.protocol !== PROTOCOL) throw new Error(`piext ${this.name}: bad initialize answer`);
-    this.reportedOpen = false;
-    if (this.bind) await this.request("session/bind", { ...this.bind, reason: this.spawns > 1 ? "respawn" : this.bind.reason }, { timeoutMs: HOOK_TIMEOUT_MS });
+    return child;
+  }
+
+  // detach makes child no longer this sidecar's: calls pending on it fail
+  // with why, calls it made are aborted, and the next call starts anew.
+  private detach(child: any, why: string) {
+    log(this.name, `sidecar pid ${child.pid} ${why}`);
+    if (this.noise > NOISE_LOGGED) log(this.name, `sidecar pid ${child.pid} wrote ${this.noise} non-JSON-RPC lines in all`);
+    this.alive = false;
+    this.child = null;
+    this.ctxCache?.forget();
+    const err = rpcError(CODE.internal, `piext ${this.name}: sidecar ${why}`);
+    for (const p of this.pending.values()) p.reject(err);
+    this.pending.clear();
+    for (const a of this.incoming.values()) a.abort();
+    this.incoming.clear();
+    for (const h of [child, child.stdin, child.stdout]) {
+      try {
+        h.unref?.();
+      } catch {}
+    }
+  }
+
+  // retire stops child for good: it is detached, its stdin closed, and it
+  // gets SIGTERM after graceMs and SIGKILL KILL_AFTER_MS later unless it
+  // exited by then.
+  retire(child: any, why: string, graceMs: number) {
+    if (this.child === child) this.detach(child, why);
+    try {
+      child.stdin.end();
+    } catch {}
+    const running = () => child.exitCode === null && child.signalCode === null;
+    const signal = (sig: string) => {
+      if (!running()) return;
+      log(this.name, `sidecar pid ${child.pid}: ${sig} (${why})`);
+      try {
+        child.kill(sig);
+      } catch {}
+    };
+    const term = setTimeout(() => signal("SIGTERM"), graceMs);
+    const kill = setTimeout(() => signal("SIGKILL"), graceMs + KILL_AFTER_MS);
+    term.unref();
+    kill.unref();
+    child.once("exit", () => {
+      clearTimeout(term);
+      clearTimeout(kill);
+    });
   }
 
   // hold keeps Pi's event loop alive only while a call is pending: an idle
@@ -404,18 +526,9 @@ class Sidecar {
     }
   }
 
+  // stop ends the sidecar at Pi's quit.
   stop() {
-    this.stopping = true;
-    const child = this.child;
-    if (!child) return;
-    try {
-      child.stdin.end();
-    } catch {}
-    setTimeout(() => {
-      try {
-        if (child.exitCode === null) child.kill("SIGTERM");
-      } catch {}
-    }, 2000).unref();
+    if (this.child) this.retire(this.child, "stopped (quit)", STOP_GRACE_MS);
   }
 
   write(msg: any) {
@@ -433,7 +546,7 @@ class Sidecar {
     const id = ++this.nextId;
     return new Promise((resolve, reject) => {
       let timer: any = null;
-      const onAbort = () => finish(rpcError(-32800, "aborted"), undefined, true);
+      const onAbort = () => finish(rpcError(CODE.cancelled, "aborted"), undefined, true);
       const finish = (err: any, val: any, cancel = false) => {
         if (!this.pending.has(id)) return;
         this.pending.delete(id);
@@ -467,18 +580,29 @@ class Sidecar {
     });
   }
 
-  // call makes sure the sidecar runs, then requests.
+  // call makes sure the sidecar runs, then requests; the timeout and the
+  // signal bound the wait for a start too.
   async call(method: string, params: any, opts: { timeoutMs?: number; signal?: AbortSignal } = {}) {
-    await this.ensure();
-    return this.request(method, params, opts);
+    const t0 = Date.now();
+    await bounded(this.ensure(), opts, `piext ${this.name}: ${method}: the sidecar did not start within ${opts.timeoutMs} ms`);
+    const timeoutMs = opts.timeoutMs ? Math.max(1, opts.timeoutMs - (Date.now() - t0)) : undefined;
+    return this.request(method, params, { ...opts, timeoutMs });
   }
 
   onLine(line: string) {
-    let msg: any;
-    try {
-      msg = JSON.parse(line);
-    } catch {
-      return; // not ours to print: Pi's stdout is its RPC channel
+    let msg = parseMessage(line);
+    if (msg === undefined) {
+      // A stray print before piext.Main took stdout: logged by size (never
+      // its content), counted, and, when it has no LF of its own, cut from
+      // the message it was glued to. Nothing goes to Pi's stdout (its RPC
+      // channel).
+      const at = line.indexOf('{"jsonrpc":"2.0"');
+      if (at > 0) msg = parseMessage(line.slice(at));
+      this.noise++;
+      const n = msg === undefined ? Buffer.byteLength(line) : Buffer.byteLength(line.slice(0, at));
+      if (this.noise <= NOISE_LOGGED) log(this.name, `ignored ${n} bytes of sidecar output that are not JSON-RPC (a print before piext.Main?)`);
+      if (this.noise === NOISE_LOGGED) log(this.name, `more such output of this sidecar is counted, not logged`);
+      if (msg === undefined) return;
     }
     if (msg.method === undefined) {
       const p = this.pending.get(msg.id);
@@ -910,7 +1034,6 @@ export default function (pi: any) {
   pi.on("session_start", async (ev: any, ctx: any) => {
     sc.generation++;
     sc.sessionCtx = ctx;
-    sc.stopping = false;
     for (const [id, b] of sc.ctxs) if (b.gen !== sc.generation) sc.ctxs.delete(id);
     const sm = ctx.sessionManager;
     sc.bind = { generation: sc.generation, reason: ev.reason, sessionId: sm.getSessionId(), sessionFile: sm.getSessionFile() ?? "", cwd: ctx.cwd };

@@ -2,11 +2,33 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/pikit-dev/pikit/piext"
 )
+
+// startFaults runs before piext.Main, as a library's init would:
+//   - PIKIT_PROBE_NOISE=1 prints to stdout (still the bridge's pipe): lines
+//     that are not JSON-RPC (text, JSON values, an array) and last a text
+//     without LF, which the first message then follows on its line;
+//   - PIKIT_PROBE_SLOW_START=<file>: the first start (the file does not
+//     exist yet; it is created) sleeps 8 s before serving.
+func startFaults(rec *recorder) {
+	if os.Getenv("PIKIT_PROBE_NOISE") == "1" {
+		fmt.Print("PROBE-NOISE plain text\n42\nnull\n\"a string\"\n[1,2]\n{\"not\":\"rpc\"}\nPROBE-NOISE glued: ")
+	}
+	if f := os.Getenv("PIKIT_PROBE_SLOW_START"); f != "" {
+		if _, err := os.Stat(f); err != nil {
+			os.WriteFile(f, nil, 0o600)
+			rec.log("slow-start")
+			time.Sleep(8 * time.Second)
+		}
+	}
+	rec.log("serving")
+}
 
 // faultTools are the probe's fault-injecting tools, for the real-Pi fault
 // tests (piext/realpi_fault_test.go).

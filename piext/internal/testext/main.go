@@ -44,6 +44,9 @@ func main() {
 		rec.f, _ = os.OpenFile(p, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 	}
 	rec.log("start")
+	if len(os.Args) < 2 || os.Args[1] != piext.ManifestFlag {
+		startFaults(rec)
+	}
 	hook := func(event string, f func(ctx context.Context, ev *piext.Event) (any, error)) piext.Hook {
 		return piext.Hook{Event: event, Handle: func(ctx context.Context, ev *piext.Event) (any, error) {
 			if withPayload[event] {
