@@ -3,6 +3,7 @@ package jsonrpc
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -18,7 +19,7 @@ const MethodCancelRequest = "$/cancelRequest"
 
 // Defaults for [Options].
 const (
-	DefaultMaxRecord     = 256 << 20 // bytes per line: a Pi context payload is one line
+	DefaultMaxRecord     = 128 << 20 // bytes per message: a Pi context payload is one
 	DefaultCancelTimeout = 5 * time.Second
 	DefaultDrainTimeout  = 2 * time.Second
 )
@@ -44,9 +45,14 @@ type Options struct {
 	// Handler answers incoming requests; nil answers every call with
 	// CodeMethodNotFound.
 	Handler Handler
-	// MaxRecord caps one incoming line in bytes; zero or negative means
-	// DefaultMaxRecord. A longer line is answered with a parse error and
-	// skipped.
+	// MaxRecord caps one message (one line, without its LF) in bytes, in
+	// both directions; zero or negative means DefaultMaxRecord. A longer
+	// incoming line is skipped without being buffered: a request is
+	// answered with its id (read from the line's start) and
+	// CodeMessageTooLarge, the answer to a call fails that call the same
+	// way, anything else gets a parse error with a null id. A longer
+	// outgoing message is not sent: [Conn.Call] returns an error with
+	// CodeMessageTooLarge, a handler's result is replaced by that error.
 	MaxRecord int
 	// Ordered, when set, names the methods handled one at a time in arrival
 	// order on one worker goroutine (Pi's hooks of one session); all other
@@ -187,6 +193,10 @@ func (c *Conn) Call(ctx context.Context, method string, params, result any) erro
 	c.mu.Unlock()
 	if err := c.write(&Request{ID: id, Method: method, Params: raw}); err != nil {
 		c.forget(id)
+		var e *Error
+		if errors.As(err, &e) {
+			return e
+		}
 		return fmt.Errorf("jsonrpc: send %s: %w", method, err)
 	}
 	select {
@@ -288,12 +298,25 @@ func mustJSON(v any) json.RawMessage {
 	return b
 }
 
+// write sends one message. A request or result longer than MaxRecord is
+// not sent; an error answer always is (its size is bounded by the id, which
+// came in under the cap, and a short message).
 func (c *Conn) write(m Message) error {
 	b, err := EncodeMessage(m)
 	if err != nil {
 		return err
 	}
+	if r, ok := m.(*Response); ok && r.Error != nil {
+		return c.w.WriteRecord(b)
+	}
+	if len(b) > c.opts.MaxRecord {
+		return tooLarge("message", len(b), c.opts.MaxRecord)
+	}
 	return c.w.WriteRecord(b)
+}
+
+func tooLarge(what string, n, limit int) *Error {
+	return &Error{Code: CodeMessageTooLarge, Message: fmt.Sprintf("%s of %d bytes exceeds the message limit of %d bytes", what, n, limit)}
 }
 
 func (c *Conn) failPending() {

@@ -325,7 +325,8 @@ func TestConn_BadInputKeepsServing(t *testing.T) {
 	for _, tc := range []struct{ in, want string }{
 		{`not json`, `{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"parse error: not a JSON object"}}`},
 		{`{"jsonrpc":"1.0","id":7,"method":"x"}`, `{"jsonrpc":"2.0","id":7,"error":{"code":-32600,"message":"invalid request: \"jsonrpc\" must be \"2.0\""}}`},
-		{`{"jsonrpc":"2.0","id":"` + strings.Repeat("x", 100) + `","method":"x"}`, `{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"parse error: jsonl: record too large"}}`},
+		{`{"jsonrpc":"2.0","id":"` + strings.Repeat("x", 100) + `","method":"x"}`, `{"jsonrpc":"2.0","id":"` + strings.Repeat("x", 100) + `","error":{"code":-32020,"message":"request of 138 bytes exceeds the message limit of 64 bytes"}}`},
+		{`{"jsonrpc":"2.0","method":"x","params":["` + strings.Repeat("x", 100) + `"],"id":9}`, `{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"parse error: jsonl: record too large"}}`},
 		{`{"jsonrpc":"2.0","id":8,"method":"x"}`, `{"jsonrpc":"2.0","id":8,"result":"ok"}`},
 	} {
 		p.send(t, tc.in)
@@ -358,5 +359,56 @@ func TestConn_ErrAfterCleanEOFThenClose(t *testing.T) {
 	c.Close()
 	if err := c.Err(); err != nil {
 		t.Errorf("Err after a clean end of input and Close = %v, want nil", err)
+	}
+}
+
+// TestConn_MessageCapBothWays: one cap for both directions. An oversized
+// request is answered with its id; an oversized answer fails its call; a
+// call or a result over the cap is not sent; the connection goes on.
+func TestConn_MessageCapBothWays(t *testing.T) {
+	const limit = 1 << 10
+	big := strings.Repeat("x", 2*limit)
+	opts := handler(func(ctx context.Context, req *jsonrpc.Request) (any, error) {
+		if req.Method == "big" {
+			return big, nil
+		}
+		return "ok", nil
+	})
+	opts.MaxRecord = limit
+	a, _ := pair(t, &jsonrpc.Options{MaxRecord: 1 << 20}, opts)
+	ctx := t.Context()
+	// a's cap is larger: it sends the oversized request, b answers it by id.
+	err := a.Call(ctx, "small", []string{big}, nil)
+	if !errors.Is(err, jsonrpc.ErrTooLarge) || !strings.Contains(err.Error(), "request of 2") {
+		t.Errorf("oversized request: %v, want ErrTooLarge naming the request", err)
+	}
+	// b will not send a result over its cap: a gets the error instead.
+	if err := a.Call(ctx, "big", nil, nil); !errors.Is(err, jsonrpc.ErrTooLarge) || !strings.Contains(err.Error(), "result of") {
+		t.Errorf("oversized result: %v", err)
+	}
+	var got string
+	if err := a.Call(ctx, "small", nil, &got); err != nil || got != "ok" {
+		t.Errorf("after: %q %v", got, err)
+	}
+	b2, _ := pair(t, &jsonrpc.Options{MaxRecord: limit}, nil)
+	if err := b2.Call(ctx, "x", []string{big}, nil); !errors.Is(err, jsonrpc.ErrTooLarge) {
+		t.Errorf("a call over the sender's cap: %v", err)
+	}
+}
+
+// TestConn_OversizedAnswerFailsItsCall: an answer over the cap, from a
+// peer that does not keep it, fails the call it answers (its id read from
+// the line's start) without being buffered.
+func TestConn_OversizedAnswerFailsItsCall(t *testing.T) {
+	c, p := newRaw(t, &jsonrpc.Options{MaxRecord: 1 << 10})
+	errc := make(chan error, 1)
+	go func() { errc <- c.Call(t.Context(), "m", nil, nil) }()
+	req := p.recv(t)
+	if req != `{"jsonrpc":"2.0","id":1,"method":"m"}` {
+		t.Fatalf("request %s", req)
+	}
+	p.send(t, `{"jsonrpc":"2.0","id":1,"result":"`+strings.Repeat("r", 4<<10)+`"}`)
+	if err := <-errc; !errors.Is(err, jsonrpc.ErrTooLarge) || !strings.Contains(err.Error(), "answer of 4") {
+		t.Fatalf("Call = %v, want ErrTooLarge for the answer", err)
 	}
 }
