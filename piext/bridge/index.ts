@@ -38,6 +38,16 @@ const PIPE_EXIT_WAIT_MS = 250;
 // before piext.Main took stdout): the first NOISE_LOGGED of a sidecar's
 // life are logged by size, never content; the rest are counted.
 const NOISE_LOGGED = 5;
+// One message (one line, without its LF) is at most MAX_MESSAGE_BYTES bytes
+// of UTF-8 in each direction, the cap the Go side enforces too. It is
+// counted on bytes before any string is built: a longer line from the
+// sidecar is skipped unread but for its first HEAD_BYTES, which name its id.
+// An oversized answer fails its call, naming the limit (a tool's result is
+// then an error, a hook fails open or closed as declared); an oversized
+// request from the sidecar is answered by its id. A message the bridge
+// would send over the cap fails its call (or is answered with the error).
+const MAX_MESSAGE_BYTES = 128 << 20;
+const HEAD_BYTES = 256;
 const CODE = {
   staleSession: -32011,
   staleContext: -32012,
@@ -48,6 +58,7 @@ const CODE = {
   methodNotFound: -32601,
   internal: -32603,
   cancelled: -32800,
+  tooLarge: -32020,
 };
 
 // The sidecar log (piext LogPath): one file per extension per agent dir,
@@ -437,6 +448,8 @@ class Sidecar {
     this.spawns++;
     this.noise = 0;
     const chunks: Buffer[] = [];
+    let size = 0; // bytes of the line being read
+    let head: Buffer | null = null; // the start of an oversized line
     log(this.name, `started sidecar pid ${child.pid}`);
     const gone = (why: string) => {
       if (this.child === child) this.detach(child, why);
@@ -451,16 +464,33 @@ class Sidecar {
     child.on("exit", (code: any, sig: any) => gone(`exited (${sig ?? code})`));
     child.stdout.on("data", (buf: Buffer) => {
       // Split on byte 10 over Buffers; decode a whole line at once so a
-      // multi-byte character split across chunks stays intact.
+      // multi-byte character split across chunks stays intact. A line
+      // over the cap keeps only its head.
       let start = 0;
-      for (let i = buf.indexOf(10); i >= 0; i = buf.indexOf(10, start)) {
-        chunks.push(buf.subarray(start, i));
-        const line = Buffer.concat(chunks).toString("utf8");
-        chunks.length = 0;
+      for (;;) {
+        const i = buf.indexOf(10, start);
+        const part = buf.subarray(start, i < 0 ? buf.length : i);
+        size += part.length;
+        if (!head && size > MAX_MESSAGE_BYTES) {
+          head = Buffer.concat([...chunks, part]).subarray(0, HEAD_BYTES);
+          chunks.length = 0;
+        } else if (head && head.length < HEAD_BYTES) {
+          head = Buffer.concat([head, part.subarray(0, HEAD_BYTES - head.length)]);
+        } else if (!head && part.length > 0) {
+          chunks.push(part);
+        }
+        if (i < 0) break;
         start = i + 1;
-        if (line.trim() !== "") this.onLine(line);
+        if (head) {
+          this.onOversized(child, head.toString("utf8"), size);
+        } else {
+          const line = Buffer.concat(chunks).toString("utf8");
+          if (line.trim() !== "") this.onLine(child, line);
+        }
+        chunks.length = 0;
+        size = 0;
+        head = null;
       }
-      if (start < buf.length) chunks.push(buf.subarray(start));
     });
     this.hold();
     return child;
@@ -531,13 +561,68 @@ class Sidecar {
     if (this.child) this.retire(this.child, "stopped (quit)", STOP_GRACE_MS);
   }
 
+  // write sends msg; one over the message cap is not sent (an error with
+  // CODE.tooLarge naming the limit is thrown instead).
   write(msg: any) {
     if (!this.alive || !this.child) throw rpcError(CODE.internal, `piext ${this.name}: sidecar not running`);
+    const what = msg.method ?? (msg.error ? "error" : "result");
+    let line: string;
     try {
-      this.child.stdin.write(JSON.stringify(msg) + "\n");
+      line = JSON.stringify(msg);
+    } catch (e: any) {
+      // Past V8's longest string (about 512 MiB) stringify throws.
+      if (e instanceof RangeError) throw this.tooLarge(what, 0);
+      throw e;
+    }
+    const n = Buffer.byteLength(line);
+    if (n > MAX_MESSAGE_BYTES) throw this.tooLarge(what, n);
+    try {
+      this.child.stdin.write(line + "\n");
     } catch (e) {
       throw rpcError(CODE.internal, `piext ${this.name}: write to sidecar: ${errText(e)}`);
     }
+  }
+
+  tooLarge(what: string, n: number) {
+    const size = n > 0 ? ` of ${n} bytes` : "";
+    return rpcError(CODE.tooLarge, `piext ${this.name}: ${what}${size} exceeds the message limit of ${MAX_MESSAGE_BYTES} bytes`);
+  }
+
+  // onOversized handles a line from child longer than the cap, known by
+  // its head: an answer fails its call, a request is answered with the
+  // error, anything else is a protocol error. JSON-RPC members come in the
+  // order the Go side writes them: jsonrpc, id, then method or result/error.
+  onOversized(child: any, head: string, size: number) {
+    if (child !== this.child) return;
+    const m = /^\s*\{"jsonrpc":"2\.0","id":(\d+|"(?:[^"\\]|\\.)*"),"(method|result|error)"/.exec(head);
+    log(this.name, `sidecar pid ${child.pid} sent a message of ${size} bytes, over the limit of ${MAX_MESSAGE_BYTES} bytes`);
+    if (m && m[2] === "method") {
+      const id = JSON.parse(m[1]);
+      this.answer({ jsonrpc: "2.0", id, error: { code: CODE.tooLarge, message: `request of ${size} bytes exceeds the message limit of ${MAX_MESSAGE_BYTES} bytes` } });
+      return;
+    }
+    const id = m ? JSON.parse(m[1]) : undefined;
+    const p = typeof id === "number" ? this.pending.get(id) : undefined;
+    if (p) {
+      p.reject(rpcError(CODE.tooLarge, `piext ${this.name}: answer of ${size} bytes exceeds the message limit of ${MAX_MESSAGE_BYTES} bytes`));
+      return;
+    }
+    if (m && this.issued(id)) return; // the answer to a call given up on
+    this.protocolError(child, `an oversized message (${size} bytes) that is no answer to a call`);
+  }
+
+  // issued reports whether id is one this bridge gave a call (whose answer
+  // may come after the call was given up on: timed out or cancelled).
+  issued(id: any): boolean {
+    return Number.isSafeInteger(id) && id >= 1 && id <= this.nextId;
+  }
+
+  // protocolError replaces child after it sent what cannot be a JSON-RPC
+  // answer of this bridge: its pending calls fail, and the next call
+  // starts a new sidecar.
+  protocolError(child: any, why: string) {
+    log(this.name, `protocol error from sidecar pid ${child.pid}: ${why}; replacing it`);
+    this.retire(child, `protocol error: ${why}`, 0);
   }
 
   // request sends a call; the promise settles with the answer, the sidecar's
@@ -589,7 +674,8 @@ class Sidecar {
     return this.request(method, params, { ...opts, timeoutMs });
   }
 
-  onLine(line: string) {
+  onLine(child: any, line: string) {
+    if (child !== this.child) return; // a retired child's last words
     let msg = parseMessage(line);
     if (msg === undefined) {
       // A stray print before piext.Main took stdout: logged by size (never
@@ -606,7 +692,11 @@ class Sidecar {
     }
     if (msg.method === undefined) {
       const p = this.pending.get(msg.id);
-      if (!p) return;
+      if (!p) {
+        if (this.issued(msg.id)) trace(this.name, `late answer ${msg.id} dropped`);
+        else this.protocolError(child, `an answer with an id no call has (${typeof msg.id === "number" ? msg.id : msg.id === null ? "null" : typeof msg.id})`);
+        return;
+      }
       if (msg.error) p.reject(rpcError(msg.error.code, msg.error.message));
       else p.resolve(msg.result);
       return;
@@ -633,10 +723,17 @@ class Sidecar {
     });
   }
 
+  // answer sends an answer to a sidecar's request; one over the message
+  // cap is replaced by the error that says so.
   answer(msg: any) {
     try {
       this.write(msg);
-    } catch {}
+    } catch (e: any) {
+      if (e?.code !== CODE.tooLarge) return;
+      try {
+        this.write({ jsonrpc: "2.0", id: msg.id, error: { code: CODE.tooLarge, message: errText(e) } });
+      } catch {}
+    }
   }
 
   // boundCtx is the Pi context a call is bound to: the handler's (ctxId)

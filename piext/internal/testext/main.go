@@ -253,6 +253,22 @@ func main() {
 		),
 	}
 	ext.Tools = append(ext.Tools, faultTools(rec)...)
+	serving := len(os.Args) < 2 || os.Args[1] != piext.ManifestFlag
+	var tap *wireTap
+	if os.Getenv("PIKIT_PROBE_WIRE") == "1" && serving {
+		out, err := piext.TakeStdout()
+		if err != nil {
+			os.Exit(1)
+		}
+		tap = &wireTap{in: os.Stdin, out: out}
+	}
+	ext.Tools = append(ext.Tools, wireTool(rec, tap))
+	if tap != nil {
+		if err := piext.Serve(context.Background(), ext, tap, tap); err != nil {
+			os.Exit(1)
+		}
+		return
+	}
 	if dir := os.Getenv("PIKIT_PROBE_DISCOVER"); dir != "" {
 		// A Go resources_discover hook (not the Skills path): only when the
 		// test asks, at install time too, so other tests' manifests lack it.
