@@ -21,8 +21,9 @@ const ManifestFlag = "--piext-manifest"
 //
 // With [ManifestFlag] it prints the manifest. Otherwise it takes stdin and
 // stdout as the bridge's pipe, points fd 1 and os.Stdout at stderr so a stray
-// print cannot corrupt the channel, serves until stdin ends (answers in
-// flight get 2 s) or SIGTERM, and exits.
+// print cannot corrupt the channel, serves until stdin ends, SIGTERM or a
+// failed write to the bridge (which it logs), and exits within 3 s of
+// that whatever its handlers do (see [Serve]).
 func Main(ext *Extension) {
 	if len(os.Args) > 1 && os.Args[1] == ManifestFlag {
 		b, err := json.Marshal(ext.Manifest())

@@ -1,12 +1,16 @@
 package piext_test
 
 import (
+	"os"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/pikit-dev/pikit/internal/modelserver"
 	"github.com/pikit-dev/pikit/internal/pitest"
+	"github.com/pikit-dev/pikit/internal/platform"
 	"github.com/pikit-dev/pikit/pirpc"
 )
 
@@ -88,5 +92,47 @@ func TestRealPi_UnmatchedReplyReplacesSidecar(t *testing.T) {
 	}
 	if logged := readLog(t, p); !strings.Contains(logged, "protocol error from sidecar pid") || !strings.Contains(logged, "replacing it") {
 		t.Errorf("the log does not report the protocol error:\n%s", logged)
+	}
+}
+
+// TestRealPi_PeerGoneOnFirstFailedWrite: when Pi is gone while the
+// sidecar has a 4 MiB answer to write (and another handler runs, ignoring
+// its ctx), the first failed write ends the sidecar: it logs "peer gone"
+// with the reason and exits at once (handlers get their grace), not after
+// the 2 s drain window that answers in flight get.
+func TestRealPi_PeerGoneOnFirstFailedWrite(t *testing.T) {
+	t.Parallel()
+	after := filepath.Join(t.TempDir(), "answer-now")
+	p := newProbe(t, script(map[string][]modelserver.ToolCall{"PEERGONE": {
+		toolCall("call_s", "probe_stubborn", `{}`),
+		toolCall("call_w", "probe_wire", `{"what":"late","after":`+strconv.Quote(after)+`}`),
+	}}))
+	p.env.Env = append(p.env.Env, "PIKIT_PROBE_OWN_SESSION=1") // out of reach of the harness's group kill
+	c := p.start(t)
+	ctx := testCtx(t)
+	if _, err := c.Prompt(ctx, pirpc.PromptCommand{Message: "PEERGONE now"}); err != nil {
+		t.Fatal(err)
+	}
+	p.waitRecord(t, ctx, func(r record) bool { return r.Ev == "stubborn" })
+	pid := p.waitRecord(t, ctx, func(r record) bool { return r.Ev == "wire" }).Pid
+	if err := platform.Kill(c.Pid()); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(after, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	answering := time.Now()
+	for !p.exited(t, pid) {
+		if time.Since(answering) > 20*time.Second {
+			t.Fatalf("sidecar %d still running 20 s after its answer to a gone Pi; log:\n%s", pid, readLog(t, p))
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	// The time is reported (on a loaded host encoding the answer takes a
+	// while); the log says what ended the sidecar.
+	t.Logf("answer to a gone Pi → sidecar gone: %v", time.Since(answering))
+	logged := readLog(t, p)
+	if !strings.Contains(logged, "jsonrpc: peer gone: a write failed") || !strings.Contains(logged, "broken pipe") {
+		t.Errorf("the log does not report the peer gone with its reason:\n%s", logged)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"sync/atomic"
+	"time"
 
 	"github.com/pikit-dev/pikit/internal/jsonrpc"
 )
@@ -62,6 +63,12 @@ type CommandCall struct {
 	Pi      *Pi
 }
 
+// Bounds of a sidecar's end (see Serve).
+const (
+	drainTimeout = 1500 * time.Millisecond
+	handlerGrace = 500 * time.Millisecond
+)
+
 // runtime serves one Extension on one connection.
 type runtime struct {
 	ext        *Extension
@@ -94,7 +101,10 @@ func (rt *runtime) bound(ctxID string, gen uint64) *Pi { return &Pi{rt: rt, ctxI
 
 // Serve runs ext on a bridge connection: requests are read from r, answers
 // written to w, until r ends or ctx is cancelled. At the end of r, answers
-// in flight are still written for at most 2 s. Serve returns nil at a clean
+// in flight are still written for at most 1.5 s, then every handler's ctx
+// is cancelled and handlers still running after 0.5 s more are abandoned
+// (Serve returns without them). A failed write (the bridge is gone) ends
+// Serve at once with an error that says so. Serve returns nil at a clean
 // end of input.
 func Serve(ctx context.Context, ext *Extension, r io.Reader, w io.Writer) error {
 	ext.Manifest() // panics on a malformed extension, before any I/O
@@ -115,6 +125,11 @@ func Serve(ctx context.Context, ext *Extension, r io.Reader, w io.Writer) error 
 		Handler: jsonrpc.HandlerFunc(rt.handle),
 		Ordered: func(m string) bool { return m == MethodHook || m == MethodSessionBind || m == MethodContextWarm },
 		Logger:  rt.log,
+		// After the end of input (Pi quit or died) answers in flight get
+		// drainTimeout, then every ctx is cancelled and handlers get
+		// handlerGrace: the sidecar exits within 3 s whatever they do.
+		DrainTimeout: drainTimeout,
+		HandlerGrace: handlerGrace,
 	})
 	close(rt.ready)
 	select {

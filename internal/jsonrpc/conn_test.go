@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"log/slog"
 	"net"
 	"os"
 	"strings"
@@ -412,3 +413,109 @@ func TestConn_OversizedAnswerFailsItsCall(t *testing.T) {
 		t.Fatalf("Call = %v, want ErrTooLarge for the answer", err)
 	}
 }
+
+// TestConn_HandlerIgnoringCtxIsAbandoned: a handler that ignores its ctx
+// (here an ordered one, which holds the worker too) does not hold the
+// connection: after EOF, Done closes at the end of the drain window plus
+// the grace (fake time), and Close returns; so does a Close while it runs.
+func TestConn_HandlerIgnoringCtxIsAbandoned(t *testing.T) {
+	for _, end := range []string{"eof", "close"} {
+		t.Run(end, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				const drain, grace = 300 * time.Millisecond, 100 * time.Millisecond
+				release := make(chan struct{})
+				started := make(chan struct{})
+				opts := handler(func(ctx context.Context, req *jsonrpc.Request) (any, error) {
+					close(started)
+					<-release // ctx ignored
+					return "never sent", nil
+				})
+				opts.DrainTimeout, opts.HandlerGrace = drain, grace
+				opts.Ordered = func(string) bool { return true }
+				c, p := newRaw(t, opts)
+				p.send(t, `{"jsonrpc":"2.0","id":1,"method":"stubborn"}`)
+				<-started
+				t0 := time.Now()
+				want := grace
+				if end == "eof" {
+					p.inW.Close()
+					want = drain + grace
+					<-c.Done()
+				}
+				c.Close()
+				if got := time.Since(t0); got != want {
+					t.Errorf("Close returned %v after the %s, want %v", got, end, want)
+				}
+				close(release)
+				if line, err := p.lr.next(); err == nil {
+					t.Errorf("the abandoned handler's answer was written: %s", line)
+				}
+			})
+		})
+	}
+}
+
+// TestConn_CloseDoesNotWaitForAStuckRead: when closing the stream does not
+// interrupt a pending read (a blocking os.Stdin), Close still returns after
+// the grace (fake time).
+func TestConn_CloseDoesNotWaitForAStuckRead(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const grace = 100 * time.Millisecond
+		inR, inW := io.Pipe()
+		c := jsonrpc.NewConn(&stream{inR, io.Discard, nil}, &jsonrpc.Options{HandlerGrace: grace})
+		t0 := time.Now()
+		c.Close()
+		if got := time.Since(t0); got != grace {
+			t.Errorf("Close returned after %v, want the %v grace", got, grace)
+		}
+		inW.Close() // the input ends: the read loop too
+		<-c.Done()
+	})
+}
+
+// TestConn_FailedWriteMeansPeerGone: the first write that fails (the peer
+// closed its read end) ends the connection at once, input still open: it
+// is logged with its reason, other handlers are cancelled, Done closes and
+// Err wraps the write's error.
+func TestConn_FailedWriteMeansPeerGone(t *testing.T) {
+	var logged strings.Builder
+	var mu sync.Mutex
+	other := make(chan error, 1)
+	started := make(chan struct{})
+	opts := handler(func(ctx context.Context, req *jsonrpc.Request) (any, error) {
+		if req.Method == "long" {
+			close(started)
+			<-ctx.Done()
+			other <- ctx.Err()
+			return nil, ctx.Err()
+		}
+		return "answer", nil
+	})
+	opts.Logger = slog.New(slog.NewTextHandler(writerFunc(func(b []byte) (int, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		return logged.Write(b)
+	}), nil))
+	c, p := newRaw(t, opts)
+	p.send(t, `{"jsonrpc":"2.0","id":1,"method":"long"}`)
+	<-started
+	p.outR.Close()
+	p.send(t, `{"jsonrpc":"2.0","id":2,"method":"short"}`)
+	<-c.Done()
+	if err := <-other; !errors.Is(err, context.Canceled) {
+		t.Errorf("the other handler's ctx: %v", err)
+	}
+	if err := c.Err(); !errors.Is(err, io.ErrClosedPipe) || !strings.Contains(err.Error(), "peer gone") {
+		t.Errorf("Err = %v, want peer gone wrapping the write's error", err)
+	}
+	c.Close()
+	mu.Lock()
+	defer mu.Unlock()
+	if !strings.Contains(logged.String(), "peer gone") || !strings.Contains(logged.String(), "closed pipe") {
+		t.Errorf("log:\n%s", logged.String())
+	}
+}
+
+type writerFunc func([]byte) (int, error)
+
+func (f writerFunc) Write(b []byte) (int, error) { return f(b) }

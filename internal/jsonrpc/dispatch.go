@@ -181,7 +181,7 @@ func (c *Conn) orderedWorker(handlers *sync.WaitGroup) {
 			select {
 			case <-c.qwake:
 				continue
-			case <-c.done:
+			case <-c.stop:
 				return
 			case <-c.ctx.Done():
 				// Cancelled: run what is queued (with cancelled contexts) so
@@ -272,7 +272,8 @@ func (c *Conn) reply(id ID, result json.RawMessage, e *Error) {
 }
 
 // drain lets handlers in flight answer for at most DrainTimeout after the
-// input ended, then cancels them, drops later answers and waits for them.
+// input ended, then cancels them, drops later answers and waits for them
+// for at most HandlerGrace: those still running then are abandoned.
 func (c *Conn) drain(handlers *sync.WaitGroup) {
 	all := make(chan struct{})
 	go func() {
@@ -291,5 +292,15 @@ func (c *Conn) drain(handlers *sync.WaitGroup) {
 	c.dropAns = true
 	c.mu.Unlock()
 	c.cancel()
-	<-all
+	grace := time.NewTimer(c.opts.HandlerGrace)
+	defer grace.Stop()
+	select {
+	case <-all:
+	case <-grace.C:
+		c.mu.Lock()
+		c.abandon = true
+		n := len(c.inflight)
+		c.mu.Unlock()
+		c.opts.Logger.Warn("jsonrpc: handlers still running after their cancellation are abandoned", "calls", n, "grace", c.opts.HandlerGrace)
+	}
 }

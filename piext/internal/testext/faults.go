@@ -4,11 +4,37 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"strings"
 	"time"
 
+	"github.com/pikit-dev/pikit/internal/platform"
 	"github.com/pikit-dev/pikit/piext"
 )
+
+// ownSession: with PIKIT_PROBE_OWN_SESSION=1 the sidecar runs in a session
+// of its own, as a child with this process's stdio, and this process only
+// waits for it. The test harness ends Pi's process group when Pi dies; the
+// sidecar then outlives that as a sidecar outlives a Pi killed alone, with
+// only its pipes to tell. It reports whether it ran the sidecar so.
+func ownSession() bool {
+	if os.Getenv("PIKIT_PROBE_OWN_SESSION") != "1" {
+		return false
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		os.Exit(1)
+	}
+	cmd := exec.Command(exe, os.Args[1:]...)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+	cmd.Env = append(os.Environ(), "PIKIT_PROBE_OWN_SESSION=0")
+	platform.Detach(cmd)
+	if err := cmd.Start(); err != nil {
+		os.Exit(1)
+	}
+	cmd.Wait()
+	return true
+}
 
 // startFaults runs before piext.Main, as a library's init would:
 //   - PIKIT_PROBE_NOISE=1 prints to stdout (still the bridge's pipe): lines
@@ -34,6 +60,13 @@ func startFaults(rec *recorder) {
 // tests (piext/realpi_fault_test.go).
 func faultTools(rec *recorder) []piext.Tool {
 	return []piext.Tool{
+		{Name: "probe_stubborn", Label: "Probe stubborn", Description: "Run until the process ends, ignoring cancellation",
+			Parameters: obj(`{"type":"object","properties":{}}`),
+			Execute: func(ctx context.Context, c *piext.ToolCall) (*piext.ToolResult, error) {
+				rec.log("stubborn")
+				time.Sleep(24 * time.Hour) // ctx ignored (a sleep: select{} would let Go's deadlock check end the process)
+				return nil, nil
+			}},
 		{Name: "probe_stderr", Label: "Probe stderr", Description: "Write n bytes of lines to stderr",
 			Parameters: obj(`{"type":"object","properties":{"n":{"type":"number"}},"required":["n"]}`),
 			Execute: func(ctx context.Context, c *piext.ToolCall) (*piext.ToolResult, error) {

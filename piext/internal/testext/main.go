@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/pikit-dev/pikit/internal/platform"
 	"github.com/pikit-dev/pikit/piext"
 )
 
@@ -39,9 +40,20 @@ func (r *recorder) log(kind string, kv ...any) {
 func obj(s string) json.RawMessage { return json.RawMessage(s) }
 
 func main() {
+	if (len(os.Args) < 2 || os.Args[1] != piext.ManifestFlag) && ownSession() {
+		return
+	}
 	rec := &recorder{}
 	if p := os.Getenv("PIKIT_PROBE_OUT"); p != "" && (len(os.Args) < 2 || os.Args[1] != piext.ManifestFlag) {
 		rec.f, _ = os.OpenFile(p, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	}
+	if rec.f != nil {
+		// Held until the process ends, zombie or not: a test learns that it
+		// exited by taking it (an orphan's zombie may wait long for init).
+		if f, err := os.OpenFile(fmt.Sprintf("%s.alive.%d", os.Getenv("PIKIT_PROBE_OUT"), os.Getpid()), os.O_CREATE|os.O_RDWR, 0o600); err == nil {
+			platform.TryLock(f, true)
+			defer f.Close()
+		}
 	}
 	rec.log("start")
 	if len(os.Args) < 2 || os.Args[1] != piext.ManifestFlag {

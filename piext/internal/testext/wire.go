@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"io"
+	"os"
 	"regexp"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/pikit-dev/pikit/piext"
 )
@@ -54,17 +56,29 @@ func (w *wireTap) Write(p []byte) (int, error) {
 //   - "oversize": a raw answer to this very call, one byte over the cap
 //     (then a normal answer, which comes too late);
 //   - "big": a result over the cap through piext (the Go side refuses it);
+//   - "late": a 4 MiB result (well past any pipe buffer), once the file
+//     "after" exists (ctx ignored);
 //   - "stray": a raw answer with a null id, as a JSON-RPC peer answers a
 //     line it could not read, then waits for its ctx.
 func wireTool(rec *recorder, tap *wireTap) piext.Tool {
 	return piext.Tool{Name: "probe_wire", Label: "Probe wire", Description: "Send the bridge a faulty message",
-		Parameters: obj(`{"type":"object","properties":{"what":{"type":"string"}},"required":["what"]}`),
+		Parameters: obj(`{"type":"object","properties":{"what":{"type":"string"},"after":{"type":"string"}},"required":["what"]}`),
 		Execute: func(ctx context.Context, c *piext.ToolCall) (*piext.ToolResult, error) {
-			var p struct{ What string }
+			var p struct{ What, After string }
 			if err := c.Decode(&p); err != nil {
 				return nil, err
 			}
 			rec.log("wire", "what", p.What)
+			if p.What == "late" {
+				for {
+					if _, err := os.Stat(p.After); err == nil {
+						break
+					}
+					time.Sleep(10 * time.Millisecond)
+				}
+				rec.log("wire-answering")
+				return &piext.ToolResult{Content: []piext.Content{piext.Text(strings.Repeat("l", 4<<20))}}, nil
+			}
 			if p.What == "big" {
 				return &piext.ToolResult{Content: []piext.Content{piext.Text(strings.Repeat("b", wireCap))}}, nil
 			}
