@@ -14,6 +14,7 @@ import (
 
 	"github.com/pikit-dev/pikit/internal/pitest"
 	"github.com/pikit-dev/pikit/piext"
+	"github.com/pikit-dev/pikit/piext/install"
 )
 
 // These tests run the bridge in Node 22 without Pi (testdata/harness.mjs
@@ -38,11 +39,7 @@ func bridgeScript(t testing.TB, exe, scriptPath string, env []string, args ...st
 		t.Fatal(err)
 	}
 	lines := bytes.Split(bytes.TrimSpace(man), []byte("\n"))
-	var m piext.Manifest
-	if err := json.Unmarshal(lines[len(lines)-1], &m); err != nil {
-		t.Fatal(err)
-	}
-	folder, err := piext.WriteInstall(piext.InstallOptions{Dir: t.TempDir(), Command: []string{exe}, Manifest: m})
+	folder, err := install.Write(install.Options{Dir: t.TempDir(), Command: []string{exe}, Manifest: lines[len(lines)-1]})
 	if err != nil {
 		t.Fatal(err)
 	}

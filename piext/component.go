@@ -8,12 +8,7 @@ import (
 	"sync"
 
 	"github.com/pikit-dev/pikit/internal/jsonrpc"
-)
-
-// Methods the bridge calls for a remote TUI component.
-const (
-	MethodUIRender = "ui/render" // RenderParams → RenderResult
-	MethodUIInput  = "ui/input"  // InputParams → RenderResult
+	"github.com/pikit-dev/pikit/piext/internal/wire"
 )
 
 // Component is a TUI component drawn by Go inside interactive Pi (an
@@ -39,31 +34,6 @@ type Component interface {
 // them (0 is never passed).
 type RowsAware interface {
 	SetRows(rows int)
-}
-
-// RenderParams ask a component for its lines. Rows is the terminal's
-// height in rows (0: unknown).
-type RenderParams struct {
-	ID      string            `json:"id"`
-	Width   int               `json:"width"`
-	Rows    int               `json:"rows,omitempty"`
-	Palette map[string]string `json:"palette,omitempty"`
-}
-
-// InputParams deliver one key.
-type InputParams struct {
-	ID    string `json:"id"`
-	Key   string `json:"key"`
-	Width int    `json:"width"`
-	Rows  int    `json:"rows,omitempty"`
-}
-
-// RenderResult carries new lines and, when the component finished, its
-// result.
-type RenderResult struct {
-	Lines  []string `json:"lines"`
-	Done   bool     `json:"done,omitempty"`
-	Result any      `json:"result,omitempty"`
 }
 
 // CustomOptions of [Pi.Custom]. OverlayOptions apply to an overlay only.
@@ -113,7 +83,7 @@ func (cs *components) get(id string) (*liveComponent, error) {
 	if lc := cs.live[id]; lc != nil {
 		return lc, nil
 	}
-	return nil, &jsonrpc.Error{Code: CodeStaleContext, Message: "no component " + id}
+	return nil, &jsonrpc.Error{Code: wire.CodeStaleContext, Message: "no component " + id}
 }
 
 func (cs *components) remove(id string) {
@@ -122,7 +92,7 @@ func (cs *components) remove(id string) {
 	delete(cs.live, id)
 }
 
-func (cs *components) render(p *RenderParams) (*RenderResult, error) {
+func (cs *components) render(p *wire.RenderParams) (*wire.RenderResult, error) {
 	lc, err := cs.get(p.ID)
 	if err != nil {
 		return nil, err
@@ -133,10 +103,10 @@ func (cs *components) render(p *RenderParams) (*RenderResult, error) {
 		lc.palette = p.Palette
 	}
 	setRows(lc.c, p.Rows)
-	return &RenderResult{Lines: orEmpty(lc.c.Render(p.Width, lc.palette))}, nil
+	return &wire.RenderResult{Lines: orEmpty(lc.c.Render(p.Width, lc.palette))}, nil
 }
 
-func (cs *components) input(p *InputParams) (*RenderResult, error) {
+func (cs *components) input(p *wire.InputParams) (*wire.RenderResult, error) {
 	lc, err := cs.get(p.ID)
 	if err != nil {
 		return nil, err
@@ -145,7 +115,7 @@ func (cs *components) input(p *InputParams) (*RenderResult, error) {
 	defer lc.mu.Unlock()
 	setRows(lc.c, p.Rows)
 	done, result := lc.c.HandleKey(p.Key)
-	return &RenderResult{Lines: orEmpty(lc.c.Render(p.Width, lc.palette)), Done: done, Result: result}, nil
+	return &wire.RenderResult{Lines: orEmpty(lc.c.Render(p.Width, lc.palette)), Done: done, Result: result}, nil
 }
 
 func setRows(c Component, rows int) {
@@ -163,7 +133,8 @@ func orEmpty(l []string) []string {
 
 // Custom shows c in interactive Pi (ctx.ui.custom) and waits until it is
 // done, returning its result as JSON. Outside TUI mode it returns
-// [ErrUnavailable]. No timeout: the user drives it.
+// [ErrUnavailable]; other errors are [Pi.Call]'s. No timeout: the user
+// drives it.
 func (p *Pi) Custom(ctx context.Context, c Component, opts CustomOptions) (json.RawMessage, error) {
 	id := p.rt.components.add(c)
 	defer p.rt.components.remove(id)

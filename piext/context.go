@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/pikit-dev/pikit/internal/jsonrpc"
+	"github.com/pikit-dev/pikit/piext/internal/wire"
 )
 
 // mirror holds the messages of the last context call (or warm-up) by the
@@ -25,20 +26,20 @@ func (m *mirror) reset() { m.byID = nil }
 // messages. A message sent by id that the mirror does not hold fails the
 // call with CodeUnknownMessage and empties the mirror (the bridge resends
 // in full).
-func (m *mirror) apply(wire []WireMessage) ([]Message, error) {
-	return m.take(wire, false)
+func (m *mirror) apply(msgs []wire.WireMessage) ([]Message, error) {
+	return m.take(msgs, false)
 }
 
 // warm keeps the messages of a context/warm (the session's messages, sent
 // before its first LLM call) without handing them to a handler.
-func (m *mirror) warm(wire []WireMessage) ([]Message, error) {
-	return m.take(wire, true)
+func (m *mirror) warm(msgs []wire.WireMessage) ([]Message, error) {
+	return m.take(msgs, true)
 }
 
-func (m *mirror) take(wire []WireMessage, warm bool) ([]Message, error) {
-	next := make(map[string]mirrored, len(wire))
-	out := make([]Message, len(wire))
-	for i, w := range wire {
+func (m *mirror) take(msgs []wire.WireMessage, warm bool) ([]Message, error) {
+	next := make(map[string]mirrored, len(msgs))
+	out := make([]Message, len(msgs))
+	for i, w := range msgs {
 		e, ok := mirrored{raw: w.Message, warm: warm}, w.Message != nil
 		if !ok {
 			if e, ok = next[w.Hash]; !ok {
@@ -46,7 +47,7 @@ func (m *mirror) take(wire []WireMessage, warm bool) ([]Message, error) {
 			}
 			if !ok {
 				m.reset()
-				return nil, &jsonrpc.Error{Code: CodeUnknownMessage, Message: fmt.Sprintf("piext: context message %d: unknown id", i)}
+				return nil, &jsonrpc.Error{Code: wire.CodeUnknownMessage, Message: fmt.Sprintf("piext: context message %d: unknown id", i)}
 			}
 		}
 		out[i] = Message{Raw: e.raw, origin: i + 1, fresh: w.Message != nil || e.warm}
@@ -61,13 +62,13 @@ func (m *mirror) take(wire []WireMessage, warm bool) ([]Message, error) {
 
 // editList describes out in terms of the n input messages: runs of unchanged
 // input messages and new ones. nil when out is the input unchanged.
-func editList(out []Message, n int) *ContextEdits {
-	var edits []ContextEdit
+func editList(out []Message, n int) *wire.ContextEdits {
+	var edits []wire.ContextEdit
 	same := len(out) == n
 	for i, msg := range out {
 		if msg.origin == 0 {
 			same = false
-			edits = append(edits, ContextEdit{Message: msg.Raw})
+			edits = append(edits, wire.ContextEdit{Message: msg.Raw})
 			continue
 		}
 		from := msg.origin - 1
@@ -78,13 +79,13 @@ func editList(out []Message, n int) *ContextEdits {
 			edits[k].Count++
 			continue
 		}
-		edits = append(edits, ContextEdit{From: from, Count: 1})
+		edits = append(edits, wire.ContextEdit{From: from, Count: 1})
 	}
 	if same {
 		return nil
 	}
 	if edits == nil {
-		edits = []ContextEdit{}
+		edits = []wire.ContextEdit{}
 	}
-	return &ContextEdits{Edits: edits}
+	return &wire.ContextEdits{Edits: edits}
 }

@@ -1,67 +1,156 @@
 // Package piext writes Pi extensions in Go. Pi (1.6.0) loads only
-// TypeScript/JavaScript extensions; piext installs a small TypeScript bridge
-// (embedded, see piext/bridge) that Pi loads through jiti and that forwards
-// the extension's tools, commands and hooks to a Go sidecar over JSON-RPC 2.0
-// on stdio (internal/jsonrpc), letting Go call back into Pi.
+// TypeScript/JavaScript extensions; `pikit ext install` installs a small
+// TypeScript bridge (embedded, see piext/bridge) that Pi loads and that
+// forwards the extension's tools, commands and hooks to the Go program, a
+// sidecar, over JSON-RPC 2.0 on its stdin and stdout, letting Go call back
+// into Pi.
 //
 // # Writing an extension
 //
-// An [Extension] lists [Tool]s (JSON Schema parameters as given; Execute
-// gets a ctx cancelled by Pi's abort, can send progress with
-// [ToolCall.Update], returns text/image [Content], details and isError),
-// [Command]s ("name:sub", argument completions) and [Hook]s (any Pi event;
-// each declared [FailOpen] or [FailClosed]). A program of its own is one
-// call:
+// An [Extension] lists [Tool]s, [Command]s ("name:sub", with argument
+// completions) and [Hook]s. A program of its own is one call to [Main]:
 //
-//	func main() {
-//		piext.Main(&piext.Extension{Name: "hello", Tools: []piext.Tool{{
-//			Name: "hello", Description: "Greet someone",
-//			Parameters: json.RawMessage(`{"type":"object","properties":{"name":{"type":"string"}}}`),
-//			Execute: func(ctx context.Context, c *piext.ToolCall) (*piext.ToolResult, error) {
-//				return &piext.ToolResult{Content: []piext.Content{piext.Text("Hello!")}}, nil
-//			},
-//		}}})
+//	type greetArgs struct {
+//		Name string `json:"name" jsonschema:"who to greet"`
 //	}
 //
-// and `pikit ext install hello --exec ./hello` installs it (see
-// examples/piext-hello).
+//	func main() {
+//		piext.Main(&piext.Extension{Name: "hello", Tools: []piext.Tool{
+//			piext.ToolFor(piext.Tool{Name: "hello", Description: "Greet someone"},
+//				func(ctx context.Context, c *piext.ToolCall, in greetArgs) (*piext.ToolResult, any, error) {
+//					return &piext.ToolResult{Content: []piext.Content{piext.Text("Hello, " + in.Name + "!")}}, nil, nil
+//				}),
+//		}})
+//	}
 //
-// # Publishing on npm
+// `go build -o hello .` and `pikit ext install hello --exec ./hello` install
+// it where Pi finds it (`--project` for the current project only);
+// examples/piext-guard is a whole third-party extension, and package
+// piexttest runs one in a test without Pi.
 //
-// [PackNPM] writes a Pi package whose piext.json runs the binary of a
-// per-platform npm package ([NPMCommandPrefix], e.g.
-// "npm:@pikit/cli-{platform}/bin/pikit"), which the Pi package lists in its
-// optionalDependencies, the way esbuild ships native binaries: npm
-// installs only the one for the machine, and the bridge resolves it from
-// its own folder at every sidecar start. Without one for the platform the
-// extension registers nothing and shows one notice with the build-from-
-// source hint; a missing, non-executable, truncated or other-version
-// binary is an error naming the file. internal/release publishes pikit's
-// built-in extensions this way.
+// # Tools
+//
+// [ToolFor] makes a tool from a typed handler, the way the MCP Go SDK's
+// AddTool does: the JSON Schema of the parameters is inferred from the
+// arguments' Go type (github.com/google/jsonschema-go), every call's
+// arguments are validated against it and decoded strictly (member names
+// match exactly, duplicates and members the schema does not allow are
+// refused), the handler's output fills the result's details, and a plain
+// error becomes an error result the model reads. The raw form stays: a
+// [Tool] with hand-written Parameters and an Execute that reads
+// [ToolCall.Params] (or [ToolCall.Decode]). Execute's ctx is cancelled
+// when Pi aborts the call; [ToolCall.Update] sends progress.
+//
+// # Hooks and events
+//
+// A [Hook] handles one Pi event (the Event* constants). [HookFor] gives a
+// handler the event's payload as a Go type and takes its result as one:
+//
+//	piext.HookFor(piext.Hook{}, func(ctx context.Context, ev *piext.Event, p piext.ToolCallEvent) (*piext.ToolCallEventResult, error) {
+//		if p.ToolName == "bash" && strings.Contains(string(p.Input), "rm -rf") {
+//			return &piext.ToolCallEventResult{Block: true, Reason: "not here"}, nil
+//		}
+//		return nil, nil // let the call run
+//	})
+//
+// The raw form stays too: Handle reads [Event.Payload] (or
+// [Event.Decode]) and returns any JSON-encodable result, nil for none.
+// Every event, what its payload is (a Go type, or the JSON members to
+// decode from [Event.Payload]), what a handler may return (nil: the event
+// goes on unchanged), its default failure mode ([Failure]) and its
+// timeout:
+//
+//	event                   payload                                    a handler may return                  fails   timeout
+//	project_trust           {cwd}                                      {trusted: "yes"|"no"|"undecided",     open    5 s
+//	                                                                    remember}
+//	resources_discover      {cwd, reason}                              {skillPaths, promptPaths, themePaths} open    5 s
+//	mcp_servers_change      {servers}                                  nothing                               open    5 s
+//	session_start           SessionStartEvent                          nothing                               open    5 s
+//	session_info_changed    {name}                                     nothing                               open    5 s
+//	session_before_switch   {reason, targetSessionFile}                {cancel}                              open    5 s
+//	session_before_fork     {entryId, position}                        {cancel, skipConversationRestore}     open    5 s
+//	session_before_compact  SessionBeforeCompactEvent                  *SessionBeforeCompactResult           open    5 s
+//	session_compact         {compactionEntry, fromExtension, reason,   nothing                               open    5 s
+//	                         willRetry}
+//	session_compact_failed  {reason, errorMessage, aborted, willRetry, nothing                               open    5 s
+//	                         fromExtension}
+//	session_shutdown        SessionShutdownEvent                       nothing                               open    5 s
+//	session_before_tree     {preparation}                              {cancel, summary, customInstructions, open    5 s
+//	                                                                    replaceInstructions, label}
+//	session_tree            {newLeafId, oldLeafId, summaryEntry,       nothing                               open    5 s
+//	                         fromExtension}
+//	context                 ContextEvent (Event.Messages)              *ContextResult                        open    5 s
+//	context_with_system     ContextEvent (Event.Messages)              *ContextResult                        open    5 s
+//	before_provider_headers {headers}                                  nothing (Pi takes in-place edits)     open    5 s
+//	before_provider_request {payload} (large: see Hook.OmitPayload)    the replacement payload               open    5 s
+//	after_provider_response {status, headers}                          nothing                               open    5 s
+//	provider_stream_event   {provider, api, model, data}               nothing                               open    5 s
+//	cache_warming_decision  {warmCost, missCost,                       {action: "warm"|"stop"}               open    5 s
+//	                         continuationProbability, action}
+//	before_agent_start      BeforeAgentStartEvent                      *BeforeAgentStartEventResult          open    5 s
+//	agent_start             {}                                         nothing                               open    5 s
+//	agent_end               {messages}                                 nothing                               open    5 s
+//	agent_before_settle     {entries, continue, context}               {entries, continue}                   open    5 s
+//	agent_settled           {aborted}                                  nothing                               open    5 s
+//	ui_prompt_start         {reason, kind, title}                      nothing                               open    5 s
+//	ui_prompt_end           {reason, kind, title}                      nothing                               open    5 s
+//	turn_start              {turnIndex, timestamp}                     nothing                               open    5 s
+//	turn_end                {turnIndex, message, toolResults,          {entries, continue}                   open    5 s
+//	                         messageEntryId, outcome, entries, ...}
+//	message_start           {message}                                  nothing                               open    5 s
+//	message_update          {message, assistantMessageEvent}           nothing                               open    5 s
+//	message_end             {message}                                  {message} (of the same role)          open    5 s
+//	tool_execution_start    {toolCallId, toolName, args}               nothing                               open    5 s
+//	tool_execution_update   {toolCallId, toolName, args,               nothing                               open    5 s
+//	                         partialResult}
+//	tool_execution_end      {toolCallId, toolName, result, isError,    nothing                               open    5 s
+//	                         durationMs}
+//	tool_call               ToolCallEvent                              *ToolCallEventResult                  closed  5 s
+//	tool_result             ToolResultEvent                            *ToolResultEventResult                open    5 s
+//	model_select            ModelSelectEvent                           nothing                               open    5 s
+//	thinking_level_select   {level, previousLevel}                     nothing                               open    5 s
+//	user_bash               {command, excludeFromContext, cwd}         {result: {output, exitCode,           open    5 s
+//	                                                                    cancelled, truncated}}
+//	input                   InputEvent                                 *InputEventResult                     open    5 s
+//
+// "fails" is what Pi sees when a hook cannot be answered (the sidecar is
+// gone, the handler timed out or returned an error): open lets the event
+// go on unmodified and reports the first failure of a sidecar's life as an
+// extension_error; closed blocks (tool_call answers {block: true, reason};
+// other events throw, an extension_error each time). [Hook.Failure]
+// chooses the other. The timeout is [HookTimeout], measured in the bridge
+// and in Go alike, unless the hook declares its own [Hook.Timeout] (in the
+// manifest, so both agree). Results that are JavaScript objects Pi edits
+// in place (tool_call's input, before_agent_start's systemPromptOptions,
+// before_provider_headers) and results that are functions (user_bash's
+// operations) cannot cross to Go.
+//
+// The bridge awaits each hook; Go runs one session's hooks one at a time
+// in arrival order, tools and commands concurrently. The sidecar starts in
+// session_start or on first use, one per installed extension per Pi
+// process (kept across /reload), is rebound on every session_start and
+// after a respawn, and respawns on the next call after a crash.
 //
 // # Calling back into Pi
 //
 // Every handler gets a [Pi] bound to the context Pi passed to that handler;
 // [Pi.Session] gives a handle for session-scoped calls after the handler
-// returned, which fail with [ErrStaleSession] once the session was replaced.
-// Each method is one row of the bridge's allowlist of pi, ctx, ctx.ui and
-// ctx.sessionManager methods; [Pi.Call] reaches any row. Messages and entries
-// stay opaque JSON ([Message], [Entry]) with typed accessors.
+// returned. Each method is one row of the bridge's allowlist of pi, ctx,
+// ctx.ui and ctx.sessionManager methods; [Pi.Call] reaches any row.
+// Dialogs ([Pi.Select], [Pi.Confirm], [Pi.Input], [Pi.Editor]) and
+// components ([Pi.Custom], a [Component] drawn by Go in the TUI) wait for
+// the user; other calls time out after [ReverseCallTimeout]. Messages and
+// entries stay opaque JSON ([Message], [Entry]) with typed accessors.
 //
-// # Order, failure and timeouts
+// # Errors
 //
-// The bridge awaits each hook; Go runs one session's hooks one at a time in
-// arrival order, tools and commands concurrently. A hook gets [HookTimeout]
-// (5 s) unless it declares its own [Hook.Timeout] (in the manifest, so the
-// bridge and Go agree), a call back into Pi [ReverseCallTimeout] (30 s); a
-// hook with [Hook.OmitPayload] gets a null payload. Tools, commands and
-// dialogs have none. A hook that cannot be answered fails as declared:
-// tool_call closed ({block: true, reason}), everything else open by default
-// (the event goes on unmodified, the first failure of a sidecar's life shown
-// as an extension_error). The sidecar starts in session_start or on first
-// use, one per installed extension per Pi process (kept on globalThis across
-// /reload), is rebound on every session_start and after a respawn, and
-// respawns on the next call after a crash.
+// A call into Pi that failed returns a [*CallError] (errors.As gives its
+// code and message; errors.Is compares codes): [ErrStaleSession] once the
+// session was replaced, [ErrStaleContext] after the handler returned,
+// [ErrNotAllowed], [ErrUnavailable], [ErrNotSynchronous], [ErrInternal]
+// when Pi's method threw; [ErrClosed] once the bridge went away. A
+// handler's error fails its tool (an error result), command or hook (as
+// the hook declares).
 //
 // # The context hook
 //
@@ -70,11 +159,12 @@
 // strings, numbers, array lengths) of the last call's messages and compares
 // each message with them exactly (a change anywhere, even of the same
 // length, is new), at about a memcmp of the transcript. After session_start
-// it sends the session's messages ahead (context/warm), so the first LLM
-// call of a resumed session ships ids, not the transcript. Go keeps the
-// mirror, hands the handler the full [Event.Messages] (Fresh: content it had
-// not seen) and sends back an edit list (runs of unchanged input plus new
-// messages) built from the [ContextResult].
+// it sends the session's messages ahead, so the first LLM call of a
+// resumed session ships ids, not the transcript ([Hook.Warm] prepares on
+// them). Go keeps the mirror, hands the handler the full [Event.Messages]
+// ([Message.Fresh]: content it had not seen) and sends back an edit list
+// (runs of unchanged input plus new messages) built from the
+// [ContextResult].
 //
 // # Extra files and host objects
 //
@@ -89,18 +179,21 @@
 // extensions' load order, finds one host at call time. Retirement
 // (session_shutdown, or a factory run finding its predecessor still bound)
 // deletes the binding only when it still holds that very object, then
-// calls its retire(). Go reaches a host's functions with [Pi.CallHost]
-// (method host/call, bound like pi/call): functions of its calls table must
-// answer synchronously (a thenable is refused, [ErrNotSynchronous]),
-// functions of asyncCalls may return a promise; each gets env
-// {sessionManager, signal} (the bound context's session manager; the signal
-// aborts when Go cancels). Values cross as JSON, so they are detached from
-// the JavaScript objects; undefined becomes null and functions are dropped.
+// calls its retire(). Go reaches a host's functions with [Pi.CallHost]:
+// functions of its calls table must answer synchronously (a thenable is
+// refused, [ErrNotSynchronous]), functions of asyncCalls may return a
+// promise; each gets env {sessionManager, signal} (the bound context's
+// session manager; the signal aborts when Go cancels). Values cross as
+// JSON, so they are detached from the JavaScript objects; undefined
+// becomes null and functions are dropped.
 //
-// # Protocol
+// # Installing and publishing
 //
-// Version [ProtocolVersion] in initialize; a mismatch says to run
-// `pikit ext install NAME` again. Methods and shapes are in protocol.go.
+// Package piext/install writes, lists, packs and removes installations
+// (`pikit ext install|list|pack|uninstall`), including the npm form of a
+// Pi package whose sidecar comes from a per-platform npm package.
+//
+// # Message size
 //
 // One message (a JSON line without its LF) is at most 128 MiB
 // (134,217,728 bytes) in each direction, counted in bytes by both sides

@@ -8,6 +8,8 @@ import (
 	"log/slog"
 	"regexp"
 	"time"
+
+	"github.com/pikit-dev/pikit/piext/internal/wire"
 )
 
 // Extension is a Pi extension written in Go: tools, commands and hooks. Set
@@ -40,11 +42,14 @@ type Extension struct {
 	Logger *slog.Logger
 }
 
-// Tool is a tool the model can call (reference §3.3 ToolDefinition).
+// Tool is a tool the model can call (Pi's ToolDefinition). [ToolFor]
+// makes one from a typed handler; this is the raw form.
 type Tool struct {
+	// Name is [a-zA-Z0-9_-]+; Label ("" is Name) is what Pi shows.
 	Name, Label, Description string
-	// Parameters is the JSON Schema of the arguments, sent to Pi as given.
-	// Nil means an object with no properties.
+	// Parameters is the JSON Schema of the arguments, sent to Pi as given;
+	// its root must be an object schema ({"type": "object", ...}). Nil
+	// means an object with no properties.
 	Parameters       json.RawMessage
 	PromptSnippet    string
 	PromptGuidelines []string
@@ -97,16 +102,19 @@ const (
 	ReverseCallTimeout = 30 * time.Second
 )
 
-// Hook handles one Pi event (reference §3.2). Handle returns the event's
-// result (marshalled as JSON; nil leaves the event unchanged). For context
-// and context_with_system it returns a *ContextResult or nil. A
-// session_before_compact result may also carry "preparation", an object of
-// CompactionPreparation fields (e.g. messagesToSummarize,
-// firstKeptEntryId): the bridge writes them into the event's preparation,
-// which Pi 1.6.0's own summarizer then works on, and gives Pi the rest
-// (cancel, compaction).
+// Hook handles one Pi event (the package doc's table lists them).
+// [HookFor] sets Handle for a typed handler; this is the raw form: Handle
+// returns the event's result (marshalled as JSON; nil leaves the event
+// unchanged). For context and context_with_system it returns a
+// *[ContextResult] or nil. A session_before_compact result may also carry
+// "preparation" ([PreparationEdit]): the bridge writes it into the event's
+// preparation, which Pi 1.6.0's own summarizer then works on, and gives Pi
+// the rest (cancel, compaction).
 type Hook struct {
-	Event   string
+	// Event is the event's name, one of the Event* constants.
+	Event string
+	// Failure says what Pi sees when the hook cannot be answered; the
+	// zero value is FailClosed for tool_call, FailOpen for the others.
 	Failure Failure
 	Handle  func(ctx context.Context, ev *Event) (any, error)
 	// Warm, on a context or context_with_system hook, gets the session's
@@ -118,7 +126,7 @@ type Hook struct {
 	// null. Nil: nothing to prepare.
 	Warm func(ctx context.Context, ev *Event)
 	// Timeout bounds Handle, in the bridge and in Go, instead of
-	// HookTimeout (zero: HookTimeout). For a hook whose work may
+	// HookTimeout (zero: HookTimeout; negative: Manifest panics). For a hook whose work may
 	// legitimately take longer (a handler awaiting slow producers); Pi
 	// itself sets no limit and waits for the hook. Such a hook's ctx is
 	// also cancelled when Pi aborts the run (the bridge passes the
@@ -135,52 +143,30 @@ var namePattern = regexp.MustCompile(`^[a-z0-9][a-z0-9-]*$`)
 var toolPattern = regexp.MustCompile(`^[a-zA-Z0-9_-]+$`)
 var commandPattern = regexp.MustCompile(`^[a-z0-9][a-z0-9-]*(:[a-z0-9][a-z0-9-]*)?$`)
 
-// Manifest is what install records in piext.json and the bridge registers
-// from without starting the sidecar.
-type Manifest struct {
-	Name     string            `json:"name"`
-	Tools    []ToolSpec        `json:"tools"`
-	Commands []CommandSpec     `json:"commands"`
-	Hooks    []HookSpec        `json:"hooks"`
-	Skills   bool              `json:"skills,omitempty"`
-	Files    map[string]string `json:"files,omitempty"`
-	Host     *HostSpec         `json:"host,omitempty"`
+// Manifest checks the extension and returns its manifest as JSON: what
+// [Main] prints for [ManifestFlag], what `pikit ext install` records in the
+// installed folder's piext.json, and what the bridge registers the tools,
+// commands and hooks from before the program runs. It panics on a
+// programming error, as registration mistakes do in net/http: a bad or
+// duplicate name, a missing handler, tool parameters whose root is not an
+// object schema, a negative [Hook.Timeout], bad [Extension.Files].
+func (e *Extension) Manifest() json.RawMessage {
+	b, err := json.Marshal(e.manifest())
+	if err != nil {
+		panic(fmt.Sprintf("piext: manifest: %v", err))
+	}
+	return b
 }
 
-// ToolSpec is a [Tool] without its handler.
-type ToolSpec struct {
-	Name             string          `json:"name"`
-	Label            string          `json:"label"`
-	Description      string          `json:"description"`
-	Parameters       json.RawMessage `json:"parameters"`
-	PromptSnippet    string          `json:"promptSnippet,omitempty"`
-	PromptGuidelines []string        `json:"promptGuidelines,omitempty"`
-	ExecutionMode    string          `json:"executionMode,omitempty"`
-}
-
-// CommandSpec is a [Command] without its handlers.
-type CommandSpec struct {
-	Name        string `json:"name"`
-	Description string `json:"description,omitempty"`
-	Completions bool   `json:"completions,omitempty"`
-}
-
-// HookSpec is a [Hook] without its handler, its failure mode resolved.
-type HookSpec struct {
-	Event       string `json:"event"`
-	FailClosed  bool   `json:"failClosed"`
-	TimeoutMs   int64  `json:"timeoutMs,omitempty"`   // Hook.Timeout in ms; absent: HookTimeout
-	OmitPayload bool   `json:"omitPayload,omitempty"` // send null as the payload
-}
-
-// Manifest checks the extension and returns its manifest. It panics on a
-// programming error (bad or duplicate names, missing handlers), as
-// registration mistakes do in net/http.
-func (e *Extension) Manifest() Manifest {
+// manifest is [Extension.Manifest] before marshalling.
+func (e *Extension) manifest() wire.Manifest {
 	if !namePattern.MatchString(e.Name) {
 		panic(fmt.Sprintf("piext: extension name %q must match %s", e.Name, namePattern))
 	}
-	m := Manifest{Name: e.Name, Tools: []ToolSpec{}, Commands: []CommandSpec{}, Hooks: []HookSpec{}, Skills: e.Skills != nil, Files: e.Files, Host: e.Host}
+	m := wire.Manifest{Name: e.Name, Tools: []wire.ToolSpec{}, Commands: []wire.CommandSpec{}, Hooks: []wire.HookSpec{}, Skills: e.Skills != nil, Files: e.Files}
+	if e.Host != nil {
+		m.Host = &wire.HostSpec{File: e.Host.File, Symbol: e.Host.Symbol}
+	}
 	checkFiles(e.Files, e.Host)
 	seen := map[string]bool{}
 	for _, t := range e.Tools {
@@ -197,29 +183,33 @@ func (e *Extension) Manifest() Manifest {
 		if params == nil {
 			params = json.RawMessage(`{"type":"object","properties":{}}`)
 		}
-		if !json.Valid(params) {
-			panic(fmt.Sprintf("piext: tool %q: parameters are not JSON", t.Name))
+		if err := checkObjectRoot(params); err != nil {
+			panic(fmt.Sprintf("piext: tool %q: %v", t.Name, err))
 		}
 		label := t.Label
 		if label == "" {
 			label = t.Name
 		}
-		m.Tools = append(m.Tools, ToolSpec{t.Name, label, t.Description, params, t.PromptSnippet, t.PromptGuidelines, t.ExecutionMode})
+		m.Tools = append(m.Tools, wire.ToolSpec{Name: t.Name, Label: label, Description: t.Description, Parameters: params,
+			PromptSnippet: t.PromptSnippet, PromptGuidelines: t.PromptGuidelines, ExecutionMode: t.ExecutionMode})
 	}
 	for _, c := range e.Commands {
 		if !commandPattern.MatchString(c.Name) || seen["c:"+c.Name] || c.Run == nil {
 			panic(fmt.Sprintf("piext: command %q: bad or duplicate name, or no Run", c.Name))
 		}
 		seen["c:"+c.Name] = true
-		m.Commands = append(m.Commands, CommandSpec{c.Name, c.Description, c.Complete != nil})
+		m.Commands = append(m.Commands, wire.CommandSpec{Name: c.Name, Description: c.Description, Completions: c.Complete != nil})
 	}
 	for _, h := range e.Hooks {
-		if h.Event == "" || seen["h:"+h.Event] || h.Handle == nil || h.Timeout < 0 {
+		if h.Event == "" || seen["h:"+h.Event] || h.Handle == nil {
 			panic(fmt.Sprintf("piext: hook %q: empty or duplicate event, or no Handle", h.Event))
 		}
+		if h.Timeout < 0 {
+			panic(fmt.Sprintf("piext: hook %q: negative Timeout %v", h.Event, h.Timeout))
+		}
 		seen["h:"+h.Event] = true
-		closed := h.Failure == FailClosed || (h.Failure == FailDefault && h.Event == "tool_call")
-		m.Hooks = append(m.Hooks, HookSpec{Event: h.Event, FailClosed: closed, TimeoutMs: h.Timeout.Milliseconds(), OmitPayload: h.OmitPayload})
+		closed := h.Failure == FailClosed || (h.Failure == FailDefault && h.Event == EventToolCall)
+		m.Hooks = append(m.Hooks, wire.HookSpec{Event: h.Event, FailClosed: closed, TimeoutMs: h.Timeout.Milliseconds(), OmitPayload: h.OmitPayload})
 	}
 	return m
 }

@@ -26,7 +26,7 @@ func TestHook_DeclaredTimeout(t *testing.T) {
 		{Event: "agent_start", Handle: handle, Timeout: 90 * time.Second, OmitPayload: true},
 		{Event: "agent_end", Handle: handle},
 	}}
-	raw, err := json.Marshal(ext.Manifest().Hooks)
+	raw, err := json.Marshal(piext.ManifestOf(ext).Hooks)
 	if err != nil {
 		t.Fatal(err)
 	}

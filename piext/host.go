@@ -5,22 +5,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"path"
-	"regexp"
 	"strings"
 
-	"github.com/pikit-dev/pikit/internal/jsonrpc"
+	"github.com/pikit-dev/pikit/piext/internal/wire"
 )
-
-// MethodHostCall is the method the sidecar calls on the bridge to run a
-// function of a host object (HostCallParams → the function's JSON value).
-const MethodHostCall = "host/call"
-
-// CodeNotSynchronous answers a host call whose function is declared
-// synchronous (a row of the host's calls table) but returned a thenable.
-const CodeNotSynchronous = -32016
-
-// ErrNotSynchronous is the sentinel for errors.Is on a refused thenable.
-var ErrNotSynchronous = &jsonrpc.Error{Code: CodeNotSynchronous, Message: "not synchronous"}
 
 // HostSpec makes the bridge create a host object from the extension's
 // factory: the bridge imports File (one of [Extension.Files]) and calls its
@@ -44,17 +32,6 @@ type HostSpec struct {
 	Symbol string `json:"symbol"`
 }
 
-// HostCallParams run one function of the host object bound on
-// globalThis[Symbol.for(Symbol)]. CtxID and Generation bind the call like
-// [PiCallParams]; Args are JSON values (a null reaches JavaScript as null).
-type HostCallParams struct {
-	CtxID      string `json:"ctxId,omitempty"`
-	Generation uint64 `json:"generation"`
-	Symbol     string `json:"symbol"`
-	Fn         string `json:"fn"`
-	Args       []any  `json:"args"`
-}
-
 // CallHost runs fn of the host object on globalThis[Symbol.for(symbol)]
 // (any extension's host, see [HostSpec]) in the context p is bound to, and
 // returns its JSON value (null for undefined; the value crosses as JSON, so
@@ -63,8 +40,8 @@ type HostCallParams struct {
 // [ReverseCallTimeout]. Errors: [ErrStaleSession], [ErrStaleContext],
 // [ErrUnavailable] (no host object under symbol, or no function fn),
 // [ErrNotSynchronous] (a function of calls returned a thenable), a
-// *jsonrpc.Error with the thrown message and, when the thrown value had a
-// numeric code, that code.
+// [*CallError] with the thrown message and, when the thrown value had a
+// numeric code, that code; [ErrClosed] when the bridge went away.
 func (p *Pi) CallHost(ctx context.Context, symbol, fn string, args ...any) (json.RawMessage, error) {
 	if p.ctxID == "" && p.rt.generation() != p.gen {
 		return nil, fmt.Errorf("piext: host %s.%s: %w: session generation %d was replaced by %d",
@@ -76,27 +53,22 @@ func (p *Pi) CallHost(ctx context.Context, symbol, fn string, args ...any) (json
 		args = []any{}
 	}
 	var out json.RawMessage
-	err := p.rt.conn.Call(ctx, MethodHostCall, HostCallParams{CtxID: p.ctxID, Generation: p.gen, Symbol: symbol, Fn: fn, Args: args}, &out)
+	err := p.rt.conn.Call(ctx, wire.MethodHostCall, wire.HostCallParams{CtxID: p.ctxID, Generation: p.gen, Symbol: symbol, Fn: fn, Args: args}, &out)
 	if err != nil {
-		return nil, fmt.Errorf("piext: host %s.%s: %w", symbol, fn, err)
+		return nil, fmt.Errorf("piext: host %s.%s: %w", symbol, fn, publicError(err))
 	}
 	return out, nil
 }
 
-// filePattern bounds an extra file's path: slash-separated lower-case
-// segments ending in .ts, .js, .mjs or .json, never a name install writes
-// itself.
-var filePattern = regexp.MustCompile(`^[a-z0-9][a-z0-9_.-]*(/[a-z0-9][a-z0-9_.-]*)*\.(ts|js|mjs|json)$`)
-
 // reservedFiles are the names install owns in the folder.
-var reservedFiles = map[string]bool{"index.ts": true, "package.json": true, InstallFile: true}
+var reservedFiles = map[string]bool{"index.ts": true, "package.json": true, wire.InstallFile: true}
 
 // checkFiles validates [Extension.Files] and [Extension.Host]; it panics on
 // a programming error, as [Extension.Manifest] does.
 func checkFiles(files map[string]string, host *HostSpec) {
 	for p := range files {
 		top, _, _ := strings.Cut(p, "/")
-		if !filePattern.MatchString(p) || path.Clean(p) != p || reservedFiles[p] || top == "skills" || top == "bin" {
+		if !wire.FilePattern.MatchString(p) || path.Clean(p) != p || reservedFiles[p] || top == "skills" || top == "bin" {
 			panic(fmt.Sprintf("piext: file %q: not a plain relative .ts/.js/.mjs/.json path, or a name install owns", p))
 		}
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/pikit-dev/pikit/internal/jsonrpc"
 	"github.com/pikit-dev/pikit/piext"
+	"github.com/pikit-dev/pikit/piext/install"
 )
 
 // Extra files are written beside the bridge (0600, sub folders 0700),
@@ -27,8 +28,8 @@ func TestInstall_ExtraFiles(t *testing.T) {
 	}
 	ext := &piext.Extension{Name: "demo", Files: map[string]string{"api.ts": "export const a = 1;\n", "lib/host.ts": "export default () => ({});\n"},
 		Host: &piext.HostSpec{File: "lib/host.ts", Symbol: "demo.host/1"}}
-	o := piext.InstallOptions{Dir: dir, Command: []string{exe}, Manifest: ext.Manifest()}
-	folder, err := piext.WriteInstall(o)
+	o := install.Options{Dir: dir, Command: []string{exe}, Manifest: ext.Manifest()}
+	folder, err := install.Write(o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -38,26 +39,27 @@ func TestInstall_ExtraFiles(t *testing.T) {
 			t.Errorf("%s = %q, %v", p, b, err)
 		}
 	}
-	list, err := piext.List(dir)
+	list, err := install.List(dir)
 	if err != nil || len(list) != 1 {
 		t.Fatalf("list = %+v, %v", list, err)
 	}
 	if d := cmp.Diff(map[string]string{"api.ts": filepath.Join(folder, "api.ts"), "lib/host.ts": filepath.Join(folder, "lib", "host.ts")}, list[0].InstalledFiles()); d != "" {
 		t.Errorf("installed files (-want +got):\n%s", d)
 	}
-	in, _ := piext.ReadInstall(folder)
+	in, _ := install.Read(folder)
 	if in.Manifest.Host == nil || in.Manifest.Host.Symbol != "demo.host/1" {
 		t.Errorf("piext.json host = %+v", in.Manifest.Host)
 	}
 	// Reinstall without api.ts drops it.
-	o.Manifest.Files = map[string]string{"lib/host.ts": ext.Files["lib/host.ts"]}
-	if _, err := piext.WriteInstall(o); err != nil {
+	ext.Files = map[string]string{"lib/host.ts": ext.Files["lib/host.ts"]}
+	o.Manifest = ext.Manifest()
+	if _, err := install.Write(o); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(filepath.Join(folder, "api.ts")); !os.IsNotExist(err) {
 		t.Errorf("stale api.ts kept: %v", err)
 	}
-	if err := piext.Uninstall(dir, "demo"); err != nil {
+	if err := install.Uninstall(dir, "demo"); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(folder); !os.IsNotExist(err) {

@@ -2,7 +2,7 @@ package piext
 
 import (
 	"context"
-	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -26,12 +26,7 @@ const ManifestFlag = "--piext-manifest"
 // that whatever its handlers do (see [Serve]).
 func Main(ext *Extension) {
 	if len(os.Args) > 1 && os.Args[1] == ManifestFlag {
-		b, err := json.Marshal(ext.Manifest())
-		if err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			os.Exit(1)
-		}
-		os.Stdout.Write(append(b, '\n'))
+		os.Stdout.Write(append(ext.Manifest(), '\n'))
 		os.Exit(0)
 	}
 	if err := Run(ext); err != nil {
@@ -57,7 +52,11 @@ func Run(ext *Extension) error {
 		e.Logger = slog.New(slog.NewTextHandler(os.Stderr, nil))
 		ext = &e
 	}
-	return Serve(ctx, ext, os.Stdin, out)
+	err = Serve(ctx, ext, os.Stdin, out)
+	if errors.Is(err, ErrClosed) && ctx.Err() != nil {
+		return nil // stopped by a signal
+	}
+	return err
 }
 
 // TakeStdout returns the process's stdout as the channel to the bridge and

@@ -5,6 +5,8 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"strings"
+
+	"github.com/pikit-dev/pikit/piext/internal/wire"
 )
 
 // Message is one Pi AgentMessage kept as opaque JSON (a newer Pi's fields
@@ -102,7 +104,7 @@ func contentText(c json.RawMessage) string {
 		return s
 	}
 	var parts []Content
-	if json.Unmarshal(c, &parts) != nil {
+	if wire.Decode(c, &parts) != nil {
 		return ""
 	}
 	var b strings.Builder

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"time"
+
+	"github.com/pikit-dev/pikit/piext/internal/wire"
 )
 
 // Session identifies the Pi session a sidecar is bound to. Generation grows
@@ -42,9 +44,11 @@ func (p *Pi) Generation() uint64 { return p.gen }
 // Call calls target.method (target "pi", "ctx", "ui" or "session" for
 // ctx.sessionManager) with JSON-encodable args and returns the JSON value
 // (null for undefined). Errors: [ErrStaleSession], [ErrStaleContext],
-// [ErrNotAllowed], [ErrUnavailable] (errors.Is), a *jsonrpc.Error with Pi's
-// message when the method threw, jsonrpc.ErrClosed when the bridge went
-// away.
+// [ErrNotAllowed], [ErrUnavailable] (errors.Is), [ErrInternal] (a
+// [*CallError] with Pi's message) when the method threw, [ErrClosed] when
+// the bridge went away, ctx's error when ctx ended first (a call other
+// than a dialog also ends after [ReverseCallTimeout]:
+// context.DeadlineExceeded).
 func (p *Pi) Call(ctx context.Context, target, method string, args ...any) (json.RawMessage, error) {
 	if p.ctxID == "" && p.rt.generation() != p.gen {
 		return nil, fmt.Errorf("piext: %s.%s: %w: session generation %d was replaced by %d",
@@ -59,9 +63,9 @@ func (p *Pi) Call(ctx context.Context, target, method string, args ...any) (json
 		args = []any{}
 	}
 	var out json.RawMessage
-	err := p.rt.conn.Call(ctx, MethodPiCall, PiCallParams{CtxID: p.ctxID, Generation: p.gen, Target: target, Method: method, Args: args}, &out)
+	err := p.rt.conn.Call(ctx, wire.MethodPiCall, wire.PiCallParams{CtxID: p.ctxID, Generation: p.gen, Target: target, Method: method, Args: args}, &out)
 	if err != nil {
-		return nil, fmt.Errorf("piext: %s.%s: %w", target, method, err)
+		return nil, fmt.Errorf("piext: %s.%s: %w", target, method, publicError(err))
 	}
 	return out, nil
 }
@@ -73,7 +77,7 @@ func callInto[T any](ctx context.Context, p *Pi, target, method string, args ...
 		return v, err
 	}
 	if len(raw) > 0 && string(raw) != "null" {
-		if err := json.Unmarshal(raw, &v); err != nil {
+		if err := wire.Decode(raw, &v); err != nil {
 			return v, fmt.Errorf("piext: %s.%s result: %w", target, method, err)
 		}
 	}
@@ -166,8 +170,8 @@ func (p *Pi) GetBranch(ctx context.Context, fromID string) ([]Entry, error) {
 // branch, or knownID is "").
 func (p *Pi) GetBranchSince(ctx context.Context, knownID string) (entries []Entry, reset bool, err error) {
 	r, err := callInto[struct {
-		Reset   bool
-		Entries []Entry
+		Reset   bool    `json:"reset"`
+		Entries []Entry `json:"entries"`
 	}](ctx, p, "session", "getBranchSince", knownID)
 	return r.Entries, r.Reset, err
 }
@@ -247,7 +251,9 @@ type NavigateOptions struct {
 // NavigateTree moves the leaf to targetID (commands only); cancelled is
 // true when an extension vetoed it.
 func (p *Pi) NavigateTree(ctx context.Context, targetID string, opts NavigateOptions) (cancelled bool, err error) {
-	r, err := callInto[struct{ Cancelled bool }](ctx, p, "ctx", "navigateTree", targetID, opts)
+	r, err := callInto[struct {
+		Cancelled bool `json:"cancelled"`
+	}](ctx, p, "ctx", "navigateTree", targetID, opts)
 	return r.Cancelled, err
 }
 

@@ -1,167 +1,17 @@
 package piext
 
 import (
-	"encoding/json"
 	"fmt"
 
 	"github.com/pikit-dev/pikit/internal/jsonrpc"
+	"github.com/pikit-dev/pikit/piext/internal/wire"
 )
 
-// ProtocolVersion is the bridge ↔ sidecar protocol this package speaks. The
-// installed bridge sends its own in initialize; a mismatch means the
-// installation is older or newer than the binary.
-const ProtocolVersion = 2
-
-// Methods the bridge calls on the sidecar.
-const (
-	MethodInitialize      = "initialize"       // InitializeParams → InitializeResult
-	MethodSessionBind     = "session/bind"     // BindParams → null; ordered with hooks
-	MethodHook            = "hook"             // HookParams → the hook's result or null; ordered
-	MethodContextWarm     = "context/warm"     // WarmParams → null; ordered
-	MethodToolExecute     = "tool/execute"     // ToolParams → ToolResult; concurrent
-	MethodCommandRun      = "command/run"      // CommandParams → null; concurrent
-	MethodCommandComplete = "command/complete" // CompleteParams → CompleteResult; concurrent
-)
-
-// Methods the sidecar calls on the bridge.
-const (
-	MethodPiCall     = "pi/call"     // PiCallParams → the value (JSON; undefined is null)
-	MethodToolUpdate = "tool/update" // notification: ToolUpdateParams
-)
-
-// Error codes of this protocol (the JSON-RPC implementation-defined range).
-const (
-	CodeProtocolMismatch = -32010
-	CodeStaleSession     = -32011 // a session-scoped call after the session was replaced
-	CodeStaleContext     = -32012 // a call bound to a handler that has returned
-	CodeNotAllowed       = -32013 // target.method is not in the bridge's allowlist
-	CodeUnavailable      = -32014 // a method Pi does not offer here (e.g. a command-only method in a hook)
-	CodeUnknownMessage   = -32015 // a context hash the mirror does not hold; the bridge resends in full
-)
-
-// Sentinels for errors.Is on the errors calls into Pi return.
-var (
-	ErrStaleSession = &jsonrpc.Error{Code: CodeStaleSession, Message: "stale session"}
-	ErrStaleContext = &jsonrpc.Error{Code: CodeStaleContext, Message: "stale context"}
-	ErrNotAllowed   = &jsonrpc.Error{Code: CodeNotAllowed, Message: "not allowed"}
-	ErrUnavailable  = &jsonrpc.Error{Code: CodeUnavailable, Message: "unavailable"}
-)
-
-// InitializeParams open a sidecar's life.
-type InitializeParams struct {
-	Protocol int    `json:"protocol"`
-	Name     string `json:"name"`
-}
-
-// InitializeResult answers initialize.
-type InitializeResult struct {
-	Protocol int    `json:"protocol"`
-	Name     string `json:"name"`
-}
+// The bridge ↔ sidecar protocol (methods, codes, shapes) is in
+// piext/internal/wire; this file holds what the runtime answers with.
 
 func mismatch(name string, bridge int) error {
-	return &jsonrpc.Error{Code: CodeProtocolMismatch, Message: fmt.Sprintf(
+	return &jsonrpc.Error{Code: wire.CodeProtocolMismatch, Message: fmt.Sprintf(
 		"piext: protocol mismatch: the installed bridge speaks %d, the extension %d; run `pikit ext install %s` again",
-		bridge, ProtocolVersion, name)}
-}
-
-// BindParams tell the sidecar which session is current. The bridge sends it
-// on every session_start and first after a respawn. Generation grows by one
-// per session_start within one Pi process.
-type BindParams struct {
-	Generation  uint64 `json:"generation"`
-	Reason      string `json:"reason"` // session_start's reason, or "respawn"
-	SessionID   string `json:"sessionId"`
-	SessionFile string `json:"sessionFile,omitempty"` // empty with --no-session
-	Cwd         string `json:"cwd"`
-}
-
-// HookParams carry one Pi event to its hook. For context and
-// context_with_system Payload is null and Messages holds the incremental
-// message list (see [ContextEvent]).
-type HookParams struct {
-	Event      string          `json:"event"`
-	CtxID      string          `json:"ctxId"`
-	Generation uint64          `json:"generation"`
-	Payload    json.RawMessage `json:"payload,omitempty"`
-	Messages   []WireMessage   `json:"messages,omitempty"`
-}
-
-// WireMessage is one message of an incremental context: its content id
-// (opaque; the bridge gives equal content one id), and the message itself
-// only when the sidecar may not hold that id.
-type WireMessage struct {
-	Hash    string          `json:"h"`
-	Message json.RawMessage `json:"m,omitempty"`
-}
-
-// WarmParams fill the context mirror before the first LLM call of a
-// session: the bridge sends the session's messages (Pi's
-// buildSessionProjection) after session_start, so that call sends ids
-// only. Only the hooks' Warm runs (see [Hook]); the messages are Fresh to
-// the next context hook.
-type WarmParams struct {
-	Generation uint64        `json:"generation"`
-	Messages   []WireMessage `json:"messages"`
-}
-
-// ContextEdits is the context hook's answer: the new message list as runs of
-// the input ({from, count}) and new messages ({message}). Null means
-// unchanged.
-type ContextEdits struct {
-	Edits []ContextEdit `json:"edits"`
-}
-
-// ContextEdit is one run: Count input messages from index From, or Message.
-type ContextEdit struct {
-	From    int             `json:"from,omitempty"`
-	Count   int             `json:"count,omitempty"`
-	Message json.RawMessage `json:"message,omitempty"`
-}
-
-// ToolParams start one tool execution.
-type ToolParams struct {
-	Tool       string          `json:"tool"`
-	ToolCallID string          `json:"toolCallId"`
-	Params     json.RawMessage `json:"params"`
-	CtxID      string          `json:"ctxId"`
-	Generation uint64          `json:"generation"`
-}
-
-// ToolUpdateParams carry one progress update of a running tool.
-type ToolUpdateParams struct {
-	ToolCallID string    `json:"toolCallId"`
-	Content    []Content `json:"content"`
-	Details    any       `json:"details,omitempty"`
-}
-
-// CommandParams run one command.
-type CommandParams struct {
-	Command    string `json:"command"`
-	Args       string `json:"args"`
-	CtxID      string `json:"ctxId"`
-	Generation uint64 `json:"generation"`
-}
-
-// CompleteParams ask for a command's argument completions.
-type CompleteParams struct {
-	Command string `json:"command"`
-	Prefix  string `json:"prefix"`
-}
-
-// CompleteResult answers command/complete; nil Items means none.
-type CompleteResult struct {
-	Items []Completion `json:"items"`
-}
-
-// PiCallParams call one allowlisted method of pi, ctx, ctx.ui or
-// ctx.sessionManager. An empty CtxID makes a session-scoped call: the bridge
-// uses the current session's context when Generation is current, else
-// answers CodeStaleSession.
-type PiCallParams struct {
-	CtxID      string `json:"ctxId,omitempty"`
-	Generation uint64 `json:"generation"`
-	Target     string `json:"target"` // "pi", "ctx", "ui" or "session"
-	Method     string `json:"method"`
-	Args       []any  `json:"args"`
+		bridge, wire.ProtocolVersion, name)}
 }

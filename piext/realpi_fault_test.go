@@ -13,7 +13,7 @@ import (
 	"github.com/pikit-dev/pikit/internal/modelserver"
 	"github.com/pikit-dev/pikit/internal/pitest"
 	"github.com/pikit-dev/pikit/internal/platform"
-	"github.com/pikit-dev/pikit/piext"
+	"github.com/pikit-dev/pikit/piext/install"
 	"github.com/pikit-dev/pikit/pirpc"
 )
 
@@ -336,7 +336,7 @@ func TestRealPi_PackLoadsWithDashE(t *testing.T) {
 	if out, err := exec.Command(pikit, "ext", "pack", "hello", dir).CombinedOutput(); err != nil {
 		t.Fatalf("pack: %v\n%s", err, out)
 	}
-	in, err := piext.ReadInstall(dir)
+	in, err := install.Read(dir)
 	if err != nil || filepath.IsAbs(in.Command[0]) {
 		t.Fatalf("packed piext.json: %+v %v (want a relative command)", in, err)
 	}
@@ -349,7 +349,10 @@ func TestRealPi_PackLoadsWithDashE(t *testing.T) {
 	}
 	ends := find[*pirpc.ToolExecutionEnd](pitest.Until(t, ctx, c, settled))
 	if len(ends) != 1 || ends[0].IsError || !strings.Contains(string(ends[0].Result), "Hello, Pack!") {
-		t.Fatalf("packed hello tool: %+v", ends)
+		for _, e := range ends {
+			t.Logf("tool end: error %v, result %s", e.IsError, e.Result)
+		}
+		t.Fatalf("packed hello tool: %d ends", len(ends))
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/pikit-dev/pikit/internal/jsonrpc"
+	"github.com/pikit-dev/pikit/piext/internal/wire"
 )
 
 // Event is one Pi event delivered to a [Hook].
@@ -24,13 +25,10 @@ type Event struct {
 	Messages []Message
 }
 
-// Decode unmarshals the payload into v.
-func (e *Event) Decode(v any) error { return json.Unmarshal(e.Payload, v) }
-
-// ContextResult replaces the messages of one LLM call. Messages taken
-// unchanged from [Event.Messages] are sent back as references, so only new
-// or edited messages cross the pipe.
-type ContextResult struct{ Messages []Message }
+// Decode unmarshals the payload into v strictly: member names match the
+// struct tags exactly (no case folding) and a duplicate member name is an
+// error; members v lacks are ignored.
+func (e *Event) Decode(v any) error { return wire.Decode(e.Payload, v) }
 
 // ToolCall is one execution of a [Tool].
 type ToolCall struct {
@@ -41,12 +39,26 @@ type ToolCall struct {
 	rt      *runtime
 }
 
-// Decode unmarshals the arguments into v.
-func (c *ToolCall) Decode(v any) error { return json.Unmarshal(c.Params, v) }
+// Decode unmarshals the arguments into v strictly, as [Event.Decode] does.
+// Pi validated them against the tool's Parameters; [ToolFor] validates
+// again and decodes for you.
+func (c *ToolCall) Decode(v any) error { return wire.Decode(c.Params, v) }
 
-// Update sends a progress update (a tool_execution_update in Pi).
+// Update sends a progress update (a tool_execution_update in Pi); details
+// is any JSON-encodable value, nil for none. It returns [ErrClosed] once
+// the bridge went away.
 func (c *ToolCall) Update(ctx context.Context, content []Content, details any) error {
-	return c.rt.conn.Notify(ctx, MethodToolUpdate, ToolUpdateParams{ToolCallID: c.ID, Content: content, Details: details})
+	if content == nil {
+		content = []Content{}
+	}
+	return publicError(c.rt.conn.Notify(ctx, wire.MethodToolUpdate, toolUpdate{ToolCallID: c.ID, Content: content, Details: details}))
+}
+
+// toolUpdate is wire.ToolUpdateParams with the author's types.
+type toolUpdate struct {
+	ToolCallID string    `json:"toolCallId"`
+	Content    []Content `json:"content"`
+	Details    any       `json:"details,omitempty"`
 }
 
 // ToolResult is a tool's answer.
@@ -68,6 +80,11 @@ const (
 	drainTimeout = 1500 * time.Millisecond
 	handlerGrace = 500 * time.Millisecond
 )
+
+// completeResult answers command/complete; nil Items means none.
+type completeResult struct {
+	Items []Completion `json:"items"`
+}
 
 // runtime serves one Extension on one connection.
 type runtime struct {
@@ -104,10 +121,11 @@ func (rt *runtime) bound(ctxID string, gen uint64) *Pi { return &Pi{rt: rt, ctxI
 // in flight are still written for at most 1.5 s, then every handler's ctx
 // is cancelled and handlers still running after 0.5 s more are abandoned
 // (Serve returns without them). A failed write (the bridge is gone) ends
-// Serve at once with an error that says so. Serve returns nil at a clean
-// end of input.
+// Serve at once with an error that says so (it wraps the write's error).
+// Serve returns nil at a clean end of input, [ErrClosed] when ctx ended it,
+// else the read error.
 func Serve(ctx context.Context, ext *Extension, r io.Reader, w io.Writer) error {
-	ext.Manifest() // panics on a malformed extension, before any I/O
+	ext.manifest() // panics on a malformed extension, before any I/O
 	rt := &runtime{ext: ext, log: ext.Logger, tools: map[string]*Tool{}, commands: map[string]*Command{}, hooks: map[string]*Hook{}, ready: make(chan struct{})}
 	if rt.log == nil {
 		rt.log = slog.New(slog.DiscardHandler)
@@ -122,9 +140,14 @@ func Serve(ctx context.Context, ext *Extension, r io.Reader, w io.Writer) error 
 		rt.hooks[ext.Hooks[i].Event] = &ext.Hooks[i]
 	}
 	rt.conn = jsonrpc.NewConn(&pipe{r, w}, &jsonrpc.Options{
-		Handler: jsonrpc.HandlerFunc(rt.handle),
-		Ordered: func(m string) bool { return m == MethodHook || m == MethodSessionBind || m == MethodContextWarm },
-		Logger:  rt.log,
+		Handler: jsonrpc.HandlerFunc(func(ctx context.Context, req *jsonrpc.Request) (any, error) {
+			res, err := rt.handle(ctx, req)
+			return res, wireError(err)
+		}),
+		Ordered: func(m string) bool {
+			return m == wire.MethodHook || m == wire.MethodSessionBind || m == wire.MethodContextWarm
+		},
+		Logger: rt.log,
 		// After the end of input (Pi quit or died) answers in flight get
 		// drainTimeout, then every ctx is cancelled and handlers get
 		// handlerGrace: the sidecar exits within 3 s whatever they do.
@@ -137,7 +160,7 @@ func Serve(ctx context.Context, ext *Extension, r io.Reader, w io.Writer) error 
 	case <-ctx.Done():
 	}
 	rt.conn.Close()
-	return rt.conn.Err()
+	return publicError(rt.conn.Err())
 }
 
 // pipe joins a reader and a writer; Close closes whichever is a Closer.
@@ -164,48 +187,48 @@ func invalidParams(err error) error {
 func (rt *runtime) handle(ctx context.Context, req *jsonrpc.Request) (any, error) {
 	<-rt.ready
 	switch req.Method {
-	case MethodInitialize:
-		var p InitializeParams
-		if err := json.Unmarshal(req.Params, &p); err != nil {
+	case wire.MethodInitialize:
+		var p wire.InitializeParams
+		if err := wire.Decode(req.Params, &p); err != nil {
 			return nil, invalidParams(err)
 		}
-		if p.Protocol != ProtocolVersion {
+		if p.Protocol != wire.ProtocolVersion {
 			return nil, mismatch(rt.ext.Name, p.Protocol)
 		}
 		rt.mirror.reset()
-		return InitializeResult{Protocol: ProtocolVersion, Name: rt.ext.Name}, nil
-	case MethodSessionBind:
-		var p BindParams
-		if err := json.Unmarshal(req.Params, &p); err != nil {
+		return wire.InitializeResult{Protocol: wire.ProtocolVersion, Name: rt.ext.Name}, nil
+	case wire.MethodSessionBind:
+		var p wire.BindParams
+		if err := wire.Decode(req.Params, &p); err != nil {
 			return nil, invalidParams(err)
 		}
 		rt.session.Store(&Session{ID: p.SessionID, File: p.SessionFile, Cwd: p.Cwd, Generation: p.Generation})
 		rt.mirror.reset()
 		return nil, nil
-	case MethodHook:
-		var p HookParams
-		if err := json.Unmarshal(req.Params, &p); err != nil {
+	case wire.MethodHook:
+		var p wire.HookParams
+		if err := wire.Decode(req.Params, &p); err != nil {
 			return nil, invalidParams(err)
 		}
 		return rt.hook(ctx, &p)
-	case MethodContextWarm:
-		var p WarmParams
-		if err := json.Unmarshal(req.Params, &p); err != nil {
+	case wire.MethodContextWarm:
+		var p wire.WarmParams
+		if err := wire.Decode(req.Params, &p); err != nil {
 			return nil, invalidParams(err)
 		}
 		if p.Generation != rt.generation() {
 			return nil, nil // a session replaced since; its mirror was reset
 		}
 		return nil, rt.warm(ctx, &p)
-	case MethodToolExecute:
-		var p ToolParams
-		if err := json.Unmarshal(req.Params, &p); err != nil {
+	case wire.MethodToolExecute:
+		var p wire.ToolParams
+		if err := wire.Decode(req.Params, &p); err != nil {
 			return nil, invalidParams(err)
 		}
 		return rt.tool(ctx, &p), nil
-	case MethodCommandRun:
-		var p CommandParams
-		if err := json.Unmarshal(req.Params, &p); err != nil {
+	case wire.MethodCommandRun:
+		var p wire.CommandParams
+		if err := wire.Decode(req.Params, &p); err != nil {
 			return nil, invalidParams(err)
 		}
 		c := rt.commands[p.Command]
@@ -213,34 +236,34 @@ func (rt *runtime) handle(ctx context.Context, req *jsonrpc.Request) (any, error
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "no command " + p.Command}
 		}
 		return nil, c.Run(ctx, &CommandCall{Args: p.Args, Session: rt.current(), Pi: rt.bound(p.CtxID, p.Generation)})
-	case MethodUIRender:
-		var p RenderParams
-		if err := json.Unmarshal(req.Params, &p); err != nil {
+	case wire.MethodUIRender:
+		var p wire.RenderParams
+		if err := wire.Decode(req.Params, &p); err != nil {
 			return nil, invalidParams(err)
 		}
 		return rt.components.render(&p)
-	case MethodUIInput:
-		var p InputParams
-		if err := json.Unmarshal(req.Params, &p); err != nil {
+	case wire.MethodUIInput:
+		var p wire.InputParams
+		if err := wire.Decode(req.Params, &p); err != nil {
 			return nil, invalidParams(err)
 		}
 		return rt.components.input(&p)
-	case MethodCommandComplete:
-		var p CompleteParams
-		if err := json.Unmarshal(req.Params, &p); err != nil {
+	case wire.MethodCommandComplete:
+		var p wire.CompleteParams
+		if err := wire.Decode(req.Params, &p); err != nil {
 			return nil, invalidParams(err)
 		}
 		c := rt.commands[p.Command]
 		if c == nil || c.Complete == nil {
-			return CompleteResult{}, nil
+			return completeResult{}, nil
 		}
 		items, err := c.Complete(ctx, p.Prefix)
-		return CompleteResult{Items: items}, err
+		return completeResult{Items: items}, err
 	}
 	return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "method not found: " + req.Method}
 }
 
-func (rt *runtime) tool(ctx context.Context, p *ToolParams) *ToolResult {
+func (rt *runtime) tool(ctx context.Context, p *wire.ToolParams) *ToolResult {
 	t := rt.tools[p.Tool]
 	if t == nil {
 		return &ToolResult{Content: []Content{Text("piext: no tool " + p.Tool)}, IsError: true}
@@ -259,14 +282,14 @@ func (rt *runtime) tool(ctx context.Context, p *ToolParams) *ToolResult {
 }
 
 // warm fills the context mirror and lets the context hooks prepare.
-func (rt *runtime) warm(ctx context.Context, p *WarmParams) error {
+func (rt *runtime) warm(ctx context.Context, p *wire.WarmParams) error {
 	msgs, err := rt.mirror.warm(p.Messages)
 	if err != nil {
 		return err
 	}
 	ctx, cancel := context.WithTimeout(ctx, HookTimeout)
 	defer cancel()
-	for _, name := range []string{"context", "context_with_system"} {
+	for _, name := range []string{EventContext, EventContextWithSystem} {
 		if h := rt.hooks[name]; h != nil && h.Warm != nil {
 			h.Warm(ctx, &Event{Name: name, Session: rt.current(), Pi: rt.bound("", p.Generation), Messages: msgs})
 		}
@@ -274,7 +297,7 @@ func (rt *runtime) warm(ctx context.Context, p *WarmParams) error {
 	return nil
 }
 
-func (rt *runtime) hook(ctx context.Context, p *HookParams) (any, error) {
+func (rt *runtime) hook(ctx context.Context, p *wire.HookParams) (any, error) {
 	h := rt.hooks[p.Event]
 	if h == nil {
 		return nil, nil
@@ -286,7 +309,7 @@ func (rt *runtime) hook(ctx context.Context, p *HookParams) (any, error) {
 	ctx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
 	ev := &Event{Name: p.Event, Payload: p.Payload, Session: rt.current(), Pi: rt.bound(p.CtxID, p.Generation)}
-	isContext := p.Event == "context" || p.Event == "context_with_system"
+	isContext := p.Event == EventContext || p.Event == EventContextWithSystem
 	if isContext {
 		msgs, err := rt.mirror.apply(p.Messages)
 		if err != nil {

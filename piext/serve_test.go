@@ -207,10 +207,10 @@ func TestServe_ContextMirrorAndEdits(t *testing.T) {
 
 func TestManifest_FailureDefaults(t *testing.T) {
 	noop := func(context.Context, *piext.Event) (any, error) { return nil, nil }
-	m := (&piext.Extension{Name: "x", Hooks: []piext.Hook{
+	m := piext.ManifestOf(&piext.Extension{Name: "x", Hooks: []piext.Hook{
 		{Event: "tool_call", Handle: noop}, {Event: "context", Handle: noop},
 		{Event: "input", Failure: piext.FailClosed, Handle: noop}, {Event: "tool_result", Failure: piext.FailOpen, Handle: noop},
-	}}).Manifest()
+	}})
 	want := []piext.HookSpec{{Event: "tool_call", FailClosed: true}, {Event: "context"}, {Event: "input", FailClosed: true}, {Event: "tool_result"}}
 	if diff := cmp.Diff(want, m.Hooks); diff != "" {
 		t.Errorf("hooks (-want +got):\n%s", diff)

@@ -1,19 +1,16 @@
 package main
 
 import (
-	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
-	"time"
 
 	"github.com/pikit-dev/pikit/internal/platform"
 	"github.com/pikit-dev/pikit/piext"
+	"github.com/pikit-dev/pikit/piext/install"
 	"github.com/spf13/cobra"
 )
 
@@ -74,28 +71,20 @@ func (f *extDirFlags) agent() (string, error) {
 	return filepath.Abs(agent)
 }
 
-// otherInstall reports the extensions folder of the other place Pi loads
-// extensions from (the agent dir's for --project; the current directory's
-// .pi/extensions otherwise) when it holds an installation of name.
-func (f *extDirFlags) otherInstall(name string) (string, bool) {
-	other := extDirFlags{agentDir: f.agentDir, project: !f.project}
-	dir, err := other.dir()
+// target is where an install or uninstall acts: the folder the flags
+// choose, the other place Pi loads extensions from, and how messages show
+// paths.
+func (f *extDirFlags) target() (install.Target, error) {
+	dir, err := f.dir()
 	if err != nil {
-		return "", false
+		return install.Target{}, err
 	}
-	if _, err := piext.ReadInstall(piext.Folder(dir, name)); err != nil {
-		return "", false
+	t := install.Target{Dir: dir, Project: f.project, Display: displayPath}
+	other := extDirFlags{agentDir: f.agentDir, project: !f.project}
+	if o, err := other.dir(); err == nil {
+		t.Other = o
 	}
-	return dir, true
-}
-
-// removeEmptyProjectDirs removes .pi/extensions and then .pi in the current
-// directory when an uninstall left them empty: Pi asks to trust a project
-// folder on every start while it has a .pi folder, even an empty one.
-func removeEmptyProjectDirs(dir string) {
-	if os.Remove(dir) == nil {
-		os.Remove(filepath.Dir(dir))
-	}
+	return t, nil
 }
 
 func builtin(name string) (*piext.Extension, error) {
@@ -111,17 +100,14 @@ func builtin(name string) (*piext.Extension, error) {
 	return mk(), nil
 }
 
-// selfExecutable is os.Executable with symlinks resolved, refusing go run /
-// go test builds.
+// selfExecutable is os.Executable with symlinks resolved (install and pack
+// refuse go run / go test builds).
 func selfExecutable() (string, error) {
 	exe, err := os.Executable()
 	if err != nil {
 		return "", err
 	}
-	if exe, err = filepath.EvalSymlinks(exe); err != nil {
-		return "", err
-	}
-	return exe, piext.CheckExecutable(exe)
+	return filepath.EvalSymlinks(exe)
 }
 
 func newExtInstallCmd() *cobra.Command {
@@ -133,52 +119,26 @@ func newExtInstallCmd() *cobra.Command {
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			name := args[0]
-			dir, err := f.dir()
+			t, err := f.target()
 			if err != nil {
 				return err
 			}
-			if other, ok := f.otherInstall(name); ok {
-				undo := "pikit ext uninstall " + name + " --project"
-				if f.project {
-					undo = "pikit ext uninstall " + name
-				}
-				return fmt.Errorf("%s is already installed in %s; Pi would load both and refuse to start (their tools conflict): run %s first", name, displayPath(other), undo)
-			}
-			o := piext.InstallOptions{Dir: dir}
+			var folder string
 			if execPath != "" {
-				if err := checkExecFlag(execPath); err != nil {
-					return err
+				folder, err = install.Program(cmd.Context(), t, name, execPath)
+				var pe *install.ProgramError
+				if errors.As(err, &pe) {
+					err = fmt.Errorf("--exec %w", pe)
 				}
-				exe, err := filepath.Abs(execPath)
-				if err == nil {
-					exe, err = filepath.EvalSymlinks(exe)
-				}
-				if err != nil {
-					return err
-				}
-				if err := piext.CheckExecutable(exe); err != nil {
-					return err
-				}
-				m, err := readManifest(cmd.Context(), exe)
-				if err != nil {
-					return err
-				}
-				if m.Name != name {
-					return fmt.Errorf("%s declares the extension %q, not %q", filepath.Base(exe), m.Name, name)
-				}
-				o.Command, o.Manifest = []string{exe}, m
 			} else {
-				ext, err := builtin(name)
-				if err != nil {
-					return err
+				var ext *piext.Extension
+				var exe string
+				if ext, err = builtin(name); err == nil {
+					if exe, err = selfExecutable(); err == nil {
+						folder, err = install.Extension(t, ext, []string{exe, "ext", "run", name})
+					}
 				}
-				exe, err := selfExecutable()
-				if err != nil {
-					return err
-				}
-				o.Command, o.Manifest, o.Skills = []string{exe, "ext", "run", name}, ext.Manifest(), ext.Skills
 			}
-			folder, err := piext.WriteInstall(o)
 			if err != nil {
 				return err
 			}
@@ -194,22 +154,6 @@ func newExtInstallCmd() *cobra.Command {
 	return cmd
 }
 
-// readManifest runs exe with piext.ManifestFlag.
-func readManifest(ctx context.Context, exe string) (piext.Manifest, error) {
-	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	out, err := exec.CommandContext(ctx, exe, piext.ManifestFlag).Output()
-	var m piext.Manifest
-	if err != nil {
-		return m, fmt.Errorf("read the manifest of %s: %w", filepath.Base(exe), err)
-	}
-	lines := strings.Split(strings.TrimSpace(string(out)), "\n") // the manifest is the last line
-	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &m); err != nil {
-		return m, fmt.Errorf("read the manifest of %s: %w", filepath.Base(exe), err)
-	}
-	return m, nil
-}
-
 func newExtUninstallCmd() *cobra.Command {
 	var f extDirFlags
 	var force bool
@@ -223,33 +167,15 @@ func newExtUninstallCmd() *cobra.Command {
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			name := args[0]
-			dir, err := f.dir()
+			t, err := f.target()
 			if err != nil {
 				return err
 			}
-			var users []string
-			if in, err := piext.ReadInstall(piext.Folder(dir, name)); err == nil {
-				files := make([]string, 0, len(in.Manifest.Files))
-				for p := range in.Manifest.Files {
-					files = append(files, p)
-				}
-				if users, err = importers(dir, name, files); err != nil {
-					return err
-				}
-			}
-			if len(users) > 0 && !force {
-				return fmt.Errorf("cannot uninstall %s: other extensions in %s import its files: %s; remove them first or pass --force", name, displayPath(dir), strings.Join(users, ", "))
-			}
-			if err := piext.Uninstall(dir, name); err != nil {
-				if errors.Is(err, piext.ErrNotInstalled) {
-					return fmt.Errorf("%s is not installed (in %s)", name, displayPath(dir))
-				}
+			users, err := install.Remove(t, name, force)
+			if err != nil {
 				return err
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "uninstalled %s\n", name)
-			if f.project {
-				removeEmptyProjectDirs(dir)
-			}
 			if len(users) > 0 {
 				fmt.Fprintf(cmd.ErrOrStderr(), "warning: other extensions import files of %s: %s; Pi will not start until they are removed\n", name, strings.Join(users, ", "))
 			}
@@ -272,7 +198,7 @@ func newExtListCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			list, err := piext.List(dir)
+			list, err := install.List(dir)
 			if err != nil {
 				return err
 			}
@@ -320,11 +246,11 @@ func newExtPackCmd() *cobra.Command {
 			}
 			run := []string{"ext", "run", args[0]}
 			if npmBinary != "" {
-				err = piext.PackNPM(dir, piext.NPMPackOptions{Binary: npmBinary, Args: run, Manifest: ext.Manifest(), Skills: ext.Skills, Source: buildFromSource(args[0])})
+				err = install.PackNPM(dir, install.NPMPackOptions{Binary: npmBinary, Args: run, Manifest: ext.Manifest(), Skills: ext.Skills, Source: buildFromSource(args[0])})
 			} else {
 				var exe string
 				if exe, err = selfExecutable(); err == nil {
-					err = piext.Pack(dir, exe, run, ext.Manifest(), ext.Skills)
+					err = install.Pack(dir, exe, run, ext.Manifest(), ext.Skills)
 				}
 			}
 			if err != nil {
@@ -363,4 +289,21 @@ func newExtRunCmd() *cobra.Command {
 			return piext.Run(ext)
 		},
 	}
+}
+
+// displayPath shows p as ~/... under the home directory or relative to the
+// current directory when inside it, so messages carry no absolute path
+// where a shorter one exists.
+func displayPath(p string) string {
+	if wd, err := platform.Getwd(); err == nil {
+		if r, err := filepath.Rel(wd, p); err == nil && r != ".." && !strings.HasPrefix(r, ".."+string(filepath.Separator)) {
+			return r
+		}
+	}
+	if home, err := os.UserHomeDir(); err == nil {
+		if r, err := filepath.Rel(home, p); err == nil && r != ".." && !strings.HasPrefix(r, ".."+string(filepath.Separator)) {
+			return filepath.Join("~", r)
+		}
+	}
+	return p
 }

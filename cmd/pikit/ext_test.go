@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/pikit-dev/pikit/piext"
+	"github.com/pikit-dev/pikit/piext/install"
 )
 
 // installFake writes an installation of NAME with extra files into dir the
@@ -14,7 +15,7 @@ import (
 // program: the CLI's uninstall and list only read the folder.
 func installFake(t *testing.T, dir, name string, files map[string]string) {
 	t.Helper()
-	if _, err := piext.WriteInstall(piext.InstallOptions{Dir: dir, Command: []string{"/bin/true"}, Manifest: piext.Manifest{Name: name, Files: files}}); err != nil {
+	if _, err := install.Write(install.Options{Dir: dir, Command: []string{"/bin/true"}, Manifest: (&piext.Extension{Name: name, Files: files}).Manifest()}); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -48,7 +49,7 @@ func TestExtUninstallImported(t *testing.T) {
 		!strings.HasSuffix(err.Error(), "import its files: abs, companion; remove them first or pass --force") {
 		t.Fatalf("uninstall with importers: %v (exit %d)", err, exitCode(err))
 	}
-	if _, err := piext.ReadInstall(piext.Folder(dir, "stateflow")); err != nil {
+	if _, err := install.Read(install.Folder(dir, "stateflow")); err != nil {
 		t.Fatalf("a refused uninstall removed the installation: %v", err)
 	}
 	out, errOut, err := runPikit(t, "", "ext", "uninstall", "stateflow", "--force", "--agent-dir", agent)
@@ -56,7 +57,7 @@ func TestExtUninstallImported(t *testing.T) {
 		errOut != "warning: other extensions import files of stateflow: abs, companion; Pi will not start until they are removed\n" {
 		t.Fatalf("uninstall --force: %q %q %v", out, errOut, err)
 	}
-	if _, err := os.Stat(piext.Folder(dir, "stateflow")); !os.IsNotExist(err) {
+	if _, err := os.Stat(install.Folder(dir, "stateflow")); !os.IsNotExist(err) {
 		t.Fatalf("folder after uninstall --force: %v", err)
 	}
 	out, errOut, err = runPikit(t, "", "ext", "uninstall", "hello", "--agent-dir", agent)

@@ -5,7 +5,6 @@ package hello
 import (
 	"context"
 	"embed"
-	"encoding/json"
 
 	"github.com/pikit-dev/pikit/piext"
 )
@@ -13,16 +12,19 @@ import (
 //go:embed hello-greeting
 var skills embed.FS // hello-greeting/SKILL.md; Pi finds it through resources_discover
 
+// greetArgs are the hello tool's arguments; piext.ToolFor derives the
+// tool's JSON Schema from them.
+type greetArgs struct {
+	Name string `json:"name" jsonschema:"who to greet"`
+}
+
 // New returns the extension.
 func New() *piext.Extension {
 	return &piext.Extension{Name: "hello", Skills: skills,
-		Tools: []piext.Tool{{Name: "hello", Description: "Greet someone by name",
-			Parameters: json.RawMessage(`{"type":"object","properties":{"name":{"type":"string"}},"required":["name"]}`),
-			Execute: func(ctx context.Context, c *piext.ToolCall) (*piext.ToolResult, error) {
-				var p struct{ Name string }
-				err := c.Decode(&p)
-				return &piext.ToolResult{Content: []piext.Content{piext.Text("Hello, " + p.Name + "!")}}, err
-			}}},
+		Tools: []piext.Tool{piext.ToolFor(piext.Tool{Name: "hello", Description: "Greet someone by name"},
+			func(ctx context.Context, c *piext.ToolCall, in greetArgs) (*piext.ToolResult, any, error) {
+				return &piext.ToolResult{Content: []piext.Content{piext.Text("Hello, " + in.Name + "!")}}, nil, nil
+			})},
 		Commands: []piext.Command{{Name: "hello:wave", Description: "Wave at someone",
 			Run: func(ctx context.Context, c *piext.CommandCall) error { return c.Pi.Notify(ctx, "👋 "+c.Args, "info") }}},
 	}

@@ -227,28 +227,20 @@ func (d *webkitTab) do(ctx context.Context, method, path string, body, result an
 
 // fitViewport sets the window size so that innerWidth × innerHeight is the
 // wanted viewport: the window's own chrome is measured, not assumed. The
-// page sees a resize some time after the command returns, so each size is
-// read once outerWidth × outerHeight shows the window's new size.
+// page sees a resize some time after the command returns, and WebKitGTK may
+// report the new outer size before the inner one follows, so a size counts
+// only once outerWidth × outerHeight shows the window's new size and two
+// readings 50 ms apart agree. Up to 6 corrections are made.
 func (d *webkitTab) fitViewport(ctx context.Context) error {
 	want := [2]int64{d.b.o.Width, d.b.o.Height}
 	size := want
-	for range 3 {
+	for range 6 {
 		if err := d.do(ctx, "POST", "/window/rect", map[string]int64{"width": size[0], "height": size[1]}, nil); err != nil {
 			return err
 		}
-		var got [4]int64 // inner and outer width and height
-		for deadline := time.Now().Add(5 * time.Second); ; {
-			raw, err := d.evalString(ctx, `JSON.stringify([innerWidth, innerHeight, outerWidth, outerHeight])`)
-			if err == nil {
-				err = json.Unmarshal([]byte(raw), &got)
-			}
-			if err != nil {
-				return err
-			}
-			if got[2] == size[0] && got[3] == size[1] || time.Now().After(deadline) {
-				break
-			}
-			time.Sleep(20 * time.Millisecond)
+		got, err := d.settledSize(ctx, size)
+		if err != nil {
+			return err
 		}
 		if got[0] == want[0] && got[1] == want[1] {
 			return nil
@@ -257,6 +249,29 @@ func (d *webkitTab) fitViewport(ctx context.Context) error {
 		size[1] += want[1] - got[1]
 	}
 	return nil // checkEmulation reports the viewport it got
+}
+
+// settledSize reads [innerWidth, innerHeight, outerWidth, outerHeight]
+// until the outer size is outer and two readings 50 ms apart agree, or 5 s
+// pass; it returns the last reading.
+func (d *webkitTab) settledSize(ctx context.Context, outer [2]int64) ([4]int64, error) {
+	var last [4]int64
+	seen := false
+	for deadline := time.Now().Add(5 * time.Second); ; {
+		raw, err := d.evalString(ctx, `JSON.stringify([innerWidth, innerHeight, outerWidth, outerHeight])`)
+		var got [4]int64
+		if err == nil {
+			err = json.Unmarshal([]byte(raw), &got)
+		}
+		if err != nil {
+			return got, err
+		}
+		if got[2] == outer[0] && got[3] == outer[1] && seen && got == last || time.Now().After(deadline) {
+			return got, nil
+		}
+		last, seen = got, true
+		time.Sleep(50 * time.Millisecond)
+	}
 }
 
 func (d *webkitTab) navigate(ctx context.Context, url string) error {

@@ -17,7 +17,7 @@ import (
 	"github.com/pikit-dev/pikit/internal/pitest"
 	"github.com/pikit-dev/pikit/midcompact"
 	"github.com/pikit-dev/pikit/midcompact/extension"
-	"github.com/pikit-dev/pikit/piext"
+	"github.com/pikit-dev/pikit/piext/install"
 )
 
 // BenchmarkContextProjection times the context hook as piext measures it
@@ -48,7 +48,7 @@ func BenchmarkContextProjection(b *testing.B) {
 	if out, err := exec.Command("go", "build", "-o", exe, filepath.Join(root, "cmd/pikit")).CombinedOutput(); err != nil {
 		b.Fatalf("build: %v\n%s", err, out)
 	}
-	folder, err := piext.WriteInstall(piext.InstallOptions{Dir: filepath.Join(dir, "ext"), Command: []string{exe, "ext", "run", "midcompact"},
+	folder, err := install.Write(install.Options{Dir: filepath.Join(dir, "ext"), Command: []string{exe, "ext", "run", "midcompact"},
 		Manifest: extension.New().Manifest()})
 	if err != nil {
 		b.Fatal(err)

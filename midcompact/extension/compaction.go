@@ -1,6 +1,7 @@
 package extension
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"time"
@@ -14,26 +15,6 @@ import (
 // latency-critical path (Pi waits for the hook).
 const compactHookTimeout = 30 * time.Second
 
-// beforeCompactEvent is the part of session_before_compact midcompact reads.
-type beforeCompactEvent struct {
-	Preparation struct {
-		FirstKeptEntryID    string            `json:"firstKeptEntryId"`
-		MessagesToSummarize []json.RawMessage `json:"messagesToSummarize"`
-		TurnPrefixMessages  []json.RawMessage `json:"turnPrefixMessages"`
-		IsSplitTurn         bool              `json:"isSplitTurn"`
-	} `json:"preparation"`
-	BranchEntries json.RawMessage `json:"branchEntries"`
-}
-
-// preparationEdit is the hook's answer: the preparation fields piext's
-// bridge writes into Pi's preparation before Pi's own summarizer runs.
-type preparationEdit struct {
-	FirstKeptEntryID    string            `json:"firstKeptEntryId"`
-	MessagesToSummarize []json.RawMessage `json:"messagesToSummarize"`
-	TurnPrefixMessages  []json.RawMessage `json:"turnPrefixMessages"`
-	IsSplitTurn         bool              `json:"isSplitTurn"`
-}
-
 // beforeCompact is session_before_compact (Pi's /compact, threshold and
 // overflow compaction): with committed blocks on the branch, Pi's
 // summarizer gets the conversation as the model sees it (summaries, not
@@ -42,27 +23,24 @@ type preparationEdit struct {
 // summary itself; an event it cannot read is an error, which piext's
 // fail-open hook turns into Pi's preparation left as it is (and one
 // extension_error).
-func (rt *runtime) beforeCompact(ev *piext.Event) (any, error) {
-	var in beforeCompactEvent
-	if err := ev.Decode(&in); err != nil {
-		return nil, fmt.Errorf("session_before_compact: %w", err)
+func (rt *runtime) beforeCompact(_ context.Context, _ *piext.Event, in piext.SessionBeforeCompactEvent) (*piext.SessionBeforeCompactResult, error) {
+	raws := make([]json.RawMessage, len(in.BranchEntries))
+	for i, e := range in.BranchEntries {
+		raws[i] = e.Raw
 	}
-	branch, err := sessionEntries(in.BranchEntries)
-	if err != nil {
-		return nil, fmt.Errorf("session_before_compact: %w", err)
-	}
+	branch := entriesOf(raws)
 	st := midcompact.Restore(branch).State
 	if st == nil || len(st.Blocks) == 0 {
 		return nil, nil
 	}
-	parse := func(raws []json.RawMessage) ([]midcompact.Message, error) {
-		out := make([]midcompact.Message, len(raws))
-		for i, raw := range raws {
-			m, err := midcompact.ParseMessage(raw)
+	parse := func(msgs []piext.Message) ([]midcompact.Message, error) {
+		out := make([]midcompact.Message, len(msgs))
+		for i, m := range msgs {
+			pm, err := midcompact.ParseMessage(m.Raw)
 			if err != nil {
 				return nil, fmt.Errorf("session_before_compact: message %d: %w", i, err)
 			}
-			out[i] = m
+			out[i] = pm
 		}
 		return out, nil
 	}
@@ -84,15 +62,15 @@ func (rt *runtime) beforeCompact(ev *piext.Event) (any, error) {
 	if !changed {
 		return nil, nil
 	}
-	raws := func(ms []midcompact.Message) []json.RawMessage {
-		out := make([]json.RawMessage, len(ms))
+	msgs := func(ms []midcompact.Message) []piext.Message {
+		out := make([]piext.Message, len(ms))
 		for i := range ms {
-			out[i] = ms[i].Raw
+			out[i] = piext.NewMessage(ms[i].Raw)
 		}
 		return out
 	}
-	return map[string]any{"preparation": preparationEdit{
-		FirstKeptEntryID: out.FirstKeptEntryID, MessagesToSummarize: raws(out.MessagesToSummarize),
-		TurnPrefixMessages: raws(out.TurnPrefixMessages), IsSplitTurn: out.IsSplitTurn,
+	return &piext.SessionBeforeCompactResult{Preparation: &piext.PreparationEdit{
+		FirstKeptEntryID: out.FirstKeptEntryID, MessagesToSummarize: msgs(out.MessagesToSummarize),
+		TurnPrefixMessages: msgs(out.TurnPrefixMessages), IsSplitTurn: out.IsSplitTurn,
 	}}, nil
 }

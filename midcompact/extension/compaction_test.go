@@ -1,6 +1,7 @@
 package extension
 
 import (
+	"context"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -15,10 +16,12 @@ import (
 // messages the answer is a preparation edit carrying the block's wrapper.
 func TestBeforeCompact(t *testing.T) {
 	rt := newTestRuntime(nil)
+	hook := piext.HookFor(piext.Hook{}, rt.beforeCompact)
+	beforeCompact := func(ev *piext.Event) (any, error) { return hook.Handle(context.Background(), ev) }
 	const state = `{"type":"custom","id":"s","parentId":"e2","timestamp":"t","customType":"midcompact-state","data":{"version":1,"createdAt":"x","blocks":[{"id":"c0001","summary":"SUMMARY","entryIds":["e1"],"messageKeys":[%q]}]}}`
 	for _, bad := range []string{`[1]`, `{"branchEntries":{}}`,
 		`{"preparation":{"messagesToSummarize":[1]},"branchEntries":[` + strings.Replace(state, "%q", `"k"`, 1) + `]}`} {
-		if res, err := rt.beforeCompact(&piext.Event{Payload: json.RawMessage(bad)}); err == nil || res != nil {
+		if res, err := beforeCompact(&piext.Event{Payload: json.RawMessage(bad)}); err == nil || res != nil {
 			t.Errorf("%s: %v, %v; want an error", bad, res, err)
 		}
 	}
@@ -35,11 +38,11 @@ func TestBeforeCompact(t *testing.T) {
 	entries := `{"type":"message","id":"e1","parentId":null,"timestamp":"t","message":` + u1 + `},` +
 		`{"type":"message","id":"e2","parentId":"e1","timestamp":"t","message":` + a1 + `}`
 	prep := `"preparation":{"firstKeptEntryId":"e2","messagesToSummarize":[` + u1 + `],"turnPrefixMessages":[],"isSplitTurn":false}`
-	if res, err := rt.beforeCompact(&piext.Event{Payload: json.RawMessage(`{` + prep + `,"branchEntries":[` + entries + `]}`)}); res != nil || err != nil {
+	if res, err := beforeCompact(&piext.Event{Payload: json.RawMessage(`{` + prep + `,"branchEntries":[` + entries + `]}`)}); res != nil || err != nil {
 		t.Errorf("no blocks: %v, %v", res, err)
 	}
 	withState := `{` + prep + `,"branchEntries":[` + entries + `,` + strings.Replace(state, "%q", `"`+key+`"`, 1) + `]}`
-	res, err := rt.beforeCompact(&piext.Event{Payload: json.RawMessage(withState)})
+	res, err := beforeCompact(&piext.Event{Payload: json.RawMessage(withState)})
 	if err != nil {
 		t.Fatal(err)
 	}

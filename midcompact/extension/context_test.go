@@ -80,17 +80,17 @@ func TestProjector_FailsOpen(t *testing.T) {
 func TestCommit_AtAnchorThenProjects(t *testing.T) {
 	ctx := t.Context()
 	rt, h := started(t, nil)
-	var before map[string]any
+	var before *piext.BeforeAgentStartEventResult
 	for _, hk := range rt.hooks() {
-		if hk.Event == "before_agent_start" {
+		if hk.Event == piext.EventBeforeAgentStart {
 			res, err := hk.Handle(ctx, &piext.Event{Payload: json.RawMessage(`{"prompt":"continue please"}`)})
 			if err != nil || res == nil {
 				t.Fatalf("handoff = %v, %v", res, err)
 			}
-			before = res.(map[string]any)
+			before = res.(*piext.BeforeAgentStartEventResult)
 		}
 	}
-	if m := before["message"].(piext.CustomMessage); m.CustomType != "midcompact-handoff" || m.Display ||
+	if m := before.Message; m.CustomType != "midcompact-handoff" || m.Display ||
 		!strings.HasPrefix(m.Content.(string), "An active midcompact transaction exists with a persisted plan.") {
 		t.Errorf("handoff = %+v", m)
 	}

@@ -97,50 +97,44 @@ func (rt *runtime) commands() []piext.Command {
 
 func (rt *runtime) hooks() []piext.Hook {
 	return []piext.Hook{
-		{Event: "session_start", Handle: func(ctx context.Context, ev *piext.Event) (any, error) {
+		{Event: piext.EventSessionStart, Handle: func(ctx context.Context, ev *piext.Event) (any, error) {
 			rt.proj.reset()
 			return nil, rt.restore(ctx, ev.Pi)
 		}},
-		{Event: "session_tree", Handle: func(ctx context.Context, ev *piext.Event) (any, error) {
+		{Event: piext.EventSessionTree, Handle: func(ctx context.Context, ev *piext.Event) (any, error) {
 			return nil, rt.restore(ctx, ev.Pi)
 		}},
-		{Event: "session_shutdown", Handle: func(ctx context.Context, ev *piext.Event) (any, error) {
+		{Event: piext.EventSessionShutdown, Handle: func(ctx context.Context, ev *piext.Event) (any, error) {
 			err := rt.surfaces.CloseAll(ctx)
 			rt.mem.set(midcompact.Restored{}) // shut down: nothing to restore lazily
 			rt.lock.Reset()
 			rt.proj.reset()
 			return nil, err
 		}},
-		{Event: "agent_start", Handle: func(ctx context.Context, ev *piext.Event) (any, error) {
+		{Event: piext.EventAgentStart, Handle: func(ctx context.Context, ev *piext.Event) (any, error) {
 			if rt.mem.get().Transaction == nil {
 				return nil, nil
 			}
 			rt.lock.AcquireAgent()
 			return nil, rt.showStatus(ctx, ev.Pi)
 		}},
-		{Event: "agent_settled", Handle: func(ctx context.Context, ev *piext.Event) (any, error) {
+		{Event: piext.EventAgentSettled, Handle: func(ctx context.Context, ev *piext.Event) (any, error) {
 			if rt.lock.Owner() != midcompact.LockAgent {
 				return nil, nil
 			}
 			rt.lock.ReleaseAgent()
 			return nil, rt.showStatus(ctx, ev.Pi)
 		}},
-		{Event: "before_agent_start", Handle: func(ctx context.Context, ev *piext.Event) (any, error) {
-			var in struct {
-				Prompt string `json:"prompt"`
-			}
-			_ = ev.Decode(&in)
+		piext.HookFor(piext.Hook{}, func(ctx context.Context, ev *piext.Event, in piext.BeforeAgentStartEvent) (*piext.BeforeAgentStartEventResult, error) {
 			r := rt.mem.get()
 			content := midcompact.HandoffMessage(r.Transaction, r.Draft, in.Prompt)
 			if content == "" {
 				return nil, nil
 			}
-			return map[string]any{"message": piext.CustomMessage{CustomType: handoffType, Content: content, Display: false}}, nil
-		}},
-		{Event: "session_before_compact", Timeout: compactHookTimeout, Handle: func(ctx context.Context, ev *piext.Event) (any, error) {
-			return rt.beforeCompact(ev)
-		}},
-		{Event: "context", Handle: func(ctx context.Context, ev *piext.Event) (any, error) {
+			return &piext.BeforeAgentStartEventResult{Message: &piext.CustomMessage{CustomType: handoffType, Content: content, Display: false}}, nil
+		}),
+		piext.HookFor(piext.Hook{Timeout: compactHookTimeout}, rt.beforeCompact),
+		{Event: piext.EventContext, Handle: func(ctx context.Context, ev *piext.Event) (any, error) {
 			res := rt.contextHook(ctx, ev.Pi, ev.Messages)
 			if res == nil {
 				return nil, nil

@@ -42,6 +42,11 @@ func sessionEntries(raw json.RawMessage) ([]pisession.Entry, error) {
 			return nil, fmt.Errorf("session entries: %w", err)
 		}
 	}
+	return entriesOf(es), nil
+}
+
+// entriesOf reads each entry's top-level fields; Raw keeps the entry.
+func entriesOf(es []json.RawMessage) []pisession.Entry {
 	out := make([]pisession.Entry, len(es))
 	for i, e := range es {
 		var top struct {
@@ -54,7 +59,7 @@ func sessionEntries(raw json.RawMessage) ([]pisession.Entry, error) {
 		out[i] = pisession.Entry{Raw: e, ID: jsonStr(top.ID), ParentID: jsonStr(top.ParentID),
 			Type: jsonStr(top.Type), Timestamp: jsonStr(top.Timestamp)}
 	}
-	return out, nil
+	return out
 }
 
 func jsonStr(raw json.RawMessage) string {

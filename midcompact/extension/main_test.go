@@ -171,6 +171,9 @@ func describe(ev pirpc.Event) string {
 	if r, ok := ev.(*pirpc.ExtensionUIRequest); ok {
 		return "(" + r.Method + ":" + r.Message + ")"
 	}
+	if e, ok := ev.(*pirpc.ExtensionError); ok {
+		return "(" + e.Event + ": " + e.Error + ")"
+	}
 	return ""
 }
 

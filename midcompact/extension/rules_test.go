@@ -308,7 +308,7 @@ func TestRules_WorkbenchesCloseBeforeRestoreAndOnShutdown(t *testing.T) {
 		t.Fatalf("open: %v", err)
 	}
 	for _, hk := range rt.hooks() {
-		if hk.Event == "session_shutdown" {
+		if hk.Event == piext.EventSessionShutdown {
 			if _, err := hk.Handle(ctx, &piext.Event{}); err != nil {
 				t.Fatal(err)
 			}

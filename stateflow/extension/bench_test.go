@@ -31,7 +31,7 @@ func benchContext(b *testing.B) (*session, *piext.Event) {
 		b.Fatal(err)
 	}
 	sess := &session{store: store.Open(l, nil), policy: sf.Policy{Mode: store.ModeActive}, barrier: map[string]string{}, run: r}
-	return sess, &piext.Event{Name: "context", Messages: msgs}
+	return sess, &piext.Event{Name: piext.EventContext, Messages: msgs}
 }
 
 // BenchmarkContextProjection measures the Active context hook's work per

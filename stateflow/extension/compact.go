@@ -106,29 +106,18 @@ func runStart(es []piext.Entry, anchor json.RawMessage) string {
 // is kept whole (firstKeptEntryId is its first message). Compactions
 // without the marker, or whose entry is no longer on the branch, run as
 // Pi prepared them.
-func (x *ext) onBeforeCompact(ctx context.Context, ev *piext.Event) (any, error) {
-	var p struct {
-		CustomInstructions string            `json:"customInstructions"`
-		BranchEntries      []json.RawMessage `json:"branchEntries"`
-		Preparation        struct {
-			TokensBefore float64 `json:"tokensBefore"`
-		} `json:"preparation"`
-	}
-	if err := ev.Decode(&p); err != nil {
-		return nil, nil
-	}
+func (x *ext) onBeforeCompact(ctx context.Context, ev *piext.Event, p piext.SessionBeforeCompactEvent) (*piext.SessionBeforeCompactResult, error) {
 	id, ok := strings.CutPrefix(p.CustomInstructions, boundaryMarker)
 	if !ok || id == "" {
 		return nil, nil
 	}
-	for _, r := range p.BranchEntries {
-		e := piext.Entry{Raw: r}
+	for _, e := range p.BranchEntries {
 		if e.Type() == "message" && e.ID() == id {
-			return map[string]any{"compaction": map[string]any{
-				"summary":          compactSummary,
-				"firstKeptEntryId": id,
-				"tokensBefore":     p.Preparation.TokensBefore,
-				"details":          map[string]string{"stateFlowBoundary": id},
+			return &piext.SessionBeforeCompactResult{Compaction: &piext.CompactionResult{
+				Summary:          compactSummary,
+				FirstKeptEntryID: id,
+				TokensBefore:     p.Preparation.TokensBefore,
+				Details:          map[string]string{"stateFlowBoundary": id},
 			}}, nil
 		}
 	}

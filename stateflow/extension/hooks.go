@@ -21,14 +21,8 @@ import (
 // a Go hook cannot edit before_agent_start's systemPromptOptions in place,
 // and returning a whole systemPrompt would make Pi's prompt opaque and
 // drop every other section's structure.
-func (x *ext) onBeforeAgentStart(ctx context.Context, ev *piext.Event) (any, error) {
+func (x *ext) onBeforeAgentStart(ctx context.Context, ev *piext.Event, p piext.BeforeAgentStartEvent) (any, error) {
 	sess := x.sessionFor(ctx, ev.Session, ev.Pi)
-	var p struct {
-		Prompt string `json:"prompt"`
-	}
-	if err := ev.Decode(&p); err != nil {
-		return nil, err
-	}
 	sess.mu.Lock()
 	pol := sess.policy
 	if pol.Err == nil && pol.Mode == store.ModePassive && !sess.handoff {
@@ -311,14 +305,8 @@ func decodeAssistant(payload []byte) (assistant, bool) {
 }
 
 // onToolCall blocks the calls the barrier rejected.
-func (x *ext) onToolCall(ctx context.Context, ev *piext.Event) (any, error) {
+func (x *ext) onToolCall(ctx context.Context, ev *piext.Event, p piext.ToolCallEvent) (*piext.ToolCallEventResult, error) {
 	sess := x.sessionFor(ctx, ev.Session, ev.Pi)
-	var p struct {
-		ToolCallID string `json:"toolCallId"`
-	}
-	if err := ev.Decode(&p); err != nil {
-		return nil, nil
-	}
 	sess.mu.Lock()
 	reason := sess.barrier[p.ToolCallID]
 	delete(sess.barrier, p.ToolCallID)
@@ -326,7 +314,7 @@ func (x *ext) onToolCall(ctx context.Context, ev *piext.Event) (any, error) {
 	if reason == "" {
 		return nil, nil
 	}
-	return map[string]any{"block": true, "reason": reason}, nil
+	return &piext.ToolCallEventResult{Block: true, Reason: reason}, nil
 }
 
 // onTurnEnd stores an armed final answer as the Session response, completes

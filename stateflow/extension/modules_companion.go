@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"sync"
 
-	"github.com/pikit-dev/pikit/internal/jsonrpc"
 	"github.com/pikit-dev/pikit/piext"
 	sf "github.com/pikit-dev/pikit/stateflow"
 )
@@ -87,16 +86,17 @@ func (m *jsModule) call(ctx context.Context, fn string, out any, args ...any) er
 
 // hostError maps host.ts's codes onto the core's sentinels.
 func hostError(id, fn string, err error) error {
-	var je *jsonrpc.Error
-	if errors.As(err, &je) {
-		switch je.Code {
-		case codeRevoked:
-			return fmt.Errorf("%w (%s.%s)", sf.ErrCatalogRevoked, id, fn)
-		case codeRefused, piext.CodeNotSynchronous:
-			return fmt.Errorf("%w: %s", ErrCallbackRefused, je.Message)
-		case codeFailed:
-			return errors.New(je.Message)
-		}
+	var ce *piext.CallError
+	if !errors.As(err, &ce) {
+		return err
+	}
+	switch {
+	case ce.Code == codeRevoked:
+		return fmt.Errorf("%w (%s.%s)", sf.ErrCatalogRevoked, id, fn)
+	case ce.Code == codeRefused, errors.Is(ce, piext.ErrNotSynchronous):
+		return fmt.Errorf("%w: %s", ErrCallbackRefused, ce.Message)
+	case ce.Code == codeFailed:
+		return errors.New(ce.Message)
 	}
 	return err
 }

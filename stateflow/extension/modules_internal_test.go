@@ -4,11 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
 
-	"github.com/pikit-dev/pikit/internal/jsonrpc"
 	"github.com/pikit-dev/pikit/piext"
 	sf "github.com/pikit-dev/pikit/stateflow"
 )
@@ -26,7 +26,7 @@ func (h *scriptedHost) CallHost(_ context.Context, symbol, fn string, args ...an
 	f := h.answers[fn]
 	h.mu.Unlock()
 	if symbol != HostSymbol || f == nil {
-		return nil, &jsonrpc.Error{Code: piext.CodeUnavailable, Message: "unavailable here"}
+		return nil, fmt.Errorf("piext: host x.y: %w", piext.ErrUnavailable)
 	}
 	v, err := f(args)
 	if err != nil {
@@ -101,17 +101,17 @@ func TestJSModule_Errors(t *testing.T) {
 	h := &scriptedHost{answers: map[string]func([]any) (any, error){
 		"validate": func(a []any) (any, error) {
 			gotArgs = a
-			return nil, &jsonrpc.Error{Code: codeRevoked, Message: "revoked"}
+			return nil, &piext.CallError{Code: codeRevoked, Message: "revoked"}
 		},
 		"context": func([]any) (any, error) {
-			return nil, &jsonrpc.Error{Code: piext.CodeNotSynchronous, Message: "host x.context returned a promise"}
+			return nil, &piext.CallError{Code: piext.ErrNotSynchronous.Code, Message: "host x.context returned a promise"}
 		},
 		"produce": func([]any) (any, error) { return map[string]any{"none": true}, nil },
 		"captureInput": func([]any) (any, error) {
 			return map[string]any{"value": map[string]any{"k": 1.0}, "receipt": 7}, nil
 		},
 		"assertCurrent": func(a []any) (any, error) {
-			return nil, &jsonrpc.Error{Code: codeRefused, Message: "assertCurrent must throw or return nothing"}
+			return nil, &piext.CallError{Code: codeRefused, Message: "assertCurrent must throw or return nothing"}
 		},
 	}}
 	m := &jsModule{pol: sf.ModulePolicy{ID: "x_a"}, tok: jsToken{Host: 2, Generation: 5}, calls: h}

@@ -80,7 +80,7 @@ func (x *ext) wrapModules(e *piext.Extension) {
 			return x.withModuleContext(ctx, sess, cat, ev, res), nil
 		}
 	}
-	e.Hooks = append(e.Hooks, piext.Hook{Event: "before_provider_request", OmitPayload: true, Handle: x.onProviderRequest})
+	e.Hooks = append(e.Hooks, piext.Hook{Event: piext.EventBeforeProviderRequest, OmitPayload: true, Handle: x.onProviderRequest})
 }
 
 // modelChanges reads host.ts's count of model_select and

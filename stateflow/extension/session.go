@@ -265,12 +265,7 @@ func sameSet(a, b []string) bool {
 	return true
 }
 
-func (x *ext) onSessionStart(ctx context.Context, ev *piext.Event) (any, error) {
-	var p struct {
-		Reason              string `json:"reason"`
-		PreviousSessionFile string `json:"previousSessionFile"`
-	}
-	_ = ev.Decode(&p)
+func (x *ext) onSessionStart(ctx context.Context, ev *piext.Event, p piext.SessionStartEvent) (any, error) {
 	x.attach(ctx, ev.Session, ev.Pi, p.Reason, p.PreviousSessionFile)
 	return nil, nil
 }

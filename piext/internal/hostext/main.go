@@ -11,7 +11,6 @@ import (
 	"encoding/json"
 	"errors"
 
-	"github.com/pikit-dev/pikit/internal/jsonrpc"
 	"github.com/pikit-dev/pikit/piext"
 )
 
@@ -73,10 +72,10 @@ func main() {
 				v, err := c.Pi.Session().CallHost(ctx, Symbol, p.Fn, p.Args...)
 				out := map[string]any{"value": v}
 				if err != nil {
-					var je *jsonrpc.Error
+					var ce *piext.CallError
 					var code int64
-					if errors.As(err, &je) {
-						code = je.Code
+					if errors.As(err, &ce) {
+						code = ce.Code
 					}
 					out = map[string]any{"code": code, "error": err.Error()}
 				}

@@ -39,6 +39,11 @@ func (r *recorder) log(kind string, kv ...any) {
 
 func obj(s string) json.RawMessage { return json.RawMessage(s) }
 
+// echoArgs are probe_echo's arguments; ToolFor derives the schema.
+type echoArgs struct {
+	Word string `json:"word" jsonschema:"the word to echo"`
+}
+
 func main() {
 	if (len(os.Args) < 2 || os.Args[1] != piext.ManifestFlag) && ownSession() {
 		return
@@ -59,18 +64,24 @@ func main() {
 	if len(os.Args) < 2 || os.Args[1] != piext.ManifestFlag {
 		startFaults(rec)
 	}
-	hook := func(event string, f func(ctx context.Context, ev *piext.Event) (any, error)) piext.Hook {
-		return piext.Hook{Event: event, Handle: func(ctx context.Context, ev *piext.Event) (any, error) {
-			if withPayload[event] {
-				rec.log("hook", "event", event, "gen", ev.Session.Generation, "session", ev.Session.ID, "payload", ev.Payload)
+	// logged records every call of h before its handler runs.
+	logged := func(h piext.Hook) piext.Hook {
+		handle := h.Handle
+		h.Handle = func(ctx context.Context, ev *piext.Event) (any, error) {
+			if withPayload[ev.Name] {
+				rec.log("hook", "event", ev.Name, "gen", ev.Session.Generation, "session", ev.Session.ID, "payload", ev.Payload)
 			} else {
-				rec.log("hook", "event", event, "gen", ev.Session.Generation, "session", ev.Session.ID)
+				rec.log("hook", "event", ev.Name, "gen", ev.Session.Generation, "session", ev.Session.ID)
 			}
-			if f == nil {
-				return nil, nil
-			}
-			return f(ctx, ev)
-		}}
+			return handle(ctx, ev)
+		}
+		return h
+	}
+	hook := func(event string, f func(ctx context.Context, ev *piext.Event) (any, error)) piext.Hook {
+		if f == nil {
+			f = func(context.Context, *piext.Event) (any, error) { return nil, nil }
+		}
+		return logged(piext.Hook{Event: event, Handle: f})
 	}
 	hooks := []piext.Hook{}
 	var lastSession *piext.Pi
@@ -78,36 +89,32 @@ func main() {
 	ext := &piext.Extension{
 		Name: "probe",
 		Tools: []piext.Tool{
-			{Name: "probe_echo", Label: "Probe echo", Description: "Echo a word back",
-				Parameters:    obj(`{"type":"object","properties":{"word":{"type":"string"}},"required":["word"]}`),
-				ExecutionMode: "parallel",
-				Execute: func(ctx context.Context, c *piext.ToolCall) (*piext.ToolResult, error) {
-					var p struct{ Word string }
-					if err := c.Decode(&p); err != nil {
-						return nil, err
-					}
+			piext.ToolFor(piext.Tool{Name: "probe_echo", Label: "Probe echo", Description: "Echo a word back", ExecutionMode: "parallel"},
+				func(ctx context.Context, c *piext.ToolCall, p echoArgs) (*piext.ToolResult, any, error) {
 					rec.log("tool", "word", p.Word, "id", c.ID)
 					if err := c.Update(ctx, []piext.Content{piext.Text("working on " + p.Word)}, nil); err != nil {
-						return nil, err
+						return nil, nil, err
 					}
 					if err := c.Pi.AppendEntry(ctx, "probe-echo", map[string]string{"word": p.Word}); err != nil {
-						return nil, err
+						return nil, nil, err
 					}
 					leaf, _, err := c.Pi.GetLeafEntry(ctx)
 					if err != nil {
-						return nil, err
+						return nil, nil, err
 					}
 					mode, err := c.Pi.Mode(ctx)
 					if err != nil {
-						return nil, err
+						return nil, nil, err
 					}
 					return &piext.ToolResult{Content: []piext.Content{piext.Text("echo:" + p.Word + " leaf=" + leaf.Type() + " mode=" + mode)},
-						Details: map[string]string{"word": p.Word}}, nil
-				}},
+						Details: map[string]string{"word": p.Word}}, nil, nil
+				}),
 			{Name: "probe_sleep", Label: "Probe sleep", Description: "Sleep for ms milliseconds",
 				Parameters: obj(`{"type":"object","properties":{"ms":{"type":"number"}},"required":["ms"]}`),
 				Execute: func(ctx context.Context, c *piext.ToolCall) (*piext.ToolResult, error) {
-					var p struct{ Ms int }
+					var p struct {
+						Ms int `json:"ms"`
+					}
 					_ = c.Decode(&p)
 					rec.log("sleep", "ms", p.Ms)
 					select {
@@ -201,48 +208,37 @@ func main() {
 			hook("message_end", nil),
 			hook("model_select", nil),
 			hook("thinking_level_select", nil),
-			hook("session_before_compact", beforeCompact),
+			logged(piext.HookFor(piext.Hook{}, beforeCompact)),
 			hook("session_compact", nil),
 			hook("session_tree", nil),
 			hook("context_with_system", nil),
 			hook("before_provider_request", nil),
-			hook("tool_result", func(ctx context.Context, ev *piext.Event) (any, error) {
-				var in struct {
-					ToolName string
-					Content  []piext.Content
-				}
-				_ = ev.Decode(&in)
+			logged(piext.HookFor(piext.Hook{}, func(ctx context.Context, ev *piext.Event, in piext.ToolResultEvent) (*piext.ToolResultEventResult, error) {
 				if in.ToolName != "probe_echo" || len(in.Content) == 0 {
 					return nil, nil
 				}
 				in.Content[0].Text += " [patched]"
-				return map[string]any{"content": in.Content}, nil
-			}),
-			hook("input", func(ctx context.Context, ev *piext.Event) (any, error) {
-				var in struct{ Text string }
-				_ = ev.Decode(&in)
+				return &piext.ToolResultEventResult{Content: in.Content}, nil
+			})),
+			logged(piext.HookFor(piext.Hook{}, func(ctx context.Context, ev *piext.Event, in piext.InputEvent) (*piext.InputEventResult, error) {
 				if in.Text == "probe-handled" {
-					return map[string]string{"action": "handled"}, nil
+					return &piext.InputEventResult{Action: piext.InputHandled}, nil
 				}
 				return nil, nil
-			}),
-			hook("before_agent_start", func(ctx context.Context, ev *piext.Event) (any, error) {
-				var in struct{ SystemPrompt string }
-				_ = ev.Decode(&in)
-				return map[string]any{"systemPrompt": in.SystemPrompt + "\nPROBE-SECTION: answer like a probe.",
-					"message": map[string]any{"customType": "probe", "content": "PROBE-INJECTED context", "display": false}}, nil
-			}),
-			hook("tool_call", func(ctx context.Context, ev *piext.Event) (any, error) {
-				var in struct {
-					ToolName string
-					Input    struct{ Command string }
+			})),
+			logged(piext.HookFor(piext.Hook{}, func(ctx context.Context, ev *piext.Event, in piext.BeforeAgentStartEvent) (*piext.BeforeAgentStartEventResult, error) {
+				return &piext.BeforeAgentStartEventResult{SystemPrompt: in.SystemPrompt + "\nPROBE-SECTION: answer like a probe.",
+					Message: &piext.CustomMessage{CustomType: "probe", Content: "PROBE-INJECTED context", Display: false}}, nil
+			})),
+			logged(piext.HookFor(piext.Hook{}, func(ctx context.Context, ev *piext.Event, in piext.ToolCallEvent) (*piext.ToolCallEventResult, error) {
+				var input struct {
+					Command string `json:"command"`
 				}
-				_ = ev.Decode(&in)
-				if in.ToolName == "bash" && strings.Contains(in.Input.Command, "forbidden") {
-					return map[string]any{"block": true, "reason": "probe blocked this"}, nil
+				if in.ToolName == "bash" && in.DecodeInput(&input) == nil && strings.Contains(input.Command, "forbidden") {
+					return &piext.ToolCallEventResult{Block: true, Reason: "probe blocked this"}, nil
 				}
 				return nil, nil
-			}),
+			})),
 			hook("context", func(ctx context.Context, ev *piext.Event) (any, error) {
 				out := make([]piext.Message, 0, len(ev.Messages))
 				changed := false
@@ -455,26 +451,16 @@ var withPayload = map[string]bool{"model_select": true, "thinking_level_select":
 // "probe-summary", and for "probe-prepared" replaces the messages Pi's
 // summarizer gets by one user message "PROBE-PREPARED messages"; other
 // compactions run as Pi prepared them.
-func beforeCompact(ctx context.Context, ev *piext.Event) (any, error) {
-	var in struct {
-		CustomInstructions string
-		Preparation        struct {
-			FirstKeptEntryID string `json:"firstKeptEntryId"`
-			TokensBefore     int    `json:"tokensBefore"`
-		}
-	}
-	if err := ev.Decode(&in); err != nil {
-		return nil, err
-	}
+func beforeCompact(ctx context.Context, ev *piext.Event, in piext.SessionBeforeCompactEvent) (*piext.SessionBeforeCompactResult, error) {
 	switch in.CustomInstructions {
 	case "probe-cancel":
-		return map[string]any{"cancel": true}, nil
+		return &piext.SessionBeforeCompactResult{Cancel: true}, nil
 	case "probe-summary":
-		return map[string]any{"compaction": map[string]any{"summary": "PROBE-SUMMARY from Go",
-			"firstKeptEntryId": in.Preparation.FirstKeptEntryID, "tokensBefore": in.Preparation.TokensBefore}}, nil
+		return &piext.SessionBeforeCompactResult{Compaction: &piext.CompactionResult{Summary: "PROBE-SUMMARY from Go",
+			FirstKeptEntryID: in.Preparation.FirstKeptEntryID, TokensBefore: in.Preparation.TokensBefore}}, nil
 	case "probe-prepared":
-		return map[string]any{"preparation": map[string]any{"isSplitTurn": false, "turnPrefixMessages": []any{},
-			"messagesToSummarize": []any{map[string]any{"role": "user", "content": "PROBE-PREPARED messages", "timestamp": 1}}}}, nil
+		return &piext.SessionBeforeCompactResult{Preparation: &piext.PreparationEdit{IsSplitTurn: false, TurnPrefixMessages: []piext.Message{},
+			MessagesToSummarize: []piext.Message{piext.NewMessage(json.RawMessage(`{"role":"user","content":"PROBE-PREPARED messages","timestamp":1}`))}}}, nil
 	}
 	return nil, nil
 }

@@ -1,4 +1,20 @@
-package piext
+// Package install writes, reads, lists and removes Go extensions in the
+// folders Pi loads extensions from, and packs them for `pi -e` and npm:
+// what `pikit ext install|uninstall|list|pack` do, with their policy (an
+// extension installed in one place only, a --exec program that is a real
+// build declaring the name asked for, no uninstall from under a sibling
+// that imports its files). Authors of extensions use piext; this package
+// is for installers.
+//
+// # The installed folder
+//
+// An extension NAME lives in DIR/pikit-NAME ([Folder]): package.json
+// (pi.extensions ["./index.ts"]), the bridge index.ts (piext/bridge), the
+// extension's extra files and skills/, and last piext.json ([Record]),
+// which marks the folder as ours: install, uninstall and list never touch a
+// folder without it. Files are 0600, folders 0700, every file written
+// atomically.
+package install
 
 import (
 	"encoding/json"
@@ -9,22 +25,28 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 
 	"github.com/pikit-dev/pikit/internal/durable"
 	"github.com/pikit-dev/pikit/piext/bridge"
+	"github.com/pikit-dev/pikit/piext/internal/wire"
 )
 
-// InstallFile is the file that marks a folder as ours: {protocol, command,
-// manifest}. Install, uninstall and list never touch a folder without it.
-const InstallFile = "piext.json"
+// RecordFile is the file that marks a folder as ours ([Record]).
+const RecordFile = wire.InstallFile
 
 // FolderPrefix prefixes an installed extension's folder: pikit-NAME.
 const FolderPrefix = "pikit-"
 
-// Install is the content of piext.json.
-type Install struct {
+// Manifest is what an extension declares (piext's Extension.Manifest, as
+// JSON): its tools, commands and hooks, which the bridge registers before
+// the program runs.
+type Manifest = wire.Manifest
+
+// Record is the content of piext.json.
+type Record struct {
 	Protocol int `json:"protocol"`
 	// Command runs the sidecar. Command[0] is absolute (install), relative
 	// to the folder (a pack), or the npm form "npm:<package>/<path>" of a
@@ -38,19 +60,21 @@ type Install struct {
 
 // Errors of install, uninstall and pack.
 var (
-	ErrNotOurs        = errors.New("piext: folder exists without our piext.json; not touching it")
-	ErrNotInstalled   = errors.New("piext: not installed")
-	ErrTempExecutable = errors.New("piext: the executable is a temporary build of go run or go test; build it (go build / go install) and install again")
+	ErrNotOurs        = errors.New("install: folder exists without our piext.json; not touching it")
+	ErrNotInstalled   = errors.New("install: not installed")
+	ErrTempExecutable = errors.New("install: the executable is a temporary build of go run or go test; build it (go build / go install) and install again")
 )
 
-// InstallOptions describe one installation.
-type InstallOptions struct {
+// Options describe one installation.
+type Options struct {
 	// Dir is the extensions directory (<agentDir>/extensions or
 	// <project>/.pi/extensions); the folder pikit-NAME is made in it.
 	Dir string
 	// Command runs the sidecar; Command[0] must be absolute.
-	Command  []string
-	Manifest Manifest
+	Command []string
+	// Manifest is the extension's manifest as JSON (piext's
+	// Extension.Manifest, or what a program prints for its manifest flag).
+	Manifest json.RawMessage
 	// Skills, when set, is copied into the folder's skills/.
 	Skills fs.FS
 }
@@ -68,19 +92,39 @@ func CheckExecutable(path string) error {
 // Folder returns the folder an extension NAME installs to in dir.
 func Folder(dir, name string) string { return filepath.Join(dir, FolderPrefix+name) }
 
-// WriteInstall writes (or rewrites) the folder: package.json (pi.extensions),
-// the bridge index.ts, skills/ and last piext.json. It is idempotent and
-// refuses a folder that exists without our piext.json. Files are 0600, the
-// folder 0700; every file is written atomically.
-func WriteInstall(o InstallOptions) (string, error) {
+// Write writes (or rewrites) the folder: package.json (pi.extensions),
+// the bridge index.ts, skills/ and last piext.json, and returns its path.
+// It is idempotent and refuses a folder that exists without our
+// piext.json ([ErrNotOurs]). Files are 0600, the folder 0700; every file
+// is written atomically.
+func Write(o Options) (string, error) {
 	if len(o.Command) == 0 || !filepath.IsAbs(o.Command[0]) {
-		return "", errors.New("piext: install: the command must start with an absolute path")
+		return "", errors.New("install: the command must start with an absolute path")
 	}
-	return writeFolder(Folder(o.Dir, o.Manifest.Name), Install{Command: o.Command, Manifest: o.Manifest}, o.Skills, true)
+	m, err := ParseManifest(o.Manifest)
+	if err != nil {
+		return "", err
+	}
+	return writeFolder(Folder(o.Dir, m.Name), Record{Command: o.Command, Manifest: m}, o.Skills, true)
 }
 
+// ParseManifest decodes a manifest (strictly: exact member names, no
+// duplicates) and checks its name.
+func ParseManifest(raw json.RawMessage) (Manifest, error) {
+	var m Manifest
+	if err := wire.Decode(raw, &m); err != nil {
+		return m, fmt.Errorf("install: manifest: %w", err)
+	}
+	if !namePattern.MatchString(m.Name) {
+		return m, fmt.Errorf("install: manifest: extension name %q is not [a-z0-9-]+", m.Name)
+	}
+	return m, nil
+}
+
+var namePattern = regexp.MustCompile(`^[a-z0-9][a-z0-9-]*$`)
+
 // writeFolder writes the folder for in (its Protocol set here).
-func writeFolder(dir string, in Install, skills fs.FS, check bool) (string, error) {
+func writeFolder(dir string, in Record, skills fs.FS, check bool) (string, error) {
 	m := in.Manifest
 	if check {
 		if err := checkOurs(dir, true); err != nil {
@@ -94,7 +138,7 @@ func writeFolder(dir string, in Install, skills fs.FS, check bool) (string, erro
 		"name": FolderPrefix + m.Name, "private": true, "description": "pikit Go extension " + m.Name + " (written by pikit ext install)",
 		"pi": map[string]any{"extensions": []string{"./index.ts"}},
 	}, "", "  ")
-	in.Protocol = ProtocolVersion
+	in.Protocol = wire.ProtocolVersion
 	inst, err := json.MarshalIndent(in, "", "  ")
 	if err != nil {
 		return "", err
@@ -125,7 +169,7 @@ func writeFolder(dir string, in Install, skills fs.FS, check bool) (string, erro
 		}
 	}
 	// piext.json last: a folder is complete once it is there.
-	if err := durable.WriteFile(filepath.Join(dir, InstallFile), append(inst, '\n'), 0o600); err != nil {
+	if err := durable.WriteFile(filepath.Join(dir, RecordFile), append(inst, '\n'), 0o600); err != nil {
 		return "", err
 	}
 	return dir, nil
@@ -157,24 +201,24 @@ func checkOurs(dir string, missingOK bool) error {
 		}
 		return fmt.Errorf("%w: %s", ErrNotInstalled, filepath.Base(dir))
 	}
-	if _, err := ReadInstall(dir); err != nil {
+	if _, err := Read(dir); err != nil {
 		return fmt.Errorf("%w: %s", ErrNotOurs, filepath.Base(dir))
 	}
 	return nil
 }
 
-// ReadInstall reads a folder's piext.json.
-func ReadInstall(dir string) (*Install, error) {
-	b, err := os.ReadFile(filepath.Join(dir, InstallFile))
+// Read reads a folder's piext.json.
+func Read(dir string) (*Record, error) {
+	b, err := os.ReadFile(filepath.Join(dir, RecordFile))
 	if err != nil {
 		return nil, err
 	}
-	var in Install
-	if err := json.Unmarshal(b, &in); err != nil {
-		return nil, fmt.Errorf("piext: %s: %w", InstallFile, err)
+	var in Record
+	if err := wire.Decode(b, &in); err != nil {
+		return nil, fmt.Errorf("install: %s: %w", RecordFile, err)
 	}
 	if in.Manifest.Name == "" || len(in.Command) == 0 {
-		return nil, fmt.Errorf("piext: %s: no name or command", InstallFile)
+		return nil, fmt.Errorf("install: %s: no name or command", RecordFile)
 	}
 	return &in, nil
 }
@@ -187,12 +231,12 @@ func Uninstall(dir, name string) error {
 	if err := checkOurs(f, false); err != nil {
 		return err
 	}
-	in, err := ReadInstall(f)
+	in, err := Read(f)
 	if err != nil {
 		return err
 	}
 	// piext.json first: a half-removed folder is no longer an installation.
-	for _, p := range []string{InstallFile, "index.ts", "package.json", "skills", "bin"} {
+	for _, p := range []string{RecordFile, "index.ts", "package.json", "skills", "bin"} {
 		if err := os.RemoveAll(filepath.Join(f, p)); err != nil {
 			return err
 		}
@@ -207,7 +251,7 @@ func Uninstall(dir, name string) error {
 		_ = os.Remove(filepath.Join(f, d)) // kept when something else is in it
 	}
 	if err := os.Remove(f); err != nil {
-		return fmt.Errorf("piext: uninstall: other files are left in %s: %w", filepath.Base(f), err)
+		return fmt.Errorf("install: uninstall: other files are left in %s: %w", filepath.Base(f), err)
 	}
 	return durable.SyncDir(dir)
 }
@@ -221,7 +265,7 @@ type Installed struct {
 	// executable.
 	CommandOK bool
 	// Files are the relative paths of the extra files installed beside the
-	// bridge ([Extension.Files]), sorted.
+	// bridge (piext's Extension.Files), sorted.
 	Files []string
 }
 
@@ -240,7 +284,7 @@ func List(dir string) ([]Installed, error) {
 			continue
 		}
 		f := filepath.Join(dir, e.Name())
-		in, err := ReadInstall(f)
+		in, err := Read(f)
 		if err != nil {
 			continue
 		}
@@ -257,9 +301,14 @@ func List(dir string) ([]Installed, error) {
 
 // Pack writes a self-contained package into dir: the executable copied to
 // dir/bin/, a command relative to dir, the bridge and package.json, so that
-// `pi -e dir` loads it. args follow the executable in the command.
-func Pack(dir, executable string, args []string, m Manifest, skills fs.FS) error {
+// `pi -e dir` loads it. args follow the executable in the command; manifest
+// and skills are as in [Options].
+func Pack(dir, executable string, args []string, manifest json.RawMessage, skills fs.FS) error {
 	if err := CheckExecutable(executable); err != nil {
+		return err
+	}
+	m, err := ParseManifest(manifest)
+	if err != nil {
 		return err
 	}
 	if err := checkPackDir(dir); err != nil {
@@ -282,7 +331,7 @@ func Pack(dir, executable string, args []string, m Manifest, skills fs.FS) error
 	if err := durable.WriteFile(filepath.Join(dir, filepath.FromSlash(rel)), data, 0o700); err != nil {
 		return err
 	}
-	_, err = writeFolder(dir, Install{Command: append([]string{rel}, args...), Manifest: m}, skills, false)
+	_, err = writeFolder(dir, Record{Command: append([]string{rel}, args...), Manifest: m}, skills, false)
 	return err
 }
 
@@ -311,7 +360,7 @@ func sortedKeys(m map[string]string) []string {
 func extraFiles(files map[string]string) (out, dirs []string) {
 	seen := map[string]bool{}
 	for _, p := range sortedKeys(files) {
-		if !filePattern.MatchString(p) || path.Clean(p) != p {
+		if !wire.FilePattern.MatchString(p) || path.Clean(p) != p {
 			continue
 		}
 		out = append(out, filepath.FromSlash(p))
@@ -329,12 +378,12 @@ func extraFiles(files map[string]string) (out, dirs []string) {
 // removeStaleFiles removes the extra files an earlier installation in dir
 // wrote that the new manifest no longer has.
 func removeStaleFiles(dir string, next map[string]string) error {
-	old, err := ReadInstall(dir)
+	old, err := Read(dir)
 	if err != nil {
 		return nil // a new folder, or not ours (checked before)
 	}
 	for _, p := range sortedKeys(old.Manifest.Files) {
-		if _, keep := next[p]; keep || !filePattern.MatchString(p) {
+		if _, keep := next[p]; keep || !wire.FilePattern.MatchString(p) {
 			continue
 		}
 		if err := os.Remove(filepath.Join(dir, filepath.FromSlash(p))); err != nil && !errors.Is(err, fs.ErrNotExist) {
@@ -345,7 +394,7 @@ func removeStaleFiles(dir string, next map[string]string) error {
 }
 
 // InstalledFiles returns the absolute paths of an installation's extra
-// files ([Extension.Files]) by relative path, for `pikit ext list`.
+// files (piext's Extension.Files) by relative path, for `pikit ext list`.
 func (in Installed) InstalledFiles() map[string]string {
 	out := make(map[string]string, len(in.Files))
 	for _, p := range in.Files {

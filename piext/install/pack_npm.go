@@ -1,6 +1,7 @@
-package piext
+package install
 
 import (
+	"encoding/json"
 	"fmt"
 	"io/fs"
 	"regexp"
@@ -36,8 +37,9 @@ type NPMPackOptions struct {
 	// (see [NPMCommandPrefix]).
 	Binary string
 	// Args follow the executable in the command.
-	Args     []string
-	Manifest Manifest
+	Args []string
+	// Manifest is the extension's manifest as JSON (see [Options]).
+	Manifest json.RawMessage
 	// Skills, when set, is copied into the folder's skills/.
 	Skills fs.FS
 	// Source says how to build the sidecar from source (one line); the
@@ -54,15 +56,19 @@ type NPMPackOptions struct {
 // "pi" member. dir must be missing, empty or an earlier pack.
 func PackNPM(dir string, o NPMPackOptions) error {
 	if !npmBinary.MatchString(o.Binary) || strings.Contains(o.Binary, "/../") || strings.Contains(o.Binary, "/./") {
-		return fmt.Errorf("piext: pack: binary %q is not <npm package>/<relative path>", o.Binary)
+		return fmt.Errorf("install: pack: binary %q is not <npm package>/<relative path>", o.Binary)
 	}
 	if strings.ContainsAny(o.Source, "\n\r") {
-		return fmt.Errorf("piext: pack: the source hint must be one line")
+		return fmt.Errorf("install: pack: the source hint must be one line")
 	}
 	if err := checkPackDir(dir); err != nil {
 		return err
 	}
-	in := Install{Command: append([]string{NPMCommandPrefix + o.Binary}, o.Args...), Manifest: o.Manifest, Source: o.Source}
-	_, err := writeFolder(dir, in, o.Skills, false)
+	m, err := ParseManifest(o.Manifest)
+	if err != nil {
+		return err
+	}
+	in := Record{Command: append([]string{NPMCommandPrefix + o.Binary}, o.Args...), Manifest: m, Source: o.Source}
+	_, err = writeFolder(dir, in, o.Skills, false)
 	return err
 }

@@ -1,4 +1,4 @@
-package piext_test
+package install_test
 
 import (
 	"os"
@@ -9,6 +9,7 @@ import (
 	"testing/fstest"
 
 	"github.com/pikit-dev/pikit/piext"
+	"github.com/pikit-dev/pikit/piext/install"
 )
 
 // TestPackNPM: the npm form of a pack names the per-platform package's
@@ -22,11 +23,11 @@ func TestPackNPM(t *testing.T) {
 	m := (&piext.Extension{Name: "demo", Files: map[string]string{"lib/modules.ts": "export {};\n"}}).Manifest()
 	skills := fstest.MapFS{"s1/SKILL.md": {Data: []byte("---\nname: s1\n---\n")}}
 	dir := filepath.Join(t.TempDir(), "pkg")
-	o := piext.NPMPackOptions{Binary: "@acme/cli-{platform}/bin/acme", Args: []string{"ext", "run", "demo"}, Manifest: m, Skills: skills, Source: "go install example.com/acme@v1"}
-	if err := piext.PackNPM(dir, o); err != nil {
+	o := install.NPMPackOptions{Binary: "@acme/cli-{platform}/bin/acme", Args: []string{"ext", "run", "demo"}, Manifest: m, Skills: skills, Source: "go install example.com/acme@v1"}
+	if err := install.PackNPM(dir, o); err != nil {
 		t.Fatal(err)
 	}
-	in, err := piext.ReadInstall(dir)
+	in, err := install.Read(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,33 +42,33 @@ func TestPackNPM(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, "bin")); !os.IsNotExist(err) {
 		t.Errorf("an npm pack copied a binary: %v", err)
 	}
-	if err := piext.PackNPM(dir, o); err != nil {
+	if err := install.PackNPM(dir, o); err != nil {
 		t.Errorf("pack again over the earlier pack: %v", err)
 	}
 
 	for _, bad := range []string{"", "/abs/pikit", "@acme/cli", "cli", "@acme/cli/../x", "@Acme/cli/bin/x", "@acme/cli/bin/../../x"} {
 		o := o
 		o.Binary = bad
-		if err := piext.PackNPM(t.TempDir(), o); err == nil || !strings.Contains(err.Error(), "is not <npm package>/<relative path>") {
+		if err := install.PackNPM(t.TempDir(), o); err == nil || !strings.Contains(err.Error(), "is not <npm package>/<relative path>") {
 			t.Errorf("binary %q: %v", bad, err)
 		}
 	}
 	o.Source = "two\nlines"
-	if err := piext.PackNPM(t.TempDir(), o); err == nil {
+	if err := install.PackNPM(t.TempDir(), o); err == nil {
 		t.Error("a multi-line source hint was accepted")
 	}
 	foreign := t.TempDir()
 	os.WriteFile(filepath.Join(foreign, "index.ts"), []byte("mine"), 0o600)
 	o.Source = ""
-	if err := piext.PackNPM(foreign, o); err == nil {
+	if err := install.PackNPM(foreign, o); err == nil {
 		t.Error("packed into a foreign folder")
 	}
 
-	folder, err := piext.WriteInstall(piext.InstallOptions{Dir: t.TempDir(), Command: []string{"/usr/local/bin/pikit", "ext", "run", "demo"}, Manifest: m})
+	folder, err := install.Write(install.Options{Dir: t.TempDir(), Command: []string{"/usr/local/bin/pikit", "ext", "run", "demo"}, Manifest: m})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if b, _ := os.ReadFile(filepath.Join(folder, piext.InstallFile)); strings.Contains(string(b), `"source"`) {
+	if b, _ := os.ReadFile(filepath.Join(folder, install.RecordFile)); strings.Contains(string(b), `"source"`) {
 		t.Errorf("an install's piext.json has a source member:\n%s", b)
 	}
 }

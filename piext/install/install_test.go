@@ -1,4 +1,4 @@
-package piext_test
+package install_test
 
 import (
 	"errors"
@@ -8,6 +8,7 @@ import (
 	"testing/fstest"
 
 	"github.com/pikit-dev/pikit/piext"
+	"github.com/pikit-dev/pikit/piext/install"
 )
 
 func TestInstall_IdempotentUninstallListRefusesForeign(t *testing.T) {
@@ -18,12 +19,12 @@ func TestInstall_IdempotentUninstallListRefusesForeign(t *testing.T) {
 	}
 	m := (&piext.Extension{Name: "demo"}).Manifest()
 	skills := fstest.MapFS{"s1/SKILL.md": {Data: []byte("---\nname: s1\n---\n")}}
-	o := piext.InstallOptions{Dir: dir, Command: []string{exe, "ext", "run", "demo"}, Manifest: m, Skills: skills}
-	folder, err := piext.WriteInstall(o)
+	o := install.Options{Dir: dir, Command: []string{exe, "ext", "run", "demo"}, Manifest: m, Skills: skills}
+	folder, err := install.Write(o)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := piext.WriteInstall(o); err != nil {
+	if _, err := install.Write(o); err != nil {
 		t.Fatalf("second install: %v", err)
 	}
 	for _, f := range []string{"package.json", "index.ts", "piext.json", "skills/s1/SKILL.md"} {
@@ -32,40 +33,40 @@ func TestInstall_IdempotentUninstallListRefusesForeign(t *testing.T) {
 			t.Errorf("%s: %v %v", f, err, st)
 		}
 	}
-	in, err := piext.ReadInstall(folder)
-	if err != nil || in.Protocol != piext.ProtocolVersion || in.Command[0] != exe {
+	in, err := install.Read(folder)
+	if err != nil || in.Protocol != 2 || in.Command[0] != exe {
 		t.Errorf("piext.json = %+v, %v", in, err)
 	}
-	list, err := piext.List(dir)
+	list, err := install.List(dir)
 	if err != nil || len(list) != 1 || !list[0].CommandOK {
 		t.Fatalf("list = %+v, %v", list, err)
 	}
 	os.Remove(exe)
-	if list, _ := piext.List(dir); list[0].CommandOK {
+	if list, _ := install.List(dir); list[0].CommandOK {
 		t.Error("list says a removed program still exists")
 	}
 
 	// A folder without our piext.json is never touched.
-	foreign := piext.Folder(dir, "other")
+	foreign := install.Folder(dir, "other")
 	os.MkdirAll(foreign, 0o700)
 	os.WriteFile(filepath.Join(foreign, "index.ts"), []byte("mine"), 0o600)
-	if _, err := piext.WriteInstall(piext.InstallOptions{Dir: dir, Command: []string{exe}, Manifest: (&piext.Extension{Name: "other"}).Manifest()}); !errors.Is(err, piext.ErrNotOurs) {
+	if _, err := install.Write(install.Options{Dir: dir, Command: []string{exe}, Manifest: (&piext.Extension{Name: "other"}).Manifest()}); !errors.Is(err, install.ErrNotOurs) {
 		t.Errorf("install over a foreign folder: %v", err)
 	}
-	if err := piext.Uninstall(dir, "other"); !errors.Is(err, piext.ErrNotOurs) {
+	if err := install.Uninstall(dir, "other"); !errors.Is(err, install.ErrNotOurs) {
 		t.Errorf("uninstall a foreign folder: %v", err)
 	}
 	if b, _ := os.ReadFile(filepath.Join(foreign, "index.ts")); string(b) != "mine" {
 		t.Error("foreign file changed")
 	}
 
-	if err := piext.Uninstall(dir, "demo"); err != nil {
+	if err := install.Uninstall(dir, "demo"); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(folder); !os.IsNotExist(err) {
 		t.Errorf("folder after uninstall: %v", err)
 	}
-	if err := piext.Uninstall(dir, "demo"); !errors.Is(err, piext.ErrNotInstalled) {
+	if err := install.Uninstall(dir, "demo"); !errors.Is(err, install.ErrNotInstalled) {
 		t.Errorf("second uninstall: %v", err)
 	}
 }
@@ -79,8 +80,8 @@ func TestCheckExecutable_RefusesGoRunAndGoTestBinaries(t *testing.T) {
 		{"/tmp/TestX/piext.test", false},
 		{"/home/dev/go/bin/pikit", true},
 	} {
-		err := piext.CheckExecutable(tc.path)
-		if (err == nil) != tc.ok || (!tc.ok && !errors.Is(err, piext.ErrTempExecutable)) {
+		err := install.CheckExecutable(tc.path)
+		if (err == nil) != tc.ok || (!tc.ok && !errors.Is(err, install.ErrTempExecutable)) {
 			t.Errorf("%s: %v", tc.path, err)
 		}
 	}
