@@ -206,7 +206,7 @@
 //
 // # Shutdown
 //
-// At the end of stdin (Pi quit or died) answers in flight get 1.5 s, then
+// At the end of stdin (Pi quit or died) answers in flight get 1 s, then
 // every handler's ctx is cancelled and handlers get 0.5 s more; the sidecar
 // exits within 3 s whatever they do. SIGTERM cancels at once. The first
 // write that fails (the bridge stopped reading) is logged and ends the

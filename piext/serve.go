@@ -77,7 +77,7 @@ type CommandCall struct {
 
 // Bounds of a sidecar's end (see Serve).
 const (
-	drainTimeout = 1500 * time.Millisecond
+	drainTimeout = 1000 * time.Millisecond
 	handlerGrace = 500 * time.Millisecond
 )
 
@@ -118,7 +118,7 @@ func (rt *runtime) bound(ctxID string, gen uint64) *Pi { return &Pi{rt: rt, ctxI
 
 // Serve runs ext on a bridge connection: requests are read from r, answers
 // written to w, until r ends or ctx is cancelled. At the end of r, answers
-// in flight are still written for at most 1.5 s, then every handler's ctx
+// in flight are still written for at most 1 s, then every handler's ctx
 // is cancelled and handlers still running after 0.5 s more are abandoned
 // (Serve returns without them). A failed write (the bridge is gone) ends
 // Serve at once with an error that says so (it wraps the write's error).

@@ -70,7 +70,9 @@ func faultTools(rec *recorder) []piext.Tool {
 		{Name: "probe_stderr", Label: "Probe stderr", Description: "Write n bytes of lines to stderr",
 			Parameters: obj(`{"type":"object","properties":{"n":{"type":"number"}},"required":["n"]}`),
 			Execute: func(ctx context.Context, c *piext.ToolCall) (*piext.ToolResult, error) {
-				var p struct{ N int }
+				var p struct {
+					N int `json:"n"`
+				}
 				if err := c.Decode(&p); err != nil {
 					return nil, err
 				}

@@ -64,7 +64,10 @@ func wireTool(rec *recorder, tap *wireTap) piext.Tool {
 	return piext.Tool{Name: "probe_wire", Label: "Probe wire", Description: "Send the bridge a faulty message",
 		Parameters: obj(`{"type":"object","properties":{"what":{"type":"string"},"after":{"type":"string"}},"required":["what"]}`),
 		Execute: func(ctx context.Context, c *piext.ToolCall) (*piext.ToolResult, error) {
-			var p struct{ What, After string }
+			var p struct {
+				What  string `json:"what"`
+				After string `json:"after"`
+			}
 			if err := c.Decode(&p); err != nil {
 				return nil, err
 			}
