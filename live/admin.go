@@ -39,6 +39,7 @@ type Session struct {
 	Port                  int
 	PageToken, AgentToken string
 	PID                   int // the endpoint process that wrote it (0: none)
+	OwnerPID              int // the process whose exit stops it (0: none)
 	Ended                 bool
 }
 
@@ -52,6 +53,9 @@ func ReadSession(root string) (Session, error) {
 		PageToken: deref(sf.PageToken), AgentToken: deref(sf.AgentToken), Ended: sf.Ended}
 	if sf.PID != nil {
 		s.PID = *sf.PID
+	}
+	if sf.OwnerPID != nil {
+		s.OwnerPID = *sf.OwnerPID
 	}
 	return s, nil
 }
@@ -71,7 +75,7 @@ func EndedAndDrained(root string) bool {
 	if sf.AgentToken == nil {
 		return true
 	}
-	b, err := (&store{root: abs, dir: filepath.Join(abs, stateDirName)}).loadBoard()
+	b, _, err := (&store{root: abs, dir: filepath.Join(abs, stateDirName)}).readBoard()
 	return err == nil && (b.Ended || sf.Ended) && b.drained()
 }
 
@@ -86,21 +90,18 @@ type StatusReport struct {
 	Board        StatusSummary `json:"board"`
 }
 
-// ReadStatus builds the status report of root from its files; running
-// says whether the endpoint process holds the pid file's lock.
+// ReadStatus builds the status report of root from its files (board.json
+// with the logs past it, as the endpoint process has committed them);
+// running says whether the endpoint process holds the pid file's lock.
 func ReadStatus(root string, running bool) (StatusReport, error) {
 	abs, err := filepath.Abs(root)
 	if err != nil {
 		return StatusReport{}, fmt.Errorf("live: resolve root: %w", err)
 	}
 	st := &store{root: abs, dir: filepath.Join(abs, stateDirName)}
-	b, err := st.loadBoard()
+	b, batches, err := st.readBoard()
 	if err != nil {
 		return StatusReport{}, err
-	}
-	batches := map[string]*batch{}
-	if m, err := st.readBatches(); err == nil {
-		batches = m
 	}
 	rep := StatusReport{Status: "stopped", Root: abs, SessionEnded: b.Ended, Board: summarize(b, batches, dirSize(st.logDir()))}
 	if sf, err := loadSession(abs); err == nil {
@@ -154,13 +155,13 @@ func Retire(root string) (StopReport, error) {
 			return StopReport{}, err
 		}
 	}
-	b, err := st.loadBoard()
+	b, _, err := st.readBoard()
 	if err != nil {
 		return StopReport{}, err
 	}
 	b.Ended = true
 	b.Pending = nil
-	if err := st.saveBoard(b); err != nil {
+	if _, err := st.saveBoard(b); err != nil {
 		return StopReport{}, err
 	}
 	if err := st.clearOps(); err != nil { // board.json now includes them

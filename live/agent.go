@@ -73,7 +73,8 @@ func (e *Endpoint) handleWait(w http.ResponseWriter, r *http.Request) *Error {
 	}
 }
 
-type okCheckpoint struct {
+// AckResult is the answer to POST /checkpoints/:id/ack (reference §2.5).
+type AckResult struct {
 	OK           bool   `json:"ok"`
 	CheckpointID string `json:"checkpoint_id"`
 	AlreadyAcked bool   `json:"already_acked,omitzero"`
@@ -92,16 +93,16 @@ func (e *Endpoint) handleAck(w http.ResponseWriter, r *http.Request) *Error {
 // commit point; board.json follows) before the batch file is deleted, so an
 // acknowledged batch is never served again. Repeat acks answer
 // already_acked.
-func (e *Endpoint) ack(id string) (okCheckpoint, *Error) {
+func (e *Endpoint) ack(id string) (AckResult, *Error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.touchLocked()
 	if e.board.acked(id) {
-		return okCheckpoint{true, id, true}, nil
+		return AckResult{true, id, true}, nil
 	}
 	bt := e.batches[id]
 	if bt == nil {
-		return okCheckpoint{}, &Error{Code: CodeUnknownCheckpoint}
+		return AckResult{}, &Error{Code: CodeUnknownCheckpoint}
 	}
 	prevPending := append([]batchRef(nil), e.board.Pending...)
 	e.board.removePending(id)
@@ -109,14 +110,14 @@ func (e *Endpoint) ack(id string) (okCheckpoint, *Error) {
 	if err := e.commitOpLocked(opLine{Kind: opAck, Ack: id}); err != nil {
 		e.board.Pending = prevPending
 		e.board.AckedCheckpointIDs = e.board.AckedCheckpointIDs[:len(e.board.AckedCheckpointIDs)-1]
-		return okCheckpoint{}, &Error{Code: CodeStorageFailed, Err: err, CheckpointID: id}
+		return AckResult{}, &Error{Code: CodeStorageFailed, Err: err, CheckpointID: id}
 	}
 	delete(e.batches, id)
-	if err := e.st.removeBatch(id); err != nil {
+	if err := e.st.dropBatchFile(id); err != nil {
 		e.log.Warn("live: remove acked batch failed; dropped at next start", "err", err)
 	}
 	e.st.appendAgentLog(auditLine{T: time.Now().UnixMilli(), Kind: "ack", CheckpointID: id})
-	return okCheckpoint{OK: true, CheckpointID: id}, nil
+	return AckResult{OK: true, CheckpointID: id}, nil
 }
 
 type unitStatusRequest struct {

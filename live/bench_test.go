@@ -7,7 +7,9 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"runtime"
+	"runtime/pprof"
 	"slices"
 	"strings"
 	"sync"
@@ -40,7 +42,11 @@ func bareHandler() http.Handler {
 }
 
 // telemetryBody is a riffrec-like batch: transcript and click envelopes.
-func telemetryBody(sid string, from int64, n int) []byte {
+func telemetryBody(sid string, from int64, n int) []byte { return burstBody(sid, from, n, false) }
+
+// burstBody is telemetryBody where, with units, every third envelope (seq
+// divisible by 3) is a unit with one anchor and evidence instead.
+func burstBody(sid string, from int64, n int, units bool) []byte {
 	var b bytes.Buffer
 	b.WriteByte('[')
 	for i := 0; i < n; i++ {
@@ -51,6 +57,9 @@ func telemetryBody(sid string, from int64, n int) []byte {
 		typ, p := "transcript", fmt.Sprintf(`{"id":"tr_%d","role":"riffer","text":"make the header a little darker please","t_start":%d,"t_end":%d,"final":true}`, seq, seq, seq+1)
 		if seq%2 == 0 {
 			typ, p = "click", fixturePayloads["click"]
+		}
+		if units && seq%3 == 0 {
+			typ, p = "unit", unitPayload(fmt.Sprintf("u%d", seq))
 		}
 		fmt.Fprintf(&b, `{"schema_version":"live/1","session_id":%q,"seq":%d,"t":%d,"type":%q,"payload":%s}`, sid, seq, seq, typ, p)
 	}
@@ -118,38 +127,8 @@ func BenchmarkWake(b *testing.B) {
 	c := &http.Client{}
 	lat := make([]time.Duration, 0, b.N)
 	for i := 0; i < b.N; i++ {
-		got := make(chan string, 1)
-		go func() {
-			req, _ := http.NewRequest("GET", r.srv.URL+"/wait", nil)
-			req.Header.Set("Authorization", "Bearer agent-tok")
-			resp, err := c.Do(req)
-			if err != nil {
-				got <- err.Error()
-				return
-			}
-			body, _ := io.ReadAll(resp.Body)
-			resp.Body.Close()
-			got <- string(body)
-		}()
-		for {
-			r.e.mu.Lock()
-			parked := r.e.waitParked
-			r.e.mu.Unlock()
-			if parked {
-				break
-			}
-			runtime.Gosched()
-		}
-		cp := fmt.Sprintf("cp%d", i)
-		body := "[" + r.env("unit", unitPayload(fmt.Sprintf("u%d", i))) + "," + r.env("checkpoint", checkpointPayload(cp, "send", "smart")) + "]"
-		t0 := time.Now()
-		postBody(b, c, r.srv.URL, []byte(body))
-		w := <-got
-		lat = append(lat, time.Since(t0))
-		if !strings.Contains(w, `"checkpoint_id":"`+cp+`"`) {
-			b.Fatalf("wake: %s", w)
-		}
-		r.ack(cp)
+		_, wake, _ := wakeRound(b, r, c, i)
+		lat = append(lat, wake)
 	}
 	b.StopTimer()
 	// Baseline: the same two requests against a bare long-poll.
@@ -198,26 +177,55 @@ func heapMB() float64 {
 	return float64(m.HeapAlloc) / (1 << 20)
 }
 
-// BenchmarkBurstMemory posts a 10,000-envelope burst (transcripts and
-// clicks, 8 per request) and reports the live heap before and after.
+// BenchmarkBurstMemory posts a 10,000-envelope burst, 8 per request, and
+// reports the live heap before (an empty board: the in-run baseline) and
+// after: "telemetry" is transcripts and clicks, "units" the RSS mix of
+// BenchmarkLiveRSS10k in cmd/pikit (a third units with one anchor and
+// evidence, about 3,300 on the board). With PIKIT_BENCH_HEAPPROFILE=path
+// the "units" run writes the heap profile of the full board there (go tool
+// pprof -sample_index=inuse_space).
 func BenchmarkBurstMemory(b *testing.B) {
 	const total, perReq = 10000, 8
 	c := &http.Client{}
-	for i := 0; i < b.N; i++ {
-		b.StopTimer()
-		r := newRig(b, nil)
-		postBody(b, c, r.srv.URL, telemetryBody("sess_1", 1, perReq)) // bind and warm up
-		before := heapMB()
-		b.StartTimer()
-		for seq := int64(perReq + 1); seq <= total; seq += perReq {
-			postBody(b, c, r.srv.URL, telemetryBody("sess_1", seq, perReq))
-		}
-		b.StopTimer()
-		after := heapMB()
-		b.ReportMetric(before, "heap-before-MB")
-		b.ReportMetric(after, "heap-after-MB")
-		b.ReportMetric(after-before, "heap-growth-MB")
-		r.close()
+	profile := os.Getenv("PIKIT_BENCH_HEAPPROFILE")
+	if profile != "" {
+		runtime.MemProfileRate = 512 // every allocation of the board shows
+	}
+	for _, units := range []bool{false, true} {
+		name := map[bool]string{false: "telemetry", true: "units"}[units]
+		b.Run(name, func(b *testing.B) {
+			for i := 0; i < b.N; i++ {
+				b.StopTimer()
+				r := newRig(b, nil)
+				postBody(b, c, r.srv.URL, burstBody("sess_1", 1, perReq, units)) // bind and warm up
+				before := heapMB()
+				b.StartTimer()
+				for seq := int64(perReq + 1); seq <= total; seq += perReq {
+					postBody(b, c, r.srv.URL, burstBody("sess_1", seq, perReq, units))
+				}
+				b.StopTimer()
+				after := heapMB()
+				if profile != "" && units {
+					writeHeapProfile(b, profile)
+				}
+				b.ReportMetric(before, "heap-before-MB")
+				b.ReportMetric(after, "heap-after-MB")
+				b.ReportMetric(after-before, "heap-growth-MB")
+				r.close()
+			}
+		})
+	}
+}
+
+func writeHeapProfile(b *testing.B, path string) {
+	f, err := os.Create(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	runtime.GC()
+	if err := pprof.Lookup("heap").WriteTo(f, 0); err != nil {
+		b.Fatal(err)
 	}
 }
 

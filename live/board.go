@@ -124,6 +124,83 @@ type Board struct {
 	// OpSeq is the last agent operation of state/ops.ndjson this board
 	// includes (a pikit addition; see opsFile).
 	OpSeq int64 `json:"op_seq"`
+
+	// undo records the transaction in progress (see [Board.begin]).
+	undo *undoLog
+}
+
+// undoLog is what [Board.rollback] needs to put a board back as it was
+// when [Board.begin] was called, in time proportional to what changed
+// since rather than to the board: a shallow copy of the board's fields
+// (scalars and slice headers) and the map entries as they were before
+// their first change. It relies on one rule for every change between
+// begin and commit or rollback: slices are only appended to or replaced,
+// never changed in place, and map entries are only added or replaced
+// through [Board.putUnit] and [Board.putAnnotation] (units and
+// annotations are copy on write).
+type undoLog struct {
+	fields      Board
+	units       map[string]*boardUnit // nil value: the id was absent
+	annotations map[string]*boardAnnotation
+}
+
+// begin starts recording changes for [Board.rollback].
+func (b *Board) begin() {
+	b.undo = nil
+	b.undo = &undoLog{fields: *b}
+}
+
+// commit keeps the changes made since begin.
+func (b *Board) commit() { b.undo = nil }
+
+// rollback puts back the board as it was at begin.
+func (b *Board) rollback() {
+	u := b.undo
+	if u == nil {
+		return
+	}
+	for id, prev := range u.units {
+		if prev == nil {
+			delete(b.Units, id)
+		} else {
+			b.Units[id] = prev
+		}
+	}
+	for id, prev := range u.annotations {
+		if prev == nil {
+			delete(b.Annotations, id)
+		} else {
+			b.Annotations[id] = prev
+		}
+	}
+	*b = u.fields // the maps are the same maps, now restored
+	b.undo = nil
+}
+
+// putUnit sets the entry of unit id, recording the one it replaces.
+func (b *Board) putUnit(id string, u *boardUnit) {
+	if b.undo != nil {
+		if _, seen := b.undo.units[id]; !seen {
+			if b.undo.units == nil {
+				b.undo.units = map[string]*boardUnit{}
+			}
+			b.undo.units[id] = b.Units[id]
+		}
+	}
+	b.Units[id] = u
+}
+
+// putAnnotation is [Board.putUnit] for annotations.
+func (b *Board) putAnnotation(id string, a *boardAnnotation) {
+	if b.undo != nil {
+		if _, seen := b.undo.annotations[id]; !seen {
+			if b.undo.annotations == nil {
+				b.undo.annotations = map[string]*boardAnnotation{}
+			}
+			b.undo.annotations[id] = b.Annotations[id]
+		}
+	}
+	b.Annotations[id] = a
 }
 
 func newBoard() *Board {
@@ -212,7 +289,7 @@ func (b *Board) apply(env *Envelope, produced *effects) {
 		a := b.editAnnotation(id)
 		if a == nil {
 			a = &boardAnnotation{ID: id, Fields: map[string]jsontext.Value{}}
-			b.Annotations[id] = a
+			b.putAnnotation(id, a)
 			b.AnnotationOrder = append(b.AnnotationOrder, id)
 		}
 		for k, v := range p {
@@ -261,7 +338,7 @@ func (b *Board) applyUnit(env *Envelope, p obj, produced *effects) {
 	u := b.editUnit(id)
 	if u == nil {
 		u = &boardUnit{ID: id, Status: status, Fields: map[string]jsontext.Value{}}
-		b.Units[id] = u
+		b.putUnit(id, u)
 		b.UnitOrder = append(b.UnitOrder, id)
 	} else if !u.Released {
 		u.Status = status
@@ -338,7 +415,7 @@ func (b *Board) editUnit(id string) *boardUnit {
 	}
 	c := *u
 	c.Fields = maps.Clone(u.Fields)
-	b.Units[id] = &c
+	b.putUnit(id, &c)
 	return &c
 }
 
@@ -350,7 +427,7 @@ func (b *Board) editAnnotation(id string) *boardAnnotation {
 	}
 	c := *a
 	c.Fields = maps.Clone(a.Fields)
-	b.Annotations[id] = &c
+	b.putAnnotation(id, &c)
 	return &c
 }
 
@@ -371,6 +448,7 @@ func (b *Board) snapshot() *Board {
 	s.ReleasedAnnotationIDs = slices.Clone(b.ReleasedAnnotationIDs)
 	s.PendingWithdrawn = slices.Clone(b.PendingWithdrawn)
 	s.Pending = slices.Clone(b.Pending)
+	s.undo = nil
 	return &s
 }
 

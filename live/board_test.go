@@ -82,7 +82,7 @@ func TestEvents_Rejections(t *testing.T) {
 	r.seq = 1
 	// A bad envelope anywhere in the body acknowledges nothing.
 	code, body = r.post(r.env("mic", `{"state":"muted"}`), r.env("mic", `{"state":"loud"}`))
-	check("partial", code, body, 400, `{"reason":"invalid_payload","seq":3}`)
+	check("partial", code, body, 400, `{"reason":"invalid_payload","seq":3,"detail":"payload.state: want one of granted, denied, muted, unmuted"}`)
 	r.seq = 1
 	big := strings.Repeat("x", 70<<10)
 	code, body = r.post(r.env("console_error", `{"t":1,"type":"console_error","message":"`+big+`"}`))

@@ -1,27 +1,45 @@
 package live
 
 import (
+	"math"
 	"sync"
-	"time"
+	"sync/atomic"
 )
+
+// defaultBoardRewrite is the least growth of the logs, in bytes, after
+// which board.json is rewritten (see [Options.BoardRewrite]).
+const defaultBoardRewrite = 64 << 10
 
 // derivedFiles tracks board.json and the batch files, which are derived
 // from the event log and the ops journal (seed 002 §Durability; DESIGN.md
-// "The live endpoint"). Their state is guarded by Endpoint.mu except for
-// writeMu and boardOpSeq.
+// "The live endpoint"): checkpoints of the logs that bound how much of them
+// recovery ([Open]) and the readers outside the process ([ReadStatus])
+// replay. Their state is guarded by Endpoint.mu except for writeMu,
+// boardOpSeq and boardSize.
+//
+// Rewriting board.json costs time and memory in proportion to the board,
+// so no request does it: a wake, an ack or an /events request appends its
+// record to a log and goes on. The background writer rewrites board.json
+// (with the batch files that lag) once the logs have grown, since the last
+// rewrite, by as many bytes as board.json itself, and by at least 64 KiB
+// ([Options.BoardRewrite]). A rewrite therefore costs at most one byte of
+// board.json per byte logged, spread over the requests that grew the
+// logs, and recovery replays at most that much. Rare operations (page
+// lost, session end or open, binding) and Close write board.json at once.
 //
 // A write takes a snapshot of the board under Endpoint.mu and encodes and
-// writes it without that lock, so ingest and wake latency do not grow with
-// the board. writeMu orders the writes: a snapshot is taken and written
-// under it, so a later snapshot is never overwritten by an earlier one.
-// Lock order: Endpoint.mu, then writeMu; nothing holding writeMu waits for
-// Endpoint.mu.
+// writes it without that lock. writeMu orders the writes: a snapshot is
+// taken and written under it, so a later snapshot is never overwritten by
+// an earlier one. Lock order: Endpoint.mu, then writeMu; nothing holding
+// writeMu waits for Endpoint.mu.
 type derivedFiles struct {
 	boardDirty bool          // board.json lags memory
+	logged     int64         // log and journal bytes appended since the last snapshot
 	kick       chan struct{} // wakes the background writer (capacity 1)
 
 	writeMu    sync.Mutex
-	boardOpSeq int64 // op_seq of the last board.json written; guarded by writeMu
+	boardOpSeq int64        // op_seq of the last board.json written; guarded by writeMu
+	boardSize  atomic.Int64 // bytes of the last board.json written
 }
 
 // derivedSnapshot is what one write puts on disk.
@@ -30,9 +48,43 @@ type derivedSnapshot struct {
 	batches []batchFileData // batch files that lag memory
 }
 
-// markBoardDirtyLocked schedules a board.json write within BoardFlush.
-func (e *Endpoint) markBoardDirtyLocked() {
+// loggedLocked records a committed change whose record the event log or
+// the ops journal holds (n bytes appended): board.json lags it, and is
+// rewritten once the logs have grown enough.
+func (e *Endpoint) loggedLocked(n int64) {
 	e.derived.boardDirty = true
+	e.derived.logged += n
+	if e.derived.logged >= e.rewriteAfter() {
+		e.kickWriterLocked()
+	}
+}
+
+// rewriteAfter is the log growth, in bytes, that makes the writer rewrite
+// board.json (see [Options.BoardRewrite]).
+func (e *Endpoint) rewriteAfter() int64 {
+	switch r := e.opts.BoardRewrite; {
+	case r > 0:
+		return r
+	case r < 0:
+		return math.MaxInt64
+	}
+	return max(defaultBoardRewrite, e.derived.boardSize.Load())
+}
+
+// markBoardDirtyLocked records a change no log holds and whose loss in a
+// crash is harmless (a batch served, the page stream connected or gone:
+// re-serving follows the pending order, and [Open] marks the stream
+// disconnected): it reaches board.json with the next rewrite.
+func (e *Endpoint) markBoardDirtyLocked() { e.derived.boardDirty = true }
+
+// persistSoonLocked records a change no log holds that must reach disk
+// (the loss watch ending): the writer rewrites board.json now.
+func (e *Endpoint) persistSoonLocked() {
+	e.derived.boardDirty = true
+	e.kickWriterLocked()
+}
+
+func (e *Endpoint) kickWriterLocked() {
 	select {
 	case e.derived.kick <- struct{}{}:
 	default:
@@ -57,6 +109,7 @@ func (e *Endpoint) snapshotDerivedLocked() derivedSnapshot {
 		}
 	}
 	e.derived.boardDirty = false
+	e.derived.logged = 0
 	return s
 }
 
@@ -68,10 +121,12 @@ func (e *Endpoint) writeDerived(s derivedSnapshot) error {
 			return err
 		}
 	}
-	if err := e.st.saveBoard(s.board); err != nil {
+	n, err := e.st.saveBoard(s.board)
+	if err != nil {
 		return err
 	}
 	e.derived.boardOpSeq = s.board.OpSeq
+	e.derived.boardSize.Store(n)
 	return nil
 }
 
@@ -82,9 +137,10 @@ func (e *Endpoint) writeDerived(s derivedSnapshot) error {
 func (e *Endpoint) flushLocked() error {
 	e.derived.writeMu.Lock()
 	defer e.derived.writeMu.Unlock()
+	logged := e.derived.logged
 	s := e.snapshotDerivedLocked()
 	if err := e.writeDerived(s); err != nil {
-		e.redirtyLocked(s)
+		e.redirtyLocked(s, logged)
 		return err
 	}
 	if e.derived.boardOpSeq == e.board.OpSeq {
@@ -95,22 +151,23 @@ func (e *Endpoint) flushLocked() error {
 	return nil
 }
 
-func (e *Endpoint) redirtyLocked(s derivedSnapshot) {
+func (e *Endpoint) redirtyLocked(s derivedSnapshot, logged int64) {
 	for _, bf := range s.batches {
 		if bt := e.batches[bf.Envelope.CheckpointID]; bt != nil {
 			bt.fileDirty = true
 		}
 	}
 	e.derived.boardDirty = true
+	e.derived.logged += logged
 }
 
 // saveBoardLocked makes a rare operation (page-lost, session end or open,
 // binding) durable: board.json is its commit point.
 func (e *Endpoint) saveBoardLocked() error { return e.flushLocked() }
 
-// runDerivedWriter writes the derived files when they are dirty, at most
-// every BoardFlush, until the endpoint closes. A failed write is a
-// storage failure: the endpoint stops serving (see [Endpoint.fail]).
+// runDerivedWriter rewrites the derived files when it is kicked (see
+// [derivedFiles]), until the endpoint closes. A failed write is a storage
+// failure: the endpoint stops serving (see [Endpoint.fail]).
 func (e *Endpoint) runDerivedWriter() {
 	defer e.wg.Done()
 	for {
@@ -119,24 +176,20 @@ func (e *Endpoint) runDerivedWriter() {
 			return
 		case <-e.derived.kick:
 		}
-		select {
-		case <-e.ctx.Done():
-			return
-		case <-time.After(e.opts.BoardFlush):
-		}
 		e.mu.Lock()
 		if !e.derived.boardDirty || e.closed || e.failed != nil {
 			e.mu.Unlock()
 			continue
 		}
 		e.derived.writeMu.Lock()
+		logged := e.derived.logged
 		s := e.snapshotDerivedLocked()
 		e.mu.Unlock()
 		err := e.writeDerived(s)
 		e.derived.writeMu.Unlock()
 		if err != nil {
 			e.mu.Lock()
-			e.redirtyLocked(s)
+			e.redirtyLocked(s, logged)
 			e.failLocked(err)
 			e.mu.Unlock()
 		}

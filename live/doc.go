@@ -25,18 +25,21 @@
 //
 // Each /events request is one transaction: validate, apply in memory,
 // append to state/log/events.ndjson with one fsync, then acknowledge, wake
-// and notify. board.json and batches/*.json are derived files written
-// atomically (tmp, fsync, rename, dir fsync) and may lag the log by
-// [Options.BoardFlush]. Acks and unit status or ask posts commit by
-// appending one line to state/ops.ndjson with one fsync (their cost does not
-// grow with the board); page-lost, session end and session open commit by
-// writing board.json before they answer. [Open] recovers after a crash: it
-// clears .tmp files, truncates torn log and journal tails, replays the log
-// past board.json's acked_seq with each journaled operation put back between
-// the envelopes it ran between (idempotent by seq and op number; derived
-// checkpoint ids are deterministic), drops batches already acknowledged and
-// rewrites the derived files. An acknowledged envelope is never lost, an
-// unacknowledged batch survives, an acknowledged batch is never served again.
+// and notify. Acks and unit status or ask posts commit by appending one
+// line to state/ops.ndjson with one fsync. board.json and batches/*.json
+// are derived files, checkpoints of the two logs written atomically (tmp,
+// fsync, rename, dir fsync) in the background once the logs have grown by
+// as much as board.json ([Options.BoardRewrite]), so no request's cost
+// grows with the board. Page-lost, session end and session open commit by
+// writing board.json before they answer. Readers beside the process
+// ([ReadStatus]) replay the logs past board.json. [Open] recovers after a
+// crash: it clears .tmp files, truncates torn log and journal tails,
+// replays the log past board.json's acked_seq with each journaled
+// operation put back between the envelopes it ran between (idempotent by
+// seq and op number; derived checkpoint ids are deterministic), drops
+// batches already acknowledged and rewrites the derived files. An
+// acknowledged envelope is never lost, an unacknowledged batch survives,
+// an acknowledged batch is never served again.
 //
 // # Layout
 //
@@ -64,12 +67,14 @@
 //     the page-lost, watch and away timers;
 //   - transaction (txn.go, session.go): apply envelopes to the board in
 //     memory, append to the log with one fsync, then release notices and
-//     wakes; roll back to the snapshot taken before on a storage failure;
+//     wakes; on a storage failure roll back through the board's undo log
+//     (in time proportional to the transaction, not the board);
 //   - board (board.go, checkpoint.go, wake.go, ops.go): pure state changes
 //     that return their effects (notices, batches) and never touch disk;
-//   - durable store (store.go, eventlog.go, derived.go): files under state/
-//     through internal/durable; board.json and batch files are written from
-//     a snapshot outside the endpoint lock.
+//   - durable store (store.go, eventlog.go, derived.go, recovery.go): files
+//     under state/ through internal/durable; board.json and batch files are
+//     written from a snapshot outside the endpoint lock; recovery and the
+//     readers beside the process replay the logs past board.json.
 //
 // Every refusal is a JSON body, with one exception: a request line whose
 // percent-escapes are malformed (GET /%E0%A4%A) is refused by net/http

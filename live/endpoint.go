@@ -96,7 +96,7 @@ func Open(opts Options) (*Endpoint, error) {
 	err = e.recoverLocked()
 	if err == nil && e.board.Page.Stream == "connected" {
 		e.board.Page.Stream = "disconnected"
-		err = e.st.saveBoard(e.board)
+		_, err = e.st.saveBoard(e.board)
 	}
 	if err == nil && e.board.WatchForLoss && !e.board.Ended {
 		e.armLostTimerLocked()
@@ -110,92 +110,6 @@ func Open(opts Options) (*Endpoint, error) {
 	e.wg.Add(1)
 	go e.runDerivedWriter()
 	return e, nil
-}
-
-// recoverLocked rebuilds the in-memory state from disk: board.json, then the
-// event log tail, then batch files. Idempotent by seq.
-func (e *Endpoint) recoverLocked() error {
-	b, err := e.st.loadBoardFile()
-	if err != nil {
-		return err
-	}
-	lines, err := e.st.scanEvents()
-	if err != nil {
-		return err
-	}
-	journal, err := e.st.scanOps()
-	if err != nil {
-		return err
-	}
-	// Agent operations go back between the envelopes they followed: an
-	// operation that ran at acked_seq n precedes envelope n+1.
-	ops := pendingOps(b, journal)
-	opsUpTo := func(acked int64) {
-		for len(ops) > 0 && ops[0].At <= acked {
-			b.applyOp(&ops[0])
-			ops = ops[1:]
-		}
-	}
-	produced := &effects{}
-	sid := b.sessionID()
-	for _, ll := range lines {
-		if sid == "" || ll.SessionID != sid || ll.Seq <= b.AckedSeq {
-			continue
-		}
-		if ll.Seq != b.AckedSeq+1 {
-			break
-		}
-		opsUpTo(b.AckedSeq)
-		b.apply(&Envelope{SchemaVersion: SchemaVersion, SessionID: ll.SessionID, Seq: ll.Seq, T: ll.T, Type: ll.Type, Payload: ll.Payload}, produced)
-		b.AckedSeq = ll.Seq
-	}
-	for i := range ops {
-		b.applyOp(&ops[i])
-	}
-	files, err := e.st.loadBatches()
-	if err != nil {
-		return err
-	}
-	regen := map[string]*batch{}
-	for _, bt := range produced.batches {
-		regen[bt.env.CheckpointID] = bt
-	}
-	e.batches = map[string]*batch{}
-	var keep []batchRef
-	for _, ref := range b.Pending {
-		if b.acked(ref.CheckpointID) {
-			continue
-		}
-		bt := files[ref.CheckpointID]
-		if bt == nil {
-			bt = regen[ref.CheckpointID]
-		}
-		if bt == nil {
-			e.log.Warn("live: pending batch has no file; dropped", "checkpoint_id", ref.CheckpointID)
-			continue
-		}
-		bt.order = ref.Order
-		e.batches[ref.CheckpointID] = bt
-		keep = append(keep, ref)
-	}
-	b.Pending = keep
-	for id := range files {
-		if e.batches[id] == nil {
-			if err := e.st.removeBatch(id); err != nil {
-				return err
-			}
-		}
-	}
-	for id, bt := range e.batches {
-		if files[id] == nil {
-			if err := e.st.writeBatch(bt); err != nil {
-				return err
-			}
-		}
-	}
-	e.st.removeFramesAfter(b.AckedSeq)
-	e.board = b
-	return e.flushLocked()
 }
 
 // Close stops timers and background work, ends open streams, flushes

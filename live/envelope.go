@@ -1,7 +1,6 @@
 package live
 
 import (
-	"encoding/base64"
 	"errors"
 	"math"
 	"regexp"
@@ -94,25 +93,6 @@ func SplitBody(body []byte) ([]jsontext.Value, error) {
 	return nil, ErrBadBody
 }
 
-// eventTypes is the closed set of envelope types (seed 002, "Envelope").
-var eventTypes = map[string]func(obj) bool{
-	"click":           checkClick,
-	"network_request": checkNetworkRequest,
-	"console_error":   checkConsoleError,
-	"navigation":      checkNavigation,
-	"transcript":      checkTranscript,
-	"unit":            checkUnit,
-	"unit_update":     checkUnitUpdate,
-	"unit_withdraw":   checkUnitWithdraw,
-	"annotation":      checkAnnotation,
-	"checkpoint":      checkCheckpoint,
-	"answer":          checkAnswer,
-	"frame":           checkFrame,
-	"mic":             checkMic,
-	"mode":            checkMode,
-	"stream_state":    checkStreamState,
-}
-
 var idPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$`)
 
 // ValidateEnvelope checks one envelope value in the upstream order (reference
@@ -153,21 +133,15 @@ func ValidateEnvelope(raw jsontext.Value, sessionHeader string) (*Envelope, *Rej
 		return rej(ReasonInvalidT, "")
 	}
 	typ, _ := o.str("type")
-	check, known := eventTypes[typ]
-	if !known {
+	if _, known := payloadShapes[typ]; !known {
 		return rej(ReasonUnknownType, "")
 	}
 	p, ok := parseObj(o["payload"])
-	if !ok || !check(p) {
-		return rej(ReasonInvalidPayload, "")
+	if !ok {
+		return rej(ReasonInvalidPayload, "payload: want an object")
 	}
-	for _, k := range []string{"id", "unit_id"} {
-		if v, present := p[k]; present {
-			s, isStr := strVal(v)
-			if !isStr || !idPattern.MatchString(s) {
-				return rej(ReasonInvalidPayload, "")
-			}
-		}
+	if f := payloadFault(typ, p); f != nil {
+		return rej(ReasonInvalidPayload, f.detail())
 	}
 	return &Envelope{SchemaVersion: SchemaVersion, SessionID: sid, Seq: *seqp, T: t, Type: typ, Payload: o["payload"]}, nil
 }
@@ -221,31 +195,9 @@ func anyIntSeq(v jsontext.Value) (int64, bool) {
 	return int64(f), true
 }
 
-func (o obj) str(k string) (string, bool) { return strVal(o[k]) }
-func (o obj) num(k string) (float64, bool) {
-	return numVal(o[k])
-}
-func (o obj) isStr(k string) bool  { _, ok := o.str(k); return ok }
-func (o obj) isNum(k string) bool  { _, ok := o.num(k); return ok }
-func (o obj) isBool(k string) bool { c := o[k].Kind(); return c == 't' || c == 'f' }
-func (o obj) has(k string) bool    { _, ok := o[k]; return ok }
-func (o obj) optStr(k string) bool { return !o.has(k) || o.isStr(k) }
-func (o obj) strOrNull(k string) bool {
-	return o[k].Kind() == 'n' || o.isStr(k)
-}
-func (o obj) enum(k string, allowed ...string) bool {
-	s, ok := o.str(k)
-	if !ok {
-		return false
-	}
-	for _, a := range allowed {
-		if s == a {
-			return true
-		}
-	}
-	return false
-}
-
+func (o obj) str(k string) (string, bool)  { return strVal(o[k]) }
+func (o obj) num(k string) (float64, bool) { return numVal(o[k]) }
+func (o obj) has(k string) bool            { _, ok := o[k]; return ok }
 func arr(v jsontext.Value) ([]jsontext.Value, bool) {
 	if v.Kind() != '[' {
 		return nil, false
@@ -256,136 +208,3 @@ func arr(v jsontext.Value) ([]jsontext.Value, bool) {
 	}
 	return items, true
 }
-
-func arrOf(v jsontext.Value, each func(jsontext.Value) bool) bool {
-	items, ok := arr(v)
-	if !ok {
-		return false
-	}
-	for _, it := range items {
-		if !each(it) {
-			return false
-		}
-	}
-	return true
-}
-
-func isStrVal(v jsontext.Value) bool { _, ok := strVal(v); return ok }
-
-func objCheck(v jsontext.Value, f func(obj) bool) bool {
-	o, ok := parseObj(v)
-	return ok && f(o)
-}
-
-// Shared shapes (reference §1.2).
-
-func isRect(v jsontext.Value) bool {
-	return objCheck(v, func(o obj) bool {
-		return o.isNum("x") && o.isNum("y") && o.isNum("width") && o.isNum("height")
-	})
-}
-
-func isAnchor(v jsontext.Value) bool {
-	return objCheck(v, func(o obj) bool {
-		return o.isStr("route") && o.isStr("selector") && (!o.has("component") || o.strOrNull("component")) &&
-			isRect(o["rect"]) && o.isNum("t")
-	})
-}
-
-func isSpan(v jsontext.Value) bool {
-	return objCheck(v, func(o obj) bool { return o.isNum("t_start") && o.isNum("t_end") })
-}
-
-func isTelemetryWindow(v jsontext.Value) bool {
-	return objCheck(v, func(o obj) bool {
-		_, ok := arr(o["events"])
-		return o.isNum("t_start") && o.isNum("t_end") && ok
-	})
-}
-
-func isEvidence(v jsontext.Value) bool {
-	return objCheck(v, func(o obj) bool {
-		return arrOf(o["frame_ids"], isStrVal) && arrOf(o["annotation_ids"], isStrVal) && isSpan(o["transcript_span"]) &&
-			(!o.has("telemetry_window") || isTelemetryWindow(o["telemetry_window"])) && o.optStr("audio_clip_id")
-	})
-}
-
-func isConfirmation(v jsontext.Value) bool {
-	return objCheck(v, func(o obj) bool { return o.isBool("element") && o.isBool("change") })
-}
-
-func isPoint(v jsontext.Value) bool {
-	return objCheck(v, func(o obj) bool {
-		return o.isNum("x") && o.isNum("y") && (!o.has("pressure") || o.isNum("pressure"))
-	})
-}
-
-// Payload checks per type (reference §1.3).
-
-func captureHead(o obj, typ string) bool {
-	s, ok := o.str("type")
-	return ok && s == typ && o.isNum("t")
-}
-
-func checkClick(o obj) bool {
-	return captureHead(o, "click") && objCheck(o["element"], func(e obj) bool { return e.isStr("selector") })
-}
-
-func checkNetworkRequest(o obj) bool {
-	return captureHead(o, "network_request") && o.isStr("url") && o.isStr("method") && o.isNum("status")
-}
-
-func checkConsoleError(o obj) bool { return captureHead(o, "console_error") && o.isStr("message") }
-
-func checkNavigation(o obj) bool {
-	return captureHead(o, "navigation") && o.isStr("from") && o.isStr("to")
-}
-
-func checkTranscript(o obj) bool {
-	return o.isStr("id") && o.enum("role", "riffer", "interviewer") && o.isStr("text") &&
-		o.isNum("t_start") && o.isNum("t_end") && o.isBool("final")
-}
-
-func checkUnit(o obj) bool {
-	return o.isStr("id") && o.isStr("statement") && o.isStr("transcript_excerpt") && arrOf(o["anchors"], isAnchor) &&
-		isEvidence(o["evidence"]) && o.enum("status", unitStatuses...) && (!o.has("confirmed") || isConfirmation(o["confirmed"]))
-}
-
-func checkUnitUpdate(o obj) bool {
-	return o.isStr("unit_id") && o.optStr("statement") && (!o.has("anchors_add") || arrOf(o["anchors_add"], isAnchor)) &&
-		(!o.has("confirmed") || isConfirmation(o["confirmed"]))
-}
-
-func checkUnitWithdraw(o obj) bool { return o.isStr("unit_id") && o.optStr("reason") }
-
-func checkAnnotation(o obj) bool {
-	return o.isStr("id") && o.enum("kind", "stroke", "pin") && arrOf(o["points"], isPoint) && isRect(o["bbox"]) &&
-		isAnchor(o["anchor"]) && o.optStr("text") && o.optStr("unit_id") && o.optStr("composite_frame_id")
-}
-
-// checkCheckpoint accepts only the page triggers: answer and mode_change are
-// endpoint-emitted (reference §1.3, §8).
-func checkCheckpoint(o obj) bool {
-	return o.isStr("id") && o.enum("trigger", "silence", "page_change", "send", "final") && o.enum("mode", "instant", "smart", "collect")
-}
-
-func checkAnswer(o obj) bool { return o.isStr("unit_id") && o.isStr("text") }
-
-func checkFrame(o obj) bool {
-	if !(o.isStr("id") && o.isNum("t") && o.isStr("route") && o.enum("kind", "gesture", "periodic", "composite")) {
-		return false
-	}
-	b64, ok := o.str("jpeg_base64")
-	if !ok {
-		return false
-	}
-	if o.has("dropped") {
-		return o.enum("dropped", "quota", "oversize")
-	}
-	_, err := base64.StdEncoding.DecodeString(b64)
-	return err == nil
-}
-
-func checkMic(o obj) bool         { return o.enum("state", "granted", "denied", "muted", "unmuted") }
-func checkMode(o obj) bool        { return o.enum("mode", "instant", "smart", "collect") }
-func checkStreamState(o obj) bool { return o.enum("state", "streaming", "buffering", "unloading") }

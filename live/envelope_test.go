@@ -43,8 +43,8 @@ func TestValidateEnvelope_Fixtures(t *testing.T) {
 			}
 		})
 	}
-	if len(fixturePayloads) != len(eventTypes) {
-		t.Fatalf("fixtures cover %d of %d types", len(fixturePayloads), len(eventTypes))
+	if len(fixturePayloads) != len(payloadShapes) {
+		t.Fatalf("fixtures cover %d of %d types", len(fixturePayloads), len(payloadShapes))
 	}
 }
 
@@ -70,16 +70,7 @@ func TestValidateEnvelope_Order(t *testing.T) {
 		{"seq 1.0 ok then bad t", `{"schema_version":"live/1","session_id":"s1","seq":1.0,"t":"x"}`, "s1", ReasonInvalidT, "1"},
 		{"t overflow", `{"schema_version":"live/1","session_id":"s1","seq":2,"t":1e999}`, "s1", ReasonInvalidT, "2"},
 		{"unknown type", `{"schema_version":"live/1","session_id":"s1","seq":2,"t":1,"type":"nope","payload":{}}`, "s1", ReasonUnknownType, "2"},
-		{"payload array", `{"schema_version":"live/1","session_id":"s1","seq":2,"t":1,"type":"mic","payload":[]}`, "s1", ReasonInvalidPayload, "2"},
-		{"bad mic", envJSON(2, "mic", `{"state":"loud"}`), "s1", ReasonInvalidPayload, "2"},
-		{"checkpoint answer trigger", envJSON(2, "checkpoint", checkpointPayload("c", "answer", "smart")), "s1", ReasonInvalidPayload, "2"},
-		{"bad id", envJSON(2, "unit", strings.Replace(unit, `"unit_0001"`, `"../x"`, 1)), "s1", ReasonInvalidPayload, "2"},
-		{"bad unit_id on answer", envJSON(2, "answer", `{"unit_id":"a b","text":"x"}`), "s1", ReasonInvalidPayload, "2"},
-		{"unknown dropped", envJSON(2, "frame", `{"id":"f","t":1,"route":"/","kind":"gesture","jpeg_base64":"","dropped":"lost"}`), "s1", ReasonInvalidPayload, "2"},
-		{"bad base64", envJSON(2, "frame", `{"id":"f","t":1,"route":"/","kind":"gesture","jpeg_base64":"%%"}`), "s1", ReasonInvalidPayload, "2"},
 		{"case matters", `{"schema_version":"live/1","session_id":"s1","Seq":2}`, "s1", ReasonMissingSeq, "null"},
-		{"anchor rect missing", envJSON(2, "unit", strings.Replace(unit, `"rect":{"x":1,"y":2,"width":3,"height":4},`, "", 1)), "s1", ReasonInvalidPayload, "2"},
-		{"optional null reason", envJSON(2, "unit_withdraw", `{"unit_id":"u","reason":null}`), "s1", ReasonInvalidPayload, "2"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -93,6 +84,45 @@ func TestValidateEnvelope_Order(t *testing.T) {
 			}
 			if rej.Reason != c.want || gotSeq != c.seq {
 				t.Fatalf("got %s seq %s, want %s seq %s", rej.Reason, gotSeq, c.want, c.seq)
+			}
+		})
+	}
+}
+
+// TestValidateEnvelope_InvalidPayloadNamesField: every invalid_payload
+// rejection says which payload field departs from its shape, however deep,
+// and what belongs there.
+func TestValidateEnvelope_InvalidPayloadNamesField(t *testing.T) {
+	unit := fixturePayloads["unit"]
+	const id = "an id matching ^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$"
+	for _, c := range []struct {
+		name, raw, detail string
+	}{
+		{"payload array", `{"schema_version":"live/1","session_id":"s1","seq":2,"t":1,"type":"mic","payload":[]}`, "payload: want an object"},
+		{"bad mic", envJSON(2, "mic", `{"state":"loud"}`), "payload.state: want one of granted, denied, muted, unmuted"},
+		{"checkpoint answer trigger", envJSON(2, "checkpoint", checkpointPayload("c", "answer", "smart")), "payload.trigger: want one of silence, page_change, send, final"},
+		{"missing statement", envJSON(2, "unit", strings.Replace(unit, `"statement":"make unit_0001 red",`, "", 1)), "payload.statement: missing, want a string"},
+		{"bad id", envJSON(2, "unit", strings.Replace(unit, `"unit_0001"`, `"../x"`, 1)), "payload.id: want " + id},
+		{"bad unit_id on answer", envJSON(2, "answer", `{"unit_id":"a b","text":"x"}`), "payload.unit_id: want " + id},
+		{"unknown dropped", envJSON(2, "frame", `{"id":"f","t":1,"route":"/","kind":"gesture","jpeg_base64":"","dropped":"lost"}`), "payload.dropped: want one of quota, oversize"},
+		{"bad base64", envJSON(2, "frame", `{"id":"f","t":1,"route":"/","kind":"gesture","jpeg_base64":"%%"}`), "payload.jpeg_base64: want standard base64 (no data: prefix)"},
+		{"anchor rect missing", envJSON(2, "unit", strings.Replace(unit, `"rect":{"x":1,"y":2,"width":3,"height":4},`, "", 1)), "payload.anchors[0].rect: missing, want an object"},
+		{"anchor rect width", envJSON(2, "unit", strings.Replace(unit, `"width":3`, `"width":"3"`, 1)), "payload.anchors[0].rect.width: want a finite number"},
+		{"component not null or string", envJSON(2, "unit", strings.Replace(unit, `"component":null`, `"component":7`, 1)), "payload.anchors[0].component: want a string or null"},
+		{"frame id not a string", envJSON(2, "unit", strings.Replace(unit, `"frame_ids":["f1"]`, `"frame_ids":["f1",2]`, 1)), "payload.evidence.frame_ids[1]: want a string"},
+		{"span", envJSON(2, "unit", strings.Replace(unit, `"t_end":2`, `"t_end":null`, 1)), "payload.evidence.transcript_span.t_end: want a finite number"},
+		{"optional null reason", envJSON(2, "unit_withdraw", `{"unit_id":"u","reason":null}`), "payload.reason: want a string"},
+		{"click own type", envJSON(2, "click", strings.Replace(fixturePayloads["click"], `"type":"click"`, `"type":"navigation"`, 1)), "payload.type: want one of click"},
+		{"click element selector", envJSON(2, "click", strings.Replace(fixturePayloads["click"], `"selector":"#save"`, `"css":"#save"`, 1)), "payload.element.selector: missing, want a string"},
+		{"final not boolean", envJSON(2, "transcript", strings.Replace(fixturePayloads["transcript"], `"final":true`, `"final":1`, 1)), "payload.final: want true or false"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, rej := ValidateEnvelope(jsontext.Value(c.raw), "s1")
+			if rej == nil || rej.Reason != ReasonInvalidPayload || rej.Seq == nil || *rej.Seq != 2 {
+				t.Fatalf("got %+v, want invalid_payload seq 2", rej)
+			}
+			if rej.Detail != c.detail {
+				t.Fatalf("detail %q, want %q", rej.Detail, c.detail)
 			}
 		})
 	}

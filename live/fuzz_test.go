@@ -30,6 +30,10 @@ func FuzzValidateEnvelope(f *testing.F) {
 			if !slices.Contains(reasons, rej.Reason) {
 				t.Fatalf("unknown reason %q", rej.Reason)
 			}
+			// invalid_payload names the payload field and what belongs there.
+			if rej.Reason == ReasonInvalidPayload && (!strings.HasPrefix(rej.Detail, "payload") || !strings.Contains(rej.Detail, ": ")) {
+				t.Fatalf("invalid_payload detail %q", rej.Detail)
+			}
 			return
 		}
 		if env.Seq < 1 || env.SessionID == "" || (header != "" && env.SessionID != header) {

@@ -111,7 +111,7 @@ func TestEvents_FrameFileTopLevel(t *testing.T) {
 // way the writer holds it, without the endpoint lock), because derived
 // files are written outside the endpoint lock.
 func TestEvents_AckWhileBoardWrites(t *testing.T) {
-	r := newRig(t, func(o *Options) { o.BoardFlush = time.Hour })
+	r := newRig(t, func(o *Options) { o.BoardRewrite = -1 })
 	root := r.e.opts.Root
 	r.mustPost(r.env("unit", unitPayload("u1")))
 	r.e.derived.writeMu.Lock()
@@ -142,7 +142,7 @@ func TestEvents_AckWhileBoardWrites(t *testing.T) {
 // stops serving (503 storage_failed on every route) instead of carrying on
 // over a store it cannot trust, and Close returns the failure.
 func TestStorageFailure_Sticky(t *testing.T) {
-	r := newRig(t, func(o *Options) { o.BoardFlush = time.Millisecond })
+	r := newRig(t, func(o *Options) { o.BoardRewrite = 1 })
 	r.mustPost(r.env("unit", unitPayload("u1")))
 	// A directory where the board's temp file goes: the next write fails.
 	// board.json becomes a non-empty directory: renaming the next board

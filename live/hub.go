@@ -107,7 +107,11 @@ func (e *Endpoint) armLostTimerLocked() {
 		e.lostTimer.Stop()
 	}
 	var t *time.Timer
-	t = time.AfterFunc(e.opts.PageLostGrace, func() { e.pageLostFired(t) })
+	t = time.AfterFunc(e.opts.PageLostGrace, func() {
+		e.mu.Lock() // before reading t: the arming goroutine wrote it under e.mu
+		defer e.mu.Unlock()
+		e.pageLostFiredLocked(t)
+	})
 	e.lostTimer = t
 }
 
@@ -131,15 +135,15 @@ func (e *Endpoint) armWatchLocked() {
 		e.watchTimer = nil
 		if len(e.clients) > 0 && e.board.WatchForLoss {
 			e.board.WatchForLoss = false
-			e.markBoardDirtyLocked()
+			e.persistSoonLocked()
 		}
 	})
 	e.watchTimer = t
 }
 
-func (e *Endpoint) pageLostFired(t *time.Timer) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
+// pageLostFiredLocked runs when lost timer t fires: unless t was replaced
+// or stopped meanwhile, or a stream came back, the page is lost.
+func (e *Endpoint) pageLostFiredLocked(t *time.Timer) {
 	if e.lostTimer != t || e.closed {
 		return
 	}

@@ -15,8 +15,9 @@ import (
 // status, ask) that board.json has not caught up with yet. A pikit
 // addition: an agent operation is durable once its line is appended and
 // fsynced, so it costs one small append instead of rewriting a board.json
-// that grows with the session; board.json follows within
-// [Options.BoardFlush] and the journal is emptied after each board write.
+// that grows with the session; board.json follows at its next rewrite
+// (see [Options.BoardRewrite]) and the journal is emptied after each board
+// write.
 const opsFile = "ops.ndjson"
 
 // opLine is one journal line. Op numbers operations per root (board.json's
@@ -127,20 +128,20 @@ func decodeOps(recs [][]byte) ([]opLine, error) {
 }
 
 // appendOp appends one journal line; it is durable (fsynced) once appendOp
-// returns nil.
-func (s *store) appendOp(op *opLine) error {
+// returns nil. n is the bytes appended.
+func (s *store) appendOp(op *opLine) (n int64, err error) {
 	line, err := json.Marshal(op, jsonOut)
 	if err != nil {
-		return fmt.Errorf("encode op: %w", err)
+		return 0, fmt.Errorf("encode op: %w", err)
 	}
 	if err := s.openOps(); err != nil {
-		return err
+		return 0, err
 	}
 	s.opsRecords = nil // read once at open; not kept
 	if err := s.ops.Append(line); err != nil {
-		return wrapDisk(fmt.Errorf("append ops journal: %w", err))
+		return 0, wrapDisk(fmt.Errorf("append ops journal: %w", err))
 	}
-	return nil
+	return int64(len(line)) + 1, nil
 }
 
 // clearOps empties the journal once board.json includes every line.

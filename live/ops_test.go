@@ -5,10 +5,10 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
-	"time"
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
+	"github.com/google/go-cmp/cmp"
 )
 
 // TestOps_JournalRecovery: agent operations are durable through
@@ -16,7 +16,7 @@ import (
 // back between the envelopes it came between. The state directory is
 // copied while the endpoint runs, as a crash would leave it.
 func TestOps_JournalRecovery(t *testing.T) {
-	r := newRig(t, func(o *Options) { o.BoardFlush = time.Hour })
+	r := newRig(t, func(o *Options) { o.BoardRewrite = -1 })
 	r.mustPost(r.env("unit", unitPayload("u1")), r.env("unit", unitPayload("u2")), r.env("checkpoint", checkpointPayload("cp1", "send", "smart")))
 	if code, w := r.wait(); code != 200 || w.CheckpointID != "cp1" {
 		t.Fatalf("wait %d %+v", code, w)
@@ -69,6 +69,45 @@ func TestOps_JournalRecovery(t *testing.T) {
 	if fi, err := os.Stat(filepath.Join(crashed, stateDirName, opsFile)); err != nil || fi.Size() != 0 {
 		t.Errorf("ops journal after recovery: %v %v", fi, err)
 	}
+}
+
+// TestReadStatus_MatchesEndpoint: the status read from disk beside a
+// running endpoint is the board the endpoint serves, although board.json
+// is rewritten only once the logs have grown (here it is not rewritten at
+// all): envelopes and agent operations past it are replayed from the event
+// log and the ops journal. Only the served flag, which no log holds, is
+// compared after the batch is acknowledged.
+func TestReadStatus_MatchesEndpoint(t *testing.T) {
+	r := newRig(t, nil)
+	root := r.e.opts.Root
+	same := func(when string) {
+		t.Helper()
+		rep, err := ReadStatus(root, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, want := rep.Board, r.status()
+		got.LogBytes, want.LogBytes = 0, 0 // the process counts its own appends
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Fatalf("%s: status from disk differs from GET /status (-endpoint +disk):\n%s", when, diff)
+		}
+	}
+	r.mustPost(r.env("unit", unitPayload("u1")), r.env("unit", unitPayload("u2")), r.env("checkpoint", checkpointPayload("cp1", "send", "smart")))
+	r.mustPost(r.env("unit", unitPayload("u3")), r.env("mic", `{"state":"granted"}`))
+	if code, body, _ := r.do("POST", "/units/u1/status", r.agentTok, `{"status":"accepted","note":"on it"}`, nil); code != 200 {
+		t.Fatalf("status post: %d %s", code, body)
+	}
+	same("batch pending")
+	if s := r.status(); s.Units.Total != 3 || s.Batches.Unserved != 1 {
+		t.Fatalf("the test no longer exercises the replay: %+v", s)
+	}
+	if code, w := r.wait(); code != 200 || w.CheckpointID != "cp1" {
+		t.Fatalf("wait %d", code)
+	}
+	if code, body := r.ack("cp1"); code != 200 {
+		t.Fatalf("ack %d %s", code, body)
+	}
+	same("batch acknowledged")
 }
 
 // FuzzOpsJournal feeds arbitrary journal bytes to the reader: it never

@@ -15,7 +15,6 @@ const (
 	DefaultDiskCap       = 500 << 20
 	DefaultArchiveLimit  = 400 << 20
 	DefaultRejectionsPM  = 60
-	DefaultBoardFlush    = 100 * time.Millisecond
 
 	maxEventBody = 64 << 10
 	maxFrameBody = 2 << 20
@@ -58,9 +57,13 @@ type Options struct {
 	ArchiveLimit int64
 	// RejectionsPerMinute bounds rejection lines in agent.ndjson (default 60).
 	RejectionsPerMinute int
-	// BoardFlush is how long board.json may lag the event log (default
-	// 100 ms). The log is the durable record; board.json is derived from it.
-	BoardFlush time.Duration
+	// BoardRewrite is how many bytes the event log and the ops journal
+	// grow, after a rewrite of board.json, before the next rewrite. Zero
+	// means as many bytes as the last board.json, and at least 64 KiB, so
+	// that rewriting costs at most a byte per byte logged; negative means
+	// only at session changes (page lost, end, open, binding) and Close.
+	// The logs are the durable record; board.json is derived from them.
+	BoardRewrite int64
 	// Mint configures POST /mint.
 	Mint MintOptions
 	// Logger receives operational messages (nil: discard). Never tokens,
@@ -78,7 +81,6 @@ func (o *Options) defaults() {
 	def(&o.PageLostGrace, DefaultPageLostGrace)
 	def(&o.StreamFlush, DefaultStreamFlush)
 	def(&o.AwayGrace, DefaultAwayGrace)
-	def(&o.BoardFlush, DefaultBoardFlush)
 	if o.DiskCap <= 0 {
 		o.DiskCap = DefaultDiskCap
 	}

@@ -206,7 +206,7 @@ func prepareRun(root, appOrigin string) (sf *sessionFile, resume bool, err error
 		}
 		if board.Ended != sf.Ended {
 			sf.Ended, board.Ended = true, true
-			if err := tmp.saveBoard(board); err != nil {
+			if _, err := tmp.saveBoard(board); err != nil {
 				return nil, false, err
 			}
 		}

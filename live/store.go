@@ -3,6 +3,7 @@ package live
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -188,22 +189,38 @@ func writeFileAtomic(path string, data []byte) error {
 
 func syncDir(dir string) error { return durable.SyncDir(dir) }
 
-// prettyJSON is the on-disk form of state JSON files: 2-space indent and a
-// trailing newline, so people can read them.
-func prettyJSON(v any) ([]byte, error) {
-	data, err := json.Marshal(v, jsonOut, jsontext.WithIndent("  "))
-	if err != nil {
-		return nil, err
-	}
-	return append(data, '\n'), nil
+func writeJSONAtomic(path string, v any) error {
+	_, err := writeJSONAtomicSize(path, v)
+	return err
 }
 
-func writeJSONAtomic(path string, v any) error {
-	data, err := prettyJSON(v)
-	if err != nil {
-		return fmt.Errorf("encode %s: %w", filepath.Base(path), err)
-	}
-	return writeFileAtomic(path, data)
+// writeJSONAtomicSize is writeJSONAtomic that also reports the bytes
+// written. The on-disk form of state JSON files is indented by two spaces
+// with a trailing newline, so people can read them; the encoding streams
+// into the file, so a large board is never held in memory as bytes.
+func writeJSONAtomicSize(path string, v any) (int64, error) {
+	var n countingWriter
+	err := durable.WriteFileFunc(path, 0o600, func(w io.Writer) error {
+		n.w = w
+		if err := json.MarshalWrite(&n, v, jsonOut, jsontext.WithIndent("  ")); err != nil {
+			return fmt.Errorf("encode %s: %w", filepath.Base(path), err)
+		}
+		_, err := n.Write([]byte{'\n'})
+		return err
+	})
+	return n.n, err
+}
+
+// countingWriter counts the bytes written through it.
+type countingWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
 }
 
 func readJSONFile(path string, v any) error {
@@ -217,13 +234,16 @@ func readJSONFile(path string, v any) error {
 	return nil
 }
 
-func (s *store) saveBoard(b *Board) error {
-	return writeJSONAtomic(s.path(boardFile), b)
+// saveBoard writes board.json; size is its length in bytes.
+func (s *store) saveBoard(b *Board) (size int64, err error) {
+	return writeJSONAtomicSize(s.path(boardFile), b)
 }
 
 // loadBoard reads board.json with the agent operations journaled since
-// (ops.ndjson): the current board for readers outside the endpoint process,
-// short of envelopes that board.json lags by at most BoardFlush.
+// (ops.ndjson), without the envelopes logged past board.json (see
+// [store.readBoard] for those). Enough where only an ended session
+// matters: ending one writes board.json, and an ended board takes no
+// envelope.
 func (s *store) loadBoard() (*Board, error) {
 	b, err := s.loadBoardFile()
 	if err != nil {
@@ -313,6 +333,17 @@ func (s *store) writeBatch(bt *batch) error {
 
 func (s *store) writeBatchFile(bf *batchFileData) error {
 	return writeJSONAtomic(s.batchPath(bf.Envelope.CheckpointID), bf)
+}
+
+// dropBatchFile removes the file of a batch whose ack the ops journal
+// already holds, if it was written at all. The directory is not fsynced:
+// a file a crash brings back belongs to an acknowledged batch, which
+// recovery drops.
+func (s *store) dropBatchFile(id string) error {
+	if err := os.Remove(s.batchPath(id)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("remove batch: %w", err)
+	}
+	return nil
 }
 
 func (s *store) removeBatch(id string) error {

@@ -23,8 +23,8 @@ func (e *Endpoint) admitLocked(envs []*Envelope) admitResult {
 	produced := &effects{}
 	var lines [][]byte
 	var frames []frameWrite
-	prev := e.board.snapshot() // the rollback point; units are copy on write
 	b := e.board
+	b.begin() // the rollback point, in time proportional to the changes
 	applyOne := func(env *Envelope) {
 		b.apply(env, produced)
 		b.AckedSeq = env.Seq
@@ -63,15 +63,21 @@ func (e *Endpoint) admitLocked(envs []*Envelope) admitResult {
 		}
 	}
 	if b.AckedSeq == start {
+		b.commit()
 		return admitResult{ackedSeq: start}
 	}
 	err := e.commitEvents(frames, lines)
 	if err != nil {
-		e.rollbackLocked(prev)
+		e.rollbackLocked()
 		return admitResult{ackedSeq: e.board.AckedSeq, err: &storageError{err}}
 	}
+	b.commit()
 	e.afterCommitLocked(produced)
-	e.markBoardDirtyLocked()
+	var n int64
+	for _, l := range lines {
+		n += int64(len(l)) + 1
+	}
+	e.loggedLocked(n)
 	return admitResult{ackedSeq: b.AckedSeq}
 }
 
@@ -126,8 +132,8 @@ func (e *Endpoint) commitEvents(frames []frameWrite, lines [][]byte) error {
 // last durable state) and empties the gap buffer. The logs are reopened,
 // as the failed handle may be unusable; when that fails too the failure is
 // sticky (see [Endpoint.failLocked]).
-func (e *Endpoint) rollbackLocked(prev *Board) {
-	e.board = prev
+func (e *Endpoint) rollbackLocked() {
+	e.board.rollback()
 	e.gap = map[int64]*gapEntry{}
 	e.gapBytes = 0
 	_ = e.st.close()
@@ -161,10 +167,11 @@ func (e *Endpoint) afterCommitLocked(produced *effects) {
 // caller restores the board.
 func (e *Endpoint) commitOpLocked(op opLine) error {
 	op.Op, op.At, op.SessionID = e.board.OpSeq+1, e.board.AckedSeq, e.board.sessionID()
-	if err := e.st.appendOp(&op); err != nil {
+	n, err := e.st.appendOp(&op)
+	if err != nil {
 		return err
 	}
 	e.board.OpSeq = op.Op
-	e.markBoardDirtyLocked()
+	e.loggedLocked(n)
 	return nil
 }

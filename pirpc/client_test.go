@@ -2,7 +2,9 @@ package pirpc_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -277,31 +279,58 @@ func TestClient_DialogAnswered(t *testing.T) {
 	}
 }
 
+// TestClient_ConcurrentCallsMatchedByID: concurrent calls each get their
+// own answer, told apart by content (the fake's echo command answers with
+// the call's message), also when an answer arrives after a later call's:
+// the "hold" echo is answered only after the next echo, so a client that
+// matched answers by order instead of id would hand "hold" to another
+// caller.
 func TestClient_ConcurrentCallsMatchedByID(t *testing.T) {
 	c := startFake(t, fakepi.Config{}, pirpc.Options{})
 	ctx := testCtx(t)
+	echo := func(msg string) error {
+		r, err := c.Call(ctx, "echo", map[string]string{"message": msg})
+		if err != nil {
+			return err
+		}
+		var got struct{ Message string }
+		if err := json.Unmarshal(r.Data, &got); err != nil || got.Message != msg {
+			return fmt.Errorf("call %q got answer %s (%v)", msg, r.Data, err)
+		}
+		return nil
+	}
+	held := make(chan error, 1)
+	go func() { held <- echo("hold") }()
 	var wg sync.WaitGroup
 	errs := make(chan error, 64)
-	for range 16 {
+	for g := range 16 {
 		wg.Go(func() {
-			for range 4 {
-				st, err := c.GetState(ctx)
-				if err == nil && st.SessionID == "" {
-					err = errors.New("empty session id")
-				}
-				if err != nil {
-					errs <- err
-				}
-				if _, err := c.GetEntries(ctx, ""); err != nil {
+			for i := range 4 {
+				if err := echo(fmt.Sprintf("g%d-%d", g, i)); err != nil {
 					errs <- err
 				}
 			}
 		})
 	}
 	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Error(err)
+	// The hold may have reached the fake after every other echo: later
+	// echoes release it.
+	for i := 0; ; i++ {
+		select {
+		case err := <-held:
+			if err != nil {
+				t.Error(err)
+			}
+			close(errs)
+			for err := range errs {
+				t.Error(err)
+			}
+			return
+		default:
+		}
+		if err := echo(fmt.Sprintf("release-%d", i)); err != nil {
+			t.Error(err)
+		}
 	}
 }
 

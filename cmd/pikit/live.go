@@ -11,10 +11,35 @@ import (
 
 // newLiveCmd is the riffrec live/1 endpoint (seed 002).
 func newLiveCmd() *cobra.Command {
-	cmd := &cobra.Command{Use: "live", Short: "The riffrec live/1 endpoint between a live page and a coding agent"}
-	cmd.AddCommand(newLiveStartCmd(), newLiveServeCmd(), newLiveWaitCmd(), newLiveStatusCmd(), newLiveStopCmd(), newLiveReplayCmd())
+	cmd := &cobra.Command{Use: "live", Short: "The riffrec live/1 endpoint between a live page and a coding agent", Long: liveHelp}
+	cmd.AddCommand(newLiveStartCmd(), newLiveServeCmd(), newLiveWaitCmd(), newLiveAckCmd(), newLiveStatusCmd(), newLiveStopCmd(), newLiveReplayCmd())
 	return cmd
 }
+
+// liveHelp is `pikit live --help`: the loop, and what a page sends.
+const liveHelp = `The riffrec live/1 endpoint between a live page and a coding agent.
+
+The agent runs start (prints the url and the page token for the page), then
+loops: wait prints one wake envelope, the agent works on its units, then
+ack CHECKPOINT_ID. status reads the state from disk; stop ends the session.
+
+The page posts envelopes to POST <url>/events, one object or an array, with
+  Authorization: Bearer <page_token>
+  X-Riffrec-Session: <session_id>
+X-Riffrec-Session is on every page route (/events, /stream, /mint,
+/session/end) and equals the session_id of the envelopes; the first request
+binds the board to it, another id is answered 409 {"active_session_id"}, a
+missing header 400. An Origin header must be exactly --app-origin.
+
+One envelope (seq counts up from 1; t in ms; type one of click,
+network_request, console_error, navigation, transcript, unit, unit_update,
+unit_withdraw, annotation, checkpoint, answer, frame, mic, mode,
+stream_state):
+  {"schema_version":"live/1","session_id":"s1","seq":1,"t":1200,
+   "type":"checkpoint","payload":{"id":"cp1","trigger":"send","mode":"smart"}}
+The answer is 200 {"acked_seq":1}; a rejected envelope is 400
+{"reason":"invalid_payload","seq":1,"detail":"payload.mode: want one of ..."}
+and acknowledges nothing in the body.`
 
 // liveFlags are the flags start and serve share.
 type liveFlags struct {
@@ -29,7 +54,7 @@ func (f *liveFlags) register(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&f.appOrigin, "app-origin", "", "exact origin of the live page, http(s)://host[:port]")
 	cmd.Flags().StringVar(&f.host, "host", "", "bind address (default 127.0.0.1)")
 	cmd.Flags().IntVar(&f.port, "port", 0, "port (default: previous port, else ephemeral)")
-	cmd.Flags().IntVar(&f.ownerPID, "owner-pid", 0, "stop the process (not the session) when this pid dies")
+	cmd.Flags().IntVar(&f.ownerPID, "owner-pid", 0, "stop the process (not the session) when this pid exits (start default: the grandparent of this command, else its parent; --foreground: none)")
 	cmd.Flags().StringSliceVar(&f.trustProxy, "trust-proxy", nil, "proxy IPs whose X-Forwarded-Proto the mint route may believe")
 	_ = cmd.MarkFlagRequired("root")
 }

@@ -179,13 +179,28 @@ func watchOwner(ctx context.Context, pid int, every time.Duration, poll bool) <-
 
 // defaultOwnerPID is the owner when --owner-pid is not given: the
 // grandparent of this process (the agent behind the shell that ran
-// start), else the parent (reference §3.1 step 2). The grandparent is the
-// parent's parent as the OS records it (platform.ParentPID: /proc on
-// Linux, sysctl on macOS, a Toolhelp32 snapshot on Windows; no ps).
-func defaultOwnerPID() int {
+// start), else the parent (reference §3.1 step 2); how says which, for
+// people. The grandparent is the parent's parent as the OS records it
+// (platform.ParentPID: /proc on Linux, sysctl on macOS, a Toolhelp32
+// snapshot on Windows; no ps).
+func defaultOwnerPID() (pid int, how string) {
 	ppid := os.Getppid()
 	if g, err := platform.ParentPID(ppid); err == nil && g > 1 {
-		return g
+		return g, "the grandparent of this command"
 	}
-	return ppid
+	return ppid, "the parent of this command"
+}
+
+// runningOwnerNote says which owner an already running endpoint of root
+// watches, from session.json.
+func runningOwnerNote(root string) string {
+	sess, err := live.ReadSession(root)
+	if err != nil || sess.OwnerPID == 0 {
+		return "pikit live: already running, watching no owner"
+	}
+	name, err := platform.ProcessName(sess.OwnerPID)
+	if err != nil {
+		name = "not running"
+	}
+	return fmt.Sprintf("pikit live: already running, watching owner pid %d (%s)", sess.OwnerPID, name)
 }

@@ -25,7 +25,14 @@ func newLiveStartCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "start --root DIR [--app-origin ORIGIN]",
 		Short: "Start or resume the endpoint; prints {url, port, page_token, status}",
-		Args:  cobra.NoArgs,
+		Long: `Start or resume the detached endpoint for --root and print its start line,
+{"url","port","page_token","status":"started"|"resumed"|"running"}, on stdout.
+
+The server process lives as long as its owner: --owner-pid, by default the
+grandparent of this command (the agent behind the shell that runs start),
+else its parent. start names the owner it watches on stderr. When the owner
+exits, the process stops but the session stays; start --root resumes it.`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			origin, proxies, err := f.parse(cmd)
 			if err != nil {
@@ -33,6 +40,9 @@ func newLiveStartCmd() *cobra.Command {
 			}
 			out := cmd.OutOrStdout()
 			if f.foreground {
+				if f.ownerPID == 0 {
+					fmt.Fprintln(cmd.ErrOrStderr(), "pikit live: --foreground without --owner-pid watches no owner")
+				}
 				return serveLive(cmd.Context(), liveServeConfig{
 					server: live.Server{Root: f.root, AppOrigin: origin, Host: f.host, Port: f.port, PortSet: cmd.Flags().Changed("port"),
 						OwnerPID: f.ownerPID, TrustProxy: proxies, Logger: newLiveLogger()},
@@ -44,9 +54,13 @@ func newLiveStartCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			owner := f.ownerPID
+			owner, how := f.ownerPID, "--owner-pid"
 			if owner == 0 {
-				owner = defaultOwnerPID()
+				owner, how = defaultOwnerPID()
+			}
+			name, err := platform.ProcessName(owner)
+			if err != nil {
+				return fmt.Errorf("live: owner pid %d (%s) is not running; pass --owner-pid with the pid of a running process whose life the server should share", owner, how)
 			}
 			line, err := startLive(cmd.Context(), liveStart{
 				root: f.root, appOrigin: origin, host: f.host, port: f.port, portSet: cmd.Flags().Changed("port"),
@@ -54,6 +68,11 @@ func newLiveStartCmd() *cobra.Command {
 			})
 			if err != nil {
 				return err
+			}
+			if line.Status == "running" {
+				fmt.Fprintln(cmd.ErrOrStderr(), runningOwnerNote(f.root))
+			} else {
+				fmt.Fprintf(cmd.ErrOrStderr(), "pikit live: watching owner pid %d (%s, %s); the server stops, keeping the session, when it exits\n", owner, name, how)
 			}
 			_, err = out.Write(live.MarshalLine(line))
 			return err

@@ -5,10 +5,8 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
-	"strconv"
 	"time"
 
 	"github.com/pikit-dev/pikit/live"
@@ -60,7 +58,7 @@ func waitLive(ctx context.Context, root string, get func(string) string, out, er
 	}
 	// One long poll lasts at most the endpoint's wait timeout.
 	client := &http.Client{Timeout: envMillis(get, "CE_LIVE_WAIT_TIMEOUT_MS", live.DefaultWaitTimeout) + 30*time.Second}
-	u := "http://" + net.JoinHostPort(loopbackFor(sess.Host), strconv.Itoa(sess.Port)) + "/wait"
+	u := sess.AgentURL() + "/wait"
 	for {
 		req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 		if err != nil {
@@ -120,14 +118,4 @@ func endedSoon(ctx context.Context, root string) bool {
 		case <-tick.C:
 		}
 	}
-}
-
-func loopbackFor(host string) string {
-	switch host {
-	case "", "0.0.0.0":
-		return "127.0.0.1"
-	case "::":
-		return "::1"
-	}
-	return host
 }

@@ -2,6 +2,7 @@ package durable_test
 
 import (
 	"errors"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -245,4 +246,41 @@ func wantPerm(perm fs.FileMode, dir bool) fs.FileMode {
 		p |= 0o111
 	}
 	return p
+}
+
+// TestWriteFileFunc: content streamed by the callback replaces the file
+// whole; a callback that fails, even after writing, leaves the old content
+// and no temporary file.
+func TestWriteFileFunc(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "board.json")
+	big := strings.Repeat("0123456789abcdef", 20_000) // past the buffer
+	if err := durable.WriteFileFunc(p, 0o600, func(w io.Writer) error {
+		_, err := io.WriteString(w, big)
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := os.ReadFile(p); err != nil || string(got) != big {
+		t.Fatalf("content: %d bytes, %v", len(got), err)
+	}
+	if fi, _ := os.Stat(p); fi.Mode().Perm() != wantPerm(0o600, false) {
+		t.Errorf("perm = %v", fi.Mode().Perm())
+	}
+	boom := errors.New("encode failed")
+	err := durable.WriteFileFunc(p, 0o600, func(w io.Writer) error {
+		if _, err := io.WriteString(w, strings.Repeat("x", 200_000)); err != nil {
+			return err
+		}
+		return boom
+	})
+	if !errors.Is(err, boom) {
+		t.Fatalf("err = %v, want the callback's", err)
+	}
+	if got, _ := os.ReadFile(p); string(got) != big {
+		t.Fatalf("old content lost: %d bytes", len(got))
+	}
+	if names := dirNames(t, dir); !cmp.Equal(names, []string{"board.json"}) {
+		t.Errorf("dir holds %v, want only board.json", names)
+	}
 }

@@ -1,6 +1,7 @@
 package durable
 
 import (
+	"bufio"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
@@ -58,6 +59,21 @@ func WriteFile(path string, data []byte, perm fs.FileMode) error {
 	return writeFile(path, data, perm, nil, fileOps{open: openFile})
 }
 
+// WriteFileFunc is [WriteFile] for content that write produces, for
+// content too large to build in memory first (an encoder's output): write
+// gets the temporary file behind a 64 KiB buffer. An error from write
+// fails the whole write as its "write" step, and path keeps its old
+// content.
+func WriteFileFunc(path string, perm fs.FileMode, write func(io.Writer) error) error {
+	return writeFileFunc(path, func(f io.Writer) error {
+		w := bufio.NewWriterSize(f, 64<<10)
+		if err := write(w); err != nil {
+			return err
+		}
+		return w.Flush()
+	}, perm, nil, fileOps{open: openFile})
+}
+
 // WriteFileOpts is [WriteFile] adjusted by opts (nil means defaults).
 func WriteFileOpts(path string, data []byte, perm fs.FileMode, opts *WriteOptions) error {
 	return writeFile(path, data, perm, opts, fileOps{open: openFile})
@@ -113,7 +129,16 @@ func openFile(name string, flag int, perm fs.FileMode) (tempFile, error) {
 	return f, nil
 }
 
-func writeFile(path string, data []byte, perm fs.FileMode, opts *WriteOptions, ops fileOps) (err error) {
+func writeFile(path string, data []byte, perm fs.FileMode, opts *WriteOptions, ops fileOps) error {
+	return writeFileFunc(path, func(w io.Writer) error {
+		_, err := w.Write(data)
+		return err
+	}, perm, opts, ops)
+}
+
+// writeFileFunc is the one recipe behind every whole-file write: write
+// puts the content on the temporary file.
+func writeFileFunc(path string, write func(io.Writer) error, perm fs.FileMode, opts *WriteOptions, ops fileOps) (err error) {
 	tmp, err := tempName(path)
 	if err != nil {
 		return fail("create temp", path, err)
@@ -131,7 +156,7 @@ func writeFile(path string, data []byte, perm fs.FileMode, opts *WriteOptions, o
 			_ = os.Remove(tmp) // best effort; RemoveTemps clears leftovers
 		}
 	}()
-	if _, err = f.Write(data); err != nil {
+	if err = write(f); err != nil {
 		return fail("write", path, err)
 	}
 	if err = f.Chmod(perm & fs.ModePerm); err != nil {

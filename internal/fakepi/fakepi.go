@@ -327,6 +327,7 @@ type fake struct {
 	dialogDelta bool     // the answer is streamed, not notified
 	queued      []string // follow-ups queued during a held run
 	late        *command // reset answered only when the next command arrives
+	heldEcho    *command // an echo "hold" answered after the next echo's answer
 }
 
 // readLine returns the next stdin line; io.EOF at the end (also after a
@@ -462,6 +463,8 @@ func (f *fake) handle(c command) (int, bool) {
 			f.sessionN++
 			f.respond(c, obj{"cancelled": false})
 		}
+	case "echo":
+		f.echo(c)
 	case "get_messages":
 		f.respond(c, obj{"messages": []any{}})
 	case "get_entries":
@@ -488,6 +491,22 @@ func (f *fake) handle(c command) (int, bool) {
 		f.fail(c, "Unknown command: "+c.Type)
 	}
 	return 0, false
+}
+
+// echo answers the fake's own "echo" command (not Pi's) with data
+// {"message": <its message>}. An echo whose message is "hold" is answered
+// only after the next echo's answer, so answers arrive out of command
+// order, as Pi's do when commands finish at different times.
+func (f *fake) echo(c command) {
+	if c.Message == "hold" && f.heldEcho == nil {
+		f.heldEcho = &c
+		return
+	}
+	f.respond(c, obj{"message": c.Message})
+	if h := f.heldEcho; h != nil {
+		f.heldEcho = nil
+		f.respond(*h, obj{"message": h.Message})
+	}
 }
 
 // abort answers an abort; a held run ends as its abortMode says.

@@ -18,6 +18,8 @@
 //	  ([WatchProcess])         [PollProcess]
 //	parent, start time       /proc/<pid>/stat             sysctl kern.proc.pid         Toolhelp32 snapshot; GetProcessTimes
 //	  ([ParentPID], [ProcessStart]; the default owner is the parent's parent, no ps)
+//	command name             /proc/<pid>/comm             sysctl kern.proc.pid         Toolhelp32 snapshot
+//	  ([ProcessName]; for display)
 //	file to a child          ExtraFiles (fd 3…)           as Linux                     an inherited handle listed in
 //	  ([PassFile])                                                                       AdditionalInheritedHandles
 //	liveness ([Alive])       kill(pid, 0), EPERM = alive  as Linux                     OpenProcess + GetExitCodeProcess

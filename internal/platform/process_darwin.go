@@ -2,6 +2,7 @@ package platform
 
 import (
 	"context"
+	"os"
 	"os/exec"
 	"time"
 
@@ -29,6 +30,22 @@ func ParentPID(pid int) (int, error) {
 		return 0, err
 	}
 	return int(kp.Eproc.Ppid), nil
+}
+
+// ProcessName returns p_comm of sysctl kern.proc.pid (see the Linux file
+// for the contract).
+func ProcessName(pid int) (string, error) {
+	if pid <= 0 {
+		return "", errBadPID
+	}
+	kp, err := unix.SysctlKinfoProc("kern.proc.pid", pid)
+	if err != nil {
+		return "", err
+	}
+	if kp.Proc.P_pid != int32(pid) {
+		return "", os.ErrProcessDone
+	}
+	return unix.ByteSliceToString(kp.Proc.P_comm[:]), nil
 }
 
 // ProcessStart returns when process pid started, from sysctl kern.proc.pid

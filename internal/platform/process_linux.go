@@ -93,6 +93,24 @@ func ParentPID(pid int) (int, error) {
 	return strconv.Atoi(f[1])
 }
 
+// ProcessName returns the command name of process pid as the OS records
+// it, for people to read (which process a pid is), never to trust: any
+// process can take any name. Linux: /proc/<pid>/comm, the executable's
+// base name cut to 15 bytes (or what the process set with prctl); macOS:
+// sysctl kern.proc.pid's p_comm, cut to 16 bytes; Windows: the executable
+// file name of a Toolhelp32 snapshot. A process that is gone gives an
+// error.
+func ProcessName(pid int) (string, error) {
+	if pid <= 0 {
+		return "", errBadPID
+	}
+	comm, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/comm")
+	if err != nil {
+		return "", err
+	}
+	return strings.TrimSuffix(string(comm), "\n"), nil
+}
+
 // ProcessStart returns when process pid started: field 22 of
 // /proc/<pid>/stat after the boot time of /proc/stat (macOS: sysctl
 // kern.proc.pid; Windows: GetProcessTimes). ok is false on any doubt.

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -215,5 +216,30 @@ func TestTakeStdout(t *testing.T) {
 func TestShutdownSignals(t *testing.T) {
 	if got := platform.ShutdownSignals(); len(got) != 2 || got[0] != os.Interrupt {
 		t.Fatalf("ShutdownSignals() = %v", got)
+	}
+}
+
+// TestProcessName: a process's command name is what the OS records for its
+// executable (Linux and macOS cut it to 15 or 16 bytes); a reaped process
+// has none.
+func TestProcessName(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := filepath.Base(exe)
+	cmd := startHang(t)
+	for _, pid := range []int{os.Getpid(), cmd.Process.Pid} {
+		if got, err := platform.ProcessName(pid); err != nil || got == "" || !strings.HasPrefix(base, got) {
+			t.Errorf("ProcessName(%d) = %q, %v; want a prefix of %q", pid, got, err, base)
+		}
+	}
+	cmd.Process.Kill()
+	cmd.Wait()
+	if got, err := platform.ProcessName(cmd.Process.Pid); err == nil {
+		t.Errorf("ProcessName(reaped child) = %q, no error", got)
+	}
+	if _, err := platform.ProcessName(0); err == nil {
+		t.Error("ProcessName(0): no error")
 	}
 }

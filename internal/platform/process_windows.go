@@ -262,21 +262,40 @@ func WatchProcess(ctx context.Context, pid int, every time.Duration) <-chan stru
 // file for the contract). Windows reuses pids, so the parent may have
 // exited and its pid been given to another process.
 func ParentPID(pid int) (int, error) {
+	pe, err := processEntry(pid)
+	if err != nil {
+		return 0, err
+	}
+	return int(pe.ParentProcessID), nil
+}
+
+// ProcessName returns the executable file name of pid's Toolhelp32
+// snapshot entry (see the Linux file for the contract).
+func ProcessName(pid int) (string, error) {
+	pe, err := processEntry(pid)
+	if err != nil {
+		return "", err
+	}
+	return windows.UTF16ToString(pe.ExeFile[:]), nil
+}
+
+// processEntry finds pid in a Toolhelp32 process snapshot.
+func processEntry(pid int) (*windows.ProcessEntry32, error) {
 	if pid <= 0 {
-		return 0, errBadPID
+		return nil, errBadPID
 	}
 	snap, err := windows.CreateToolhelp32Snapshot(windows.TH32CS_SNAPPROCESS, 0)
 	if err != nil {
-		return 0, &os.SyscallError{Syscall: "CreateToolhelp32Snapshot", Err: err}
+		return nil, &os.SyscallError{Syscall: "CreateToolhelp32Snapshot", Err: err}
 	}
 	defer windows.CloseHandle(snap)
 	pe := windows.ProcessEntry32{Size: uint32(unsafe.Sizeof(windows.ProcessEntry32{}))}
 	for err = windows.Process32First(snap, &pe); err == nil; err = windows.Process32Next(snap, &pe) {
 		if pe.ProcessID == uint32(pid) {
-			return int(pe.ParentProcessID), nil
+			return &pe, nil
 		}
 	}
-	return 0, os.ErrProcessDone
+	return nil, os.ErrProcessDone
 }
 
 // ProcessStart reads the creation time with GetProcessTimes (see the Linux

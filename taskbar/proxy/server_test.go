@@ -160,29 +160,48 @@ func TestServer_EventStreamOutlivesTimeouts(t *testing.T) {
 }
 
 // TestServer_Slowloris is the slowloris attack against the proxy's server
-// (idle keep-alive, slow bodies, slow headers, over the cap), while a page
-// is fetched through it every 100 ms.
+// as it ships: proxy.Serve with its own options (package loopback's
+// default timeouts and connection cap, nothing overridden), attacked by
+// idle keep-alives, slow bodies and slow headers, 260 connections in all
+// (over the 256 cap), while a page is fetched through it every 100 ms.
+// Every attacking connection must be cut within twice its default limit.
+// It waits out the 30 s read and idle timeouts, in parallel with the rest.
 func TestServer_Slowloris(t *testing.T) {
 	if testing.Short() {
-		t.Skip("slowloris takes about 5 s")
+		t.Skip("slowloris at the default limits takes about 35 s")
 	}
-	lim := loopback.Options{ReadHeaderTimeout: 2 * time.Second, ReadTimeout: 3 * time.Second, WriteTimeout: 3 * time.Second,
-		IdleTimeout: 2 * time.Second, MaxConns: 150}
-	addr := serveShort(t, newProxy(t, upstream(t, nil).URL), lim)
+	t.Parallel()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o := proxy.ServerOptions(ln); o.ReadHeaderTimeout != 0 || o.ReadTimeout != 0 || o.IdleTimeout != 0 || o.MaxConns != 0 {
+		t.Fatalf("the proxy sets its own limits %+v: check those below", o)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	served := make(chan error, 1)
+	go func() { served <- proxy.Serve(ctx, ln, newProxy(t, upstream(t, nil).URL), nil) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-served; err != nil {
+			t.Errorf("Serve: %v", err)
+		}
+	})
+	addr := ln.Addr().String()
 	a := &loopbacktest.Attack{
 		Addr: addr, Host: "localhost", Path: "/data.json", Idle: 100, SlowBodies: 100, SlowHeaders: 60,
-		Interval: 2 * time.Second, GiveUp: 20 * time.Second,
+		Interval: 2 * time.Second, GiveUp: 2*loopback.DefaultReadTimeout + 2*loopbacktest.Slack,
 		Probe: func(ctx context.Context) error { return probe(ctx, "http://"+addr+"/data.json") },
 	}
 	res, err := a.Run(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("slowloris through the proxy: %v", res)
+	t.Logf("slowloris through the proxy at its default limits: %v", res)
 	if res.Probes == 0 {
 		t.Error("no page was fetched during the attack")
 	}
-	if err := res.Check(lim.IdleTimeout, lim.ReadTimeout, lim.ReadHeaderTimeout); err != nil {
+	if err := res.Check(loopback.DefaultIdleTimeout, loopback.DefaultReadTimeout, loopback.DefaultReadHeaderTimeout); err != nil {
 		t.Error(err)
 	}
 }
