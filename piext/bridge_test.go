@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -52,7 +51,10 @@ func bridgeScript(t testing.TB, exe, scriptPath string, env []string, args ...st
 	defer cancel()
 	cmd := exec.CommandContext(ctx, filepath.Join(in.NodeBin, "node"), append([]string{"--experimental-strip-types", "--no-warnings", script,
 		filepath.Join(folder, "index.ts")}, args...)...)
-	cmd.Env = append(append(os.Environ(), "PIKIT_PROBE_OUT="+filepath.Join(t.TempDir(), "probe.jsonl"), "TMPDIR="+t.TempDir()), env...)
+	// The sidecar log goes to the agent dir's tmp (piext.LogPath): a
+	// private one unless env names another.
+	cmd.Env = append(append(os.Environ(), "PIKIT_PROBE_OUT="+filepath.Join(t.TempDir(), "probe.jsonl"), "TMPDIR="+t.TempDir(),
+		"PI_CODING_AGENT_DIR="+t.TempDir()), env...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
@@ -112,10 +114,10 @@ func TestBridge_PendingRejectedOnExitThenRespawn(t *testing.T) {
 func TestBridge_GoSeesAnInPlaceEditOfAnOldMessage(t *testing.T) {
 	t.Parallel()
 	exe := pitest.BuildCommand(t, "./piext/internal/testext")
-	tmp := t.TempDir()
-	got := harness(t, exe, []string{"TMPDIR=" + tmp}, "inplace")
+	agent := t.TempDir()
+	got := harness(t, exe, []string{"PI_CODING_AGENT_DIR=" + agent}, "inplace")
 	// The sidecar's stray print (session_start) went to its log, not the pipe.
-	logged, err := os.ReadFile(filepath.Join(tmp, fmt.Sprintf("pikit-piext-%d", os.Getuid()), "probe.log"))
+	logged, err := os.ReadFile(piext.LogPath(agent, "probe"))
 	if err != nil || !strings.Contains(string(logged), "stray print: must not reach the bridge") {
 		t.Errorf("sidecar log: %q, %v", logged, err)
 	}

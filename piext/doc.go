@@ -192,4 +192,24 @@
 // Package piext/install writes, lists, packs and removes installations
 // (`pikit ext install|list|pack|uninstall`), including the npm form of a
 // Pi package whose sidecar comes from a per-platform npm package.
+//
+// # Message size
+//
+// One message (a JSON line without its LF) is at most 128 MiB
+// (134,217,728 bytes) in each direction, counted in bytes by both sides
+// before anything is decoded. A tool result or hook answer over it is not
+// sent: the call fails with an error that names the limit (a tool's result
+// is then an error, a hook fails open or closed as declared). A line over
+// it is skipped unread and, when its start names the call, answered or
+// failed by id; an answer the bridge cannot match is a protocol error, and
+// the bridge replaces the sidecar.
+//
+// # Shutdown
+//
+// At the end of stdin (Pi quit or died) answers in flight get 1 s, then
+// every handler's ctx is cancelled and handlers get 0.5 s more; the sidecar
+// exits within 3 s whatever they do. SIGTERM cancels at once. The first
+// write that fails (the bridge stopped reading) is logged and ends the
+// sidecar the same way. The bridge closes stdin to stop a sidecar, then
+// sends SIGTERM and, 2 s later, SIGKILL.
 package piext

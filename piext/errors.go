@@ -47,6 +47,9 @@ var (
 	// ErrNotSynchronous: a host function of the host's calls table
 	// returned a thenable.
 	ErrNotSynchronous = &CallError{Code: wire.CodeNotSynchronous, Message: "not synchronous"}
+	// ErrMessageTooLarge: the call, or its answer, is longer than the
+	// 128 MiB message cap (see "Message size" in the package doc).
+	ErrMessageTooLarge = &CallError{Code: jsonrpc.CodeMessageTooLarge, Message: "message too large"}
 	// ErrInternal: Pi's method threw (Message carries its text).
 	ErrInternal = &CallError{Code: jsonrpc.CodeInternalError, Message: "internal error"}
 )

@@ -36,8 +36,9 @@ type Extension struct {
 	// Host, when set, makes the bridge create a host object from one of
 	// Files when Pi runs the extension's factory (see [HostSpec]).
 	Host *HostSpec
-	// Logger receives protocol problems, never payloads; nil discards. It
-	// must not write to stdout.
+	// Logger receives protocol problems, never payloads; nil discards
+	// ([Run] and [Main] then log to stderr: the sidecar log). It must not
+	// write to stdout.
 	Logger *slog.Logger
 }
 

@@ -2,7 +2,9 @@ package piext
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"os/signal"
 
@@ -19,8 +21,9 @@ const ManifestFlag = "--piext-manifest"
 //
 // With [ManifestFlag] it prints the manifest. Otherwise it takes stdin and
 // stdout as the bridge's pipe, points fd 1 and os.Stdout at stderr so a stray
-// print cannot corrupt the channel, serves until stdin ends (answers in
-// flight get 2 s) or SIGTERM, and exits.
+// print cannot corrupt the channel, serves until stdin ends, SIGTERM or a
+// failed write to the bridge (which it logs), and exits within 3 s of
+// that whatever its handlers do (see [Serve]).
 func Main(ext *Extension) {
 	if len(os.Args) > 1 && os.Args[1] == ManifestFlag {
 		os.Stdout.Write(append(ext.Manifest(), '\n'))
@@ -35,7 +38,8 @@ func Main(ext *Extension) {
 
 // Run is [Main] without the manifest flag and exit: it serves ext on the
 // process's stdin and stdout (see Main), returning when stdin ends or on
-// SIGTERM/SIGINT.
+// SIGTERM/SIGINT. Without an [Extension.Logger] it logs to stderr, which
+// the bridge points at the sidecar log ([LogPath]).
 func Run(ext *Extension) error {
 	out, err := TakeStdout()
 	if err != nil {
@@ -43,7 +47,16 @@ func Run(ext *Extension) error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), platform.ShutdownSignals()...)
 	defer stop()
-	return Serve(ctx, ext, os.Stdin, out)
+	if ext.Logger == nil {
+		e := *ext
+		e.Logger = slog.New(slog.NewTextHandler(os.Stderr, nil))
+		ext = &e
+	}
+	err = Serve(ctx, ext, os.Stdin, out)
+	if errors.Is(err, ErrClosed) && ctx.Err() != nil {
+		return nil // stopped by a signal
+	}
+	return err
 }
 
 // TakeStdout returns the process's stdout as the channel to the bridge and

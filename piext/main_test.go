@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/pikit-dev/pikit/internal/modelserver"
 	"github.com/pikit-dev/pikit/internal/pitest"
+	"github.com/pikit-dev/pikit/internal/platform"
 	"github.com/pikit-dev/pikit/pirpc"
 )
 
@@ -115,6 +117,23 @@ func (p *probe) waitRecord(t *testing.T, ctx context.Context, match func(record)
 		case <-time.After(10 * time.Millisecond):
 		}
 	}
+}
+
+// exited reports whether the probe sidecar pid has exited, by taking the
+// lock it holds while it runs (a zombie, which platform.Alive counts as
+// alive, holds none).
+func (p *probe) exited(t *testing.T, pid int) bool {
+	t.Helper()
+	f, err := os.OpenFile(fmt.Sprintf("%s.alive.%d", p.out, pid), os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	ok, err := platform.TryLock(f, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ok
 }
 
 func pids(rs []record) map[int]bool {

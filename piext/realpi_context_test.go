@@ -1,14 +1,13 @@
 package piext_test
 
 import (
-	"fmt"
 	"os"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/pikit-dev/pikit/internal/pitest"
+	"github.com/pikit-dev/pikit/piext"
 	"github.com/pikit-dev/pikit/pirpc"
 )
 
@@ -20,8 +19,7 @@ import (
 func TestRealPi_ResumedSessionSendsOnlyTheNewPrompt(t *testing.T) {
 	t.Parallel()
 	p := newProbe(t, nil)
-	tmp := t.TempDir()
-	p.env.Env = append(p.env.Env, "PIKIT_PIEXT_TRACE=1", "TMPDIR="+tmp)
+	p.env.Env = append(p.env.Env, "PIKIT_PIEXT_TRACE=1")
 	ctx := testCtx(t)
 	c := p.start(t)
 	for _, words := range []string{"first words", "second words"} {
@@ -50,7 +48,7 @@ func TestRealPi_ResumedSessionSendsOnlyTheNewPrompt(t *testing.T) {
 	if len(reqs) != 3 || !strings.Contains(string(reqs[2].Body), "CTXEDIT-SEEN-BY-GO resumed") {
 		t.Fatalf("%d model requests; the last must carry Go's edit of the new prompt", len(reqs))
 	}
-	logged, err := os.ReadFile(filepath.Join(tmp, fmt.Sprintf("pikit-piext-%d", os.Getuid()), "probe.log"))
+	logged, err := os.ReadFile(piext.LogPath(p.env.AgentDir, "probe"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,11 +57,11 @@ func TestRealPi_ResumedSessionSendsOnlyTheNewPrompt(t *testing.T) {
 	// 7 messages (the system prompt, then user, custom and assistant twice),
 	// the first context call 8 (no system prompt; the new prompt and its
 	// custom message are the 2 sent in full).
-	warm := regexp.MustCompile(`\[bridge (\d+) \d+\] context/warm: (\d+) messages`).FindAllStringSubmatch(string(logged), -1)
+	warm := regexp.MustCompile(`\[piext probe bridge (\d+) [^\]]+\] context/warm: (\d+) messages`).FindAllStringSubmatch(string(logged), -1)
 	if len(warm) != 1 || warm[0][2] != "7" {
 		t.Fatalf("warm-ups %q, want one (by the resumed Pi) of the session's 7 messages", warm)
 	}
-	first := regexp.MustCompile(`\[bridge ` + warm[0][1] + ` \d+\] context: (\d+) messages, (\d+) in full`).FindStringSubmatch(string(logged))
+	first := regexp.MustCompile(`\[piext probe bridge ` + warm[0][1] + ` [^\]]+\] context: (\d+) messages, (\d+) in full`).FindStringSubmatch(string(logged))
 	if first == nil || first[1] != "8" || first[2] != "2" {
 		t.Errorf("the resumed Pi's first context call: %q, want 8 messages, 2 in full", first)
 	}

@@ -355,3 +355,44 @@ func TestRealPi_PackLoadsWithDashE(t *testing.T) {
 		t.Fatalf("packed hello tool: %d ends", len(ends))
 	}
 }
+
+// TestRealPi_PiKilledStubbornSidecarExits: a tool handler that ignores its
+// ctx does not keep an orphaned sidecar alive: after Pi's SIGKILL (its
+// stdin ends) the sidecar cancels every ctx, gives handlers a bounded
+// grace and exits within 3 s; SIGTERM ends such a sidecar too.
+func TestRealPi_PiKilledStubbornSidecarExits(t *testing.T) {
+	t.Parallel()
+	stubborn := script(map[string][]modelserver.ToolCall{"STUBBORN": {toolCall("call_s", "probe_stubborn", `{}`)}})
+	gone := func(t *testing.T, p *probe, pid int, from time.Time, limit time.Duration, what string) {
+		t.Helper()
+		for !p.exited(t, pid) {
+			if time.Since(from) > 10*time.Second {
+				t.Fatalf("sidecar %d still running 10 s after %s", pid, what)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		took := time.Since(from)
+		t.Logf("%s → stubborn sidecar gone: %v", what, took)
+		if took > limit {
+			t.Errorf("the stubborn sidecar ran %v after %s (at %s), want at most %v; log:\n%s", took, what, from.UTC().Format("15:04:05.000"), limit, readLog(t, p))
+		}
+	}
+	for _, how := range []string{"Pi SIGKILL", "sidecar SIGTERM"} {
+		p := newProbe(t, stubborn)
+		p.env.Env = append(p.env.Env, "PIKIT_PROBE_OWN_SESSION=1") // out of reach of the harness's group kill
+		c := p.start(t)
+		ctx := testCtx(t)
+		if _, err := c.Prompt(ctx, pirpc.PromptCommand{Message: "STUBBORN now"}); err != nil {
+			t.Fatal(err)
+		}
+		pid := p.waitRecord(t, ctx, func(r record) bool { return r.Ev == "stubborn" }).Pid
+		signal := func() error { return platform.Kill(c.Pid()) }
+		if how == "sidecar SIGTERM" {
+			signal = func() error { return platform.Terminate(pid) }
+		}
+		if err := signal(); err != nil {
+			t.Fatal(err)
+		}
+		gone(t, p, pid, time.Now(), 3*time.Second, how)
+	}
+}

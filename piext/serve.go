@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"sync/atomic"
+	"time"
 
 	"github.com/pikit-dev/pikit/internal/jsonrpc"
 	"github.com/pikit-dev/pikit/piext/internal/wire"
@@ -74,6 +75,12 @@ type CommandCall struct {
 	Pi      *Pi
 }
 
+// Bounds of a sidecar's end (see Serve).
+const (
+	drainTimeout = 1000 * time.Millisecond
+	handlerGrace = 500 * time.Millisecond
+)
+
 // completeResult answers command/complete; nil Items means none.
 type completeResult struct {
 	Items []Completion `json:"items"`
@@ -111,8 +118,12 @@ func (rt *runtime) bound(ctxID string, gen uint64) *Pi { return &Pi{rt: rt, ctxI
 
 // Serve runs ext on a bridge connection: requests are read from r, answers
 // written to w, until r ends or ctx is cancelled. At the end of r, answers
-// in flight are still written for at most 2 s. Serve returns nil at a clean
-// end of input, [ErrClosed] when ctx ended it, else the read error.
+// in flight are still written for at most 1 s, then every handler's ctx
+// is cancelled and handlers still running after 0.5 s more are abandoned
+// (Serve returns without them). A failed write (the bridge is gone) ends
+// Serve at once with an error that says so (it wraps the write's error).
+// Serve returns nil at a clean end of input, [ErrClosed] when ctx ended it,
+// else the read error.
 func Serve(ctx context.Context, ext *Extension, r io.Reader, w io.Writer) error {
 	ext.manifest() // panics on a malformed extension, before any I/O
 	rt := &runtime{ext: ext, log: ext.Logger, tools: map[string]*Tool{}, commands: map[string]*Command{}, hooks: map[string]*Hook{}, ready: make(chan struct{})}
@@ -137,6 +148,11 @@ func Serve(ctx context.Context, ext *Extension, r io.Reader, w io.Writer) error 
 			return m == wire.MethodHook || m == wire.MethodSessionBind || m == wire.MethodContextWarm
 		},
 		Logger: rt.log,
+		// After the end of input (Pi quit or died) answers in flight get
+		// drainTimeout, then every ctx is cancelled and handlers get
+		// handlerGrace: the sidecar exits within 3 s whatever they do.
+		DrainTimeout: drainTimeout,
+		HandlerGrace: handlerGrace,
 	})
 	close(rt.ready)
 	select {

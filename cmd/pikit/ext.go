@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -48,6 +47,16 @@ func (f *extDirFlags) dir() (string, error) {
 		}
 		return filepath.Join(wd, ".pi", "extensions"), nil
 	}
+	agent, err := f.agent()
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(agent, "extensions"), nil
+}
+
+// agent resolves Pi's agent dir: --agent-dir, then PI_CODING_AGENT_DIR,
+// then ~/.pi/agent (absolute).
+func (f *extDirFlags) agent() (string, error) {
 	agent := f.agentDir
 	if agent == "" {
 		agent = os.Getenv("PI_CODING_AGENT_DIR")
@@ -59,7 +68,7 @@ func (f *extDirFlags) dir() (string, error) {
 		}
 		agent = filepath.Join(home, ".pi", "agent")
 	}
-	return filepath.Abs(filepath.Join(agent, "extensions"))
+	return filepath.Abs(agent)
 }
 
 // target is where an install or uninstall acts: the folder the flags
@@ -182,7 +191,7 @@ func newExtListCmd() *cobra.Command {
 	var f extDirFlags
 	cmd := &cobra.Command{
 		Use:   "list [--project] [--agent-dir DIR]",
-		Short: "List installed Go extensions, whether their program still exists, and the absolute paths of the files they install for other extensions to import",
+		Short: "List installed Go extensions, whether their program still exists, their sidecar log, and the absolute paths of the files they install for other extensions to import",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			dir, err := f.dir()
@@ -202,6 +211,9 @@ func newExtListCmd() *cobra.Command {
 					state = "missing program (install again)"
 				}
 				fmt.Fprintf(cmd.OutOrStdout(), "%s\t%s\t%s\n", in.Name, state, strings.Join(in.Command, " "))
+				if agent, err := f.agent(); err == nil {
+					fmt.Fprintf(cmd.OutOrStdout(), "\tlog\t%s\n", piext.LogPath(agent, in.Name))
+				}
 				files := in.InstalledFiles()
 				for _, rel := range in.Files {
 					fmt.Fprintf(cmd.OutOrStdout(), "\tfile %s\t%s\n", rel, files[rel])
@@ -274,15 +286,7 @@ func newExtRunCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			out, err := piext.TakeStdout()
-			if err != nil {
-				return err
-			}
-			err = piext.Serve(cmd.Context(), ext, os.Stdin, out)
-			if errors.Is(err, context.Canceled) {
-				return nil
-			}
-			return err
+			return piext.Run(ext)
 		},
 	}
 }

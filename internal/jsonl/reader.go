@@ -10,6 +10,9 @@ import (
 // no buffer growth.
 const readSize = 64 << 10
 
+// HeadSize is how many bytes of an oversized record [Reader.Head] keeps.
+const HeadSize = 256
+
 // keepBuf is the largest buffer kept between records; a bigger one, grown
 // for a long record, is dropped once it is empty, so one huge line does not
 // pin memory.
@@ -27,6 +30,7 @@ type Reader struct {
 	record int64 // records returned (good or bad) so far
 	start  int64 // offset of the last record's first byte
 	off    int64 // bytes consumed so far
+	head   []byte
 
 	zeroReads int // consecutive empty reads without an error
 }
@@ -54,6 +58,7 @@ func (r *Reader) Next() ([]byte, error) {
 	scanned := 0 // bytes of buf[r.r:r.w] known to hold no LF
 	over := false
 	skipped := 0 // bytes of an oversized record dropped so far
+	r.head = r.head[:0]
 	for {
 		if i := bytes.IndexByte(r.buf[r.r+scanned:r.w], '\n'); i >= 0 {
 			end := r.r + scanned + i
@@ -63,12 +68,14 @@ func (r *Reader) Next() ([]byte, error) {
 			r.record++
 			r.start = start
 			if over {
+				r.keepHead(line)
 				return nil, r.fail(ErrOversized, skipped+len(line))
 			}
 			if n := len(line); n > 0 && line[n-1] == '\r' {
 				line = line[:n-1]
 			}
 			if len(line) > r.max {
+				r.keepHead(line)
 				return nil, r.fail(ErrOversized, len(line))
 			}
 			if !utf8.Valid(line) {
@@ -78,6 +85,7 @@ func (r *Reader) Next() ([]byte, error) {
 		}
 		scanned = r.w - r.r
 		if over || scanned > r.max+1 { // +1: room for a CR
+			r.keepHead(r.buf[r.r:r.w])
 			over = true
 			skipped += scanned
 			r.drop(scanned)
@@ -107,6 +115,24 @@ func (r *Reader) endOfInput(start int64, over bool, skipped int) error {
 	r.record++
 	r.start = start
 	return r.fail(ErrUnterminated, pending)
+}
+
+// keepHead adds the next bytes of an oversized record to its start kept
+// for [Reader.Head], up to HeadSize.
+func (r *Reader) keepHead(b []byte) {
+	r.head = append(r.head, b[:min(len(b), HeadSize-len(r.head))]...)
+}
+
+// Head returns up to the first [HeadSize] bytes of
+// the record the last call to [Reader.Next] reported as [ErrOversized], and
+// nil after any other record, so a caller can learn what the record was
+// (e.g. a JSON-RPC id) without it being buffered. The slice is valid until
+// the next call. It is the record's content: never log it.
+func (r *Reader) Head() []byte {
+	if len(r.head) == 0 {
+		return nil
+	}
+	return r.head
 }
 
 // drop consumes n buffered bytes.

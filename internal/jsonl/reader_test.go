@@ -188,3 +188,34 @@ func FuzzReader(f *testing.F) {
 		}
 	})
 }
+
+// TestReader_HeadOfOversizedRecord: Head holds the start of an oversized
+// record whether it was skipped while reading (longer than the buffer) or
+// found whole, one byte at a time or in one read; nil after a good record.
+func TestReader_HeadOfOversizedRecord(t *testing.T) {
+	long := `{"jsonrpc":"2.0","id":7,"method":"m","params":["` + strings.Repeat("x", 200<<10) + `"]}`
+	short := `{"id":8,"p":"` + strings.Repeat("y", 100) + `"}`
+	for name, wrap := range map[string]func(io.Reader) io.Reader{"whole": func(r io.Reader) io.Reader { return r }, "bytewise": iotest.OneByteReader} {
+		for _, max := range []int{64, 100 << 10} {
+			in := long + "\n" + short + "\nok\n"
+			r := jsonl.NewReader(wrap(strings.NewReader(in)), max)
+			for _, rec := range []string{long, short} {
+				if len(rec) <= max {
+					if got, err := r.Next(); err != nil || string(got) != rec || r.Head() != nil {
+						t.Fatalf("%s/%d: %.20q %v, Head %q", name, max, got, err, r.Head())
+					}
+					continue
+				}
+				if _, err := r.Next(); !errors.Is(err, jsonl.ErrOversized) {
+					t.Fatalf("%s/%d: %v, want oversized", name, max, err)
+				}
+				if want := rec[:min(len(rec), jsonl.HeadSize)]; string(r.Head()) != want {
+					t.Errorf("%s/%d: Head = %q, want %q", name, max, r.Head(), want)
+				}
+			}
+			if rec, err := r.Next(); err != nil || string(rec) != "ok" || r.Head() != nil {
+				t.Errorf("%s/%d: after: %q %v, Head %q", name, max, rec, err, r.Head())
+			}
+		}
+	}
+}

@@ -3,6 +3,7 @@ package jsonrpc
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -18,9 +19,10 @@ const MethodCancelRequest = "$/cancelRequest"
 
 // Defaults for [Options].
 const (
-	DefaultMaxRecord     = 256 << 20 // bytes per line: a Pi context payload is one line
+	DefaultMaxRecord     = 128 << 20 // bytes per message: a Pi context payload is one
 	DefaultCancelTimeout = 5 * time.Second
 	DefaultDrainTimeout  = 2 * time.Second
+	DefaultHandlerGrace  = 500 * time.Millisecond
 )
 
 // Handler answers incoming requests. Handle runs on its own goroutine (or on
@@ -44,9 +46,14 @@ type Options struct {
 	// Handler answers incoming requests; nil answers every call with
 	// CodeMethodNotFound.
 	Handler Handler
-	// MaxRecord caps one incoming line in bytes; zero or negative means
-	// DefaultMaxRecord. A longer line is answered with a parse error and
-	// skipped.
+	// MaxRecord caps one message (one line, without its LF) in bytes, in
+	// both directions; zero or negative means DefaultMaxRecord. A longer
+	// incoming line is skipped without being buffered: a request is
+	// answered with its id (read from the line's start) and
+	// CodeMessageTooLarge, the answer to a call fails that call the same
+	// way, anything else gets a parse error with a null id. A longer
+	// outgoing message is not sent: [Conn.Call] returns an error with
+	// CodeMessageTooLarge, a handler's result is replaced by that error.
 	MaxRecord int
 	// Ordered, when set, names the methods handled one at a time in arrival
 	// order on one worker goroutine (Pi's hooks of one session); all other
@@ -59,6 +66,11 @@ type Options struct {
 	// the peer's input ended; zero means DefaultDrainTimeout. Then their
 	// contexts are cancelled and later answers are dropped.
 	DrainTimeout time.Duration
+	// HandlerGrace is how long handlers get to return once their contexts
+	// were cancelled (at the end of the drain window, or by Close); zero
+	// means DefaultHandlerGrace. A handler still running then is abandoned:
+	// its answer is dropped, Done closes and Close returns without it.
+	HandlerGrace time.Duration
 	// Logger receives protocol problems (bad records, unknown response ids),
 	// never message contents; nil discards.
 	Logger *slog.Logger
@@ -66,7 +78,7 @@ type Options struct {
 
 // Conn is one JSON-RPC 2.0 connection over a JSON-lines stream. It is safe
 // for concurrent use. NewConn starts its read loop; [Conn.Close] stops it
-// and waits for every goroutine it started. A Conn cannot be reused.
+// and waits, within a bound, for every goroutine it started. A Conn cannot be reused.
 type Conn struct {
 	opts   Options
 	rw     io.ReadWriteCloser
@@ -74,7 +86,9 @@ type Conn struct {
 	ctx    context.Context // handler base; cancelled by Close or after the drain
 	cancel context.CancelFunc
 	wg     sync.WaitGroup // read loop, handlers, ordered worker, cancel notices
-	done   chan struct{}  // closed when the read loop ended and handlers finished
+	done   chan struct{}  // Done: closed by finish
+	stop   chan struct{}  // closed when the read loop and the drain ended
+	fin    sync.Once
 
 	mu       sync.Mutex
 	nextID   int64
@@ -86,6 +100,9 @@ type Conn struct {
 	ended    bool  // the read loop returned
 	readErr  error // why the read loop ended
 	dropAns  bool  // answers are no longer written (drain over or closed)
+	abandon  bool  // handlers outlived HandlerGrace: not waited for
+	closing  bool  // Close was called
+	goneErr  error // the failed write that showed the peer gone
 	closeErr error
 	once     sync.Once
 }
@@ -97,11 +114,11 @@ type queued struct {
 }
 
 // NewConn starts a connection on rw: reads come from rw, writes go to it,
-// Close closes it. Closing must unblock a pending Read (pipes and sockets do;
-// a blocking os.Stdin does not, and then the read loop ends only with the
-// input).
+// Close closes it. Closing should unblock a pending Read (pipes and sockets
+// do; a blocking os.Stdin does not: then Close returns after
+// [Options.HandlerGrace] and the read loop ends only with the input).
 func NewConn(rw io.ReadWriteCloser, opts *Options) *Conn {
-	c := &Conn{rw: rw, w: jsonl.NewWriter(rw), done: make(chan struct{}),
+	c := &Conn{rw: rw, w: jsonl.NewWriter(rw), done: make(chan struct{}), stop: make(chan struct{}),
 		pending: map[ID]chan *Response{}, inflight: map[ID]context.CancelFunc{}, qwake: make(chan struct{}, 1)}
 	if opts != nil {
 		c.opts = *opts
@@ -114,6 +131,9 @@ func NewConn(rw io.ReadWriteCloser, opts *Options) *Conn {
 	}
 	if c.opts.DrainTimeout <= 0 {
 		c.opts.DrainTimeout = DefaultDrainTimeout
+	}
+	if c.opts.HandlerGrace <= 0 {
+		c.opts.HandlerGrace = DefaultHandlerGrace
 	}
 	if c.opts.Logger == nil {
 		c.opts.Logger = slog.New(slog.DiscardHandler)
@@ -129,30 +149,57 @@ func NewConn(rw io.ReadWriteCloser, opts *Options) *Conn {
 		defer c.wg.Done()
 		c.readLoop(&handlers)
 		c.drain(&handlers)
-		close(c.done)
+		close(c.stop)
+		c.finish()
 	}()
 	return c
 }
 
 // Done is closed once the peer's input ended (or Close was called) and every
-// handler returned.
+// handler returned or was abandoned (see [Options.HandlerGrace]), or at
+// once when a write failed: the peer is gone ([Conn.Err] says why).
 func (c *Conn) Done() <-chan struct{} { return c.done }
 
-// Err returns why the read loop ended: nil for a clean end of input, else the
-// read error; ErrClosed after Close.
+func (c *Conn) finish() { c.fin.Do(func() { close(c.done) }) }
+
+// peerGone handles the first failed write outside Close: the peer no
+// longer reads, so it is logged with its reason, handlers are cancelled,
+// pending calls fail and Done closes; the owner then closes the Conn.
+func (c *Conn) peerGone(err error) {
+	c.mu.Lock()
+	if c.closing || c.goneErr != nil {
+		c.mu.Unlock()
+		return
+	}
+	c.goneErr = fmt.Errorf("jsonrpc: peer gone: %w", err)
+	c.dropAns = true
+	c.mu.Unlock()
+	c.opts.Logger.Error("jsonrpc: peer gone: a write failed", "err", err)
+	c.cancel()
+	c.failPending()
+	c.finish()
+}
+
+// Err returns why the connection ended: the failed write when the peer
+// went away (it wraps the write's error), else why the read loop ended: nil
+// for a clean end of input, the read error, or ErrClosed after Close.
 func (c *Conn) Err() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if c.goneErr != nil {
+		return c.goneErr
+	}
 	return c.readErr
 }
 
 // Close closes the stream, cancels every handler, fails every pending call
-// with ErrClosed and waits for the connection's goroutines. It is idempotent
-// and returns the stream's close error.
+// with ErrClosed and waits for the connection's goroutines, but for at
+// most [Options.HandlerGrace]: handlers that ignore their ctx, and a read
+// the close did not interrupt, are abandoned. It is idempotent and returns the stream's close error.
 func (c *Conn) Close() error {
 	c.once.Do(func() {
 		c.mu.Lock()
-		c.closed, c.dropAns = true, true
+		c.closed, c.dropAns, c.closing = true, true, true
 		if c.readErr == nil && !c.ended {
 			c.readErr = ErrClosed
 		}
@@ -160,7 +207,21 @@ func (c *Conn) Close() error {
 		c.cancel()
 		c.closeErr = c.rw.Close()
 		c.failPending()
-		c.wg.Wait()
+		grace := time.NewTimer(c.opts.HandlerGrace)
+		defer grace.Stop()
+		select {
+		case <-c.stop:
+			c.mu.Lock()
+			abandon := c.abandon
+			c.mu.Unlock()
+			if !abandon {
+				c.wg.Wait()
+			}
+		case <-grace.C:
+			// A read the close did not interrupt (a blocking os.Stdin), or
+			// handlers that ignore their ctx: abandoned.
+			c.opts.Logger.Warn("jsonrpc: close: the read loop or handlers still run after the grace; abandoned", "grace", c.opts.HandlerGrace)
+		}
 	})
 	return c.closeErr
 }
@@ -187,6 +248,10 @@ func (c *Conn) Call(ctx context.Context, method string, params, result any) erro
 	c.mu.Unlock()
 	if err := c.write(&Request{ID: id, Method: method, Params: raw}); err != nil {
 		c.forget(id)
+		var e *Error
+		if errors.As(err, &e) {
+			return e
+		}
 		return fmt.Errorf("jsonrpc: send %s: %w", method, err)
 	}
 	select {
@@ -288,12 +353,33 @@ func mustJSON(v any) json.RawMessage {
 	return b
 }
 
+// write sends one message. A request or result longer than MaxRecord is
+// not sent; an error answer always is (its size is bounded by the id, which
+// came in under the cap, and a short message).
 func (c *Conn) write(m Message) error {
 	b, err := EncodeMessage(m)
 	if err != nil {
 		return err
 	}
-	return c.w.WriteRecord(b)
+	if r, ok := m.(*Response); ok && r.Error != nil {
+		return c.writeRecord(b)
+	}
+	if len(b) > c.opts.MaxRecord {
+		return tooLarge("message", len(b), c.opts.MaxRecord)
+	}
+	return c.writeRecord(b)
+}
+
+func (c *Conn) writeRecord(b []byte) error {
+	err := c.w.WriteRecord(b)
+	if err != nil {
+		c.peerGone(err)
+	}
+	return err
+}
+
+func tooLarge(what string, n, limit int) *Error {
+	return &Error{Code: CodeMessageTooLarge, Message: fmt.Sprintf("%s of %d bytes exceeds the message limit of %d bytes", what, n, limit)}
 }
 
 func (c *Conn) failPending() {

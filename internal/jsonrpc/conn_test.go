@@ -5,11 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"log/slog"
 	"net"
 	"os"
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/pikit-dev/pikit/internal/jsonrpc"
@@ -174,7 +176,9 @@ func TestConn_OrderedMethodsRunOneAtATimeInOrder(t *testing.T) {
 func TestConn_CloseUnblocksPendingCalls(t *testing.T) {
 	block := make(chan struct{})
 	defer close(block)
+	started := make(chan struct{})
 	a, _ := pair(t, nil, handler(func(ctx context.Context, req *jsonrpc.Request) (any, error) {
+		close(started)
 		select {
 		case <-block:
 		case <-ctx.Done():
@@ -183,7 +187,7 @@ func TestConn_CloseUnblocksPendingCalls(t *testing.T) {
 	}))
 	errc := make(chan error, 1)
 	go func() { errc <- a.Call(context.Background(), "wait", nil, nil) }()
-	time.Sleep(20 * time.Millisecond)
+	<-started // the call is pending: its handler runs on the peer
 	if err := a.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -268,40 +272,51 @@ func (p *rawPeer) recv(t *testing.T) string {
 	return s
 }
 
+// TestConn_EOFDrainsAnswersInFlight: after the peer's end of input an
+// answer in flight is still written; a handler still running when the
+// drain window ends has its ctx cancelled exactly then (fake time), and its
+// answer is dropped.
 func TestConn_EOFDrainsAnswersInFlight(t *testing.T) {
-	release := make(chan struct{})
-	opts := handler(func(ctx context.Context, req *jsonrpc.Request) (any, error) {
-		if req.Method == "forever" {
-			<-ctx.Done()
-			return nil, ctx.Err()
-		}
-		<-release
-		return "late", nil
-	})
-	opts.DrainTimeout = 300 * time.Millisecond
-	c, p := newRaw(t, opts)
-	p.send(t, `{"jsonrpc":"2.0","id":1,"method":"soon"}`)
-	p.send(t, `{"jsonrpc":"2.0","id":2,"method":"forever"}`)
-	p.inW.Close() // EOF while both are in flight
-	go func() {
-		time.Sleep(50 * time.Millisecond)
+	synctest.Test(t, func(t *testing.T) {
+		const drain = 300 * time.Millisecond
+		release := make(chan struct{})
+		started := make(chan string, 2)
+		cancelled := make(chan time.Time, 1)
+		opts := handler(func(ctx context.Context, req *jsonrpc.Request) (any, error) {
+			started <- req.Method
+			if req.Method == "forever" {
+				<-ctx.Done()
+				cancelled <- time.Now()
+				return "dropped", nil
+			}
+			<-release
+			return "late", nil
+		})
+		opts.DrainTimeout = drain
+		c, p := newRaw(t, opts)
+		p.send(t, `{"jsonrpc":"2.0","id":1,"method":"soon"}`)
+		p.send(t, `{"jsonrpc":"2.0","id":2,"method":"forever"}`)
+		<-started
+		<-started
+		p.inW.Close() // EOF while both are in flight
+		synctest.Wait()
+		eof := time.Now()
 		close(release)
-	}()
-	if got, want := p.recv(t), `{"jsonrpc":"2.0","id":1,"result":"late"}`; got != want {
-		t.Errorf("answer in flight = %s, want %s", got, want)
-	}
-	start := time.Now()
-	select {
-	case <-c.Done():
-	case <-time.After(5 * time.Second):
-		t.Fatal("Done not closed after the drain window")
-	}
-	if d := time.Since(start); d > 2*time.Second {
-		t.Errorf("drain took %v", d)
-	}
-	if err := c.Err(); err != nil {
-		t.Errorf("Err after clean EOF = %v", err)
-	}
+		if got, want := p.recv(t), `{"jsonrpc":"2.0","id":1,"result":"late"}`; got != want {
+			t.Errorf("answer in flight = %s, want %s", got, want)
+		}
+		<-c.Done()
+		if at := <-cancelled; at.Sub(eof) != drain {
+			t.Errorf("the handler still running was cancelled %v after EOF, want at the end of the %v drain window", at.Sub(eof), drain)
+		}
+		if err := c.Err(); err != nil {
+			t.Errorf("Err after clean EOF = %v", err)
+		}
+		c.Close()
+		if line, err := p.lr.next(); err == nil {
+			t.Errorf("an answer after the drain window was written: %s", line)
+		}
+	})
 }
 
 func TestConn_BadInputKeepsServing(t *testing.T) {
@@ -311,7 +326,8 @@ func TestConn_BadInputKeepsServing(t *testing.T) {
 	for _, tc := range []struct{ in, want string }{
 		{`not json`, `{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"parse error: not a JSON object"}}`},
 		{`{"jsonrpc":"1.0","id":7,"method":"x"}`, `{"jsonrpc":"2.0","id":7,"error":{"code":-32600,"message":"invalid request: \"jsonrpc\" must be \"2.0\""}}`},
-		{`{"jsonrpc":"2.0","id":"` + strings.Repeat("x", 100) + `","method":"x"}`, `{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"parse error: jsonl: record too large"}}`},
+		{`{"jsonrpc":"2.0","id":"` + strings.Repeat("x", 100) + `","method":"x"}`, `{"jsonrpc":"2.0","id":"` + strings.Repeat("x", 100) + `","error":{"code":-32020,"message":"request of 138 bytes exceeds the message limit of 64 bytes"}}`},
+		{`{"jsonrpc":"2.0","method":"x","params":["` + strings.Repeat("x", 100) + `"],"id":9}`, `{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"parse error: jsonl: record too large"}}`},
 		{`{"jsonrpc":"2.0","id":8,"method":"x"}`, `{"jsonrpc":"2.0","id":8,"result":"ok"}`},
 	} {
 		p.send(t, tc.in)
@@ -346,3 +362,160 @@ func TestConn_ErrAfterCleanEOFThenClose(t *testing.T) {
 		t.Errorf("Err after a clean end of input and Close = %v, want nil", err)
 	}
 }
+
+// TestConn_MessageCapBothWays: one cap for both directions. An oversized
+// request is answered with its id; an oversized answer fails its call; a
+// call or a result over the cap is not sent; the connection goes on.
+func TestConn_MessageCapBothWays(t *testing.T) {
+	const limit = 1 << 10
+	big := strings.Repeat("x", 2*limit)
+	opts := handler(func(ctx context.Context, req *jsonrpc.Request) (any, error) {
+		if req.Method == "big" {
+			return big, nil
+		}
+		return "ok", nil
+	})
+	opts.MaxRecord = limit
+	a, _ := pair(t, &jsonrpc.Options{MaxRecord: 1 << 20}, opts)
+	ctx := t.Context()
+	// a's cap is larger: it sends the oversized request, b answers it by id.
+	err := a.Call(ctx, "small", []string{big}, nil)
+	if !errors.Is(err, jsonrpc.ErrTooLarge) || !strings.Contains(err.Error(), "request of 2") {
+		t.Errorf("oversized request: %v, want ErrTooLarge naming the request", err)
+	}
+	// b will not send a result over its cap: a gets the error instead.
+	if err := a.Call(ctx, "big", nil, nil); !errors.Is(err, jsonrpc.ErrTooLarge) || !strings.Contains(err.Error(), "result of") {
+		t.Errorf("oversized result: %v", err)
+	}
+	var got string
+	if err := a.Call(ctx, "small", nil, &got); err != nil || got != "ok" {
+		t.Errorf("after: %q %v", got, err)
+	}
+	b2, _ := pair(t, &jsonrpc.Options{MaxRecord: limit}, nil)
+	if err := b2.Call(ctx, "x", []string{big}, nil); !errors.Is(err, jsonrpc.ErrTooLarge) {
+		t.Errorf("a call over the sender's cap: %v", err)
+	}
+}
+
+// TestConn_OversizedAnswerFailsItsCall: an answer over the cap, from a
+// peer that does not keep it, fails the call it answers (its id read from
+// the line's start) without being buffered.
+func TestConn_OversizedAnswerFailsItsCall(t *testing.T) {
+	c, p := newRaw(t, &jsonrpc.Options{MaxRecord: 1 << 10})
+	errc := make(chan error, 1)
+	go func() { errc <- c.Call(t.Context(), "m", nil, nil) }()
+	req := p.recv(t)
+	if req != `{"jsonrpc":"2.0","id":1,"method":"m"}` {
+		t.Fatalf("request %s", req)
+	}
+	p.send(t, `{"jsonrpc":"2.0","id":1,"result":"`+strings.Repeat("r", 4<<10)+`"}`)
+	if err := <-errc; !errors.Is(err, jsonrpc.ErrTooLarge) || !strings.Contains(err.Error(), "answer of 4") {
+		t.Fatalf("Call = %v, want ErrTooLarge for the answer", err)
+	}
+}
+
+// TestConn_HandlerIgnoringCtxIsAbandoned: a handler that ignores its ctx
+// (here an ordered one, which holds the worker too) does not hold the
+// connection: after EOF, Done closes at the end of the drain window plus
+// the grace (fake time), and Close returns; so does a Close while it runs.
+func TestConn_HandlerIgnoringCtxIsAbandoned(t *testing.T) {
+	for _, end := range []string{"eof", "close"} {
+		t.Run(end, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				const drain, grace = 300 * time.Millisecond, 100 * time.Millisecond
+				release := make(chan struct{})
+				started := make(chan struct{})
+				opts := handler(func(ctx context.Context, req *jsonrpc.Request) (any, error) {
+					close(started)
+					<-release // ctx ignored
+					return "never sent", nil
+				})
+				opts.DrainTimeout, opts.HandlerGrace = drain, grace
+				opts.Ordered = func(string) bool { return true }
+				c, p := newRaw(t, opts)
+				p.send(t, `{"jsonrpc":"2.0","id":1,"method":"stubborn"}`)
+				<-started
+				t0 := time.Now()
+				want := grace
+				if end == "eof" {
+					p.inW.Close()
+					want = drain + grace
+					<-c.Done()
+				}
+				c.Close()
+				if got := time.Since(t0); got != want {
+					t.Errorf("Close returned %v after the %s, want %v", got, end, want)
+				}
+				close(release)
+				if line, err := p.lr.next(); err == nil {
+					t.Errorf("the abandoned handler's answer was written: %s", line)
+				}
+			})
+		})
+	}
+}
+
+// TestConn_CloseDoesNotWaitForAStuckRead: when closing the stream does not
+// interrupt a pending read (a blocking os.Stdin), Close still returns after
+// the grace (fake time).
+func TestConn_CloseDoesNotWaitForAStuckRead(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const grace = 100 * time.Millisecond
+		inR, inW := io.Pipe()
+		c := jsonrpc.NewConn(&stream{inR, io.Discard, nil}, &jsonrpc.Options{HandlerGrace: grace})
+		t0 := time.Now()
+		c.Close()
+		if got := time.Since(t0); got != grace {
+			t.Errorf("Close returned after %v, want the %v grace", got, grace)
+		}
+		inW.Close() // the input ends: the read loop too
+		<-c.Done()
+	})
+}
+
+// TestConn_FailedWriteMeansPeerGone: the first write that fails (the peer
+// closed its read end) ends the connection at once, input still open: it
+// is logged with its reason, other handlers are cancelled, Done closes and
+// Err wraps the write's error.
+func TestConn_FailedWriteMeansPeerGone(t *testing.T) {
+	var logged strings.Builder
+	var mu sync.Mutex
+	other := make(chan error, 1)
+	started := make(chan struct{})
+	opts := handler(func(ctx context.Context, req *jsonrpc.Request) (any, error) {
+		if req.Method == "long" {
+			close(started)
+			<-ctx.Done()
+			other <- ctx.Err()
+			return nil, ctx.Err()
+		}
+		return "answer", nil
+	})
+	opts.Logger = slog.New(slog.NewTextHandler(writerFunc(func(b []byte) (int, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		return logged.Write(b)
+	}), nil))
+	c, p := newRaw(t, opts)
+	p.send(t, `{"jsonrpc":"2.0","id":1,"method":"long"}`)
+	<-started
+	p.outR.Close()
+	p.send(t, `{"jsonrpc":"2.0","id":2,"method":"short"}`)
+	<-c.Done()
+	if err := <-other; !errors.Is(err, context.Canceled) {
+		t.Errorf("the other handler's ctx: %v", err)
+	}
+	if err := c.Err(); !errors.Is(err, io.ErrClosedPipe) || !strings.Contains(err.Error(), "peer gone") {
+		t.Errorf("Err = %v, want peer gone wrapping the write's error", err)
+	}
+	c.Close()
+	mu.Lock()
+	defer mu.Unlock()
+	if !strings.Contains(logged.String(), "peer gone") || !strings.Contains(logged.String(), "closed pipe") {
+		t.Errorf("log:\n%s", logged.String())
+	}
+}
+
+type writerFunc func([]byte) (int, error)
+
+func (f writerFunc) Write(b []byte) (int, error) { return f(b) }

@@ -1,6 +1,7 @@
 package jsonrpc
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -22,8 +23,7 @@ func (c *Conn) readLoop(handlers *sync.WaitGroup) {
 		if err != nil {
 			var re *jsonl.RecordError
 			if errors.As(err, &re) {
-				c.opts.Logger.Warn("jsonrpc: bad record", "err", err)
-				c.reply(ID{}, nil, &Error{Code: CodeParseError, Message: "parse error: " + re.Kind.Error()})
+				c.badRecord(re, r.Head())
 				continue
 			}
 			c.mu.Lock()
@@ -54,6 +54,74 @@ func (c *Conn) readLoop(handlers *sync.WaitGroup) {
 			}
 		case *Request:
 			c.dispatch(m, handlers)
+		}
+	}
+}
+
+// badRecord answers a line that could not be read: an oversized request by
+// its id, an oversized answer by failing its call (both recovered from the
+// line's start), anything else with a parse error.
+func (c *Conn) badRecord(re *jsonl.RecordError, head []byte) {
+	h := peekHead(head)
+	c.opts.Logger.Warn("jsonrpc: bad record", "err", re, "id", h.id.String())
+	switch {
+	case !errors.Is(re, jsonl.ErrOversized) || !h.id.IsValid():
+		c.reply(ID{}, nil, &Error{Code: CodeParseError, Message: "parse error: " + re.Kind.Error()})
+	case h.request:
+		c.reply(h.id, nil, tooLarge("request", re.Size, c.opts.MaxRecord))
+	case h.response:
+		c.mu.Lock()
+		ch, ok := c.pending[h.id]
+		delete(c.pending, h.id)
+		c.mu.Unlock()
+		if ok {
+			ch <- &Response{ID: h.id, Error: tooLarge("answer", re.Size, c.opts.MaxRecord)}
+		}
+	default:
+		c.reply(ID{}, nil, &Error{Code: CodeParseError, Message: "parse error: " + re.Kind.Error()})
+	}
+}
+
+// head is what the start of a line tells about its message.
+type head struct {
+	id                ID
+	request, response bool
+}
+
+// peekHead reads the members at the start of a JSON object (possibly cut
+// off) up to the first large one: the id, and whether a method (a request)
+// or a result or error (an answer) came first. Senders put "jsonrpc", "id"
+// and "method" before "params", "result" and "error", as this package and
+// JSON.stringify of {jsonrpc, id, method, params} do.
+func peekHead(b []byte) head {
+	var h head
+	dec := json.NewDecoder(bytes.NewReader(b))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return h
+	}
+	for {
+		t, err := dec.Token()
+		if err != nil {
+			return h
+		}
+		switch t {
+		case "result", "error":
+			h.response = true
+			return h
+		case "params":
+			return h
+		case "method":
+			h.request = true
+		}
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err != nil {
+			return h
+		}
+		if t == "id" {
+			var id ID
+			if id.UnmarshalJSON(raw) == nil {
+				h.id = id
+			}
 		}
 	}
 }
@@ -113,7 +181,7 @@ func (c *Conn) orderedWorker(handlers *sync.WaitGroup) {
 			select {
 			case <-c.qwake:
 				continue
-			case <-c.done:
+			case <-c.stop:
 				return
 			case <-c.ctx.Done():
 				// Cancelled: run what is queued (with cancelled contexts) so
@@ -165,6 +233,10 @@ func (c *Conn) handle(ctx context.Context, cancel context.CancelFunc, req *Reque
 		c.reply(req.ID, nil, &Error{Code: CodeInternalError, Message: merr.Error()})
 		return
 	}
+	if len(raw) > c.opts.MaxRecord {
+		c.reply(req.ID, nil, tooLarge("result", len(raw), c.opts.MaxRecord))
+		return
+	}
 	c.reply(req.ID, raw, nil)
 }
 
@@ -189,13 +261,19 @@ func (c *Conn) reply(id ID, result json.RawMessage, e *Error) {
 	if drop {
 		return
 	}
-	if err := c.write(&Response{ID: id, Result: result, Error: e}); err != nil {
+	err := c.write(&Response{ID: id, Result: result, Error: e})
+	var big *Error
+	if errors.As(err, &big) && big.Code == CodeMessageTooLarge && e == nil {
+		err = c.write(&Response{ID: id, Error: big})
+	}
+	if err != nil {
 		c.opts.Logger.Warn("jsonrpc: write response", "err", err)
 	}
 }
 
 // drain lets handlers in flight answer for at most DrainTimeout after the
-// input ended, then cancels them, drops later answers and waits for them.
+// input ended, then cancels them, drops later answers and waits for them
+// for at most HandlerGrace: those still running then are abandoned.
 func (c *Conn) drain(handlers *sync.WaitGroup) {
 	all := make(chan struct{})
 	go func() {
@@ -214,5 +292,15 @@ func (c *Conn) drain(handlers *sync.WaitGroup) {
 	c.dropAns = true
 	c.mu.Unlock()
 	c.cancel()
-	<-all
+	grace := time.NewTimer(c.opts.HandlerGrace)
+	defer grace.Stop()
+	select {
+	case <-all:
+	case <-grace.C:
+		c.mu.Lock()
+		c.abandon = true
+		n := len(c.inflight)
+		c.mu.Unlock()
+		c.opts.Logger.Warn("jsonrpc: handlers still running after their cancellation are abandoned", "calls", n, "grace", c.opts.HandlerGrace)
+	}
 }

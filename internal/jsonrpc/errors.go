@@ -7,7 +7,8 @@ import (
 	"fmt"
 )
 
-// Error codes: JSON-RPC 2.0 §5.1, and the request-cancelled code LSP uses.
+// Error codes: JSON-RPC 2.0 §5.1, the request-cancelled code LSP uses, and
+// this engine's message cap (an implementation-defined server error).
 const (
 	CodeParseError       = -32700
 	CodeInvalidRequest   = -32600
@@ -15,6 +16,9 @@ const (
 	CodeInvalidParams    = -32602
 	CodeInternalError    = -32603
 	CodeRequestCancelled = -32800
+	// CodeMessageTooLarge: a request, or the answer to it, is longer than
+	// [Options.MaxRecord]; it was not sent, or was skipped unread.
+	CodeMessageTooLarge = -32020
 )
 
 // Error is a JSON-RPC error object. errors.Is compares only Code, so
@@ -41,6 +45,7 @@ var (
 	ErrInvalidParams  = &Error{Code: CodeInvalidParams, Message: "invalid params"}
 	ErrInternal       = &Error{Code: CodeInternalError, Message: "internal error"}
 	ErrCancelled      = &Error{Code: CodeRequestCancelled, Message: "request cancelled"}
+	ErrTooLarge       = &Error{Code: CodeMessageTooLarge, Message: "message too large"}
 )
 
 // ErrClosed is returned by calls on a connection that was closed or whose

@@ -12,6 +12,7 @@ import (
 	"github.com/pikit-dev/pikit/internal/pisession"
 	"github.com/pikit-dev/pikit/internal/pitest"
 	"github.com/pikit-dev/pikit/midcompact"
+	"github.com/pikit-dev/pikit/piext"
 )
 
 // userFirstScript acknowledges the User-manual start prompt with "OK"
@@ -33,16 +34,15 @@ func userFirstScript(r *modelserver.Request) modelserver.Script {
 type term struct {
 	*pitest.Tmux
 	t     *testing.T
-	trace string // TMPDIR of Pi: the bridge's trace (PIKIT_PIEXT_TRACE) lands here
+	trace string // the sidecar logs' folder: the bridge's trace (PIKIT_PIEXT_TRACE) lands here
 }
 
 // tmuxPi starts interactive Pi of env in tmux. Without tmux the test
 // skips, or fails under CI=true.
 func tmuxPi(t *testing.T, env *pitest.Env) *term {
 	t.Helper()
-	trace := t.TempDir()
-	tm := env.StartTmux(t, &pitest.TmuxOptions{Env: []string{"PIKIT_PIEXT_TRACE=1", "TMPDIR=" + trace}})
-	return &term{Tmux: tm, t: t, trace: trace}
+	tm := env.StartTmux(t, &pitest.TmuxOptions{Env: []string{"PIKIT_PIEXT_TRACE=1"}})
+	return &term{Tmux: tm, t: t, trace: filepath.Dir(piext.LogPath(env.AgentDir, "midcompact"))}
 }
 
 func (tm *term) screen() string { return tm.Screen() }
@@ -71,7 +71,7 @@ func (tm *term) wait(what string, cond func(string) bool) string {
 
 // traceTail is the end of the bridge's trace logs.
 func (tm *term) traceTail(n int) string {
-	logs, _ := filepath.Glob(filepath.Join(tm.trace, "pikit-piext-*", "*.log"))
+	logs, _ := filepath.Glob(filepath.Join(tm.trace, "*.log"))
 	var out []string
 	for _, l := range logs {
 		b, _ := os.ReadFile(l)

@@ -4,12 +4,14 @@ import (
 	"context"
 	"net/http"
 	"net/http/cookiejar"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/pikit-dev/pikit/internal/pitest"
 	"github.com/pikit-dev/pikit/midcompact"
+	"github.com/pikit-dev/pikit/piext"
 )
 
 // Seed 001 §Concurrency (reference §5.6) in interactive Pi (tmux): a
@@ -20,8 +22,8 @@ func TestTmux_WorkbenchClosedByBrowserLeaving(t *testing.T) {
 	t.Parallel()
 	env := pitest.New(t, &pitest.Options{Script: mcScript, Session: true})
 	env.InstallExtension(t, "midcompact", "")
-	trace := t.TempDir()
-	tm := &term{Tmux: env.StartTmux(t, &pitest.TmuxOptions{Width: 250, Env: []string{"PIKIT_PIEXT_TRACE=1", "TMPDIR=" + trace}}), t: t, trace: trace}
+	tm := &term{Tmux: env.StartTmux(t, &pitest.TmuxOptions{Width: 250, Env: []string{"PIKIT_PIEXT_TRACE=1"}}), t: t,
+		trace: filepath.Dir(piext.LogPath(env.AgentDir, "midcompact"))}
 
 	tm.firstCommand(firstUser, "ack")
 	tm.command("/midcompact:start", midcompact.StartOptionUser)

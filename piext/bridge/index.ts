@@ -18,7 +18,36 @@ import { fileURLToPath } from "node:url";
 const PROTOCOL = 2;
 const HOOK_TIMEOUT_MS = 5000;
 const WARM_TIMEOUT_MS = 30000;
-const EXIT_REJECT_MS = 1000;
+// A sidecar start: initialize must answer within INIT_TIMEOUT_MS, doubled
+// after each failed start in a row (up to INIT_TIMEOUT_MAX_MS), so a slow
+// start is never a permanent failure. A failed start stops the child. The
+// next call starts a new one; after two or more failures in a row, not
+// before a backoff of START_BACKOFF_MS, doubled per further failure up to
+// START_BACKOFF_MAX_MS: calls within it fail at once.
+const INIT_TIMEOUT_MS = 5000;
+const INIT_TIMEOUT_MAX_MS = 60000;
+const START_BACKOFF_MS = 500;
+const START_BACKOFF_MAX_MS = 30000;
+// Stopping a sidecar: stdin is closed (a piext sidecar exits within 3 s of
+// that), SIGTERM follows after the grace, SIGKILL KILL_AFTER_MS later.
+const STOP_GRACE_MS = 3000;
+const KILL_AFTER_MS = 2000;
+// A broken pipe waits this long for the exit that explains it.
+const PIPE_EXIT_WAIT_MS = 250;
+// Lines on the sidecar's stdout that are not JSON-RPC (a library printing
+// before piext.Main took stdout): the first NOISE_LOGGED of a sidecar's
+// life are logged by size, never content; the rest are counted.
+const NOISE_LOGGED = 5;
+// One message (one line, without its LF) is at most MAX_MESSAGE_BYTES bytes
+// of UTF-8 in each direction, the cap the Go side enforces too. It is
+// counted on bytes before any string is built: a longer line from the
+// sidecar is skipped unread but for its first HEAD_BYTES, which name its id.
+// An oversized answer fails its call, naming the limit (a tool's result is
+// then an error, a hook fails open or closed as declared); an oversized
+// request from the sidecar is answered by its id. A message the bridge
+// would send over the cap fails its call (or is answered with the error).
+const MAX_MESSAGE_BYTES = 128 << 20;
+const HEAD_BYTES = 256;
 const CODE = {
   staleSession: -32011,
   staleContext: -32012,
@@ -28,16 +57,66 @@ const CODE = {
   notSynchronous: -32016,
   methodNotFound: -32601,
   internal: -32603,
+  cancelled: -32800,
+  tooLarge: -32020,
 };
 
-// PIKIT_PIEXT_TRACE=1 appends a trace of the bridge (method names and
-// sizes, never payloads) to the sidecar log.
+// The sidecar log (piext LogPath): one file per extension per agent dir,
+// <agentDir>/tmp/pikit-piext/NAME.log (0600 in a 0700 folder), shared by
+// the Pi processes of that agent dir. It gets the sidecar's stderr as an
+// O_APPEND descriptor (so a sidecar's last words land there even after Pi
+// died) and the bridge's own lines, each "[piext NAME bridge PID TIME]":
+// protocol events, never payloads; with PIKIT_PIEXT_TRACE=1 also a trace of
+// method names and sizes. It is bounded: at LOG_MAX_BYTES it is copied to
+// NAME.log.1 and truncated in place (copy-truncate: the descriptors running
+// sidecars hold stay valid), checked before each bridge line, at each spawn
+// and every LOG_CHECK_MS while a sidecar runs.
+const LOG_MAX_BYTES = 2 << 20;
+const LOG_CHECK_MS = 5000;
 const TRACE = process.env.PIKIT_PIEXT_TRACE === "1";
-function trace(name: string, what: string) {
-  if (!TRACE) return;
+
+// agentDir is Pi's: $PI_CODING_AGENT_DIR (a leading ~ is the home folder),
+// else ~/.pi/agent.
+function agentDir(): string {
+  const env = process.env.PI_CODING_AGENT_DIR;
+  if (!env) return path.join(os.homedir(), ".pi", "agent");
+  if (env === "~") return os.homedir();
+  return env.startsWith("~/") || (process.platform === "win32" && env.startsWith("~\\")) ? path.join(os.homedir(), env.slice(2)) : env;
+}
+
+const logFiles = new Map<string, string>();
+
+function logFile(name: string): string {
+  let file = logFiles.get(name);
+  if (!file) {
+    const dir = path.join(agentDir(), "tmp", "pikit-piext");
+    fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
+    file = path.join(dir, `${name}.log`);
+    logFiles.set(name, file);
+  }
+  return file;
+}
+
+function rotateLog(file: string) {
   try {
-    fs.appendFileSync(logPath(name), `[bridge ${process.pid} ${Date.now()}] ${what}\n`, { mode: 0o600 });
+    if (fs.statSync(file).size < LOG_MAX_BYTES) return;
+    const tmp = `${file}.1.${process.pid}.tmp`;
+    fs.copyFileSync(file, tmp);
+    fs.renameSync(tmp, `${file}.1`);
+    fs.truncateSync(file, 0);
   } catch {}
+}
+
+function log(name: string, what: string) {
+  try {
+    const file = logFile(name);
+    rotateLog(file);
+    fs.appendFileSync(file, `[piext ${name} bridge ${process.pid} ${new Date().toISOString()}] ${what}\n`, { mode: 0o600 });
+  } catch {}
+}
+
+function trace(name: string, what: string) {
+  if (TRACE) log(name, what);
 }
 
 const here = typeof __dirname === "string" ? __dirname : path.dirname(fileURLToPath(import.meta.url));
@@ -181,6 +260,39 @@ function overlayOptions(o: Record<string, string> | undefined) {
   return Object.keys(out).length ? out : undefined;
 }
 
+// parseMessage returns line as a JSON-RPC message object, or undefined.
+function parseMessage(line: string): any {
+  try {
+    const m = JSON.parse(line);
+    return m !== null && typeof m === "object" && !Array.isArray(m) && m.jsonrpc === "2.0" ? m : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+// bounded settles as p does, or rejects at opts' timeout (with msg) or
+// signal, whichever comes first.
+function bounded<T>(p: Promise<T>, opts: { timeoutMs?: number; signal?: AbortSignal }, msg: string): Promise<T> {
+  const { timeoutMs, signal } = opts;
+  if (!timeoutMs && !signal) return p;
+  return new Promise<T>((resolve, reject) => {
+    let timer: any = null;
+    const onAbort = () => done(() => reject(rpcError(CODE.cancelled, "aborted")));
+    const done = (f: () => void) => {
+      if (timer) clearTimeout(timer);
+      signal?.removeEventListener("abort", onAbort);
+      f();
+    };
+    if (timeoutMs) timer = setTimeout(() => done(() => reject(rpcError(CODE.internal, msg))), timeoutMs);
+    if (signal?.aborted) return onAbort();
+    signal?.addEventListener("abort", onAbort);
+    p.then(
+      (v) => done(() => resolve(v)),
+      (e) => done(() => reject(e)),
+    );
+  });
+}
+
 function rpcError(code: number, message: string) {
   const e: any = new Error(message);
   e.code = code;
@@ -265,7 +377,10 @@ class Sidecar {
   ctxCache: ContextCache | null = null; // the context messages the sidecar holds
   reportedOpen = false;
   spawns = 0;
-  stopping = false;
+  failures = 0; // failed starts in a row
+  retryAt = 0; // no start before this time (Date.now()) after failures
+  lastFailure = ""; // why the last start failed
+  noise = 0; // non-JSON-RPC lines from this child
   host: { sym: symbol; obj: any } | null = null;
 
   constructor(install: Install) {
@@ -274,66 +389,157 @@ class Sidecar {
   }
 
   // ensure starts the sidecar when it is not running and resolves once it
-  // answered initialize (and the rebind, when a session is known).
+  // answered initialize (and the rebind, when a session is known). Within a
+  // backoff after failed starts it rejects at once.
   ensure(): Promise<void> {
     if (this.alive && this.ready) return this.ready;
-    this.ready = this.start();
-    return this.ready;
+    const wait = this.retryAt - Date.now();
+    if (wait > 0) return Promise.reject(rpcError(CODE.internal, `${this.lastFailure} (next start in ${wait} ms)`));
+    this.alive = true; // starting: later callers share this start
+    const ready = this.start();
+    this.ready = ready;
+    ready.catch(() => {
+      if (this.ready === ready) this.alive = false;
+    });
+    return ready;
   }
 
   private async start(): Promise<void> {
+    let child: any = null;
+    try {
+      child = this.spawn();
+      const timeoutMs = Math.min(INIT_TIMEOUT_MAX_MS, INIT_TIMEOUT_MS * 2 ** this.failures);
+      const init = await this.request("initialize", { protocol: PROTOCOL, name: this.name }, { timeoutMs });
+      if (!init || init.protocol !== PROTOCOL) throw new Error(`piext ${this.name}: bad initialize answer`);
+      this.reportedOpen = false;
+      if (this.bind) await this.request("session/bind", { ...this.bind, reason: this.spawns > 1 ? "respawn" : this.bind.reason }, { timeoutMs: HOOK_TIMEOUT_MS });
+    } catch (e) {
+      this.failures++;
+      const backoff = this.failures < 2 ? 0 : Math.min(START_BACKOFF_MAX_MS, START_BACKOFF_MS * 2 ** (this.failures - 2));
+      this.retryAt = Date.now() + backoff;
+      this.lastFailure = errText(e);
+      log(this.name, `start failed: ${this.lastFailure}; next start ${backoff ? `in ${backoff} ms` : "at the next call"}`);
+      if (child) this.retire(child, "start failed", 0);
+      throw e;
+    }
+    this.failures = 0;
+  }
+
+  // spawn starts the child and wires its pipes; it becomes this.child.
+  private spawn(): any {
     const resolved = resolveCommand(this.install);
     if (!("argv" in resolved)) throw new Error(resolved.error);
     const cmd = resolved.argv;
     let logFd: number | "ignore" = "ignore";
     try {
-      logFd = fs.openSync(logPath(this.name), "a", 0o600);
+      const file = logFile(this.name);
+      rotateLog(file);
+      logFd = fs.openSync(file, "a", 0o600);
     } catch {
       // no log file: stderr is dropped, never sent to Pi's stdout
     }
     const child = spawn(cmd[0], cmd.slice(1), { stdio: ["pipe", "pipe", logFd], env: process.env });
     if (typeof logFd === "number") fs.closeSync(logFd);
+    const rotating = setInterval(() => rotateLog(logFile(this.name)), LOG_CHECK_MS);
+    rotating.unref();
+    child.once("exit", () => clearInterval(rotating));
+    child.once("error", () => clearInterval(rotating));
     this.child = child;
-    this.alive = true;
     this.spawns++;
+    this.noise = 0;
     const chunks: Buffer[] = [];
-    trace(this.name, `spawned pid ${child.pid}`);
+    let size = 0; // bytes of the line being read
+    let head: Buffer | null = null; // the start of an oversized line
+    log(this.name, `started sidecar pid ${child.pid}`);
     const gone = (why: string) => {
-      trace(this.name, `gone pid ${child.pid}: ${why}`);
-      if (this.child !== child) return;
-      this.alive = false;
-      this.child = null;
-      this.ctxCache?.forget();
-      const err = rpcError(CODE.internal, `piext ${this.name}: sidecar ${why}`);
-      for (const p of this.pending.values()) p.reject(err);
-      this.pending.clear();
-      for (const a of this.incoming.values()) a.abort();
-      this.incoming.clear();
+      if (this.child === child) this.detach(child, why);
     };
     // Without these listeners an EPIPE while Pi writes a large payload to a
-    // dead child is an uncaught 'error' and kills Pi itself.
+    // dead child is an uncaught 'error' and kills Pi itself. A broken pipe
+    // waits briefly for the exit that says why.
+    const broken = (e: any) => setTimeout(() => gone(`pipe closed (${e?.code ?? "error"})`), PIPE_EXIT_WAIT_MS).unref();
     child.on("error", (e: any) => gone("failed: " + (e && e.code ? e.code : "spawn error")));
-    child.stdin.on("error", () => gone("pipe closed"));
-    child.stdout.on("error", () => gone("pipe closed"));
+    child.stdin.on("error", broken);
+    child.stdout.on("error", broken);
     child.on("exit", (code: any, sig: any) => gone(`exited (${sig ?? code})`));
     child.stdout.on("data", (buf: Buffer) => {
       // Split on byte 10 over Buffers; decode a whole line at once so a
-      // multi-byte character split across chunks stays intact.
+      // multi-byte character split across chunks stays intact. A line
+      // over the cap keeps only its head.
       let start = 0;
-      for (let i = buf.indexOf(10); i >= 0; i = buf.indexOf(10, start)) {
-        chunks.push(buf.subarray(start, i));
-        const line = Buffer.concat(chunks).toString("utf8");
-        chunks.length = 0;
+      for (;;) {
+        const i = buf.indexOf(10, start);
+        const part = buf.subarray(start, i < 0 ? buf.length : i);
+        size += part.length;
+        if (!head && size > MAX_MESSAGE_BYTES) {
+          head = Buffer.concat([...chunks, part]).subarray(0, HEAD_BYTES);
+          chunks.length = 0;
+        } else if (head && head.length < HEAD_BYTES) {
+          head = Buffer.concat([head, part.subarray(0, HEAD_BYTES - head.length)]);
+        } else if (!head && part.length > 0) {
+          chunks.push(part);
+        }
+        if (i < 0) break;
         start = i + 1;
-        if (line.trim() !== "") this.onLine(line);
+        if (head) {
+          this.onOversized(child, head.toString("utf8"), size);
+        } else {
+          const line = Buffer.concat(chunks).toString("utf8");
+          if (line.trim() !== "") this.onLine(child, line);
+        }
+        chunks.length = 0;
+        size = 0;
+        head = null;
       }
-      if (start < buf.length) chunks.push(buf.subarray(start));
     });
     this.hold();
-    const init = await this.request("initialize", { protocol: PROTOCOL, name: this.name }, { timeoutMs: HOOK_TIMEOUT_MS });
-    if (!init || init.protocol !== PROTOCOL) throw new Error(`piext ${this.name}: bad initialize answer`);
-    this.reportedOpen = false;
-    if (this.bind) await this.request("session/bind", { ...this.bind, reason: this.spawns > 1 ? "respawn" : this.bind.reason }, { timeoutMs: HOOK_TIMEOUT_MS });
+    return child;
+  }
+
+  // detach makes child no longer this sidecar's: calls pending on it fail
+  // with why, calls it made are aborted, and the next call starts anew.
+  private detach(child: any, why: string) {
+    log(this.name, `sidecar pid ${child.pid} ${why}`);
+    if (this.noise > NOISE_LOGGED) log(this.name, `sidecar pid ${child.pid} wrote ${this.noise} non-JSON-RPC lines in all`);
+    this.alive = false;
+    this.child = null;
+    this.ctxCache?.forget();
+    const err = rpcError(CODE.internal, `piext ${this.name}: sidecar ${why}`);
+    for (const p of this.pending.values()) p.reject(err);
+    this.pending.clear();
+    for (const a of this.incoming.values()) a.abort();
+    this.incoming.clear();
+    for (const h of [child, child.stdin, child.stdout]) {
+      try {
+        h.unref?.();
+      } catch {}
+    }
+  }
+
+  // retire stops child for good: it is detached, its stdin closed, and it
+  // gets SIGTERM after graceMs and SIGKILL KILL_AFTER_MS later unless it
+  // exited by then.
+  retire(child: any, why: string, graceMs: number) {
+    if (this.child === child) this.detach(child, why);
+    try {
+      child.stdin.end();
+    } catch {}
+    const running = () => child.exitCode === null && child.signalCode === null;
+    const signal = (sig: string) => {
+      if (!running()) return;
+      log(this.name, `sidecar pid ${child.pid}: ${sig} (${why})`);
+      try {
+        child.kill(sig);
+      } catch {}
+    };
+    const term = setTimeout(() => signal("SIGTERM"), graceMs);
+    const kill = setTimeout(() => signal("SIGKILL"), graceMs + KILL_AFTER_MS);
+    term.unref();
+    kill.unref();
+    child.once("exit", () => {
+      clearTimeout(term);
+      clearTimeout(kill);
+    });
   }
 
   // hold keeps Pi's event loop alive only while a call is pending: an idle
@@ -350,27 +556,73 @@ class Sidecar {
     }
   }
 
+  // stop ends the sidecar at Pi's quit.
   stop() {
-    this.stopping = true;
-    const child = this.child;
-    if (!child) return;
-    try {
-      child.stdin.end();
-    } catch {}
-    setTimeout(() => {
-      try {
-        if (child.exitCode === null) child.kill("SIGTERM");
-      } catch {}
-    }, 2000).unref();
+    if (this.child) this.retire(this.child, "stopped (quit)", STOP_GRACE_MS);
   }
 
+  // write sends msg; one over the message cap is not sent (an error with
+  // CODE.tooLarge naming the limit is thrown instead).
   write(msg: any) {
     if (!this.alive || !this.child) throw rpcError(CODE.internal, `piext ${this.name}: sidecar not running`);
+    const what = msg.method ?? (msg.error ? "error" : "result");
+    let line: string;
     try {
-      this.child.stdin.write(JSON.stringify(msg) + "\n");
+      line = JSON.stringify(msg);
+    } catch (e: any) {
+      // Past V8's longest string (about 512 MiB) stringify throws.
+      if (e instanceof RangeError) throw this.tooLarge(what, 0);
+      throw e;
+    }
+    const n = Buffer.byteLength(line);
+    if (n > MAX_MESSAGE_BYTES) throw this.tooLarge(what, n);
+    try {
+      this.child.stdin.write(line + "\n");
     } catch (e) {
       throw rpcError(CODE.internal, `piext ${this.name}: write to sidecar: ${errText(e)}`);
     }
+  }
+
+  tooLarge(what: string, n: number) {
+    const size = n > 0 ? ` of ${n} bytes` : "";
+    return rpcError(CODE.tooLarge, `piext ${this.name}: ${what}${size} exceeds the message limit of ${MAX_MESSAGE_BYTES} bytes`);
+  }
+
+  // onOversized handles a line from child longer than the cap, known by
+  // its head: an answer fails its call, a request is answered with the
+  // error, anything else is a protocol error. JSON-RPC members come in the
+  // order the Go side writes them: jsonrpc, id, then method or result/error.
+  onOversized(child: any, head: string, size: number) {
+    if (child !== this.child) return;
+    const m = /^\s*\{"jsonrpc":"2\.0","id":(\d+|"(?:[^"\\]|\\.)*"),"(method|result|error)"/.exec(head);
+    log(this.name, `sidecar pid ${child.pid} sent a message of ${size} bytes, over the limit of ${MAX_MESSAGE_BYTES} bytes`);
+    if (m && m[2] === "method") {
+      const id = JSON.parse(m[1]);
+      this.answer({ jsonrpc: "2.0", id, error: { code: CODE.tooLarge, message: `request of ${size} bytes exceeds the message limit of ${MAX_MESSAGE_BYTES} bytes` } });
+      return;
+    }
+    const id = m ? JSON.parse(m[1]) : undefined;
+    const p = typeof id === "number" ? this.pending.get(id) : undefined;
+    if (p) {
+      p.reject(rpcError(CODE.tooLarge, `piext ${this.name}: answer of ${size} bytes exceeds the message limit of ${MAX_MESSAGE_BYTES} bytes`));
+      return;
+    }
+    if (m && this.issued(id)) return; // the answer to a call given up on
+    this.protocolError(child, `an oversized message (${size} bytes) that is no answer to a call`);
+  }
+
+  // issued reports whether id is one this bridge gave a call (whose answer
+  // may come after the call was given up on: timed out or cancelled).
+  issued(id: any): boolean {
+    return Number.isSafeInteger(id) && id >= 1 && id <= this.nextId;
+  }
+
+  // protocolError replaces child after it sent what cannot be a JSON-RPC
+  // answer of this bridge: its pending calls fail, and the next call
+  // starts a new sidecar.
+  protocolError(child: any, why: string) {
+    log(this.name, `protocol error from sidecar pid ${child.pid}: ${why}; replacing it`);
+    this.retire(child, `protocol error: ${why}`, 0);
   }
 
   // request sends a call; the promise settles with the answer, the sidecar's
@@ -379,7 +631,7 @@ class Sidecar {
     const id = ++this.nextId;
     return new Promise((resolve, reject) => {
       let timer: any = null;
-      const onAbort = () => finish(rpcError(-32800, "aborted"), undefined, true);
+      const onAbort = () => finish(rpcError(CODE.cancelled, "aborted"), undefined, true);
       const finish = (err: any, val: any, cancel = false) => {
         if (!this.pending.has(id)) return;
         this.pending.delete(id);
@@ -413,22 +665,38 @@ class Sidecar {
     });
   }
 
-  // call makes sure the sidecar runs, then requests.
+  // call makes sure the sidecar runs, then requests; the timeout and the
+  // signal bound the wait for a start too.
   async call(method: string, params: any, opts: { timeoutMs?: number; signal?: AbortSignal } = {}) {
-    await this.ensure();
-    return this.request(method, params, opts);
+    const t0 = Date.now();
+    await bounded(this.ensure(), opts, `piext ${this.name}: ${method}: the sidecar did not start within ${opts.timeoutMs} ms`);
+    const timeoutMs = opts.timeoutMs ? Math.max(1, opts.timeoutMs - (Date.now() - t0)) : undefined;
+    return this.request(method, params, { ...opts, timeoutMs });
   }
 
-  onLine(line: string) {
-    let msg: any;
-    try {
-      msg = JSON.parse(line);
-    } catch {
-      return; // not ours to print: Pi's stdout is its RPC channel
+  onLine(child: any, line: string) {
+    if (child !== this.child) return; // a retired child's last words
+    let msg = parseMessage(line);
+    if (msg === undefined) {
+      // A stray print before piext.Main took stdout: logged by size (never
+      // its content), counted, and, when it has no LF of its own, cut from
+      // the message it was glued to. Nothing goes to Pi's stdout (its RPC
+      // channel).
+      const at = line.indexOf('{"jsonrpc":"2.0"');
+      if (at > 0) msg = parseMessage(line.slice(at));
+      this.noise++;
+      const n = msg === undefined ? Buffer.byteLength(line) : Buffer.byteLength(line.slice(0, at));
+      if (this.noise <= NOISE_LOGGED) log(this.name, `ignored ${n} bytes of sidecar output that are not JSON-RPC (a print before piext.Main?)`);
+      if (this.noise === NOISE_LOGGED) log(this.name, `more such output of this sidecar is counted, not logged`);
+      if (msg === undefined) return;
     }
     if (msg.method === undefined) {
       const p = this.pending.get(msg.id);
-      if (!p) return;
+      if (!p) {
+        if (this.issued(msg.id)) trace(this.name, `late answer ${msg.id} dropped`);
+        else this.protocolError(child, `an answer with an id no call has (${typeof msg.id === "number" ? msg.id : msg.id === null ? "null" : typeof msg.id})`);
+        return;
+      }
       if (msg.error) p.reject(rpcError(msg.error.code, msg.error.message));
       else p.resolve(msg.result);
       return;
@@ -455,10 +723,17 @@ class Sidecar {
     });
   }
 
+  // answer sends an answer to a sidecar's request; one over the message
+  // cap is replaced by the error that says so.
   answer(msg: any) {
     try {
       this.write(msg);
-    } catch {}
+    } catch (e: any) {
+      if (e?.code !== CODE.tooLarge) return;
+      try {
+        this.write({ jsonrpc: "2.0", id: msg.id, error: { code: CODE.tooLarge, message: errText(e) } });
+      } catch {}
+    }
   }
 
   // boundCtx is the Pi context a call is bound to: the handler's (ctxId)
@@ -551,12 +826,6 @@ async function dialog(ctx: any, m: string, args: any[], signal: AbortSignal) {
   if (m === "confirm") return v ? { status: "answered", confirmed: true } : { status: timedOut ? "timed_out" : "answered", confirmed: false };
   if (v === undefined || v === null) return { status: timedOut ? "timed_out" : "cancelled" };
   return { status: "answered", value: String(v) };
-}
-
-function logPath(name: string): string {
-  const dir = path.join(os.tmpdir(), `pikit-piext-${process.getuid?.() ?? "u"}`);
-  fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
-  return path.join(dir, `${name}.log`);
 }
 
 // The context hook's incremental send (piext doc, "The context hook"). Pi
@@ -862,7 +1131,6 @@ export default function (pi: any) {
   pi.on("session_start", async (ev: any, ctx: any) => {
     sc.generation++;
     sc.sessionCtx = ctx;
-    sc.stopping = false;
     for (const [id, b] of sc.ctxs) if (b.gen !== sc.generation) sc.ctxs.delete(id);
     const sm = ctx.sessionManager;
     sc.bind = { generation: sc.generation, reason: ev.reason, sessionId: sm.getSessionId(), sessionFile: sm.getSessionFile() ?? "", cwd: ctx.cwd };

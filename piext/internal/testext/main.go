@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/pikit-dev/pikit/internal/platform"
 	"github.com/pikit-dev/pikit/piext"
 )
 
@@ -44,11 +45,25 @@ type echoArgs struct {
 }
 
 func main() {
+	if (len(os.Args) < 2 || os.Args[1] != piext.ManifestFlag) && ownSession() {
+		return
+	}
 	rec := &recorder{}
 	if p := os.Getenv("PIKIT_PROBE_OUT"); p != "" && (len(os.Args) < 2 || os.Args[1] != piext.ManifestFlag) {
 		rec.f, _ = os.OpenFile(p, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 	}
+	if rec.f != nil {
+		// Held until the process ends, zombie or not: a test learns that it
+		// exited by taking it (an orphan's zombie may wait long for init).
+		if f, err := os.OpenFile(fmt.Sprintf("%s.alive.%d", os.Getenv("PIKIT_PROBE_OUT"), os.Getpid()), os.O_CREATE|os.O_RDWR, 0o600); err == nil {
+			platform.TryLock(f, true)
+			defer f.Close()
+		}
+	}
 	rec.log("start")
+	if len(os.Args) < 2 || os.Args[1] != piext.ManifestFlag {
+		startFaults(rec)
+	}
 	// logged records every call of h before its handler runs.
 	logged := func(h piext.Hook) piext.Hook {
 		handle := h.Handle
@@ -244,6 +259,23 @@ func main() {
 				return &piext.ContextResult{Messages: out}, nil
 			}),
 		),
+	}
+	ext.Tools = append(ext.Tools, faultTools(rec)...)
+	serving := len(os.Args) < 2 || os.Args[1] != piext.ManifestFlag
+	var tap *wireTap
+	if os.Getenv("PIKIT_PROBE_WIRE") == "1" && serving {
+		out, err := piext.TakeStdout()
+		if err != nil {
+			os.Exit(1)
+		}
+		tap = &wireTap{in: os.Stdin, out: out}
+	}
+	ext.Tools = append(ext.Tools, wireTool(rec, tap))
+	if tap != nil {
+		if err := piext.Serve(context.Background(), ext, tap, tap); err != nil {
+			os.Exit(1)
+		}
+		return
 	}
 	if dir := os.Getenv("PIKIT_PROBE_DISCOVER"); dir != "" {
 		// A Go resources_discover hook (not the Skills path): only when the

@@ -1,0 +1,87 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"time"
+
+	"github.com/pikit-dev/pikit/internal/platform"
+	"github.com/pikit-dev/pikit/piext"
+)
+
+// ownSession: with PIKIT_PROBE_OWN_SESSION=1 the sidecar runs in a session
+// of its own, as a child with this process's stdio, and this process only
+// waits for it. The test harness ends Pi's process group when Pi dies; the
+// sidecar then outlives that as a sidecar outlives a Pi killed alone, with
+// only its pipes to tell. It reports whether it ran the sidecar so.
+func ownSession() bool {
+	if os.Getenv("PIKIT_PROBE_OWN_SESSION") != "1" {
+		return false
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		os.Exit(1)
+	}
+	cmd := exec.Command(exe, os.Args[1:]...)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+	cmd.Env = append(os.Environ(), "PIKIT_PROBE_OWN_SESSION=0")
+	platform.Detach(cmd)
+	if err := cmd.Start(); err != nil {
+		os.Exit(1)
+	}
+	cmd.Wait()
+	return true
+}
+
+// startFaults runs before piext.Main, as a library's init would:
+//   - PIKIT_PROBE_NOISE=1 prints to stdout (still the bridge's pipe): lines
+//     that are not JSON-RPC (text, JSON values, an array) and last a text
+//     without LF, which the first message then follows on its line;
+//   - PIKIT_PROBE_SLOW_START=<file>: the first start (the file does not
+//     exist yet; it is created) sleeps 8 s before serving.
+func startFaults(rec *recorder) {
+	if os.Getenv("PIKIT_PROBE_NOISE") == "1" {
+		fmt.Print("PROBE-NOISE plain text\n42\nnull\n\"a string\"\n[1,2]\n{\"not\":\"rpc\"}\nPROBE-NOISE glued: ")
+	}
+	if f := os.Getenv("PIKIT_PROBE_SLOW_START"); f != "" {
+		if _, err := os.Stat(f); err != nil {
+			os.WriteFile(f, nil, 0o600)
+			rec.log("slow-start")
+			time.Sleep(8 * time.Second)
+		}
+	}
+	rec.log("serving")
+}
+
+// faultTools are the probe's fault-injecting tools, for the real-Pi fault
+// tests (piext/realpi_fault_test.go).
+func faultTools(rec *recorder) []piext.Tool {
+	return []piext.Tool{
+		{Name: "probe_stubborn", Label: "Probe stubborn", Description: "Run until the process ends, ignoring cancellation",
+			Parameters: obj(`{"type":"object","properties":{}}`),
+			Execute: func(ctx context.Context, c *piext.ToolCall) (*piext.ToolResult, error) {
+				rec.log("stubborn")
+				time.Sleep(24 * time.Hour) // ctx ignored (a sleep: select{} would let Go's deadlock check end the process)
+				return nil, nil
+			}},
+		{Name: "probe_stderr", Label: "Probe stderr", Description: "Write n bytes of lines to stderr",
+			Parameters: obj(`{"type":"object","properties":{"n":{"type":"number"}},"required":["n"]}`),
+			Execute: func(ctx context.Context, c *piext.ToolCall) (*piext.ToolResult, error) {
+				var p struct {
+					N int `json:"n"`
+				}
+				if err := c.Decode(&p); err != nil {
+					return nil, err
+				}
+				line := strings.Repeat("e", 1023) + "\n"
+				for i := 0; i < p.N; i += len(line) {
+					os.Stderr.WriteString(line)
+				}
+				rec.log("stderr", "n", p.N)
+				return &piext.ToolResult{Content: []piext.Content{piext.Text("wrote")}}, nil
+			}},
+	}
+}

@@ -1,0 +1,99 @@
+package piext_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/pikit-dev/pikit/internal/modelserver"
+	"github.com/pikit-dev/pikit/internal/pitest"
+	"github.com/pikit-dev/pikit/piext"
+	"github.com/pikit-dev/pikit/pirpc"
+)
+
+// echoOnce prompts ECHO and returns the one tool end.
+func echoOnce(t *testing.T, c *pirpc.Client) *pirpc.ToolExecutionEnd {
+	t.Helper()
+	ctx := testCtx(t)
+	if _, err := c.Prompt(ctx, pirpc.PromptCommand{Message: "ECHO please"}); err != nil {
+		t.Fatal(err)
+	}
+	ends := find[*pirpc.ToolExecutionEnd](pitest.Until(t, ctx, c, settled))
+	if len(ends) != 1 {
+		t.Fatalf("tool ends: %+v", ends)
+	}
+	return ends[0]
+}
+
+var echoScript = script(map[string][]modelserver.ToolCall{"ECHO": {toolCall("call_e", "probe_echo", `{"word":"w"}`)}})
+
+func readLog(t *testing.T, p *probe) string {
+	t.Helper()
+	b, err := os.ReadFile(piext.LogPath(p.env.AgentDir, "probe"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// TestRealPi_NoisyStartServes: a sidecar that prints to stdout before
+// piext.Main took it (text, bare JSON values, and text without LF that the
+// initialize answer then follows on its line) still serves its first call;
+// the bridge logs the noise by size, never its content, and counts the
+// rest. Pi never sees it.
+func TestRealPi_NoisyStartServes(t *testing.T) {
+	t.Parallel()
+	p := newProbe(t, echoScript)
+	p.env.Env = append(p.env.Env, "PIKIT_PROBE_NOISE=1")
+	c := p.start(t)
+	if end := echoOnce(t, c); end.IsError || !strings.Contains(string(end.Result), "echo:w") {
+		t.Fatalf("first call after a noisy start: %s", end.Result)
+	}
+	if n := len(pids(p.records(t))); n != 1 {
+		t.Errorf("sidecars = %d, want the first one serving", n)
+	}
+	logged := readLog(t, p)
+	if n := strings.Count(logged, "of sidecar output that are not JSON-RPC"); n != 5 {
+		t.Errorf("noise lines logged = %d, want 5 (the bound)", n)
+	}
+	if !strings.Contains(logged, "more such output of this sidecar is counted") {
+		t.Errorf("the log does not say the rest is counted:\n%s", logged)
+	}
+	if strings.Contains(logged, "PROBE-NOISE") {
+		t.Errorf("the log holds the noise's content:\n%s", logged)
+	}
+}
+
+// TestRealPi_SlowFirstStartRespawns: a first start slower than initialize's
+// 5 s is stopped (the child does not live on), and the next call starts a
+// new sidecar that serves it (a first failure has no backoff).
+func TestRealPi_SlowFirstStartRespawns(t *testing.T) {
+	t.Parallel()
+	p := newProbe(t, echoScript)
+	p.env.Env = append(p.env.Env, "PIKIT_PROBE_SLOW_START="+filepath.Join(t.TempDir(), "started-once"))
+	c := p.start(t)
+	ctx := testCtx(t)
+	slow := p.waitRecord(t, ctx, func(r record) bool { return r.Ev == "slow-start" })
+	for alive(slow.Pid) {
+		if time.Since(time.Unix(0, slow.T)) > 20*time.Second {
+			t.Fatalf("the slow first sidecar %d still runs 20 s after it started", slow.Pid)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	for _, r := range p.records(t) {
+		if r.Ev == "serving" && r.Pid == slow.Pid {
+			t.Errorf("the slow first sidecar served after its start failed")
+		}
+	}
+	if end := echoOnce(t, c); end.IsError || !strings.Contains(string(end.Result), "echo:w") {
+		t.Fatalf("the call after a slow first start: %s", end.Result)
+	}
+	if n := len(pids(p.records(t))); n != 2 {
+		t.Errorf("sidecars = %d, want 2 (the slow one, then its replacement)", n)
+	}
+	if logged := readLog(t, p); !strings.Contains(logged, "start failed: piext probe: initialize timed out after 5000 ms; next start at the next call") {
+		t.Errorf("the log does not explain the failed start:\n%s", logged)
+	}
+}
