@@ -29,7 +29,7 @@ func harness(t testing.TB, exe string, env []string, args ...string) map[string]
 }
 
 // bridgeScript installs the bridge for exe into a temp folder and runs the
-// Node script (a testdata path) on its index.ts with args and env added;
+// Node script (a testdata path) on its index.mjs with args and env added;
 // it returns the script's "KEY json" stdout lines by key.
 func bridgeScript(t testing.TB, exe, scriptPath string, env []string, args ...string) map[string]json.RawMessage {
 	t.Helper()
@@ -50,7 +50,7 @@ func bridgeScript(t testing.TB, exe, scriptPath string, env []string, args ...st
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, filepath.Join(in.NodeBin, "node"), append([]string{"--experimental-strip-types", "--no-warnings", script,
-		filepath.Join(folder, "index.ts")}, args...)...)
+		filepath.Join(folder, "index.mjs")}, args...)...)
 	// The sidecar log goes to the agent dir's tmp (piext.LogPath): a
 	// private one unless env names another.
 	cmd.Env = append(append(os.Environ(), "PIKIT_PROBE_OUT="+filepath.Join(t.TempDir(), "probe.jsonl"), "TMPDIR="+t.TempDir(),

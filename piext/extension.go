@@ -28,7 +28,7 @@ type Extension struct {
 	// means none.
 	Skills fs.FS
 	// Files are extra files install writes beside the bridge, by slash
-	// path relative to the folder (.ts, .js, .mjs or .json; never index.ts,
+	// path relative to the folder (.ts, .js, .mjs or .json; never index.ts, index.mjs,
 	// package.json, piext.json, skills/ or bin/), e.g. a TypeScript module
 	// other extensions import. They travel in the manifest, so an --exec
 	// install carries them too. Nil means none.

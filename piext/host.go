@@ -11,8 +11,11 @@ import (
 )
 
 // HostSpec makes the bridge create a host object from the extension's
-// factory: the bridge imports File (one of [Extension.Files]) and calls its
-// default export as factory(pi, {name, dir}) (dir: the installed folder) when Pi runs the extension's
+// factory: the bridge imports File (one of [Extension.Files]) with Node's
+// own import (the bridge is loaded natively, not through Pi's jiti), so
+// File is JavaScript (.mjs or .js), or TypeScript of erasable syntax only
+// and never in a published npm package (Node strips no types under
+// node_modules), and calls its default export as factory(pi, {name, dir}) (dir: the installed folder) when Pi runs the extension's
 // factory (startup, /reload, and every session replacement, which reloads
 // extensions). The returned object is bound on
 // globalThis[Symbol.for(Symbol)], where other extensions' JavaScript finds
@@ -61,7 +64,7 @@ func (p *Pi) CallHost(ctx context.Context, symbol, fn string, args ...any) (json
 }
 
 // reservedFiles are the names install owns in the folder.
-var reservedFiles = map[string]bool{"index.ts": true, "package.json": true, wire.InstallFile: true}
+var reservedFiles = map[string]bool{"index.ts": true, "index.mjs": true, "package.json": true, wire.InstallFile: true}
 
 // checkFiles validates [Extension.Files] and [Extension.Host]; it panics on
 // a programming error, as [Extension.Manifest] does.

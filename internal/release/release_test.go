@@ -76,7 +76,7 @@ func TestRun_Packages(t *testing.T) {
 			}
 		}
 		slices.Sort(optional)
-		if !slices.Contains(p.Keywords, "pi-package") || p.Pi == nil || !slices.Equal(p.Pi.Extensions, []string{"./index.ts"}) ||
+		if !slices.Contains(p.Keywords, "pi-package") || p.Pi == nil || !slices.Equal(p.Pi.Extensions, []string{"./index.mjs"}) ||
 			!slices.Equal(optional, platforms) || len(p.Dependencies) != 0 || p.PeerDependencies["@earendil-works/pi-coding-agent"] != "*" {
 			t.Errorf("%s: %+v", p.Name, p)
 		}
@@ -85,7 +85,7 @@ func TestRun_Packages(t *testing.T) {
 				t.Errorf("%s: peer %s@%s", p.Name, name, r)
 			}
 		}
-		for _, f := range []string{"index.ts", "piext.json", "CHANGELOG.md", "README.md"} {
+		for _, f := range []string{"index.mjs", "piext.json", "CHANGELOG.md", "README.md"} {
 			if _, ok := files[f]; !ok {
 				t.Errorf("%s lacks %s", p.Name, f)
 			}

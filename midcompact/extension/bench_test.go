@@ -61,7 +61,7 @@ func BenchmarkContextProjection(b *testing.B) {
 	for range b.N {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 		cmd := exec.CommandContext(ctx, filepath.Join(in.NodeBin, "node"), "--experimental-strip-types", "--no-warnings", script,
-			filepath.Join(folder, "index.ts"), data, "60")
+			filepath.Join(folder, "index.mjs"), data, "60")
 		cmd.Env = append(os.Environ(), "TMPDIR="+dir, "PI_CODING_AGENT_DIR="+dir)
 		var stderr bytes.Buffer
 		cmd.Stderr = &stderr

@@ -1,6 +1,7 @@
 // pikit piext bridge: loads a Go extension into Pi (protocol 2).
 //
-// Pi loads this file through jiti from an installed folder pikit-NAME/ that
+// Pi loads this file, as index.mjs with its types stripped (a native import,
+// no jiti transpile), from an installed folder pikit-NAME/ that
 // also holds piext.json = {protocol, command, manifest}. The factory
 // registers the manifest's tools, commands and hooks without starting
 // anything; the Go sidecar starts in session_start or on first use, speaks
@@ -13,7 +14,7 @@ import * as fs from "node:fs";
 import { createRequire } from "node:module";
 import * as os from "node:os";
 import * as path from "node:path";
-import { fileURLToPath } from "node:url";
+import { fileURLToPath, pathToFileURL } from "node:url";
 
 const PROTOCOL = 2;
 const HOOK_TIMEOUT_MS = 5000;
@@ -192,7 +193,7 @@ async function remoteComponent(env: CallEnv, spec: { id?: string; overlay?: bool
   if (ctx.mode !== "tui" || typeof ctx.ui?.custom !== "function") throw rpcError(CODE.unavailable, "unavailable here: ui.custom needs interactive (TUI) mode");
   const id = String(spec.id ?? "");
   // Imported here: Pi maps the module for extensions; nothing else loads it.
-  const { parseKey, truncateToWidth } = await import("@earendil-works/pi-tui");
+  const { parseKey, truncateToWidth } = await piTui();
   return await ctx.ui.custom(
     (tui: any, theme: any, _kb: any, done: (r: any) => void) => {
       let lines: string[] = [];
@@ -246,6 +247,19 @@ async function remoteComponent(env: CallEnv, spec: { id?: string; overlay?: bool
     },
     { overlay: !!spec.overlay, overlayOptions: spec.overlay ? overlayOptions(spec.overlayOptions) : undefined },
   );
+}
+
+// piTui imports @earendil-works/pi-tui. Loaded through jiti, the bridge
+// gets Pi's mapping of the name; imported natively (index.mjs) it does
+// not, and resolves the package from Pi's own entry script instead.
+async function piTui(): Promise<any> {
+  try {
+    return await import("@earendil-works/pi-tui");
+  } catch (e) {
+    if (!process.argv[1]) throw e;
+    const entry = createRequire(fs.realpathSync(process.argv[1])).resolve("@earendil-works/pi-tui");
+    return await import(pathToFileURL(entry).href);
+  }
 }
 
 // overlayOptions turns Go's strings into pi-tui's OverlayOptions: "80" is
@@ -330,7 +344,7 @@ function resolveCommand(install: Install): Resolved {
   const again = typeof own.name === "string" ? `; reinstall: pi remove npm:${own.name}, then pi install npm:${own.name}` : "";
   let dir: string;
   try {
-    dir = path.dirname(createRequire(path.join(here, "index.ts")).resolve(`${pkg}/package.json`));
+    dir = path.dirname(createRequire(path.join(here, "package.json")).resolve(`${pkg}/package.json`));
   } catch {
     const build = install.source ? ` ${install.source}` : "";
     return { unsupported: true, error: `piext ${name}: no binary for ${platform}: the npm package ${pkg} is not installed (not published for this platform, or npm skipped optional dependencies); ${name} is off.${build}` };
@@ -1171,7 +1185,7 @@ export default function (pi: any) {
   let hostReady: Promise<void> | undefined;
   if (hostSpec) {
     hostReady = (async () => {
-      const mod: any = await import(path.join(here, hostSpec.file));
+      const mod: any = await import(pathToFileURL(path.join(here, hostSpec.file)).href);
       const factory = mod?.default ?? mod;
       if (typeof factory !== "function") throw new Error(`piext ${name}: host file ${hostSpec.file} has no default export function`);
       const sym = Symbol.for(hostSpec.symbol);

@@ -9,7 +9,7 @@
 // # The installed folder
 //
 // An extension NAME lives in DIR/pikit-NAME ([Folder]): package.json
-// (pi.extensions ["./index.ts"]), the bridge index.ts (piext/bridge), the
+// (pi.extensions ["./index.mjs"]), the bridge index.mjs (piext/bridge), the
 // extension's extra files and skills/, and last piext.json ([Record]),
 // which marks the folder as ours: install, uninstall and list never touch a
 // folder without it. Files are 0600, folders 0700, every file written
@@ -36,6 +36,10 @@ import (
 
 // RecordFile is the file that marks a folder as ours ([Record]).
 const RecordFile = wire.InstallFile
+
+// legacyEntry is the bridge's file name in installs of earlier pikit
+// versions (TypeScript, which Pi transpiles); [bridge.Entry] replaces it.
+const legacyEntry = "index.ts"
 
 // FolderPrefix prefixes an installed extension's folder: pikit-NAME.
 const FolderPrefix = "pikit-"
@@ -93,7 +97,7 @@ func CheckExecutable(path string) error {
 func Folder(dir, name string) string { return filepath.Join(dir, FolderPrefix+name) }
 
 // Write writes (or rewrites) the folder: package.json (pi.extensions),
-// the bridge index.ts, skills/ and last piext.json, and returns its path.
+// the bridge index.mjs, skills/ and last piext.json, and returns its path.
 // It is idempotent and refuses a folder that exists without our
 // piext.json ([ErrNotOurs]). Files are 0600, the folder 0700; every file
 // is written atomically.
@@ -136,7 +140,7 @@ func writeFolder(dir string, in Record, skills fs.FS, check bool) (string, error
 	}
 	pkg, _ := json.MarshalIndent(map[string]any{
 		"name": FolderPrefix + m.Name, "private": true, "description": "pikit Go extension " + m.Name + " (written by pikit ext install)",
-		"pi": map[string]any{"extensions": []string{"./index.ts"}},
+		"pi": map[string]any{"extensions": []string{"./" + bridge.Entry}},
 	}, "", "  ")
 	in.Protocol = wire.ProtocolVersion
 	inst, err := json.MarshalIndent(in, "", "  ")
@@ -145,7 +149,7 @@ func writeFolder(dir string, in Record, skills fs.FS, check bool) (string, error
 	}
 	files := []durable.File{
 		{Path: filepath.Join(dir, "package.json"), Data: append(pkg, '\n'), Perm: 0o600},
-		{Path: filepath.Join(dir, "index.ts"), Data: bridge.Source, Perm: 0o600},
+		{Path: filepath.Join(dir, bridge.Entry), Data: bridge.Source, Perm: 0o600},
 	}
 	if err := removeStaleFiles(dir, m.Files); err != nil {
 		return "", err
@@ -158,6 +162,11 @@ func writeFolder(dir string, in Record, skills fs.FS, check bool) (string, error
 		files = append(files, durable.File{Path: f, Data: []byte(m.Files[p]), Perm: 0o600})
 	}
 	if err := durable.WriteFiles(files); err != nil {
+		return "", err
+	}
+	// An install before the bridge was JavaScript has index.ts: it is
+	// removed, so the folder holds one bridge.
+	if err := os.Remove(filepath.Join(dir, legacyEntry)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return "", err
 	}
 	if err := os.RemoveAll(filepath.Join(dir, "skills")); err != nil {
@@ -236,7 +245,7 @@ func Uninstall(dir, name string) error {
 		return err
 	}
 	// piext.json first: a half-removed folder is no longer an installation.
-	for _, p := range []string{RecordFile, "index.ts", "package.json", "skills", "bin"} {
+	for _, p := range []string{RecordFile, bridge.Entry, legacyEntry, "package.json", "skills", "bin"} {
 		if err := os.RemoveAll(filepath.Join(f, p)); err != nil {
 			return err
 		}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"testing/fstest"
 
@@ -24,10 +25,21 @@ func TestInstall_IdempotentUninstallListRefusesForeign(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// An earlier pikit's bridge (index.ts) goes at the next install: Pi
+	// loads the one index.mjs that package.json names.
+	if err := os.WriteFile(filepath.Join(folder, "index.ts"), []byte("// earlier bridge\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := install.Write(o); err != nil {
 		t.Fatalf("second install: %v", err)
 	}
-	for _, f := range []string{"package.json", "index.ts", "piext.json", "skills/s1/SKILL.md"} {
+	if _, err := os.Stat(filepath.Join(folder, "index.ts")); !os.IsNotExist(err) {
+		t.Errorf("an earlier index.ts is left: %v", err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(folder, "package.json")); !strings.Contains(string(b), `"./index.mjs"`) {
+		t.Errorf("package.json does not name index.mjs:\n%s", b)
+	}
+	for _, f := range []string{"package.json", "index.mjs", "piext.json", "skills/s1/SKILL.md"} {
 		st, err := os.Stat(filepath.Join(folder, f))
 		if err != nil || st.Mode().Perm() != 0o600 {
 			t.Errorf("%s: %v %v", f, err, st)

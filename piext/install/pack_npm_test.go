@@ -34,7 +34,7 @@ func TestPackNPM(t *testing.T) {
 	if want := []string{"npm:@acme/cli-{platform}/bin/acme", "ext", "run", "demo"}; !slices.Equal(in.Command, want) || in.Source != o.Source {
 		t.Errorf("piext.json command %q source %q", in.Command, in.Source)
 	}
-	for _, f := range []string{"index.ts", "package.json", "skills/s1/SKILL.md", "lib/modules.ts"} {
+	for _, f := range []string{"index.mjs", "package.json", "skills/s1/SKILL.md", "lib/modules.ts"} {
 		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
 			t.Errorf("%s: %v", f, err)
 		}

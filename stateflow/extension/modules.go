@@ -16,15 +16,25 @@ import (
 //go:embed modules.ts
 var modulesTS string
 
-// hostTS is the module host the bridge creates from State Flow's factory.
+// hostJS is the module host the bridge creates from State Flow's factory:
+// host.ts with its types stripped (go generate), installed as host.mjs,
+// which Pi's Node imports natively (no transpile at start; Node strips no
+// types under node_modules, where a published package lives).
+//
+//go:embed host.mjs
+var hostJS string
+
+// hostTS is host.ts, the source of host.mjs.
 //
 //go:embed host.ts
 var hostTS string
 
+//go:generate go test -run ^TestHostGenerated$ -update .
+
 // Files the install writes beside the bridge.
 const (
 	ModulesFile       = "modules.ts"
-	hostFile          = "host.ts"
+	hostFile          = "host.mjs"
 	nativeModulesFile = "native-modules.json"
 )
 
@@ -62,7 +72,7 @@ func NewWithOptions(agentDir, home string, o Options) *piext.Extension {
 	}
 	x.wrapModules(e)
 	native, _ := json.Marshal(map[string][]string{"ids": ids})
-	e.Files = map[string]string{ModulesFile: modulesTS, hostFile: hostTS, nativeModulesFile: string(native) + "\n"}
+	e.Files = map[string]string{ModulesFile: modulesTS, hostFile: hostJS, nativeModulesFile: string(native) + "\n"}
 	e.Host = &piext.HostSpec{File: hostFile, Symbol: HostSymbol}
 	return e
 }
