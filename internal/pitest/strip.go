@@ -3,6 +3,8 @@ package pitest
 import (
 	"bytes"
 	"context"
+	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"testing"
@@ -17,9 +19,27 @@ import * as fs from "node:fs";
 process.stdout.write(stripTypeScriptTypes(fs.readFileSync(0, "utf8"), { mode: "strip" }));
 `
 
-// GeneratedHeader starts every file [StripTypes] returns; its generator
-// names the test that rewrites it.
-const GeneratedHeader = "// Code generated from %s by Node's type stripping (%s); DO NOT EDIT.\n"
+// generatedHeader starts every file [CheckStripped] writes: the source's
+// name and the command that rewrites it.
+const generatedHeader = "// Code generated from %s by Node's type stripping (%s); DO NOT EDIT.\n"
+
+// CheckStripped fails the test unless js (the embedded content of the
+// file jsPath) is the TypeScript ts (of the file tsName) with its types
+// stripped ([StripTypes]) under the generated-code header naming
+// generator; with update it rewrites jsPath instead (what generator runs).
+func CheckStripped(t testing.TB, tsName string, ts []byte, jsPath string, js []byte, generator string, update bool) {
+	t.Helper()
+	want := append([]byte(fmt.Sprintf(generatedHeader, tsName, generator)), StripTypes(t, ts)...)
+	if update {
+		if err := os.WriteFile(jsPath, want, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	if !bytes.Equal(js, want) {
+		t.Fatalf("%s is not %s with its types stripped: run %s", jsPath, tsName, generator)
+	}
+}
 
 // StripTypes returns the TypeScript src as JavaScript by the Node 22 of
 // the test dependencies (types blanked, positions kept): what Pi loads
