@@ -93,8 +93,9 @@ func BenchmarkRealPi_StartupPhases(b *testing.B) {
 		mu.Unlock()
 		return ph
 	}
-	for _, v := range vs {
-		b.ReportMetric(ms(start(v).first), v.name+"-cold-ms")
+	cold := make([]time.Duration, len(vs))
+	for i, v := range vs {
+		cold[i] = start(v).first
 	}
 	n := 0
 	for b.Loop() {
@@ -103,7 +104,8 @@ func BenchmarkRealPi_StartupPhases(b *testing.B) {
 		}
 		n++
 	}
-	for _, v := range vs {
+	for i, v := range vs {
+		b.ReportMetric(ms(cold[i]), v.name+"-cold-ms") // after b.Loop, which resets what was reported
 		b.ReportMetric(ms(v.sum.imports)/float64(n), v.name+"-import-ms")
 		b.ReportMetric(ms(v.sum.factory)/float64(n), v.name+"-factory-ms")
 		b.ReportMetric(ms(v.sum.sidecar)/float64(n), v.name+"-sidecar-ms")
