@@ -3,10 +3,8 @@
 // Pi loads this file, as index.mjs with its types stripped (a native import,
 // no jiti transpile), from an installed folder pikit-NAME/ that
 // also holds piext.json = {protocol, command, manifest}. The factory
-// registers the manifest's tools, commands and hooks and starts the Go
-// sidecar in the background (Pi's startup goes on meanwhile; session_start
-// waits for what is left of the start, then binds; a failed start is
-// retried by the next call); the sidecar speaks
+// registers the manifest's tools, commands and hooks without starting
+// anything; the Go sidecar starts in session_start or on first use, speaks
 // JSON-RPC 2.0 over its stdin/stdout (one JSON object per line), and is kept
 // for the whole Pi process on globalThis (a /reload re-runs this module).
 // Written by pikit; do not edit: `pikit ext install NAME` rewrites it.
@@ -398,8 +396,6 @@ class Sidecar {
   lastFailure = ""; // why the last start failed
   noise = 0; // non-JSON-RPC lines from this child
   host: { sym: symbol; obj: any } | null = null;
-  bound: any = null; // the bind the running sidecar last got
-  early: Promise<void> | null = null; // the factory's start, until session_start takes it
 
   constructor(install: Install) {
     this.install = install;
@@ -430,11 +426,7 @@ class Sidecar {
       const init = await this.request("initialize", { protocol: PROTOCOL, name: this.name }, { timeoutMs });
       if (!init || init.protocol !== PROTOCOL) throw new Error(`piext ${this.name}: bad initialize answer`);
       this.reportedOpen = false;
-      const bind = this.bind;
-      if (bind) {
-        await this.request("session/bind", { ...bind, reason: this.spawns > 1 ? "respawn" : bind.reason }, { timeoutMs: HOOK_TIMEOUT_MS });
-        this.bound = bind;
-      }
+      if (this.bind) await this.request("session/bind", { ...this.bind, reason: this.spawns > 1 ? "respawn" : this.bind.reason }, { timeoutMs: HOOK_TIMEOUT_MS });
     } catch (e) {
       this.failures++;
       const backoff = this.failures < 2 ? 0 : Math.min(START_BACKOFF_MAX_MS, START_BACKOFF_MS * 2 ** (this.failures - 2));
@@ -525,7 +517,6 @@ class Sidecar {
     if (this.noise > NOISE_LOGGED) log(this.name, `sidecar pid ${child.pid} wrote ${this.noise} non-JSON-RPC lines in all`);
     this.alive = false;
     this.child = null;
-    this.bound = null;
     this.ctxCache?.forget();
     const err = rpcError(CODE.internal, `piext ${this.name}: sidecar ${why}`);
     for (const p of this.pending.values()) p.reject(err);
@@ -1158,20 +1149,10 @@ export default function (pi: any) {
     const sm = ctx.sessionManager;
     sc.bind = { generation: sc.generation, reason: ev.reason, sessionId: sm.getSessionId(), sessionFile: sm.getSessionFile() ?? "", cwd: ctx.cwd };
     sc.ctxCache?.forget(); // the bind empties the sidecar's mirror
-    const early = sc.early;
-    sc.early = null;
     try {
-      // The factory's start: its failure is this start's (not retried here).
-      if (early) await early;
       if (sc.alive && sc.ready) {
-        // A start in flight (the factory's) binds by itself when it reads
-        // this bind after initialize; otherwise bind now.
-        const bind = sc.bind;
         await sc.ready;
-        if (sc.bound !== bind) {
-          await sc.request("session/bind", bind, { timeoutMs: HOOK_TIMEOUT_MS });
-          sc.bound = bind;
-        }
+        await sc.request("session/bind", sc.bind, { timeoutMs: HOOK_TIMEOUT_MS });
       } else {
         await sc.ensure(); // binds after initialize
       }
@@ -1222,14 +1203,6 @@ export default function (pi: any) {
       if (install.manifest.skills) res = { ...res, skillPaths: [...(res.skillPaths ?? []), path.join(here, "skills")] };
       return res;
     });
-  }
-  // Start the sidecar now, overlapped with the rest of Pi's startup (the
-  // other extensions, resources, the session). Its failure is the start's
-  // failure as before: session_start reports it, the next call retries.
-  if (!sc.alive && "argv" in resolved) {
-    const early = sc.ensure();
-    early.catch(() => {});
-    sc.early = early;
   }
   return hostReady;
 }
