@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -84,4 +85,55 @@ func faultTools(rec *recorder) []piext.Tool {
 				return &piext.ToolResult{Content: []piext.Content{piext.Text("wrote")}}, nil
 			}},
 	}
+}
+
+// replaceFaults are the session-replacement probes, on with
+// PIKIT_PROBE_REPLACE=1 (read at install time too: it sets the context
+// hook's own timeout, which lets Pi's abort of the run reach the hook):
+//   - the context hook of a conversation whose last user message says
+//     SLOWCTX waits until its ctx ends (Pi aborts the run);
+//   - session_shutdown starts calling the session's session-scoped handle
+//     (getLeafId) until a call fails, and records the first error as
+//     "stale-probe" (word: its text, changed: errors.Is ErrStaleSession).
+type replaceFaults struct {
+	rec *recorder
+	on  bool
+}
+
+func newReplaceFaults(rec *recorder) *replaceFaults {
+	return &replaceFaults{rec: rec, on: os.Getenv("PIKIT_PROBE_REPLACE") == "1"}
+}
+
+func (f *replaceFaults) timed(h piext.Hook) piext.Hook {
+	if f.on {
+		h.Timeout = time.Minute
+	}
+	return h
+}
+
+func (f *replaceFaults) shutdown(ctx context.Context, ev *piext.Event) (any, error) {
+	if !f.on {
+		return nil, nil
+	}
+	s := ev.Pi.Session()
+	go func() {
+		for i := 0; i < 100000; i++ {
+			if _, err := s.GetLeafID(context.Background()); err != nil {
+				f.rec.log("stale-probe", "word", err.Error(), "changed", errors.Is(err, piext.ErrStaleSession))
+				return
+			}
+		}
+	}()
+	return nil, nil
+}
+
+// waitsOut reports whether the last user message asks the context hook to
+// wait (SLOWCTX).
+func waitsOut(msgs []piext.Message) bool {
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if msgs[i].Role() == "user" {
+			return strings.Contains(msgs[i].Text(), "SLOWCTX")
+		}
+	}
+	return false
 }
