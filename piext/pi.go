@@ -34,8 +34,8 @@ type Pi struct {
 }
 
 // Session returns a session-scoped handle: it works outside any handler
-// (e.g. from a web page after the command returned) until the session is
-// replaced.
+// (e.g. from a web page after the command returned) until the session
+// ends (its session_shutdown has run; [ErrStaleSession] from then on).
 func (p *Pi) Session() *Pi { return &Pi{rt: p.rt, gen: p.gen} }
 
 // Generation returns the session generation the handle belongs to.

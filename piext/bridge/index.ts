@@ -738,14 +738,20 @@ class Sidecar {
 
   // boundCtx is the Pi context a call is bound to: the handler's (ctxId)
   // or the current session's (generation).
+  // A session ends at its session_shutdown: from then until the next
+  // session_start (while Pi disposes of it and re-runs the factory) there
+  // is no current session, and session-scoped calls are stale. A handler
+  // of a replaced session (one still running after the next
+  // session_start) is stale too: its ctx and pi are no longer Pi's.
   boundCtx(ctxId: string, generation: number, what: string): any {
     if (ctxId) {
       const b = this.ctxs.get(ctxId);
       if (!b) throw rpcError(CODE.staleContext, `stale context: the handler of ${what}'s context has returned`);
+      if (b.gen !== this.generation) throw rpcError(CODE.staleSession, `stale session: generation ${b.gen} was replaced by ${this.generation}`);
       return b.ctx;
     }
-    if (generation !== this.generation || !this.sessionCtx)
-      throw rpcError(CODE.staleSession, `stale session: generation ${generation} was replaced by ${this.generation}`);
+    if (generation !== this.generation) throw rpcError(CODE.staleSession, `stale session: generation ${generation} was replaced by ${this.generation}`);
+    if (!this.sessionCtx) throw rpcError(CODE.staleSession, `stale session: generation ${generation} has ended`);
     return this.sessionCtx;
   }
 
@@ -774,7 +780,18 @@ class Sidecar {
     return await v;
   }
 
+  // serve answers a sidecar's request. Pi's own errors for a replaced
+  // session (a disposed runner's ctx, a re-run factory's pi before its
+  // runtime is bound) become the stale-session error.
   async serve(method: string, params: any, signal: AbortSignal): Promise<any> {
+    try {
+      return await this.serveCall(method, params, signal);
+    } catch (e: any) {
+      throw staleFromPi(e);
+    }
+  }
+
+  private async serveCall(method: string, params: any, signal: AbortSignal): Promise<any> {
     if (method === "host/call") return this.hostCall(params, signal);
     if (method !== "pi/call") throw rpcError(CODE.methodNotFound, "method not found: " + method);
     const { ctxId, generation, target, method: m } = params ?? {};
@@ -813,6 +830,17 @@ class Sidecar {
     }
     return undefined;
   }
+}
+
+// Pi 1.6.0's messages for a ctx of a disposed session (after /new, /resume,
+// /fork, /reload) and for a pi whose runtime is not bound yet.
+const PI_STALE = ["This extension ctx is stale", "Extension runtime not initialized"];
+
+// staleFromPi turns Pi's stale-session errors into the stale-session
+// error (CODE.staleSession); other errors pass as they are.
+function staleFromPi(e: any): any {
+  if (typeof e?.code === "number" || !(e instanceof Error) || !PI_STALE.some((p) => e.message.startsWith(p))) return e;
+  return rpcError(CODE.staleSession, `stale session: ${e.message.split(".")[0]}`);
 }
 
 async function dialog(ctx: any, m: string, args: any[], signal: AbortSignal) {
@@ -981,6 +1009,9 @@ export default function (pi: any) {
   const sc: Sidecar = g[key] ?? (g[key] = new Sidecar(install));
   sc.pi = pi;
   sc.install = install;
+  // A re-run (/new, /resume, /fork, /reload) comes after the old session's
+  // disposal: until session_start there is no session to call into.
+  sc.sessionCtx = null;
   const name = install.manifest.name;
 
   // withCtx runs f with a ctxId bound to ctx for the handler's duration.
@@ -1040,13 +1071,16 @@ export default function (pi: any) {
 
   const forward = async (event: string, ev: any, ctx: any) => {
     const spec = hooks.get(event)!;
+    // A hook with its own (longer) timeout is also cancelled by Pi's abort
+    // of the run (ctx.signal), so it cannot outlive the run.
+    let signal: AbortSignal | undefined;
+    try {
+      signal = spec.timeoutMs ? ctx?.signal : undefined;
+    } catch {} // a stale ctx
     try {
       return await withCtx(ctx, async (ctxId) => {
         const base = { event, ctxId, generation: sc.generation };
         const timeoutMs = spec.timeoutMs ?? HOOK_TIMEOUT_MS;
-        // A hook with its own (longer) timeout is also cancelled by Pi's
-        // abort of the run (ctx.signal), so it cannot outlive the run.
-        const signal: AbortSignal | undefined = spec.timeoutMs ? ctx?.signal : undefined;
         if (event !== "context" && event !== "context_with_system") {
           // null (Go's nil) means "no change": undefined to Pi, which would
           // take null as a value (before_provider_request replaces the payload).
@@ -1075,7 +1109,14 @@ export default function (pi: any) {
         }
         return res ? { messages: applyEdits(input, res) } : undefined;
       });
-    } catch (e) {
+    } catch (e: any) {
+      // Pi ended the run (Esc, /new and the other replacements abort it
+      // first): the event's outcome is moot, and a fail-open hook's abort
+      // is no failure to report. A fail-closed hook still fails closed.
+      if (!spec.failClosed && signal?.aborted && e?.code === CODE.cancelled) {
+        trace(name, `${event} hook: aborted with the run`);
+        return undefined;
+      }
       return sc.hookFailed(event, spec.failClosed, e);
     }
   };
@@ -1156,6 +1197,7 @@ export default function (pi: any) {
   pi.on("session_shutdown", async (ev: any, ctx: any) => {
     let res: any;
     if (hooks.has("session_shutdown") && sc.alive) res = await forward("session_shutdown", ev, ctx);
+    sc.sessionCtx = null; // the session ended: session-scoped calls are stale until the next session_start
     if (sc.host) {
       retireHost(sc.host.sym, sc.host.obj);
       sc.host = null;
