@@ -140,9 +140,13 @@
 // [Pi.Session] gives a handle for session-scoped calls after the handler
 // returned. Each method is one row of the bridge's allowlist of pi, ctx,
 // ctx.ui and ctx.sessionManager methods; [Pi.Call] reaches any row.
-// Dialogs ([Pi.Select], [Pi.Confirm], [Pi.Input], [Pi.Editor]) and
-// components ([Pi.Custom], a [Component] drawn by Go in the TUI) wait for
-// the user; other calls time out after [ReverseCallTimeout]. Messages and
+// Dialogs ([Pi.Select], [Pi.Confirm], [Pi.Input], [Pi.Editor]) wait for
+// the user up to their [DialogOptions.Timeout], [DefaultDialogTimeout]
+// when none is given, and end when ctx does (Pi aborting a tool ends its
+// ctx); a [DialogResult] tells answered, cancelled (Escape, for a confirm
+// too), timed out and no UI apart. Components ([Pi.Custom], a [Component]
+// drawn by Go in the TUI) wait for the user; other calls time out after
+// [ReverseCallTimeout]. Messages and
 // entries stay opaque JSON ([Message], [Entry]) with typed accessors.
 //
 // # Errors

@@ -843,14 +843,55 @@ function staleFromPi(e: any): any {
   return rpcError(CODE.staleSession, `stale session: ${e.message.split(".")[0]}`);
 }
 
+// dialog shows a dialog (piext Pi.Select, Confirm, Input, Editor) and
+// reports how it ended: {status: "answered", value | confirmed},
+// "cancelled", "timed_out" or "no_ui". The options argument (select,
+// confirm, input: args[2]; editor: args[2], which Pi's editor does not
+// take) carries the timeout in ms (piext sends DefaultDialogTimeout when
+// the caller gave none). The bridge ends the wait itself at the timeout
+// and at the call's abort (Go cancelled it: the tool was aborted), and
+// closes Pi's dialog then where Pi takes a signal. A confirm in the TUI is
+// shown as Pi shows one (a select of Yes and No under title and message),
+// so Escape reads as cancelled, not as No.
 async function dialog(ctx: any, m: string, args: any[], signal: AbortSignal) {
   if (!ctx.hasUI) return { status: "no_ui" };
-  const optIndex = m === "editor" ? -1 : 2;
-  const opts = optIndex >= 0 ? { ...(args[optIndex] ?? {}), signal } : undefined;
-  const call = optIndex >= 0 ? [...args.slice(0, optIndex), opts] : args;
+  const given = args[2] && typeof args[2] === "object" ? args[2] : {};
+  const timeout = Number.isFinite(given.timeout) && given.timeout > 0 ? given.timeout : undefined;
+  const ac = new AbortController();
+  const opts = { ...given, signal: ac.signal };
+  let call: () => Promise<any>;
+  if (m === "editor") call = () => ctx.ui.editor(args[0], args[1]);
+  else if (m === "confirm" && ctx.mode === "tui") call = () => ctx.ui.select(`${args[0]}\n${args[1]}`, ["Yes", "No"], opts);
+  else call = () => ctx.ui[m](args[0], args[1], opts);
   const t0 = Date.now();
-  const v = await ctx.ui[m](...call);
-  const timedOut = opts?.timeout !== undefined && Date.now() - t0 >= opts.timeout - 20;
+  const shown = (async () => ({ v: await call() }))();
+  shown.catch(() => {}); // handled below, or moot once the wait ended
+  let timer: any = null;
+  let onAbort: () => void = () => {};
+  const ended = new Promise<{ end: "timeout" | "abort" }>((resolve) => {
+    if (timeout) timer = setTimeout(() => resolve({ end: "timeout" }), timeout);
+    onAbort = () => resolve({ end: "abort" });
+    if (signal.aborted) onAbort();
+    else signal.addEventListener("abort", onAbort);
+  });
+  let out: any;
+  try {
+    out = await Promise.race([shown, ended]);
+  } finally {
+    if (timer) clearTimeout(timer);
+    signal.removeEventListener("abort", onAbort);
+    ac.abort(); // closes Pi's dialog when it is still shown (not the editor)
+  }
+  if (out.end === "abort") throw rpcError(CODE.cancelled, "aborted");
+  if (out.end === "timeout") return { status: "timed_out" };
+  const v = out.v;
+  // Pi's own timer (it got the timeout too) may end the dialog first.
+  const timedOut = timeout !== undefined && Date.now() - t0 >= timeout - 20;
+  if (m === "confirm" && ctx.mode === "tui") {
+    if (v === "Yes") return { status: "answered", confirmed: true };
+    if (v === "No") return { status: "answered", confirmed: false };
+    return { status: timedOut ? "timed_out" : "cancelled" };
+  }
   if (m === "confirm") return v ? { status: "answered", confirmed: true } : { status: timedOut ? "timed_out" : "answered", confirmed: false };
   if (v === undefined || v === null) return { status: timedOut ? "timed_out" : "cancelled" };
   return { status: "answered", value: String(v) };

@@ -137,3 +137,54 @@ func waitsOut(msgs []piext.Message) bool {
 	}
 	return false
 }
+
+// dialogCommand, /probe:dialogs, opens one dialog of each kind without a
+// timeout of its own (so each gets piext's default) and notifies how each
+// ended: "dialogs confirm=STATUS/YES select=… input=… editor=…".
+func dialogCommand() piext.Command {
+	return piext.Command{Name: "probe:dialogs", Description: "One dialog of each kind, then how each ended",
+		Run: func(ctx context.Context, c *piext.CommandCall) error {
+			var out []string
+			conf, err := c.Pi.Confirm(ctx, "Probe confirm", "a question", piext.DialogOptions{})
+			if err != nil {
+				return err
+			}
+			out = append(out, fmt.Sprintf("confirm=%s/%v", conf.Status, conf.Confirmed))
+			for _, d := range []struct {
+				kind string
+				open func() (piext.DialogResult, error)
+			}{
+				{"select", func() (piext.DialogResult, error) {
+					return c.Pi.Select(ctx, "Probe select", []string{"one", "two"}, piext.DialogOptions{})
+				}},
+				{"input", func() (piext.DialogResult, error) {
+					return c.Pi.Input(ctx, "Probe input", "type", piext.DialogOptions{})
+				}},
+				{"editor", func() (piext.DialogResult, error) { return c.Pi.Editor(ctx, "Probe editor", "prefill") }},
+			} {
+				r, err := d.open()
+				if err != nil {
+					return err
+				}
+				out = append(out, d.kind+"="+string(r.Status))
+			}
+			return c.Pi.Notify(ctx, "dialogs "+strings.Join(out, " "), "info")
+		}}
+}
+
+// dialogTool, probe_dialog, opens an editor (which Pi cannot close on an
+// abort) and records "dialog-ended" (word: the error, or the status) when
+// the wait ends.
+func dialogTool(rec *recorder) piext.Tool {
+	return piext.Tool{Name: "probe_dialog", Label: "Probe dialog", Description: "Open an editor dialog and wait for it",
+		Parameters: obj(`{"type":"object","properties":{}}`),
+		Execute: func(ctx context.Context, c *piext.ToolCall) (*piext.ToolResult, error) {
+			r, err := c.Pi.Editor(ctx, "Probe tool editor", "")
+			if err != nil {
+				rec.log("dialog-ended", "word", err.Error())
+				return nil, err
+			}
+			rec.log("dialog-ended", "word", string(r.Status))
+			return &piext.ToolResult{Content: []piext.Content{piext.Text("dialog " + string(r.Status))}}, nil
+		}}
+}

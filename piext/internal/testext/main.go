@@ -267,6 +267,8 @@ func main() {
 		),
 	}
 	ext.Tools = append(ext.Tools, faultTools(rec)...)
+	ext.Tools = append(ext.Tools, dialogTool(rec))
+	ext.Commands = append(ext.Commands, dialogCommand())
 	serving := len(os.Args) < 2 || os.Args[1] != piext.ManifestFlag
 	var tap *wireTap
 	if os.Getenv("PIKIT_PROBE_WIRE") == "1" && serving {
