@@ -737,8 +737,7 @@ class Sidecar {
   }
 
   // boundCtx is the Pi context a call is bound to: the handler's (ctxId)
-  // or the current session's (generation).
-  // A session ends at its session_shutdown: from then until the next
+  // or the current session's (generation). A session ends at its session_shutdown: from then until the next
   // session_start (while Pi disposes of it and re-runs the factory) there
   // is no current session, and session-scoped calls are stale. A handler
   // of a replaced session (one still running after the next
