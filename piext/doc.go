@@ -118,7 +118,10 @@
 // go on unmodified and reports the first failure of a sidecar's life as an
 // extension_error; closed blocks (tool_call answers {block: true, reason};
 // other events throw, an extension_error each time). [Hook.Failure]
-// chooses the other. The timeout is [HookTimeout], measured in the bridge
+// chooses the other. A hook with its own [Hook.Timeout] also ends when Pi
+// aborts the run (Esc, or /new, /resume, /fork, /reload during a turn);
+// that abort is no failure: a fail-open hook lets the event go on without
+// a report, a fail-closed one still fails closed. The timeout is [HookTimeout], measured in the bridge
 // and in Go alike, unless the hook declares its own [Hook.Timeout] (in the
 // manifest, so both agree). Results that are JavaScript objects Pi edits
 // in place (tool_call's input, before_agent_start's systemPromptOptions,
@@ -137,16 +140,23 @@
 // [Pi.Session] gives a handle for session-scoped calls after the handler
 // returned. Each method is one row of the bridge's allowlist of pi, ctx,
 // ctx.ui and ctx.sessionManager methods; [Pi.Call] reaches any row.
-// Dialogs ([Pi.Select], [Pi.Confirm], [Pi.Input], [Pi.Editor]) and
-// components ([Pi.Custom], a [Component] drawn by Go in the TUI) wait for
-// the user; other calls time out after [ReverseCallTimeout]. Messages and
+// Dialogs ([Pi.Select], [Pi.Confirm], [Pi.Input], [Pi.Editor]) wait for
+// the user up to their [DialogOptions.Timeout], [DefaultDialogTimeout]
+// when none is given, and end when ctx does (Pi aborting a tool ends its
+// ctx); a [DialogResult] tells answered, cancelled (Escape, for a confirm
+// too), timed out and no UI apart. Components ([Pi.Custom], a [Component]
+// drawn by Go in the TUI) wait for the user; other calls time out after
+// [ReverseCallTimeout]. Messages and
 // entries stay opaque JSON ([Message], [Entry]) with typed accessors.
 //
 // # Errors
 //
 // A call into Pi that failed returns a [*CallError] (errors.As gives its
 // code and message; errors.Is compares codes): [ErrStaleSession] once the
-// session was replaced, [ErrStaleContext] after the handler returned,
+// session ended (from its session_shutdown on, through the replacement,
+// for session handles and for handlers of the replaced session alike:
+// never Pi's own error for a stale ctx), [ErrStaleContext] after the
+// handler returned,
 // [ErrNotAllowed], [ErrUnavailable], [ErrNotSynchronous], [ErrInternal]
 // when Pi's method threw; [ErrClosed] once the bridge went away. A
 // handler's error fails its tool (an error result), command or hook (as

@@ -33,8 +33,11 @@ func (e *CallError) Is(target error) bool {
 // Sentinels for errors.Is on the errors of calls into Pi ([Pi.Call] and
 // the methods built on it, [Pi.CallHost], [Pi.Custom]).
 var (
-	// ErrStaleSession: a session-scoped call ([Pi.Session]) after the
-	// session was replaced (/new, /resume, /fork, /reload).
+	// ErrStaleSession: a session-scoped call ([Pi.Session]) once the
+	// session ended, from its session_shutdown on (/new, /resume, /fork,
+	// /reload, quit), and any call of a handler of a session that was
+	// replaced meanwhile. Pi's own errors for a stale ctx ("This extension
+	// ctx is stale…", "Extension runtime not initialized") arrive as this.
 	ErrStaleSession = &CallError{Code: wire.CodeStaleSession, Message: "stale session"}
 	// ErrStaleContext: a call through a handler's Pi after that handler
 	// returned, or to a component that is no longer shown.

@@ -34,8 +34,8 @@ type Pi struct {
 }
 
 // Session returns a session-scoped handle: it works outside any handler
-// (e.g. from a web page after the command returned) until the session is
-// replaced.
+// (e.g. from a web page after the command returned) until the session
+// ends (its session_shutdown has run; [ErrStaleSession] from then on).
 func (p *Pi) Session() *Pi { return &Pi{rt: p.rt, gen: p.gen} }
 
 // Generation returns the session generation the handle belongs to.
@@ -313,26 +313,39 @@ const (
 	DialogAnswered  DialogStatus = "answered"
 	DialogCancelled DialogStatus = "cancelled"
 	DialogNoUI      DialogStatus = "no_ui"     // ctx.hasUI is false (print/json mode)
-	DialogTimedOut  DialogStatus = "timed_out" // the dialog's own Timeout passed
+	DialogTimedOut  DialogStatus = "timed_out" // its Timeout (or DefaultDialogTimeout) passed
 )
 
 // DialogResult is a dialog's outcome. Value is the chosen/typed text;
-// Confirmed the confirm answer (a cancelled confirm reads as answered
-// false, as Pi reports it, unless it timed out).
+// Confirmed the confirm answer. A dialog the user dismissed (Escape) is
+// [DialogCancelled] for every kind, a confirm too (Confirmed false is a
+// "No"), except in RPC mode, where Pi 1.6.0 passes a client's cancel of a
+// confirm on as "No".
 type DialogResult struct {
 	Status    DialogStatus `json:"status"`
 	Value     string       `json:"value,omitempty"`
 	Confirmed bool         `json:"confirmed,omitempty"`
 }
 
-// DialogOptions: Timeout zero means none (Pi resolves the dialog itself at
-// the timeout).
+// DefaultDialogTimeout bounds a dialog whose caller gave no timeout: a
+// host that never answers (an RPC client gone quiet) ends it as
+// [DialogTimedOut] rather than blocking its tool or command.
+const DefaultDialogTimeout = 10 * time.Minute
+
+// DialogOptions: Timeout zero means [DefaultDialogTimeout], a negative one
+// none (the dialog waits until answered or ctx ends). At the timeout the
+// dialog closes and reads [DialogTimedOut]. Whatever the timeout, the
+// dialog ends when ctx does (a tool's ctx ends when Pi aborts the tool):
+// the call returns ctx's error and the bridge stops waiting for it.
 type DialogOptions struct{ Timeout time.Duration }
 
 func (o DialogOptions) wire() map[string]any {
 	m := map[string]any{}
-	if o.Timeout > 0 {
-		m["timeout"] = o.Timeout.Milliseconds()
+	switch {
+	case o.Timeout == 0:
+		m["timeout"] = DefaultDialogTimeout.Milliseconds()
+	case o.Timeout > 0:
+		m["timeout"] = max(1, o.Timeout.Milliseconds())
 	}
 	return m
 }
@@ -352,9 +365,10 @@ func (p *Pi) Input(ctx context.Context, title, placeholder string, o DialogOptio
 	return callInto[DialogResult](ctx, p, "ui", "input", title, placeholder, o.wire())
 }
 
-// Editor asks for multi-line text starting from prefill.
+// Editor asks for multi-line text starting from prefill; it times out
+// after [DefaultDialogTimeout].
 func (p *Pi) Editor(ctx context.Context, title, prefill string) (DialogResult, error) {
-	return callInto[DialogResult](ctx, p, "ui", "editor", title, prefill)
+	return callInto[DialogResult](ctx, p, "ui", "editor", title, prefill, DialogOptions{}.wire())
 }
 
 // Notify shows a notice; level is "info", "warning" or "error". In RPC

@@ -141,3 +141,24 @@ func TestTmux_StatusClearKeepsPiAlive(t *testing.T) {
 		t.Errorf("Pi's pane is dead after clearing the status (%q)", out)
 	}
 }
+
+// TestTmux_DialogsCancelled: Escape on each dialog kind in interactive Pi
+// reads as cancelled, a confirm too (not as "No").
+func TestTmux_DialogsCancelled(t *testing.T) {
+	t.Parallel()
+	p := newProbe(t, nil)
+	tmux := tmuxPi(t, p)
+	ctx := testCtx(t)
+	p.waitRecord(t, ctx, func(r record) bool { return r.Ev == "hook" && r.Event == "session_start" })
+	screen := func() string { return tmux("capture-pane", "-p", "-t", "pi") }
+	commandUntil(t, tmux, screen, "/probe:dialogs", "Probe confirm")
+	for _, next := range []string{"Probe select", "Probe input", "Probe editor", "dialogs confirm="} {
+		tmux("send-keys", "-t", "pi", "Escape")
+		if !waitFor(func() bool { return strings.Contains(screen(), next) }, 20*time.Second) {
+			t.Fatalf("no %q after Escape; screen:\n%s", next, screen())
+		}
+	}
+	if want := "dialogs confirm=cancelled/false select=cancelled input=cancelled editor=cancelled"; !strings.Contains(screen(), want) {
+		t.Errorf("screen lacks %q:\n%s", want, screen())
+	}
+}

@@ -96,7 +96,8 @@ type Bridge struct {
 	gen     uint64
 	session piext.Session
 	nextCtx int
-	live    map[string]bool // ctxIds of handlers still running
+	live    map[string]uint64 // ctxIds of handlers still running, with their generation
+	ended   bool              // the session's session_shutdown ran; no session until the next bind
 	calls   []Call
 	updates []Update
 	held    map[string]bool // context message ids the sidecar holds
@@ -108,7 +109,7 @@ type Bridge struct {
 // [piext.Extension.Manifest] does; an error from the start is returned
 // (the Bridge is closed then).
 func New(ext *piext.Extension, opts *Options) (*Bridge, error) {
-	b := &Bridge{done: make(chan error, 1), live: map[string]bool{}}
+	b := &Bridge{done: make(chan error, 1), live: map[string]uint64{}}
 	if opts != nil {
 		b.opts = *opts
 	}
@@ -310,15 +311,19 @@ func (b *Bridge) Context(ctx context.Context, event string, messages []json.RawM
 // ReplaceSession replaces the session as /new, /resume, /fork or /reload
 // (reason "new", "resume", "fork" or "reload") does in Pi: session_shutdown
 // fires in the old session, the extension is bound to next with the next
-// generation (so session-scoped handles of the old one get
-// piext.ErrStaleSession), and session_start fires in the new one, each
-// when ext has that hook. Zero next.ID means "session-N", zero Cwd the
+// generation, and session_start fires in the new one, each when ext has
+// that hook. As in Pi's bridge, the old session's session-scoped handles
+// get piext.ErrStaleSession from the end of session_shutdown on, and so
+// does a handler of the old session still running after the bind. Zero next.ID means "session-N", zero Cwd the
 // current one.
 func (b *Bridge) ReplaceSession(ctx context.Context, reason string, next piext.Session) error {
 	prev := b.Session()
 	if _, err := b.Hook(ctx, piext.EventSessionShutdown, piext.SessionShutdownEvent{Reason: reason, TargetSessionFile: next.File}); err != nil {
 		return err
 	}
+	b.mu.Lock()
+	b.ended = true
+	b.mu.Unlock()
 	if next.ID == "" {
 		next.ID = "session-" + strconv.FormatUint(prev.Generation+1, 10)
 	}
@@ -338,6 +343,7 @@ func (b *Bridge) bind(ctx context.Context, reason string, s piext.Session) error
 	b.gen++
 	s.Generation = b.gen
 	b.session = s
+	b.ended = false
 	b.held = nil
 	b.mu.Unlock()
 	p := wire.BindParams{Generation: s.Generation, Reason: reason, SessionID: s.ID, SessionFile: s.File, Cwd: s.Cwd}
@@ -354,7 +360,7 @@ func (b *Bridge) enter() (ctxID string, gen uint64, release func()) {
 	defer b.mu.Unlock()
 	b.nextCtx++
 	ctxID = strconv.Itoa(b.nextCtx)
-	b.live[ctxID] = true
+	b.live[ctxID] = b.gen
 	return ctxID, b.gen, func() {
 		b.mu.Lock()
 		defer b.mu.Unlock()
@@ -416,14 +422,18 @@ func (b *Bridge) handle(ctx context.Context, req *jsonrpc.Request) (any, error) 
 	c.Session, c.bridge = ctxID == "", b
 	b.mu.Lock()
 	b.calls = append(b.calls, c)
-	stale := c.Session && c.Generation != b.gen
-	gone := !c.Session && !b.live[ctxID]
+	gen, running := b.live[ctxID]
+	if c.Session {
+		gen = c.Generation
+	}
+	stale := gen != b.gen || c.Session && b.ended
+	gone := !c.Session && !running
 	b.mu.Unlock()
 	switch {
-	case stale:
-		return nil, &jsonrpc.Error{Code: wire.CodeStaleSession, Message: fmt.Sprintf("stale session: generation %d was replaced", c.Generation)}
 	case gone:
 		return nil, &jsonrpc.Error{Code: wire.CodeStaleContext, Message: "stale context: the handler returned"}
+	case stale:
+		return nil, &jsonrpc.Error{Code: wire.CodeStaleSession, Message: fmt.Sprintf("stale session: generation %d was replaced or has ended", gen)}
 	case b.opts.Pi == nil:
 		return nil, nil
 	}

@@ -355,3 +355,40 @@ func TestHookFor_Mismatches(t *testing.T) {
 		t.Errorf("event = %q", h.Event)
 	}
 }
+
+// TestBridge_HandlerAcrossReplacement: a tool still running when the
+// session is replaced gets ErrStaleSession for its calls into Pi after the
+// new session was bound, as in Pi's bridge (its ctx and pi are no longer
+// Pi's); before the replacement the same call goes through.
+func TestBridge_HandlerAcrossReplacement(t *testing.T) {
+	entered, release := make(chan struct{}), make(chan struct{})
+	errs := make(chan error, 2)
+	ext := &piext.Extension{Name: "demo", Tools: []piext.Tool{{Name: "wait", Parameters: json.RawMessage(`{"type":"object"}`),
+		Execute: func(ctx context.Context, c *piext.ToolCall) (*piext.ToolResult, error) {
+			errs <- c.Pi.Notify(ctx, "before", "info")
+			close(entered)
+			<-release
+			errs <- c.Pi.Notify(ctx, "after", "info")
+			return &piext.ToolResult{}, nil
+		}}}}
+	b := start(t, ext, nil)
+	done := make(chan error, 1)
+	go func() {
+		_, err := b.CallTool(t.Context(), "wait", json.RawMessage(`{}`))
+		done <- err
+	}()
+	<-entered
+	if err := b.ReplaceSession(t.Context(), "new", piext.Session{}); err != nil {
+		t.Fatal(err)
+	}
+	close(release)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if err := <-errs; err != nil {
+		t.Errorf("call before the replacement: %v", err)
+	}
+	if err := <-errs; !errors.Is(err, piext.ErrStaleSession) {
+		t.Errorf("call after the replacement: %v, want ErrStaleSession", err)
+	}
+}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -84,4 +85,106 @@ func faultTools(rec *recorder) []piext.Tool {
 				return &piext.ToolResult{Content: []piext.Content{piext.Text("wrote")}}, nil
 			}},
 	}
+}
+
+// replaceFaults are the session-replacement probes, on with
+// PIKIT_PROBE_REPLACE=1 (read at install time too: it sets the context
+// hook's own timeout, which lets Pi's abort of the run reach the hook):
+//   - the context hook of a conversation whose last user message says
+//     SLOWCTX waits until its ctx ends (Pi aborts the run);
+//   - session_shutdown starts calling the session's session-scoped handle
+//     (getLeafId) until a call fails, and records the first error as
+//     "stale-probe" (word: its text, changed: errors.Is ErrStaleSession).
+type replaceFaults struct {
+	rec *recorder
+	on  bool
+}
+
+func newReplaceFaults(rec *recorder) *replaceFaults {
+	return &replaceFaults{rec: rec, on: os.Getenv("PIKIT_PROBE_REPLACE") == "1"}
+}
+
+func (f *replaceFaults) timed(h piext.Hook) piext.Hook {
+	if f.on {
+		h.Timeout = time.Minute
+	}
+	return h
+}
+
+func (f *replaceFaults) shutdown(ctx context.Context, ev *piext.Event) (any, error) {
+	if !f.on {
+		return nil, nil
+	}
+	s := ev.Pi.Session()
+	go func() {
+		for i := 0; i < 100000; i++ {
+			if _, err := s.GetLeafID(context.Background()); err != nil {
+				f.rec.log("stale-probe", "word", err.Error(), "changed", errors.Is(err, piext.ErrStaleSession))
+				return
+			}
+		}
+	}()
+	return nil, nil
+}
+
+// waitsOut reports whether the last user message asks the context hook to
+// wait (SLOWCTX).
+func waitsOut(msgs []piext.Message) bool {
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if msgs[i].Role() == "user" {
+			return strings.Contains(msgs[i].Text(), "SLOWCTX")
+		}
+	}
+	return false
+}
+
+// dialogCommand, /probe:dialogs, opens one dialog of each kind without a
+// timeout of its own (so each gets piext's default) and notifies how each
+// ended: "dialogs confirm=STATUS/YES select=… input=… editor=…".
+func dialogCommand() piext.Command {
+	return piext.Command{Name: "probe:dialogs", Description: "One dialog of each kind, then how each ended",
+		Run: func(ctx context.Context, c *piext.CommandCall) error {
+			var out []string
+			conf, err := c.Pi.Confirm(ctx, "Probe confirm", "a question", piext.DialogOptions{})
+			if err != nil {
+				return err
+			}
+			out = append(out, fmt.Sprintf("confirm=%s/%v", conf.Status, conf.Confirmed))
+			for _, d := range []struct {
+				kind string
+				open func() (piext.DialogResult, error)
+			}{
+				{"select", func() (piext.DialogResult, error) {
+					return c.Pi.Select(ctx, "Probe select", []string{"one", "two"}, piext.DialogOptions{})
+				}},
+				{"input", func() (piext.DialogResult, error) {
+					return c.Pi.Input(ctx, "Probe input", "type", piext.DialogOptions{})
+				}},
+				{"editor", func() (piext.DialogResult, error) { return c.Pi.Editor(ctx, "Probe editor", "prefill") }},
+			} {
+				r, err := d.open()
+				if err != nil {
+					return err
+				}
+				out = append(out, d.kind+"="+string(r.Status))
+			}
+			return c.Pi.Notify(ctx, "dialogs "+strings.Join(out, " "), "info")
+		}}
+}
+
+// dialogTool, probe_dialog, opens an editor (which Pi cannot close on an
+// abort) and records "dialog-ended" (word: the error, or the status) when
+// the wait ends.
+func dialogTool(rec *recorder) piext.Tool {
+	return piext.Tool{Name: "probe_dialog", Label: "Probe dialog", Description: "Open an editor dialog and wait for it",
+		Parameters: obj(`{"type":"object","properties":{}}`),
+		Execute: func(ctx context.Context, c *piext.ToolCall) (*piext.ToolResult, error) {
+			r, err := c.Pi.Editor(ctx, "Probe tool editor", "")
+			if err != nil {
+				rec.log("dialog-ended", "word", err.Error())
+				return nil, err
+			}
+			rec.log("dialog-ended", "word", string(r.Status))
+			return &piext.ToolResult{Content: []piext.Content{piext.Text("dialog " + string(r.Status))}}, nil
+		}}
 }

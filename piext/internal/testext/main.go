@@ -84,6 +84,7 @@ func main() {
 		return logged(piext.Hook{Event: event, Handle: f})
 	}
 	hooks := []piext.Hook{}
+	replaceProbe := newReplaceFaults(rec)
 	var lastSession *piext.Pi
 	var sessMu sync.Mutex
 	ext := &piext.Extension{
@@ -199,7 +200,7 @@ func main() {
 				fmt.Println("stray print: must not reach the bridge") // os.Stdout points at stderr
 				return nil, nil
 			}),
-			hook("session_shutdown", nil),
+			hook("session_shutdown", replaceProbe.shutdown),
 			hook("agent_settled", nil),
 			hook("agent_start", nil),
 			hook("turn_end", nil),
@@ -239,7 +240,12 @@ func main() {
 				}
 				return nil, nil
 			})),
-			hook("context", func(ctx context.Context, ev *piext.Event) (any, error) {
+			replaceProbe.timed(hook("context", func(ctx context.Context, ev *piext.Event) (any, error) {
+				if replaceProbe.on && waitsOut(ev.Messages) {
+					rec.log("context-wait")
+					<-ctx.Done()
+					return nil, ctx.Err()
+				}
 				out := make([]piext.Message, 0, len(ev.Messages))
 				changed := false
 				for _, m := range ev.Messages {
@@ -257,10 +263,12 @@ func main() {
 					return nil, nil
 				}
 				return &piext.ContextResult{Messages: out}, nil
-			}),
+			})),
 		),
 	}
 	ext.Tools = append(ext.Tools, faultTools(rec)...)
+	ext.Tools = append(ext.Tools, dialogTool(rec))
+	ext.Commands = append(ext.Commands, dialogCommand())
 	serving := len(os.Args) < 2 || os.Args[1] != piext.ManifestFlag
 	var tap *wireTap
 	if os.Getenv("PIKIT_PROBE_WIRE") == "1" && serving {
