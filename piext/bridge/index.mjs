@@ -752,15 +752,20 @@ class Sidecar {
   }
 
   // boundCtx is the Pi context a call is bound to: the handler's (ctxId)
-  // or the current session's (generation).
+  // or the current session's (generation). A session ends at its session_shutdown: from then until the next
+  // session_start (while Pi disposes of it and re-runs the factory) there
+  // is no current session, and session-scoped calls are stale. A handler
+  // of a replaced session (one still running after the next
+  // session_start) is stale too: its ctx and pi are no longer Pi's.
   boundCtx(ctxId        , generation        , what        )      {
     if (ctxId) {
       const b = this.ctxs.get(ctxId);
       if (!b) throw rpcError(CODE.staleContext, `stale context: the handler of ${what}'s context has returned`);
+      if (b.gen !== this.generation) throw rpcError(CODE.staleSession, `stale session: generation ${b.gen} was replaced by ${this.generation}`);
       return b.ctx;
     }
-    if (generation !== this.generation || !this.sessionCtx)
-      throw rpcError(CODE.staleSession, `stale session: generation ${generation} was replaced by ${this.generation}`);
+    if (generation !== this.generation) throw rpcError(CODE.staleSession, `stale session: generation ${generation} was replaced by ${this.generation}`);
+    if (!this.sessionCtx) throw rpcError(CODE.staleSession, `stale session: generation ${generation} has ended`);
     return this.sessionCtx;
   }
 
@@ -789,7 +794,18 @@ class Sidecar {
     return await v;
   }
 
+  // serve answers a sidecar's request. Pi's own errors for a replaced
+  // session (a disposed runner's ctx, a re-run factory's pi before its
+  // runtime is bound) become the stale-session error.
   async serve(method        , params     , signal             )               {
+    try {
+      return await this.serveCall(method, params, signal);
+    } catch (e     ) {
+      throw staleFromPi(e);
+    }
+  }
+
+          async serveCall(method        , params     , signal             )               {
     if (method === "host/call") return this.hostCall(params, signal);
     if (method !== "pi/call") throw rpcError(CODE.methodNotFound, "method not found: " + method);
     const { ctxId, generation, target, method: m } = params ?? {};
@@ -830,14 +846,66 @@ class Sidecar {
   }
 }
 
+// Pi 1.6.0's messages for a ctx of a disposed session (after /new, /resume,
+// /fork, /reload) and for a pi whose runtime is not bound yet.
+const PI_STALE = ["This extension ctx is stale", "Extension runtime not initialized"];
+
+// staleFromPi turns Pi's stale-session errors into the stale-session
+// error (CODE.staleSession); other errors pass as they are.
+function staleFromPi(e     )      {
+  if (typeof e?.code === "number" || !(e instanceof Error) || !PI_STALE.some((p) => e.message.startsWith(p))) return e;
+  return rpcError(CODE.staleSession, `stale session: ${e.message.split(".")[0]}`);
+}
+
+// dialog shows a dialog (piext Pi.Select, Confirm, Input, Editor) and
+// reports how it ended: {status: "answered", value | confirmed},
+// "cancelled", "timed_out" or "no_ui". The options argument (select,
+// confirm, input: args[2]; editor: args[2], which Pi's editor does not
+// take) carries the timeout in ms (piext sends DefaultDialogTimeout when
+// the caller gave none). The bridge ends the wait itself at the timeout
+// and at the call's abort (Go cancelled it: the tool was aborted), and
+// closes Pi's dialog then where Pi takes a signal. A confirm in the TUI is
+// shown as Pi shows one (a select of Yes and No under title and message),
+// so Escape reads as cancelled, not as No.
 async function dialog(ctx     , m        , args       , signal             ) {
   if (!ctx.hasUI) return { status: "no_ui" };
-  const optIndex = m === "editor" ? -1 : 2;
-  const opts = optIndex >= 0 ? { ...(args[optIndex] ?? {}), signal } : undefined;
-  const call = optIndex >= 0 ? [...args.slice(0, optIndex), opts] : args;
+  const given = args[2] && typeof args[2] === "object" ? args[2] : {};
+  const timeout = Number.isFinite(given.timeout) && given.timeout > 0 ? given.timeout : undefined;
+  const ac = new AbortController();
+  const opts = { ...given, signal: ac.signal };
+  let call                    ;
+  if (m === "editor") call = () => ctx.ui.editor(args[0], args[1]);
+  else if (m === "confirm" && ctx.mode === "tui") call = () => ctx.ui.select(`${args[0]}\n${args[1]}`, ["Yes", "No"], opts);
+  else call = () => ctx.ui[m](args[0], args[1], opts);
   const t0 = Date.now();
-  const v = await ctx.ui[m](...call);
-  const timedOut = opts?.timeout !== undefined && Date.now() - t0 >= opts.timeout - 20;
+  const shown = (async () => ({ v: await call() }))();
+  shown.catch(() => {}); // handled below, or moot once the wait ended
+  let timer      = null;
+  let onAbort             = () => {};
+  const ended = new Promise                              ((resolve) => {
+    if (timeout) timer = setTimeout(() => resolve({ end: "timeout" }), timeout);
+    onAbort = () => resolve({ end: "abort" });
+    if (signal.aborted) onAbort();
+    else signal.addEventListener("abort", onAbort);
+  });
+  let out     ;
+  try {
+    out = await Promise.race([shown, ended]);
+  } finally {
+    if (timer) clearTimeout(timer);
+    signal.removeEventListener("abort", onAbort);
+    ac.abort(); // closes Pi's dialog when it is still shown (not the editor)
+  }
+  if (out.end === "abort") throw rpcError(CODE.cancelled, "aborted");
+  if (out.end === "timeout") return { status: "timed_out" };
+  const v = out.v;
+  // Pi's own timer (it got the timeout too) may end the dialog first.
+  const timedOut = timeout !== undefined && Date.now() - t0 >= timeout - 20;
+  if (m === "confirm" && ctx.mode === "tui") {
+    if (v === "Yes") return { status: "answered", confirmed: true };
+    if (v === "No") return { status: "answered", confirmed: false };
+    return { status: timedOut ? "timed_out" : "cancelled" };
+  }
   if (m === "confirm") return v ? { status: "answered", confirmed: true } : { status: timedOut ? "timed_out" : "answered", confirmed: false };
   if (v === undefined || v === null) return { status: timedOut ? "timed_out" : "cancelled" };
   return { status: "answered", value: String(v) };
@@ -996,6 +1064,9 @@ export default function (pi     ) {
   const sc          = g[key] ?? (g[key] = new Sidecar(install));
   sc.pi = pi;
   sc.install = install;
+  // A re-run (/new, /resume, /fork, /reload) comes after the old session's
+  // disposal: until session_start there is no session to call into.
+  sc.sessionCtx = null;
   const name = install.manifest.name;
 
   // withCtx runs f with a ctxId bound to ctx for the handler's duration.
@@ -1055,13 +1126,16 @@ export default function (pi     ) {
 
   const forward = async (event        , ev     , ctx     ) => {
     const spec = hooks.get(event) ;
+    // A hook with its own (longer) timeout is also cancelled by Pi's abort
+    // of the run (ctx.signal), so it cannot outlive the run.
+    let signal                         ;
+    try {
+      signal = spec.timeoutMs ? ctx?.signal : undefined;
+    } catch {} // a stale ctx
     try {
       return await withCtx(ctx, async (ctxId) => {
         const base = { event, ctxId, generation: sc.generation };
         const timeoutMs = spec.timeoutMs ?? HOOK_TIMEOUT_MS;
-        // A hook with its own (longer) timeout is also cancelled by Pi's
-        // abort of the run (ctx.signal), so it cannot outlive the run.
-        const signal                          = spec.timeoutMs ? ctx?.signal : undefined;
         if (event !== "context" && event !== "context_with_system") {
           // null (Go's nil) means "no change": undefined to Pi, which would
           // take null as a value (before_provider_request replaces the payload).
@@ -1090,7 +1164,14 @@ export default function (pi     ) {
         }
         return res ? { messages: applyEdits(input, res) } : undefined;
       });
-    } catch (e) {
+    } catch (e     ) {
+      // Pi ended the run (Esc, /new and the other replacements abort it
+      // first): the event's outcome is moot, and a fail-open hook's abort
+      // is no failure to report. A fail-closed hook still fails closed.
+      if (!spec.failClosed && signal?.aborted && e?.code === CODE.cancelled) {
+        trace(name, `${event} hook: aborted with the run`);
+        return undefined;
+      }
       return sc.hookFailed(event, spec.failClosed, e);
     }
   };
@@ -1171,6 +1252,7 @@ export default function (pi     ) {
   pi.on("session_shutdown", async (ev     , ctx     ) => {
     let res     ;
     if (hooks.has("session_shutdown") && sc.alive) res = await forward("session_shutdown", ev, ctx);
+    sc.sessionCtx = null; // the session ended: session-scoped calls are stale until the next session_start
     if (sc.host) {
       retireHost(sc.host.sym, sc.host.obj);
       sc.host = null;
