@@ -96,6 +96,29 @@ func (f *stateflowFlags) existing() (session string, noMemory bool, err error) {
 	return session, !has && session == "", err
 }
 
+// patchSession resolves --session for patch: an existing session (its key,
+// or Pi's session id naming one folder, as for read) is that session's key;
+// a value that names none is the key of a session scope the patch creates.
+// An id naming several folders is an error, as for read.
+func (f *stateflowFlags) patchSession() (string, error) {
+	if f.session == "" {
+		return "", nil
+	}
+	agentDir, cwd, err := f.where()
+	if err != nil {
+		return "", err
+	}
+	l, err := store.NewLayout(filepath.Join(agentDir, "state-flow"), cwd, "")
+	if err != nil {
+		return "", err
+	}
+	session, err := resolveSession(l, f.session)
+	if errors.Is(err, errNoSession) {
+		return f.session, nil
+	}
+	return session, err
+}
+
 // open resolves the flags and opens the store with the operator's
 // config.json.
 func (f *stateflowFlags) open(cmd *cobra.Command, session string) (*store.Store, error) {
@@ -203,7 +226,11 @@ error: the tool's missing-deletion hint is printed on stderr, one JSON line each
 			if len(raw) > maxPatchInput {
 				return fail(cmd, fmt.Errorf("stateflow patch: input larger than %d MiB", maxPatchInput>>20))
 			}
-			s, err := f.open(cmd, f.session)
+			session, err := f.patchSession()
+			if err != nil {
+				return fail(cmd, err)
+			}
+			s, err := f.open(cmd, session)
 			if err != nil {
 				return fail(cmd, err)
 			}

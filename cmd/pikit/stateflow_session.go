@@ -11,6 +11,9 @@ import (
 	"github.com/pikit-dev/pikit/stateflow/store"
 )
 
+// errNoSession: --session names no session folder under the cwd-key.
+var errNoSession = errors.New("no State Flow session")
+
 // resolveSession turns --session for read, log and check into an existing
 // session key under the layout's cwd-key: the key itself (the session file's
 // basename, "<timestamp>_<uuid>") or Pi's session id (the UUID Pi prints in
@@ -36,7 +39,7 @@ func resolveSession(l store.Layout, session string) (string, error) {
 	case 1:
 		return match[0], nil
 	case 0:
-		return "", fmt.Errorf("no State Flow session %s under %s", session, where)
+		return "", fmt.Errorf("%w %s under %s", errNoSession, session, where)
 	}
 	return "", fmt.Errorf("State Flow session %s is ambiguous under %s (%s)", session, where, strings.Join(match, ", "))
 }

@@ -134,6 +134,21 @@ func TestStateflowSessionID(t *testing.T) {
 	if _, errOut, code := runStateflow(t, "", with(uuid, "read")...); code != 1 || !strings.Contains(errOut, "is ambiguous") {
 		t.Errorf("ambiguous id: %q %d", errOut, code)
 	}
+	// patch --session with Pi's session id writes to the one session folder
+	// it names (here the second file's, after the first is renamed away).
+	third := "2026-03-02T03-04-05-678Z_33333333-2222-4333-8444-555555555555"
+	if _, _, code := runStateflow(t, "", with(third, "patch", `{"session":{"working":{"d":1}}}`)...); code != 0 {
+		t.Fatal("third patch failed")
+	}
+	if _, errOut, code := runStateflow(t, "", with("33333333-2222-4333-8444-555555555555", "patch", `{"session":{"working":{"e":2}}}`)...); code != 0 {
+		t.Fatalf("patch --session UUID: %q %d", errOut, code)
+	}
+	if out, _, code := runStateflow(t, "", with(third, "read", "working.e")...); out != "2\n" && out != "{\"value\":2}\n" || code != 0 {
+		t.Errorf("patch --session UUID did not reach the session %s: read %q %d", third, out, code)
+	}
+	if _, errOut, code := runStateflow(t, "", with(uuid, "patch", `{"session":{"working":{"f":1}}}`)...); code != 1 || !strings.Contains(errOut, "is ambiguous") {
+		t.Errorf("patch with an ambiguous id: %q %d", errOut, code)
+	}
 	// patch --session with a new id creates the scope, as before.
 	if _, errOut, code := runStateflow(t, "", with(other, "patch", `{"session":{"working":{"c":1}}}`)...); code != 0 {
 		t.Errorf("patch --session new: %q %d", errOut, code)
