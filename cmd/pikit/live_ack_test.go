@@ -135,3 +135,18 @@ func TestCLI_Ack(t *testing.T) {
 		t.Fatalf("ack after stop: %d %q", code, errOut)
 	}
 }
+
+// TestCLI_StartSaysWhyTheServerExited: a server that exits during start
+// (here: a fresh start without --app-origin) makes start print the
+// server's own reason, not only "exited during start".
+func TestCLI_StartSaysWhyTheServerExited(t *testing.T) {
+	if testing.Short() {
+		t.Skip("subprocess test")
+	}
+	root := t.TempDir()
+	code, out, errOut := runPikitStderr(t, nil, "live", "start", "--root", root)
+	cleanupServer(t, root)
+	if code != 1 || out != "" || !strings.Contains(errOut, "live: server exited during start: live: --app-origin is required for a fresh start") {
+		t.Fatalf("start without --app-origin: exit %d\nstdout %q\nstderr %q", code, out, errOut)
+	}
+}

@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/netip"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/go-json-experiment/json"
@@ -158,6 +160,7 @@ func startLive(ctx context.Context, o liveStart) (live.StartLine, error) {
 		return live.StartLine{}, fmt.Errorf("live: open server log: %w", err)
 	}
 	defer logf.Close()
+	logStart, _ := logf.Seek(0, io.SeekEnd)
 	cmd.Args = append(cmd.Args, args...)
 	cmd.Stdout, cmd.Stderr = logf, logf
 	platform.Detach(cmd)
@@ -184,8 +187,35 @@ func startLive(ctx context.Context, o liveStart) (live.StartLine, error) {
 		if errors.Is(rerr, os.ErrDeadlineExceeded) {
 			return live.StartLine{}, errors.New("live: server did not come up within 5 s (see state/server.log)")
 		}
+		if why := lastLogLine(logPath, logStart); why != "" {
+			return live.StartLine{}, fmt.Errorf("live: server exited during start: %s (%v; log: state/server.log)", why, werr)
+		}
 		return live.StartLine{}, fmt.Errorf("live: server exited during start (see state/server.log): %v", werr)
 	}
 	_ = cmd.Process.Release() // it runs on in its own session
 	return line, nil
+}
+
+// lastLogLine returns the last non-empty line the server wrote to its log
+// at path from offset from on (at most the last 4 KiB of it), without a
+// "pikit: " prefix: the reason a server that exited during start gave.
+// "" when there is none or the log cannot be read.
+func lastLogLine(path string, from int64) string {
+	f, err := os.Open(path)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err == nil && fi.Size()-from > 4096 {
+		from = fi.Size() - 4096
+	}
+	if _, err := f.Seek(from, io.SeekStart); err != nil {
+		return ""
+	}
+	data, err := io.ReadAll(io.LimitReader(f, 4096))
+	if err != nil {
+		return ""
+	}
+	lines := strings.Split(strings.TrimSpace(string(data)), "\n")
+	return strings.TrimPrefix(strings.TrimSpace(lines[len(lines)-1]), "pikit: ")
 }
