@@ -3,6 +3,7 @@ package midcompact
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	"github.com/pikit-dev/pikit/internal/jsjson"
 )
@@ -53,7 +54,7 @@ func fnv1a64(b []byte) uint64 {
 
 // jsString is JavaScript String(v) for a JSON member value (absent is
 // undefined). Arrays and objects, which no Pi message role takes, read as
-// "[object Object]" / their JSON text.
+// their elements joined by "," (null as empty) / "[object Object]".
 func jsString(v json.RawMessage) string {
 	switch firstByte(v) {
 	case 0:
@@ -71,7 +72,16 @@ func jsString(v json.RawMessage) string {
 	case '{':
 		return "[object Object]"
 	case '[':
-		return string(v)
+		// Array.prototype.join(","): null elements are empty.
+		var elems []json.RawMessage
+		_ = json.Unmarshal(v, &elems)
+		parts := make([]string, len(elems))
+		for i, e := range elems {
+			if firstByte(e) != 'n' {
+				parts[i] = jsString(e)
+			}
+		}
+		return strings.Join(parts, ",")
 	}
 	var f float64
 	if json.Unmarshal(v, &f) != nil {
