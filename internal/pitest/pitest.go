@@ -116,16 +116,24 @@ func RequireShared(t testing.TB, dir, marker string) string {
 	return full
 }
 
+// MissingPeer ends a test that lacks a real peer (Pi, npm, Verdaccio,
+// tmux): t.Fatal under CI=true, where a missing peer never skips, else
+// t.Skip. what names the peer and why it is missing.
+func MissingPeer(t testing.TB, what string) {
+	t.Helper()
+	if os.Getenv("CI") == "true" {
+		t.Fatalf("%s; required under CI=true (run scripts/install-test-deps)", what)
+	}
+	t.Skipf("skipping: %s (run scripts/install-test-deps)", what)
+}
+
 // Require returns the Pi installation or ends the test: t.Fatal under
 // CI=true, t.Skip otherwise.
 func Require(t testing.TB) *Install {
 	t.Helper()
 	in, err := Locate()
 	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("real Pi required under CI=true: %v", err)
-		}
-		t.Skipf("skipping real-Pi test: %v", err)
+		MissingPeer(t, fmt.Sprintf("no real Pi: %v", err))
 	}
 	return in
 }

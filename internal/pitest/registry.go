@@ -43,10 +43,7 @@ func StartRegistry(t testing.TB) *Registry {
 	in := Require(t)
 	vdir := verdaccioDir(in)
 	if _, err := os.Stat(filepath.Join(vdir, "node_modules", "verdaccio", "package.json")); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("pitest: Verdaccio required under CI=true (run scripts/install-test-deps): %v", err)
-		}
-		t.Skipf("pitest: skipping: no Verdaccio (run scripts/install-test-deps): %v", err)
+		MissingPeer(t, fmt.Sprintf("pitest: no Verdaccio: %v", err))
 	}
 	dir := t.TempDir()
 	config := fmt.Sprintf(`storage: %s

@@ -3,6 +3,7 @@ package release_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/pikit-dev/pikit/internal/modroot"
+	"github.com/pikit-dev/pikit/internal/pitest"
 	"github.com/pikit-dev/pikit/internal/release"
 )
 
@@ -161,7 +163,7 @@ func TestRun_SkipBroken(t *testing.T) {
 	}
 	o.Out, o.SkipBroken = t.TempDir(), true
 	if _, err := exec.LookPath("npm"); err != nil {
-		t.Skip("no npm")
+		pitest.MissingPeer(t, fmt.Sprintf("no npm: %v", err))
 	}
 	res, err := release.Run(context.Background(), o)
 	if err != nil {
