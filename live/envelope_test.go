@@ -112,7 +112,7 @@ func TestValidateEnvelope_InvalidPayloadNamesField(t *testing.T) {
 		{"frame id not a string", envJSON(2, "unit", strings.Replace(unit, `"frame_ids":["f1"]`, `"frame_ids":["f1",2]`, 1)), "payload.evidence.frame_ids[1]: want a string"},
 		{"span", envJSON(2, "unit", strings.Replace(unit, `"t_end":2`, `"t_end":null`, 1)), "payload.evidence.transcript_span.t_end: want a finite number"},
 		{"optional null reason", envJSON(2, "unit_withdraw", `{"unit_id":"u","reason":null}`), "payload.reason: want a string"},
-		{"click own type", envJSON(2, "click", strings.Replace(fixturePayloads["click"], `"type":"click"`, `"type":"navigation"`, 1)), "payload.type: want one of click"},
+		{"click own type", envJSON(2, "click", strings.Replace(fixturePayloads["click"], `"type":"click"`, `"type":"navigation"`, 1)), "payload.type: want \"click\""},
 		{"click element selector", envJSON(2, "click", strings.Replace(fixturePayloads["click"], `"selector":"#save"`, `"css":"#save"`, 1)), "payload.element.selector: missing, want a string"},
 		{"final not boolean", envJSON(2, "transcript", strings.Replace(fixturePayloads["transcript"], `"final":true`, `"final":1`, 1)), "payload.final: want true or false"},
 	} {

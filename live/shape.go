@@ -66,9 +66,13 @@ var (
 	})
 )
 
-// oneOf is a string from a closed set.
+// oneOf is a string from a closed set; its fault says `want one of a, b`,
+// or `want "a"` for a set of one.
 func oneOf(allowed ...string) shape {
 	w := "one of " + strings.Join(allowed, ", ")
+	if len(allowed) == 1 {
+		w = strconv.Quote(allowed[0])
+	}
 	return func(v jsontext.Value) *fault {
 		s, ok := strVal(v)
 		if !ok {

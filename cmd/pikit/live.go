@@ -51,7 +51,7 @@ type liveFlags struct {
 
 func (f *liveFlags) register(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&f.root, "root", "", "run directory (required)")
-	cmd.Flags().StringVar(&f.appOrigin, "app-origin", "", "exact origin of the live page, http(s)://host[:port]")
+	cmd.Flags().StringVar(&f.appOrigin, "app-origin", "", "exact origin of the live page, http(s)://host[:port] (required for a fresh start)")
 	cmd.Flags().StringVar(&f.host, "host", "", "bind address (default 127.0.0.1)")
 	cmd.Flags().IntVar(&f.port, "port", 0, "port (default: previous port, else ephemeral)")
 	cmd.Flags().IntVar(&f.ownerPID, "owner-pid", 0, "stop the process (not the session) when this pid exits (start default: the grandparent of this command, else its parent; --foreground: none)")

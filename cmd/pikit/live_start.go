@@ -25,10 +25,12 @@ import (
 func newLiveStartCmd() *cobra.Command {
 	var f liveFlags
 	cmd := &cobra.Command{
-		Use:   "start --root DIR [--app-origin ORIGIN]",
+		Use:   "start --root DIR --app-origin ORIGIN",
 		Short: "Start or resume the endpoint; prints {url, port, page_token, status}",
 		Long: `Start or resume the detached endpoint for --root and print its start line,
 {"url","port","page_token","status":"started"|"resumed"|"running"}, on stdout.
+--app-origin is required for a fresh start; a resume without it keeps the
+session's own.
 
 The server process lives as long as its owner: --owner-pid, by default the
 grandparent of this command (the agent behind the shell that runs start),

@@ -56,15 +56,9 @@ func newRootCmd() *cobra.Command {
 		Short: "Pi coding agent in the developer's loop: browser taskbar, live endpoint, Go extensions, midcompact, StateFlow memory",
 		Long: `pikit puts the Pi coding agent into a developer's everyday loop.
 
-  taskbar     dev-mode browser taskbar that sends tasks with page context to Pi
-  live        the riffrec live/1 endpoint between a live page and a coding agent
-  ext         install, list, uninstall and pack Pi extensions written in Go
-              (built in: hello, midcompact, stateflow)
-  midcompact  planned mid-conversation compaction: inspect a Pi session file offline
-              (the Pi extension installs with: pikit ext install midcompact)
-  stateflow   StateFlow memory: read, patch, check and log a store offline
-              (the Pi extension installs with: pikit ext install stateflow)
-  demo        run the example app with the taskbar against Pi (offline demo model)`,
+The Pi extensions written in Go (built in: hello, midcompact, stateflow) install
+into Pi with: pikit ext install NAME. midcompact and stateflow here inspect
+their files offline.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		Version:       versionLine(),

@@ -409,25 +409,34 @@ func Wait(t testing.TB, tab *Tab, what, predicate string, timeout time.Duration)
 }
 
 // ClickAt scrolls the element elementExpr evaluates to into view and clicks
-// its centre with a real pointer event, once its box has stayed put for an
-// animation frame (a render in flight would move it under the pointer).
+// its centre with a real pointer event, once its box has stayed put for two
+// animation frames and the element (or a descendant) is what a hit test at
+// that point finds (a render or a late network answer in flight would move
+// it, or put another control, under the pointer). It fails the test, naming
+// what is there instead, when that has not happened within about 2 s.
 func ClickAt(t testing.TB, tab *Tab, elementExpr string) {
 	t.Helper()
-	pt := Eval[[]float64](t, tab, `(async () => {
+	res := Eval[[]any](t, tab, `(async () => {
 		const e = `+elementExpr+`;
 		e.scrollIntoView({block: "start"});
 		const box = () => { const r = e.getBoundingClientRect(); return [r.left + r.width / 2, r.top + r.height / 2, r.width, r.height]; };
 		const frame = () => new Promise((resolve) => { requestAnimationFrame(resolve); setTimeout(resolve, 100); });
-		let b = box();
-		for (let i = 0; i < 20; i++) {
+		const at = (b) => { const root = e.getRootNode(); const h = (root.elementFromPoint ? root : document).elementFromPoint(b[0], b[1]); return h; };
+		const name = (h) => h ? h.localName + [...h.attributes].map((a) => "[" + a.name + "]").join("") : "nothing";
+		let b = box(), still = 0, hit = null;
+		for (let i = 0; i < 20 && still < 2; i++) {
 			await frame();
 			const n = box();
-			if (n.every((v, j) => v === b[j])) break;
+			hit = at(n);
+			still = n.every((v, j) => v === b[j]) && hit && (hit === e || e.contains(hit)) ? still + 1 : 0;
 			b = n;
 		}
-		return b.slice(0, 2);
+		return [b[0], b[1], still >= 2 ? "" : name(hit)];
 	})()`)
-	ClickXY(t, tab, pt[0], pt[1])
+	if other, _ := res[2].(string); other != "" {
+		t.Fatalf("%s: click on %s: the element did not settle under the pointer (%s is there)", tab.Engine, elementExpr, other)
+	}
+	ClickXY(t, tab, res[0].(float64), res[1].(float64))
 }
 
 // ClickXY clicks the left mouse button at the viewport point (x, y).

@@ -87,8 +87,11 @@ type Options struct {
 // which vanish when they exit.
 func CheckExecutable(path string) error {
 	base := filepath.Base(path)
-	if strings.HasSuffix(base, ".test") || strings.Contains(filepath.ToSlash(path), "/go-build") {
-		return fmt.Errorf("%w (%s)", ErrTempExecutable, base)
+	switch {
+	case strings.HasSuffix(base, ".test"):
+		return fmt.Errorf("%w (%s is a go test binary)", ErrTempExecutable, base)
+	case strings.Contains(filepath.ToSlash(path), "/go-build"):
+		return fmt.Errorf("%w (this %s is in a go-build temporary folder)", ErrTempExecutable, base)
 	}
 	return nil
 }

@@ -87,13 +87,14 @@ func TestCheckExecutable_RefusesGoRunAndGoTestBinaries(t *testing.T) {
 	for _, tc := range []struct {
 		path string
 		ok   bool
+		says string // how the refusal names the binary
 	}{
-		{"/tmp/go-build123456/b001/exe/pikit", false},
-		{"/tmp/TestX/piext.test", false},
-		{"/home/dev/go/bin/pikit", true},
+		{"/tmp/go-build123456/b001/exe/pikit", false, "(this pikit is in a go-build temporary folder)"},
+		{"/tmp/TestX/piext.test", false, "(piext.test is a go test binary)"},
+		{"/home/dev/go/bin/pikit", true, ""},
 	} {
 		err := install.CheckExecutable(tc.path)
-		if (err == nil) != tc.ok || (!tc.ok && !errors.Is(err, install.ErrTempExecutable)) {
+		if (err == nil) != tc.ok || (!tc.ok && (!errors.Is(err, install.ErrTempExecutable) || !strings.HasSuffix(err.Error(), tc.says))) {
 			t.Errorf("%s: %v", tc.path, err)
 		}
 	}
