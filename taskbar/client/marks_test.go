@@ -172,6 +172,9 @@ func TestBrowserClient_FocusedSubmitAndCopyPrompt(t *testing.T) {
 		}
 
 		// Removing a mark moves focus to the next remove control; clearing to Mark element.
+		// The server has the task; the client locks the marks once the
+		// answer (a running task) reaches it, and unlocks them at ready.
+		waitJS(t, ctx, browsertest.Shadow(`root.querySelector("[data-mark]").disabled`))
 		s.api.set(sessionSnap("ready"))
 		browsertest.Do(t, ctx, `document.dispatchEvent(new Event("visibilitychange"))`)
 		waitJS(t, ctx, browsertest.Shadow(`!root.querySelector("[data-mark]").disabled`))
