@@ -54,37 +54,44 @@ exits, the process stops but the session stays; start --root resumes it.`,
 					ready:  func(l live.StartLine) { out.Write(live.MarshalLine(l)) },
 				})
 			}
-			exe, err := os.Executable()
-			if err != nil {
-				return err
-			}
-			owner, how := f.ownerPID, "--owner-pid"
-			if owner == 0 {
-				owner, how = defaultOwnerPID()
-			}
-			name, err := platform.ProcessName(owner)
-			if err != nil {
-				return fmt.Errorf("live: owner pid %d (%s) is not running; pass --owner-pid with the pid of a running process whose life the server should share", owner, how)
-			}
-			line, err := startLive(cmd.Context(), liveStart{
-				root: f.root, appOrigin: origin, host: f.host, port: f.port, portSet: cmd.Flags().Changed("port"),
-				ownerPID: owner, trustProxy: proxies, exe: exe,
-			})
-			if err != nil {
-				return err
-			}
-			if line.Status == "running" {
-				fmt.Fprintln(cmd.ErrOrStderr(), runningOwnerNote(f.root))
-			} else {
-				fmt.Fprintf(cmd.ErrOrStderr(), "pikit live: watching owner pid %d (%s, %s); the server stops, keeping the session, when it exits\n", owner, name, how)
-			}
-			_, err = out.Write(live.MarshalLine(line))
-			return err
+			return startDetached(cmd, &f, origin, proxies)
 		},
 	}
 	f.register(cmd)
 	cmd.Flags().BoolVar(&f.foreground, "foreground", false, "run the server in this process")
 	return cmd
+}
+
+// startDetached starts or resumes the endpoint as a detached process that
+// watches its owner (--owner-pid, else [defaultOwnerPID]), names the owner
+// on stderr and prints the start line on stdout.
+func startDetached(cmd *cobra.Command, f *liveFlags, origin string, proxies []netip.Addr) error {
+	exe, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	owner, how := f.ownerPID, "--owner-pid"
+	if owner == 0 {
+		owner, how = defaultOwnerPID()
+	}
+	name, err := platform.ProcessName(owner)
+	if err != nil {
+		return fmt.Errorf("live: owner pid %d (%s) is not running; pass --owner-pid with the pid of a running process whose life the server should share", owner, how)
+	}
+	line, err := startLive(cmd.Context(), liveStart{
+		root: f.root, appOrigin: origin, host: f.host, port: f.port, portSet: cmd.Flags().Changed("port"),
+		ownerPID: owner, trustProxy: proxies, exe: exe,
+	})
+	if err != nil {
+		return err
+	}
+	if line.Status == "running" {
+		fmt.Fprintln(cmd.ErrOrStderr(), runningOwnerNote(f.root))
+	} else {
+		fmt.Fprintf(cmd.ErrOrStderr(), "pikit live: watching owner pid %d (%s, %s); the server stops, keeping the session, when it exits\n", owner, name, how)
+	}
+	_, err = cmd.OutOrStdout().Write(live.MarshalLine(line))
+	return err
 }
 
 // liveStart says how to start the detached endpoint process:
@@ -118,29 +125,36 @@ func startLive(ctx context.Context, o liveStart) (live.StartLine, error) {
 		return live.StartLine{}, errors.New("live: another start for this root is in progress")
 	}
 	defer lk.Unlock()
-	if _, running, err := endpointPID(o.root); err != nil {
-		return live.StartLine{}, err
-	} else if running {
-		sess, serr := live.ReadSession(o.root)
-		rep, rerr := live.ReadStatus(o.root, true)
-		if serr == nil && rerr == nil && !rep.SessionEnded {
-			if o.appOrigin != "" && o.appOrigin != sess.AppOrigin {
-				return live.StartLine{}, fmt.Errorf("live: already running with --app-origin %s; stop it first", sess.AppOrigin)
-			}
-			return live.StartLine{URL: sess.URL, Port: sess.Port, PageToken: sess.PageToken, Status: "running"}, nil
-		}
-		if err := stopEndpointProcess(ctx, o.root); err != nil {
-			return live.StartLine{}, err
-		}
+	if line, ok, err := runningLine(ctx, o); err != nil || ok {
+		return line, err
 	}
-	readyR, readyW, err := os.Pipe()
-	if err != nil {
-		return live.StartLine{}, fmt.Errorf("live: ready pipe: %w", err)
+	return spawnLive(ctx, o, filepath.Dir(dir))
+}
+
+// runningLine answers for an endpoint process that already serves o.root's
+// live session: its "running" start line, ok true. A process that serves
+// an ended session (or whose files cannot be read) is stopped first; ok is
+// then false and a new process is to be started.
+func runningLine(ctx context.Context, o liveStart) (line live.StartLine, ok bool, err error) {
+	_, running, err := endpointPID(o.root)
+	if err != nil || !running {
+		return live.StartLine{}, false, err
 	}
-	defer readyR.Close()
-	defer readyW.Close() // closed again right after the start, so EOF on readyR means the server's end is gone
-	cmd := exec.Command(o.exe)
-	args := []string{"live", "serve", "--root", filepath.Dir(dir), "--ready-fd", platform.PassFile(cmd, readyW)}
+	sess, serr := live.ReadSession(o.root)
+	rep, rerr := live.ReadStatus(o.root, true)
+	if serr == nil && rerr == nil && !rep.SessionEnded {
+		if o.appOrigin != "" && o.appOrigin != sess.AppOrigin {
+			return live.StartLine{}, false, fmt.Errorf("live: already running with --app-origin %s; stop it first", sess.AppOrigin)
+		}
+		return live.StartLine{URL: sess.URL, Port: sess.Port, PageToken: sess.PageToken, Status: "running"}, true, nil
+	}
+	return live.StartLine{}, false, stopEndpointProcess(ctx, o.root)
+}
+
+// serveArgs are the arguments after the executable of the detached
+// process: live serve --root root --ready-fd fd and o's flags.
+func (o liveStart) serveArgs(root, readyFD string) []string {
+	args := []string{"live", "serve", "--root", root, "--ready-fd", readyFD}
 	if o.appOrigin != "" {
 		args = append(args, "--app-origin", o.appOrigin)
 	}
@@ -156,6 +170,21 @@ func startLive(ctx context.Context, o liveStart) (live.StartLine, error) {
 	for _, a := range o.trustProxy {
 		args = append(args, "--trust-proxy", a.String())
 	}
+	return args
+}
+
+// spawnLive starts `o.exe live serve` detached, its output appended to
+// the server log, and returns the start line it writes on its ready pipe
+// within 5 s (or ctx's deadline, if sooner).
+func spawnLive(ctx context.Context, o liveStart, root string) (live.StartLine, error) {
+	readyR, readyW, err := os.Pipe()
+	if err != nil {
+		return live.StartLine{}, fmt.Errorf("live: ready pipe: %w", err)
+	}
+	defer readyR.Close()
+	defer readyW.Close() // closed again right after the start, so EOF on readyR means the server's end is gone
+	cmd := exec.Command(o.exe)
+	args := o.serveArgs(root, platform.PassFile(cmd, readyW))
 	logPath, _ := live.ServerLog(o.root)
 	logf, err := os.OpenFile(logPath, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
 	if err != nil {
@@ -171,18 +200,7 @@ func startLive(ctx context.Context, o liveStart) (live.StartLine, error) {
 	if err != nil {
 		return live.StartLine{}, fmt.Errorf("live: spawn server: %w", err)
 	}
-	// The server writes its start line once it serves; EOF first means it
-	// exited during start.
-	deadline := time.Now().Add(5 * time.Second)
-	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
-		deadline = d
-	}
-	_ = readyR.SetReadDeadline(deadline)
-	data, rerr := jsonl.NewReader(readyR, 0).Next()
-	var line live.StartLine
-	if rerr == nil {
-		rerr = json.Unmarshal(data, &line)
-	}
+	line, rerr := readReady(ctx, readyR)
 	if rerr != nil {
 		_ = cmd.Process.Kill()
 		werr := cmd.Wait()
@@ -196,6 +214,23 @@ func startLive(ctx context.Context, o liveStart) (live.StartLine, error) {
 	}
 	_ = cmd.Process.Release() // it runs on in its own session
 	return line, nil
+}
+
+// readReady reads the start line the server writes on its ready pipe
+// once it serves, within 5 s or by ctx's deadline if sooner; EOF first
+// means it exited during start.
+func readReady(ctx context.Context, r *os.File) (live.StartLine, error) {
+	deadline := time.Now().Add(5 * time.Second)
+	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
+		deadline = d
+	}
+	_ = r.SetReadDeadline(deadline)
+	data, err := jsonl.NewReader(r, 0).Next()
+	var line live.StartLine
+	if err == nil {
+		err = json.Unmarshal(data, &line)
+	}
+	return line, err
 }
 
 // lastLogLine returns the last non-empty line the server wrote to its log

@@ -1,11 +1,10 @@
 package main
 
 import (
-	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
-	"net/http"
 	"os"
 	"time"
 
@@ -42,62 +41,53 @@ func newLiveWaitCmd() *cobra.Command {
 	return cmd
 }
 
-// waitLive long-polls GET /wait and writes one line to out: the wake
-// envelope, {"status":"session-ended"} or {"status":"wait-taken"}. It
-// returns the exit code of reference §3.2.
+// waitLive long-polls GET /wait through [live.AgentClient.Wait] and
+// writes one line to out: the wake envelope, {"status":"session-ended"} or
+// {"status":"wait-taken"}. It returns the exit code of reference §3.2.
 func waitLive(ctx context.Context, root string, get func(string) string, out, errOut io.Writer) int {
-	sess, err := live.ReadSession(root)
+	// One long poll lasts at most the endpoint's wait timeout.
+	timeout := envMillis(get, "CE_LIVE_WAIT_TIMEOUT_MS", live.DefaultWaitTimeout) + 30*time.Second
+	client, err := live.NewAgentClient(root, timeout)
 	_, running, lerr := endpointPID(root)
-	if err != nil || sess.AgentToken == "" || lerr != nil || !running {
-		if err == nil && live.EndedAndDrained(root) {
+	if err != nil || lerr != nil || !running {
+		if (err == nil || errors.Is(err, live.ErrNotRunning)) && live.EndedAndDrained(root) {
 			fmt.Fprintln(out, `{"status":"session-ended"}`)
 			return waitEnded
 		}
 		fmt.Fprintln(errOut, "Endpoint is not running; run `start --root` to resume the session")
 		return waitError
 	}
-	// One long poll lasts at most the endpoint's wait timeout.
-	client := &http.Client{Timeout: envMillis(get, "CE_LIVE_WAIT_TIMEOUT_MS", live.DefaultWaitTimeout) + 30*time.Second}
-	u := sess.AgentURL() + "/wait"
-	for {
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
-		if err != nil {
-			fmt.Fprintln(errOut, err)
+	ans, err := client.Wait(ctx)
+	var answer *live.AnswerError
+	switch {
+	case errors.Is(err, live.ErrUnreachable):
+		if ctx.Err() != nil {
 			return waitError
 		}
-		req.Header.Set("Authorization", "Bearer "+sess.AgentToken)
-		resp, err := client.Do(req)
-		if err != nil {
-			if ctx.Err() != nil {
-				return waitError
-			}
-			// stop retires the tokens just after the process exits.
-			if waitReleased(ctx, root, 3*time.Second) && endedSoon(ctx, root) {
-				fmt.Fprintln(out, `{"status":"session-ended"}`)
-				return waitEnded
-			}
-			fmt.Fprintln(errOut, "wait: endpoint unreachable")
-			return waitError
-		}
-		body, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		switch resp.StatusCode {
-		case http.StatusOK:
-			out.Write(append(bytes.TrimSpace(body), '\n'))
-			return waitBatch
-		case http.StatusGone:
-			out.Write(append(bytes.TrimSpace(body), '\n'))
+		// stop retires the tokens just after the process exits.
+		if waitReleased(ctx, root, 3*time.Second) && endedSoon(ctx, root) {
+			fmt.Fprintln(out, `{"status":"session-ended"}`)
 			return waitEnded
-		case http.StatusConflict:
-			fmt.Fprintln(out, `{"status":"wait-taken"}`)
-			return waitTaken
-		case http.StatusNoContent:
-			continue
-		default:
-			fmt.Fprintf(errOut, "wait: unexpected HTTP %d\n", resp.StatusCode)
-			return waitError
 		}
+		fmt.Fprintln(errOut, "wait: endpoint unreachable")
+		return waitError
+	case errors.As(err, &answer):
+		fmt.Fprintf(errOut, "wait: unexpected HTTP %d\n", answer.Status)
+		return waitError
+	case err != nil:
+		fmt.Fprintln(errOut, err)
+		return waitError
 	}
+	switch ans.Outcome {
+	case live.WaitBatch:
+		out.Write(append(ans.Body, '\n'))
+		return waitBatch
+	case live.WaitEnded:
+		out.Write(append(ans.Body, '\n'))
+		return waitEnded
+	}
+	fmt.Fprintln(out, `{"status":"wait-taken"}`)
+	return waitTaken
 }
 
 // endedSoon reports whether root's session is ended and drained now or

@@ -68,7 +68,7 @@ func (f *stateflowFlags) where() (agentDir, cwd string, err error) {
 }
 
 // existing resolves --session for the commands that only look (read, log,
-// check) with [resolveSession]; "" when --session is not set. noMemory is
+// check) with [store.ResolveSession]; "" when --session is not set. noMemory is
 // true when neither the global nor the CWD scope has a file yet. A store
 // reached through a symbolic link is an error that says so (StateFlow does
 // not follow one), never "no memory".
@@ -81,18 +81,18 @@ func (f *stateflowFlags) existing() (session string, noMemory bool, err error) {
 	if err != nil {
 		return "", false, err
 	}
-	if link, err := storeLink(l); err != nil || link != "" {
+	if link, err := store.FirstLink(l); err != nil || link != "" {
 		if err == nil {
 			err = fmt.Errorf("stateflow: the State Flow store for this directory is behind a symbolic link, which State Flow does not follow: %q", link)
 		}
 		return "", false, err
 	}
 	if f.session != "" {
-		if session, err = resolveSession(l, f.session); err != nil {
+		if session, err = store.ResolveSession(l, f.session); err != nil {
 			return "", false, err
 		}
 	}
-	has, err := hasMemory(l)
+	has, err := store.HasMemory(l)
 	return session, !has && session == "", err
 }
 
@@ -112,8 +112,8 @@ func (f *stateflowFlags) patchSession() (string, error) {
 	if err != nil {
 		return "", err
 	}
-	session, err := resolveSession(l, f.session)
-	if errors.Is(err, errNoSession) {
+	session, err := store.ResolveSession(l, f.session)
+	if errors.Is(err, store.ErrUnknownSession) {
 		return f.session, nil
 	}
 	return session, err

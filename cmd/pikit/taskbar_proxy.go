@@ -16,13 +16,8 @@ import (
 	"github.com/pikit-dev/pikit/taskbar/proxy"
 )
 
-func newTaskbarProxyCmd() *cobra.Command {
-	var o host.ProxyOptions
-	var inProcess bool
-	cmd := &cobra.Command{
-		Use:   "proxy --upstream URL",
-		Short: "Put the taskbar in front of any development server (Rails, Phoenix, Django, Vite, ...)",
-		Long: `Serves a reverse proxy to the development server at --upstream that injects the taskbar
+// taskbarProxyLong is the help text of `pikit taskbar proxy`.
+const taskbarProxyLong = `Serves a reverse proxy to the development server at --upstream that injects the taskbar
 into HTML pages, serves the taskbar API under its mount, and passes everything else through
 untouched (WebSocket upgrades, server-sent events, streamed bodies). Pi runs in the current
 directory unless PI_BROWSER_TASKBAR_PROJECT_ROOT says otherwise.
@@ -40,8 +35,16 @@ missing; then one line per task outcome on stderr (never the prompt or the page 
 
 The proxy listens on loopback unless --listen says otherwise. Connections that stall are
 closed (headers within 10 s, a request body within 30 s, idle keep-alive after 30 s, at
-most 256 open); WebSockets and event streams are never cut.`,
-		Args: noArgs("give the development server with --upstream URL"),
+most 256 open); WebSockets and event streams are never cut.`
+
+func newTaskbarProxyCmd() *cobra.Command {
+	var o host.ProxyOptions
+	var inProcess bool
+	cmd := &cobra.Command{
+		Use:   "proxy --upstream URL",
+		Short: "Put the taskbar in front of any development server (Rails, Phoenix, Django, Vite, ...)",
+		Long:  taskbarProxyLong,
+		Args:  noArgs("give the development server with --upstream URL"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := checkUpstream(o.Upstream); err != nil {
 				return err

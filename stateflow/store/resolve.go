@@ -1,4 +1,4 @@
-package main
+package store
 
 import (
 	"errors"
@@ -7,21 +7,21 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-
-	"github.com/pikit-dev/pikit/stateflow/store"
 )
 
-// errNoSession: --session names no session folder under the cwd-key.
-var errNoSession = errors.New("no State Flow session")
+// ErrUnknownSession is what [ResolveSession] wraps when the name it is given
+// matches no session folder under the layout's cwd-key.
+var ErrUnknownSession = errors.New("no State Flow session")
 
-// resolveSession turns --session for read, log and check into an existing
-// session key under the layout's cwd-key: the key itself (the session file's
-// basename, "<timestamp>_<uuid>") or Pi's session id (the UUID Pi prints in
+// ResolveSession turns a session name into an existing session key under
+// l's cwd-key: the key itself (the session file's basename,
+// "<timestamp>_<uuid>") or Pi's session id (the UUID Pi prints in
 // "pi --session <uuid>"), which names the one folder whose key ends in
-// "_<uuid>" or equals it. A session that matches no folder, or a UUID that
-// matches several, is an error naming the cwd-key (never an absolute path).
-func resolveSession(l store.Layout, session string) (string, error) {
-	keys, err := store.Sessions(l)
+// "_<uuid>" or equals it. A name that matches no folder wraps
+// [ErrUnknownSession]; a UUID that matches several is an error listing them.
+// Both name the cwd-key, never an absolute path.
+func ResolveSession(l Layout, session string) (string, error) {
+	keys, err := Sessions(l)
 	if err != nil {
 		return "", err
 	}
@@ -30,25 +30,25 @@ func resolveSession(l store.Layout, session string) (string, error) {
 		if k == session {
 			return k, nil
 		}
-		if id, ok := store.SessionID(k); ok && strings.EqualFold(id, session) {
+		if id, ok := SessionID(k); ok && strings.EqualFold(id, session) {
 			match = append(match, k)
 		}
 	}
-	where := store.CWDKey(l.CWD)
+	where := CWDKey(l.CWD)
 	switch len(match) {
 	case 1:
 		return match[0], nil
 	case 0:
-		return "", fmt.Errorf("%w %s under %s", errNoSession, session, where)
+		return "", fmt.Errorf("%w %s under %s", ErrUnknownSession, session, where)
 	}
 	return "", fmt.Errorf("State Flow session %s is ambiguous under %s (%s)", session, where, strings.Join(match, ", "))
 }
 
-// storeLink returns the first path of the store under l that is a
+// FirstLink returns the first path of the store under l that is a
 // symbolic link — a directory from the root down to a scope's, or an
 // owned file — or "" when there is none. StateFlow refuses such a store
 // (reference §2.1: every component a real directory, files O_NOFOLLOW).
-func storeLink(l store.Layout) (string, error) {
+func FirstLink(l Layout) (string, error) {
 	seen := map[string]bool{}
 	for _, rel := range append([]string{"."}, l.Cohort()...) {
 		p := l.Root
@@ -73,8 +73,9 @@ func storeLink(l store.Layout) (string, error) {
 	return "", nil
 }
 
-// hasMemory reports whether any file of the global or CWD scope of l exists.
-func hasMemory(l store.Layout) (bool, error) {
+// HasMemory reports whether any file of l's cohort (the global, CWD and,
+// when l names one, session scope) exists.
+func HasMemory(l Layout) (bool, error) {
 	for _, rel := range l.Cohort() {
 		_, err := os.Lstat(filepath.Join(l.Root, filepath.FromSlash(rel)))
 		if err == nil {
