@@ -66,6 +66,56 @@ func newFastSchema(sch *jsonschema.Schema) *fastSchema {
 	return f
 }
 
+// unsupported lists the keywords the fast path does not handle, each with
+// how to see it in a compiled schema; a schema graph using any of them
+// disables the fast path.
+var unsupported = []struct {
+	keyword string
+	used    func(s *jsonschema.Schema) bool
+}{
+	{"$schema before draft 2020-12", func(s *jsonschema.Schema) bool { return s.DraftVersion < 2020 }},
+	{"$recursiveRef", func(s *jsonschema.Schema) bool { return s.RecursiveRef != nil }},
+	{"$dynamicRef", func(s *jsonschema.Schema) bool { return s.DynamicRef != nil }},
+	{"not", func(s *jsonschema.Schema) bool { return s.Not != nil }},
+	{"allOf", func(s *jsonschema.Schema) bool { return s.AllOf != nil }},
+	{"anyOf", func(s *jsonschema.Schema) bool { return s.AnyOf != nil }},
+	{"oneOf", func(s *jsonschema.Schema) bool { return s.OneOf != nil }},
+	{"if", func(s *jsonschema.Schema) bool { return s.If != nil }},
+	{"then", func(s *jsonschema.Schema) bool { return s.Then != nil }},
+	{"else", func(s *jsonschema.Schema) bool { return s.Else != nil }},
+	{"format", func(s *jsonschema.Schema) bool { return s.Format != nil }},
+	{"maxProperties", func(s *jsonschema.Schema) bool { return s.MaxProperties != nil }},
+	{"minProperties", func(s *jsonschema.Schema) bool { return s.MinProperties != nil }},
+	{"propertyNames", func(s *jsonschema.Schema) bool { return s.PropertyNames != nil }},
+	{"patternProperties", func(s *jsonschema.Schema) bool { return len(s.PatternProperties) > 0 }},
+	{"dependencies", func(s *jsonschema.Schema) bool { return len(s.Dependencies) > 0 }},
+	{"dependentRequired", func(s *jsonschema.Schema) bool { return len(s.DependentRequired) > 0 }},
+	{"dependentSchemas", func(s *jsonschema.Schema) bool { return len(s.DependentSchemas) > 0 }},
+	{"unevaluatedProperties", func(s *jsonschema.Schema) bool { return s.UnevaluatedProperties != nil }},
+	{"contains", func(s *jsonschema.Schema) bool { return s.Contains != nil }},
+	{"minContains", func(s *jsonschema.Schema) bool { return s.MinContains != nil }},
+	{"maxContains", func(s *jsonschema.Schema) bool { return s.MaxContains != nil }},
+	{"items (before 2020-12)", func(s *jsonschema.Schema) bool { return s.Items != nil }},
+	{"additionalItems", func(s *jsonschema.Schema) bool { return s.AdditionalItems != nil }},
+	{"prefixItems", func(s *jsonschema.Schema) bool { return len(s.PrefixItems) > 0 }},
+	{"unevaluatedItems", func(s *jsonschema.Schema) bool { return s.UnevaluatedItems != nil }},
+	{"contentEncoding", func(s *jsonschema.Schema) bool { return s.ContentEncoding != nil }},
+	{"contentMediaType", func(s *jsonschema.Schema) bool { return s.ContentMediaType != nil }},
+	{"contentSchema", func(s *jsonschema.Schema) bool { return s.ContentSchema != nil }},
+	{"exclusiveMaximum", func(s *jsonschema.Schema) bool { return s.ExclusiveMaximum != nil }},
+	{"exclusiveMinimum", func(s *jsonschema.Schema) bool { return s.ExclusiveMinimum != nil }},
+	{"multipleOf", func(s *jsonschema.Schema) bool { return s.MultipleOf != nil }},
+}
+
+// fastTypes are the fastType bits of the JSON Schema type names.
+var fastTypes = map[string]uint8{
+	"null": fastNull, "boolean": fastBool, "number": fastNumber, "integer": fastInteger,
+	"string": fastString, "array": fastArray, "object": fastObject,
+}
+
+// convertSchema converts s and the schemas it reaches (seen holds those
+// converted so far, cycles included); ok is false when one of them uses a
+// keyword or value the fast path does not handle.
 func convertSchema(s *jsonschema.Schema, seen map[*jsonschema.Schema]*fastSchema) (*fastSchema, bool) {
 	if s == nil {
 		return nil, true
@@ -79,108 +129,16 @@ func convertSchema(s *jsonschema.Schema, seen map[*jsonschema.Schema]*fastSchema
 		f.always, f.never = *s.Bool, !*s.Bool
 		return f, true
 	}
-	if s.DraftVersion < 2020 || s.RecursiveRef != nil || s.DynamicRef != nil ||
-		s.Not != nil || s.AllOf != nil || s.AnyOf != nil || s.OneOf != nil ||
-		s.If != nil || s.Then != nil || s.Else != nil || s.Format != nil ||
-		s.MaxProperties != nil || s.MinProperties != nil || s.PropertyNames != nil ||
-		len(s.PatternProperties) > 0 || len(s.Dependencies) > 0 ||
-		len(s.DependentRequired) > 0 || len(s.DependentSchemas) > 0 ||
-		s.UnevaluatedProperties != nil || s.Contains != nil || s.MinContains != nil ||
-		s.MaxContains != nil || s.Items != nil || s.AdditionalItems != nil ||
-		len(s.PrefixItems) > 0 || s.UnevaluatedItems != nil ||
-		s.ContentEncoding != nil || s.ContentMediaType != nil || s.ContentSchema != nil ||
-		s.ExclusiveMaximum != nil || s.ExclusiveMinimum != nil || s.MultipleOf != nil {
-		return nil, false
+	for _, k := range unsupported {
+		if k.used(s) {
+			return nil, false
+		}
 	}
 	var ok bool
 	if f.ref, ok = convertSchema(s.Ref, seen); !ok {
 		return nil, false
 	}
-	if s.Types != nil {
-		for _, t := range s.Types.ToStrings() {
-			switch t {
-			case "null":
-				f.types |= fastNull
-			case "boolean":
-				f.types |= fastBool
-			case "number":
-				f.types |= fastNumber
-			case "integer":
-				f.types |= fastInteger
-			case "string":
-				f.types |= fastString
-			case "array":
-				f.types |= fastArray
-			case "object":
-				f.types |= fastObject
-			default:
-				return nil, false
-			}
-		}
-	}
-	if s.Enum != nil {
-		for _, v := range s.Enum.Values {
-			if !isScalarKey(v) {
-				return nil, false
-			}
-		}
-		f.enum = s.Enum.Values
-		if f.enum == nil {
-			f.enum = []any{}
-		}
-	}
-	if s.Const != nil {
-		if !isScalarKey(*s.Const) && !isIntegerValue(*s.Const) {
-			return nil, false
-		}
-		f.constant, f.hasConst = *s.Const, true
-	}
-	f.required = s.Required
-	if len(s.Properties) > 0 {
-		f.props = make(map[string]*fastSchema, len(s.Properties))
-		for name, ps := range s.Properties {
-			if f.props[name], ok = convertSchema(ps, seen); !ok {
-				return nil, false
-			}
-		}
-	}
-	switch a := s.AdditionalProperties.(type) {
-	case nil:
-	case bool:
-		f.closed = !a
-	case *jsonschema.Schema:
-		if f.additional, ok = convertSchema(a, seen); !ok {
-			return nil, false
-		}
-	default:
-		return nil, false
-	}
-	if s.MinItems != nil {
-		f.minItems = *s.MinItems
-	}
-	if s.MaxItems != nil {
-		f.maxItems = *s.MaxItems
-	}
-	f.unique = s.UniqueItems
-	if f.items, ok = convertSchema(s.Items2020, seen); !ok {
-		return nil, false
-	}
-	if s.MinLength != nil {
-		f.minLen = *s.MinLength
-	}
-	if s.MaxLength != nil {
-		f.maxLen = *s.MaxLength
-	}
-	switch s.Pattern.(type) {
-	case nil, *regexp.Regexp, ecmaRegexp: // comparable: the walk caches the last match
-		f.pattern = s.Pattern
-	default:
-		return nil, false
-	}
-	if f.minimum, ok = ratInt64(s.Minimum); !ok {
-		return nil, false
-	}
-	if f.maximum, ok = ratInt64(s.Maximum); !ok {
+	if !f.convertValues(s) || !f.convertObject(s, seen) || !f.convertArray(s, seen) || !f.convertScalars(s) {
 		return nil, false
 	}
 	for _, ext := range s.Extensions {
@@ -191,6 +149,100 @@ func convertSchema(s *jsonschema.Schema, seen map[*jsonschema.Schema]*fastSchema
 		f.ext = b
 	}
 	return f, true
+}
+
+// convertValues converts type, enum and const.
+func (f *fastSchema) convertValues(s *jsonschema.Schema) bool {
+	if s.Types != nil {
+		for _, t := range s.Types.ToStrings() {
+			bit, ok := fastTypes[t]
+			if !ok {
+				return false
+			}
+			f.types |= bit
+		}
+	}
+	if s.Enum != nil {
+		for _, v := range s.Enum.Values {
+			if !isScalarKey(v) {
+				return false
+			}
+		}
+		f.enum = s.Enum.Values
+		if f.enum == nil {
+			f.enum = []any{}
+		}
+	}
+	if s.Const != nil {
+		if !isScalarKey(*s.Const) && !isIntegerValue(*s.Const) {
+			return false
+		}
+		f.constant, f.hasConst = *s.Const, true
+	}
+	return true
+}
+
+// convertObject converts required, properties and additionalProperties.
+func (f *fastSchema) convertObject(s *jsonschema.Schema, seen map[*jsonschema.Schema]*fastSchema) bool {
+	var ok bool
+	f.required = s.Required
+	if len(s.Properties) > 0 {
+		f.props = make(map[string]*fastSchema, len(s.Properties))
+		for name, ps := range s.Properties {
+			if f.props[name], ok = convertSchema(ps, seen); !ok {
+				return false
+			}
+		}
+	}
+	switch a := s.AdditionalProperties.(type) {
+	case nil:
+	case bool:
+		f.closed = !a
+	case *jsonschema.Schema:
+		if f.additional, ok = convertSchema(a, seen); !ok {
+			return false
+		}
+	default:
+		return false
+	}
+	return true
+}
+
+// convertArray converts minItems, maxItems, uniqueItems and items.
+func (f *fastSchema) convertArray(s *jsonschema.Schema, seen map[*jsonschema.Schema]*fastSchema) bool {
+	if s.MinItems != nil {
+		f.minItems = *s.MinItems
+	}
+	if s.MaxItems != nil {
+		f.maxItems = *s.MaxItems
+	}
+	f.unique = s.UniqueItems
+	var ok bool
+	f.items, ok = convertSchema(s.Items2020, seen)
+	return ok
+}
+
+// convertScalars converts minLength, maxLength, pattern, minimum and
+// maximum.
+func (f *fastSchema) convertScalars(s *jsonschema.Schema) bool {
+	if s.MinLength != nil {
+		f.minLen = *s.MinLength
+	}
+	if s.MaxLength != nil {
+		f.maxLen = *s.MaxLength
+	}
+	switch s.Pattern.(type) {
+	case nil, *regexp.Regexp, ecmaRegexp: // comparable: the walk caches the last match
+		f.pattern = s.Pattern
+	default:
+		return false
+	}
+	var ok bool
+	if f.minimum, ok = ratInt64(s.Minimum); !ok {
+		return false
+	}
+	f.maximum, ok = ratInt64(s.Maximum)
+	return ok
 }
 
 // isScalarKey reports the values the fast path compares itself: strings,

@@ -72,162 +72,192 @@ func (a *Attack) Run(ctx context.Context) (Result, error) {
 	if a.GiveUp <= 0 {
 		return Result{}, errors.New("loopbacktest: GiveUp is required")
 	}
-	host, path := a.Host, a.Path
-	if host == "" {
-		host = "localhost"
-	}
-	if path == "" {
-		path = "/"
-	}
-	every := a.Interval
-	if every <= 0 {
-		every = 2 * time.Second
-	}
 	ctx, cancel := context.WithTimeout(ctx, a.GiveUp)
 	defer cancel()
-
-	var (
-		mu  sync.Mutex
-		res Result
-		wg  sync.WaitGroup
-	)
-	closedAt := func(kind *time.Duration, since time.Time, open bool) {
-		mu.Lock()
-		defer mu.Unlock()
-		if open {
-			res.StillOpen++
-			return
-		}
-		if d := time.Since(since); d > *kind {
-			*kind = d
-		}
+	r := &run{Attack: a, ctx: ctx, host: a.Host, path: a.Path, every: a.Interval}
+	if r.host == "" {
+		r.host = "localhost"
 	}
-	var d net.Dialer
-	dial := func() (net.Conn, error) {
-		c, err := d.DialContext(ctx, "tcp", a.Addr)
-		if err != nil {
-			return nil, fmt.Errorf("loopbacktest: dial: %w", err)
-		}
-		// Close unblocks this connection's reads and writes at GiveUp.
-		context.AfterFunc(ctx, func() { c.Close() })
-		return c, nil
+	if r.path == "" {
+		r.path = "/"
 	}
-
-	var conns []net.Conn
+	if r.every <= 0 {
+		r.every = 2 * time.Second
+	}
 	defer func() {
-		for _, c := range conns {
+		for _, c := range r.conns {
 			c.Close()
 		}
 	}()
-	// setupFailed ends the attack begun so far (its connections close at
-	// cancel) and waits for its goroutines, which write res, before
-	// returning err.
-	setupFailed := func(err error) (Result, error) {
+	if err := r.attack(); err != nil {
+		// End the attack begun so far (its connections close at cancel)
+		// and wait for its goroutines, which write res.
 		cancel()
-		wg.Wait()
+		r.wg.Wait()
 		return Result{}, err
 	}
-	for range a.Idle {
-		c, err := dial()
-		if err != nil {
-			return setupFailed(err)
-		}
-		conns = append(conns, c)
-		br := bufio.NewReader(c)
-		fmt.Fprintf(c, "GET %s HTTP/1.1\r\nHost: %s\r\n\r\n", path, host)
-		resp, err := http.ReadResponse(br, nil)
-		if err != nil {
-			return setupFailed(fmt.Errorf("loopbacktest: idle connection's request: %w", err))
-		}
-		io.Copy(io.Discard, resp.Body)
-		resp.Body.Close()
-		since := time.Now()
-		wg.Go(func() {
-			_, _ = br.ReadByte() // returns when the server closes, or at GiveUp
-			closedAt(&res.IdleClosed, since, ctx.Err() != nil)
-		})
-	}
-	drip := func(c net.Conn, first string, kind *time.Duration) {
-		since := time.Now()
-		wg.Go(func() { // writer: one byte every Interval until the write fails
-			if _, err := io.WriteString(c, first); err != nil {
-				return
-			}
-			t := time.NewTicker(every)
-			defer t.Stop()
-			for {
-				select {
-				case <-ctx.Done():
-					return
-				case <-t.C:
-				}
-				if _, err := c.Write([]byte{'x'}); err != nil {
-					return
-				}
-			}
-		})
-		wg.Go(func() { // reader: whatever the server answers, then its close
-			_, _ = io.Copy(io.Discard, c) // ends when the server closes, or at GiveUp
-			closedAt(kind, since, ctx.Err() != nil)
-		})
-	}
-	for range a.SlowBodies {
-		c, err := dial()
-		if err != nil {
-			return setupFailed(err)
-		}
-		conns = append(conns, c)
-		drip(c, fmt.Sprintf("POST %s HTTP/1.1\r\nHost: %s\r\nContent-Type: text/plain\r\nContent-Length: 1000000\r\n\r\nx", path, host), &res.BodyClosed)
-	}
-	for range a.SlowHeaders {
-		c, err := dial()
-		if err != nil {
-			return setupFailed(err)
-		}
-		conns = append(conns, c)
-		drip(c, fmt.Sprintf("GET %s HTTP/1.1\r\nHost: %s\r\nX-Slow: x", path, host), &res.HeaderClosed)
-	}
-
 	attacked := make(chan struct{})
 	probeDone := make(chan struct{})
 	go func() {
 		defer close(probeDone)
-		if a.Probe == nil {
+		r.probe(attacked)
+	}()
+	r.wg.Wait()
+	close(attacked)
+	<-probeDone
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.res, nil
+}
+
+// run is the state of one [Attack.Run]: the attacking connections, the
+// goroutines that watch them, and the result they write under mu.
+type run struct {
+	*Attack
+	ctx        context.Context // ends at GiveUp
+	host, path string
+	every      time.Duration
+	dialer     net.Dialer
+	conns      []net.Conn
+	wg         sync.WaitGroup
+	mu         sync.Mutex
+	res        Result
+}
+
+// attack opens every attacking connection, kind by kind.
+func (r *run) attack() error {
+	for range r.Idle {
+		if err := r.idle(); err != nil {
+			return err
+		}
+	}
+	for range r.SlowBodies {
+		if err := r.drip(fmt.Sprintf("POST %s HTTP/1.1\r\nHost: %s\r\nContent-Type: text/plain\r\nContent-Length: 1000000\r\n\r\nx", r.path, r.host), &r.res.BodyClosed); err != nil {
+			return err
+		}
+	}
+	for range r.SlowHeaders {
+		if err := r.drip(fmt.Sprintf("GET %s HTTP/1.1\r\nHost: %s\r\nX-Slow: x", r.path, r.host), &r.res.HeaderClosed); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// dial opens one attacking connection, closed at GiveUp at the latest.
+func (r *run) dial() (net.Conn, error) {
+	c, err := r.dialer.DialContext(r.ctx, "tcp", r.Addr)
+	if err != nil {
+		return nil, fmt.Errorf("loopbacktest: dial: %w", err)
+	}
+	// Close unblocks this connection's reads and writes at GiveUp.
+	context.AfterFunc(r.ctx, func() { c.Close() })
+	r.conns = append(r.conns, c)
+	return c, nil
+}
+
+// closedAt records that a connection of kind opened at since was closed
+// now, or still open at GiveUp.
+func (r *run) closedAt(kind *time.Duration, since time.Time, open bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if open {
+		r.res.StillOpen++
+		return
+	}
+	if d := time.Since(since); d > *kind {
+		*kind = d
+	}
+}
+
+// idle opens an idle keep-alive connection: one GET, its answer read,
+// then silence until the server closes it.
+func (r *run) idle() error {
+	c, err := r.dial()
+	if err != nil {
+		return err
+	}
+	br := bufio.NewReader(c)
+	fmt.Fprintf(c, "GET %s HTTP/1.1\r\nHost: %s\r\n\r\n", r.path, r.host)
+	resp, err := http.ReadResponse(br, nil)
+	if err != nil {
+		return fmt.Errorf("loopbacktest: idle connection's request: %w", err)
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	since := time.Now()
+	r.wg.Go(func() {
+		_, _ = br.ReadByte() // returns when the server closes, or at GiveUp
+		r.closedAt(&r.res.IdleClosed, since, r.ctx.Err() != nil)
+	})
+	return nil
+}
+
+// drip opens a slow connection (a slow body or slow headers): it writes
+// first, then one byte every Interval until the write fails; how long it
+// stays open is recorded in kind.
+func (r *run) drip(first string, kind *time.Duration) error {
+	c, err := r.dial()
+	if err != nil {
+		return err
+	}
+	since := time.Now()
+	r.wg.Go(func() { // writer: one byte every Interval until the write fails
+		if _, err := io.WriteString(c, first); err != nil {
 			return
 		}
-		pe := a.ProbeEvery
-		if pe <= 0 {
-			pe = 100 * time.Millisecond
-		}
-		t := time.NewTicker(pe)
+		t := time.NewTicker(r.every)
 		defer t.Stop()
 		for {
-			t0 := time.Now()
-			err := a.Probe(ctx)
-			mu.Lock()
-			res.Probes++
-			if err != nil {
-				res.ProbeFailures++
-				if res.FirstProbeErr == nil {
-					res.FirstProbeErr = err
-				}
-			} else if d := time.Since(t0); d > res.ProbeMax {
-				res.ProbeMax = d
-			}
-			mu.Unlock()
 			select {
-			case <-attacked:
+			case <-r.ctx.Done():
 				return
 			case <-t.C:
 			}
+			if _, err := c.Write([]byte{'x'}); err != nil {
+				return
+			}
 		}
-	}()
-	wg.Wait()
-	close(attacked)
-	<-probeDone
-	mu.Lock()
-	defer mu.Unlock()
-	return res, nil
+	})
+	r.wg.Go(func() { // reader: whatever the server answers, then its close
+		_, _ = io.Copy(io.Discard, c) // ends when the server closes, or at GiveUp
+		r.closedAt(kind, since, r.ctx.Err() != nil)
+	})
+	return nil
+}
+
+// probe calls Probe every ProbeEvery until attacked is closed, recording
+// each outcome; nothing when Probe is nil.
+func (r *run) probe(attacked <-chan struct{}) {
+	if r.Probe == nil {
+		return
+	}
+	pe := r.ProbeEvery
+	if pe <= 0 {
+		pe = 100 * time.Millisecond
+	}
+	t := time.NewTicker(pe)
+	defer t.Stop()
+	for {
+		t0 := time.Now()
+		err := r.Probe(r.ctx)
+		r.mu.Lock()
+		r.res.Probes++
+		if err != nil {
+			r.res.ProbeFailures++
+			if r.res.FirstProbeErr == nil {
+				r.res.FirstProbeErr = err
+			}
+		} else if d := time.Since(t0); d > r.res.ProbeMax {
+			r.res.ProbeMax = d
+		}
+		r.mu.Unlock()
+		select {
+		case <-attacked:
+			return
+		case <-t.C:
+		}
+	}
 }
 
 // Slack is what [Result.Check] allows beyond twice a timeout: time in the
