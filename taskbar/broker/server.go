@@ -73,56 +73,17 @@ func Serve(ctx context.Context, opts *ServerOptions) (err error) {
 	if err := ensurePrivateDir(dir); err != nil {
 		return err
 	}
-	lock := flock.New(filepath.Join(dir, lockName), flock.SetPermissions(0o600))
-	ok, err := lock.TryLock()
+	lock, err := elect(dir)
 	if err != nil {
-		return fmt.Errorf("broker: lock: %w", err)
-	}
-	if !ok {
-		return ErrAlreadyRunning
-	}
-	defer lock.Unlock()
-
-	sock := filepath.Join(dir, socketName)
-	if len(sock) > maxSocketPath() {
-		// bind would fail with a bare EINVAL; say what to change.
-		return fmt.Errorf("broker: socket path is %d bytes, over the %d-byte limit of Unix sockets: use a shorter XDG_RUNTIME_DIR or TMPDIR", len(sock), maxSocketPath())
-	}
-	if err := removeStaleSocket(sock); err != nil {
 		return err
 	}
-	ln, err := net.Listen("unix", sock)
+	defer lock.Unlock()
+	ln, ep, err := listen(dir, o.ProjectRoot)
 	if err != nil {
-		return fmt.Errorf("broker: listen: %w", err)
-	}
-	ln.(*net.UnixListener).SetUnlinkOnClose(false)
-	if err := os.Chmod(sock, 0o600); err != nil {
-		ln.Close()
-		return fmt.Errorf("broker: chmod socket: %w", err)
-	}
-	ep := Endpoint{Protocol: ProtocolVersion, Identity: Identity(o.ProjectRoot),
-		Token: newToken(24), Socket: sock, PID: os.Getpid()}
-	epPath := filepath.Join(dir, endpointName)
-	if err := durable.WriteFile(epPath, marshalLine(ep), 0o600); err != nil {
-		ln.Close()
-		os.Remove(sock)
-		return fmt.Errorf("broker: write endpoint: %w", err)
+		return err
 	}
 
-	ro := o.Runtime
-	ro.Dir = o.ProjectRoot
-	if ro.Logger == nil {
-		ro.Logger = log
-	}
-	taskPath := filepath.Join(dir, taskName)
-	if ro.Retained == nil {
-		ro.Retained = loadTask(taskPath, log)
-	}
-	s := &server{
-		ep: ep, log: log, rt: runtime.New(&ro),
-		conns: map[net.Conn]struct{}{}, clients: make(chan struct{}, 1),
-		rec: &taskRecorder{path: taskPath, log: log},
-	}
+	s := newServer(&o, dir, ep, log)
 	log.Info("taskbar broker: serving", "pid", ep.PID)
 	serveCtx, cancel := context.WithCancel(ctx)
 	s.wg.Add(2)
@@ -136,8 +97,78 @@ func Serve(ctx context.Context, opts *ServerOptions) (err error) {
 		log.Info("taskbar broker: shutting down on request (signal or host)")
 	}
 	cancel()
+	return s.shutdown(ln, filepath.Join(dir, endpointName))
+}
 
-	// Graceful stop: no new clients, close the live ones, reap Pi, clean up.
+// newServer makes the broker of endpoint ep: its Pi owner runs in the
+// project root, and its task record (task.json in the runtime dir) seeds
+// the retained task unless o.Runtime has one.
+func newServer(o *ServerOptions, dir string, ep Endpoint, log *slog.Logger) *server {
+	ro := o.Runtime
+	ro.Dir = o.ProjectRoot
+	if ro.Logger == nil {
+		ro.Logger = log
+	}
+	taskPath := filepath.Join(dir, taskName)
+	if ro.Retained == nil {
+		ro.Retained = loadTask(taskPath, log)
+	}
+	return &server{
+		ep: ep, log: log, rt: runtime.New(&ro),
+		conns: map[net.Conn]struct{}{}, clients: make(chan struct{}, 1),
+		rec: &taskRecorder{path: taskPath, log: log},
+	}
+}
+
+// elect takes the election lock of the runtime dir: ErrAlreadyRunning
+// when another broker holds it. The caller unlocks it when it stops.
+func elect(dir string) (*flock.Flock, error) {
+	lock := flock.New(filepath.Join(dir, lockName), flock.SetPermissions(0o600))
+	ok, err := lock.TryLock()
+	if err != nil {
+		return nil, fmt.Errorf("broker: lock: %w", err)
+	}
+	if !ok {
+		return nil, ErrAlreadyRunning
+	}
+	return lock, nil
+}
+
+// listen binds the broker's socket in the runtime dir (0600, a stale one
+// replaced) and publishes the endpoint file clients read: a new token, the
+// socket, this process's pid.
+func listen(dir, projectRoot string) (net.Listener, Endpoint, error) {
+	sock := filepath.Join(dir, socketName)
+	if len(sock) > maxSocketPath() {
+		// bind would fail with a bare EINVAL; say what to change.
+		return nil, Endpoint{}, fmt.Errorf("broker: socket path is %d bytes, over the %d-byte limit of Unix sockets: use a shorter XDG_RUNTIME_DIR or TMPDIR", len(sock), maxSocketPath())
+	}
+	if err := removeStaleSocket(sock); err != nil {
+		return nil, Endpoint{}, err
+	}
+	ln, err := net.Listen("unix", sock)
+	if err != nil {
+		return nil, Endpoint{}, fmt.Errorf("broker: listen: %w", err)
+	}
+	ln.(*net.UnixListener).SetUnlinkOnClose(false)
+	if err := os.Chmod(sock, 0o600); err != nil {
+		ln.Close()
+		return nil, Endpoint{}, fmt.Errorf("broker: chmod socket: %w", err)
+	}
+	ep := Endpoint{Protocol: ProtocolVersion, Identity: Identity(projectRoot),
+		Token: newToken(24), Socket: sock, PID: os.Getpid()}
+	if err := durable.WriteFile(filepath.Join(dir, endpointName), marshalLine(ep), 0o600); err != nil {
+		ln.Close()
+		os.Remove(sock)
+		return nil, Endpoint{}, fmt.Errorf("broker: write endpoint: %w", err)
+	}
+	return ln, ep, nil
+}
+
+// shutdown stops gracefully: no new clients, the live ones closed, Pi
+// reaped (within 30 s), then the endpoint file (while it is still this
+// broker's) and the socket removed. It returns the runtime's close error.
+func (s *server) shutdown(ln net.Listener, epPath string) error {
 	ln.Close()
 	s.mu.Lock()
 	s.closing = true
@@ -149,11 +180,11 @@ func Serve(ctx context.Context, opts *ServerOptions) (err error) {
 	defer stop()
 	rerr := s.rt.Close(stopCtx)
 	s.wg.Wait()
-	if cur, err := os.ReadFile(epPath); err == nil && string(cur) == string(marshalLine(ep)) {
+	if cur, err := os.ReadFile(epPath); err == nil && string(cur) == string(marshalLine(s.ep)) {
 		os.Remove(epPath)
 	}
-	os.Remove(sock)
-	log.Info("taskbar broker: stopped")
+	os.Remove(s.ep.Socket)
+	s.log.Info("taskbar broker: stopped")
 	return rerr
 }
 
