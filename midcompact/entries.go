@@ -45,27 +45,35 @@ type Transaction struct {
 	AnchorUsage   *AnchorUsage `json:"anchorUsage,omitempty"`
 }
 
+// Sizes are what a range's messages measure and what its summary replaces
+// them with, kept by the block a commit makes of it (reference §3.2,
+// §3.3): content chars, images and their payload bytes. The *ApproxTokens
+// fields are legacy and never used for a decision. Embedded in [Range] and
+// [Block], its members sit in their JSON objects where the struct is.
+type Sizes struct {
+	OriginalContentChars      int `json:"originalContentChars"`
+	OriginalImageCount        int `json:"originalImageCount"`
+	OriginalImagePayloadBytes int `json:"originalImagePayloadBytes"`
+	ReplacementContentChars   int `json:"replacementContentChars"`
+	OriginalApproxTokens      int `json:"originalApproxTokens"`
+	CompressedApproxTokens    int `json:"compressedApproxTokens"`
+}
+
 // Range is one member of a plan: a contiguous run of atoms plus a summary
-// (reference §3.2). Summary "" means pending. The *ApproxTokens fields are
-// legacy and never used for a decision.
+// (reference §3.2). Summary "" means pending.
 type Range struct {
-	ID                        string   `json:"id"`
-	StartRef                  string   `json:"startRef"`
-	EndRef                    string   `json:"endRef"`
-	StartIndex                int      `json:"startIndex"`
-	EndIndex                  int      `json:"endIndex"`
-	Topic                     string   `json:"topic,omitempty"`
-	Summary                   string   `json:"summary"`
-	EntryIDs                  []string `json:"entryIds"`
-	MessageKeys               []string `json:"messageKeys"`
-	OriginalContentChars      int      `json:"originalContentChars"`
-	OriginalImageCount        int      `json:"originalImageCount"`
-	OriginalImagePayloadBytes int      `json:"originalImagePayloadBytes"`
-	ReplacementContentChars   int      `json:"replacementContentChars"`
-	OriginalApproxTokens      int      `json:"originalApproxTokens"`
-	CompressedApproxTokens    int      `json:"compressedApproxTokens"`
-	StartPreview              string   `json:"startPreview"`
-	EndPreview                string   `json:"endPreview"`
+	ID          string   `json:"id"`
+	StartRef    string   `json:"startRef"`
+	EndRef      string   `json:"endRef"`
+	StartIndex  int      `json:"startIndex"`
+	EndIndex    int      `json:"endIndex"`
+	Topic       string   `json:"topic,omitempty"`
+	Summary     string   `json:"summary"`
+	EntryIDs    []string `json:"entryIds"`
+	MessageKeys []string `json:"messageKeys"`
+	Sizes
+	StartPreview string `json:"startPreview"`
+	EndPreview   string `json:"endPreview"`
 }
 
 // Draft is the `midcompact-draft` payload: the full plan, appended at start
@@ -80,18 +88,13 @@ type Draft struct {
 
 // Block is a committed range (reference §3.3).
 type Block struct {
-	ID                        string   `json:"id"`
-	Topic                     string   `json:"topic,omitempty"`
-	Summary                   string   `json:"summary"`
-	EntryIDs                  []string `json:"entryIds"`
-	MessageKeys               []string `json:"messageKeys"`
-	CreatedAt                 string   `json:"createdAt"`
-	OriginalContentChars      int      `json:"originalContentChars"`
-	OriginalImageCount        int      `json:"originalImageCount"`
-	OriginalImagePayloadBytes int      `json:"originalImagePayloadBytes"`
-	ReplacementContentChars   int      `json:"replacementContentChars"`
-	OriginalApproxTokens      int      `json:"originalApproxTokens"`
-	CompressedApproxTokens    int      `json:"compressedApproxTokens"`
+	ID          string   `json:"id"`
+	Topic       string   `json:"topic,omitempty"`
+	Summary     string   `json:"summary"`
+	EntryIDs    []string `json:"entryIds"`
+	MessageKeys []string `json:"messageKeys"`
+	CreatedAt   string   `json:"createdAt"`
+	Sizes
 }
 
 // LastCommit describes the commit that wrote a state (reference §3.3). The

@@ -38,7 +38,7 @@ func TestProject(t *testing.T) {
 		`{"role":"assistant","content":[{"type":"text","text":"four"}]}`,
 		`{"role":"user","content":"five","timestamp":5}`,
 	)
-	b1 := Block{ID: "c0001", Summary: "S1", MessageKeys: k[0:2], OriginalApproxTokens: 7}
+	b1 := Block{ID: "c0001", Summary: "S1", MessageKeys: k[0:2], Sizes: Sizes{OriginalApproxTokens: 7}}
 	b2 := Block{ID: "c0002", Topic: "t", Summary: "S2", MessageKeys: k[3:5]}
 	missing := Block{ID: "c0003", Summary: "gone", MessageKeys: []string{"user:9:0000000000000000"}}
 	p := Project(m, k, []Block{b2, missing, b1}, 42)

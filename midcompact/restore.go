@@ -109,16 +109,11 @@ func coerceRange(raw json.RawMessage) (Range, bool) {
 		return Range{}, false
 	}
 	r := Range{
-		StartIndex:                coerceInt(obj, "startIndex"),
-		EndIndex:                  coerceInt(obj, "endIndex"),
-		EntryIDs:                  stringList(obj["entryIds"]),
-		MessageKeys:               stringList(obj["messageKeys"]),
-		OriginalContentChars:      coerceInt(obj, "originalContentChars"),
-		OriginalImageCount:        coerceInt(obj, "originalImageCount"),
-		OriginalImagePayloadBytes: coerceInt(obj, "originalImagePayloadBytes"),
-		ReplacementContentChars:   coerceInt(obj, "replacementContentChars"),
-		OriginalApproxTokens:      coerceInt(obj, "originalApproxTokens"),
-		CompressedApproxTokens:    coerceInt(obj, "compressedApproxTokens"),
+		StartIndex:  coerceInt(obj, "startIndex"),
+		EndIndex:    coerceInt(obj, "endIndex"),
+		EntryIDs:    stringList(obj["entryIds"]),
+		MessageKeys: stringList(obj["messageKeys"]),
+		Sizes:       coerceSizes(obj),
 	}
 	r.ID, _ = stringField(obj, "id")
 	r.StartRef, _ = stringField(obj, "startRef")
@@ -128,6 +123,19 @@ func coerceRange(raw json.RawMessage) (Range, bool) {
 	r.StartPreview, _ = stringField(obj, "startPreview")
 	r.EndPreview, _ = stringField(obj, "endPreview")
 	return r, true
+}
+
+// coerceSizes reads the sizes of a persisted range or block: a member
+// that is not a number reads as 0 (reference §3.4 `coerceDraftRange`).
+func coerceSizes(obj map[string]json.RawMessage) Sizes {
+	return Sizes{
+		OriginalContentChars:      coerceInt(obj, "originalContentChars"),
+		OriginalImageCount:        coerceInt(obj, "originalImageCount"),
+		OriginalImagePayloadBytes: coerceInt(obj, "originalImagePayloadBytes"),
+		ReplacementContentChars:   coerceInt(obj, "replacementContentChars"),
+		OriginalApproxTokens:      coerceInt(obj, "originalApproxTokens"),
+		CompressedApproxTokens:    coerceInt(obj, "compressedApproxTokens"),
+	}
 }
 
 // DecodeState shape-checks a state payload (version 1, string createdAt,
@@ -168,14 +176,9 @@ func decodeBlock(raw json.RawMessage) (Block, bool) {
 		return Block{}, false
 	}
 	b := Block{
-		EntryIDs:                  stringList(obj["entryIds"]),
-		MessageKeys:               stringList(obj["messageKeys"]),
-		OriginalContentChars:      coerceInt(obj, "originalContentChars"),
-		OriginalImageCount:        coerceInt(obj, "originalImageCount"),
-		OriginalImagePayloadBytes: coerceInt(obj, "originalImagePayloadBytes"),
-		ReplacementContentChars:   coerceInt(obj, "replacementContentChars"),
-		OriginalApproxTokens:      coerceInt(obj, "originalApproxTokens"),
-		CompressedApproxTokens:    coerceInt(obj, "compressedApproxTokens"),
+		EntryIDs:    stringList(obj["entryIds"]),
+		MessageKeys: stringList(obj["messageKeys"]),
+		Sizes:       coerceSizes(obj),
 	}
 	var ok1, ok2 bool
 	b.ID, ok1 = stringField(obj, "id")

@@ -153,9 +153,7 @@ func PlanCommit(tx *Transaction, d *Draft, snap *Snapshot, now time.Time) (*Comm
 		id := "c" + pad4(highest+1+i)
 		st.Blocks = append(st.Blocks, Block{
 			ID: id, Topic: r.Topic, Summary: r.Summary, EntryIDs: r.EntryIDs, MessageKeys: r.MessageKeys, CreatedAt: at,
-			OriginalContentChars: r.OriginalContentChars, OriginalImageCount: r.OriginalImageCount,
-			OriginalImagePayloadBytes: r.OriginalImagePayloadBytes, ReplacementContentChars: r.ReplacementContentChars,
-			OriginalApproxTokens: r.OriginalApproxTokens, CompressedApproxTokens: r.CompressedApproxTokens,
+			Sizes: r.Sizes,
 		})
 		lc.AddedBlockIDs = append(lc.AddedBlockIDs, id)
 	}
