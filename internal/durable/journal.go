@@ -348,14 +348,12 @@ func (j *Journal) Append(records ...[]byte) error {
 	if _, err := j.f.WriteAt(buf, j.size); err != nil {
 		werr := fail("write", j.path, err)
 		if terr := j.f.Truncate(j.size); terr != nil {
-			j.failed = fmt.Errorf("%w: %w", ErrJournalFailed, werr)
+			return j.poisonLocked(werr)
 		}
 		return werr
 	}
 	if err := j.f.Sync(); err != nil {
-		serr := fail("fsync", j.path, err)
-		j.failed = fmt.Errorf("%w: %w", ErrJournalFailed, serr)
-		return serr
+		return j.poisonLocked(fail("fsync", j.path, err))
 	}
 	j.size += int64(len(buf))
 	return nil
@@ -378,17 +376,22 @@ func (j *Journal) Reset() error {
 		return j.failed
 	}
 	if err := j.f.Truncate(0); err != nil {
-		terr := fail("truncate", j.path, err)
-		j.failed = fmt.Errorf("%w: %w", ErrJournalFailed, terr)
-		return terr
+		return j.poisonLocked(fail("truncate", j.path, err))
 	}
 	if err := j.f.Sync(); err != nil {
-		serr := fail("fsync", j.path, err)
-		j.failed = fmt.Errorf("%w: %w", ErrJournalFailed, serr)
-		return serr
+		return j.poisonLocked(fail("fsync", j.path, err))
 	}
 	j.size = 0
 	return nil
+}
+
+// poisonLocked records err, a failure that leaves the file's length
+// unknown, so that every later Append and Reset returns [ErrJournalFailed]
+// wrapping it; it returns err itself for the call that failed. j.mu is
+// held.
+func (j *Journal) poisonLocked(err error) error {
+	j.failed = fmt.Errorf("%w: %w", ErrJournalFailed, err)
+	return err
 }
 
 // TornBytes returns how many bytes of torn tail [OpenJournal] cut (0 when
