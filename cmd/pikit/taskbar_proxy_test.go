@@ -17,81 +17,11 @@ import (
 	"github.com/pikit-dev/pikit/internal/modelserver"
 	"github.com/pikit-dev/pikit/internal/pitest"
 	"github.com/pikit-dev/pikit/internal/platform"
+	"github.com/pikit-dev/pikit/internal/taskbartest"
 	"github.com/pikit-dev/pikit/taskbar"
 	"github.com/pikit-dev/pikit/taskbar/broker"
 	rt "github.com/pikit-dev/pikit/taskbar/runtime"
 )
-
-// taskbarSite is one place serving the taskbar API (a proxy or a Go app):
-// its base URL and the CSRF cookie its page set.
-type taskbarSite struct {
-	base string
-	jar  *http.Cookie
-}
-
-// openSite loads base's page and keeps the CSRF cookie it sets.
-func openSite(t *testing.T, base string) *taskbarSite {
-	t.Helper()
-	resp, err := http.Get(base)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	for _, c := range resp.Cookies() {
-		if c.Name == taskbar.CSRFCookieName {
-			return &taskbarSite{base: strings.TrimSuffix(base, "/"), jar: c}
-		}
-	}
-	t.Fatalf("the page at %s set no CSRF cookie", base)
-	return nil
-}
-
-func (s *taskbarSite) do(t *testing.T, method, path string, body []byte) (int, rt.Snapshot) {
-	t.Helper()
-	req, _ := http.NewRequest(method, s.base+taskbar.DefaultMountBase+path, bytes.NewReader(body))
-	req.AddCookie(s.jar)
-	req.Header.Set(taskbar.CSRFHeader, s.jar.Value)
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	raw, _ := io.ReadAll(resp.Body)
-	var snap rt.Snapshot
-	if resp.StatusCode < 300 {
-		if err := json.Unmarshal(raw, &snap); err != nil {
-			t.Fatalf("%s %s: %v: %s", method, path, err, raw)
-		}
-	}
-	return resp.StatusCode, snap
-}
-
-func (s *taskbarSite) wait(t *testing.T, what string, cond func(rt.Snapshot) bool) rt.Snapshot {
-	t.Helper()
-	deadline := time.Now().Add(time.Minute)
-	for {
-		code, snap := s.do(t, "GET", "/state", nil)
-		if code == http.StatusOK && cond(snap) {
-			return snap
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: timed out waiting for %s: %d %+v", s.base, what, code, snap)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}
-
-func taskBody(prompt string) []byte {
-	b, _ := json.Marshal(map[string]any{"prompt": prompt, "context": map[string]any{
-		"contract_version": 1,
-		"location":         map[string]any{"origin": "http://localhost:4000", "path": "/", "query_names": []string{}},
-		"route":            nil,
-		"snapshot":         map[string]any{"tag": "main", "children": []any{}},
-		"focus_points":     []any{}, "truncation": []any{},
-	}})
-	return b
-}
 
 var proxyURLLine = regexp.MustCompile(`^pikit taskbar proxy: (http://\S+/) -> `)
 
@@ -205,7 +135,7 @@ func TestTaskbarProxy_OneBrokerPerProject(t *testing.T) {
 	urlA, stopA := startProxy(t, env, "--upstream", upstream.URL)
 	urlB, stopB := startProxy(t, env, "--upstream", upstream.URL)
 	defer stopB()
-	a, b := openSite(t, urlA), openSite(t, urlB)
+	a, b := taskbartest.Open(t, urlA, nil), taskbartest.Open(t, urlB, nil)
 
 	// The Go app's owner: the project broker client, spawning this binary
 	// as `pikit taskbar broker` when it is the first.
@@ -228,37 +158,37 @@ func TestTaskbarProxy_OneBrokerPerProject(t *testing.T) {
 		return s
 	}
 
-	ready := a.wait(t, "ready", func(s rt.Snapshot) bool { return s.Session.Status == rt.SessionReady })
-	if s := b.wait(t, "ready", func(s rt.Snapshot) bool { return s.Session.Status == rt.SessionReady }); *s.Session.ID != *ready.Session.ID {
+	ready := a.Wait(t, "ready", func(s rt.Snapshot) bool { return s.Session.Status == rt.SessionReady })
+	if s := b.Wait(t, "ready", func(s rt.Snapshot) bool { return s.Session.Status == rt.SessionReady }); *s.Session.ID != *ready.Session.ID {
 		t.Fatalf("the two proxies have different Pi sessions (%s, %s): each started its own Pi", *ready.Session.ID, *s.Session.ID)
 	}
 	if s := appState(); s.Session.ID == nil || *s.Session.ID != *ready.Session.ID {
 		t.Fatalf("the Go app sees session %v, the proxies %s", s.Session.ID, *ready.Session.ID)
 	}
 
-	code, started := a.do(t, "POST", "/tasks", taskBody("Please stream slowly."))
+	code, started := a.Do(t, "POST", "/tasks", taskbartest.TaskBody("Please stream slowly."))
 	if code != http.StatusAccepted {
 		t.Fatalf("task through proxy A: %d", code)
 	}
-	b.wait(t, "the task started through A", func(s rt.Snapshot) bool {
+	b.Wait(t, "the task started through A", func(s rt.Snapshot) bool {
 		return s.Task != nil && s.Task.ID == started.Task.ID && strings.Contains(s.Task.Output, "slow slow")
 	})
 	if s := appState(); s.Task == nil || s.Task.ID != started.Task.ID || s.Task.Status != rt.TaskRunning {
 		t.Fatalf("the Go app sees task %+v, want %s running", s.Task, started.Task.ID)
 	}
-	if code, _ := b.do(t, "POST", "/tasks", taskBody("A second task.")); code != http.StatusConflict {
+	if code, _ := b.Do(t, "POST", "/tasks", taskbartest.TaskBody("A second task.")); code != http.StatusConflict {
 		t.Errorf("a second task through proxy B while one runs: %d, want 409", code)
 	}
 
 	stopA()
 	urlA, stopA = startProxy(t, env, "--upstream", upstream.URL)
 	defer stopA()
-	a = openSite(t, urlA)
-	s := a.wait(t, "state after the restart", func(rt.Snapshot) bool { return true })
+	a = taskbartest.Open(t, urlA, nil)
+	s := a.Wait(t, "state after the restart", func(rt.Snapshot) bool { return true })
 	if s.Session.ID == nil || *s.Session.ID != *ready.Session.ID || s.Task == nil || s.Task.ID != started.Task.ID {
 		t.Fatalf("after restarting proxy A: session %v task %+v, want session %s and task %s", s.Session.ID, s.Task, *ready.Session.ID, started.Task.ID)
 	}
-	done := a.wait(t, "the task completed", func(s rt.Snapshot) bool { return s.Task.Status.Terminal() })
+	done := a.Wait(t, "the task completed", func(s rt.Snapshot) bool { return s.Task.Status.Terminal() })
 	if done.Task.Status != rt.TaskCompleted || done.Task.Output != strings.Join(words, "") {
 		t.Fatalf("task = %s %q", done.Task.Status, done.Task.Output)
 	}

@@ -3,8 +3,6 @@
 package host_test
 
 import (
-	"bytes"
-	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -17,6 +15,7 @@ import (
 
 	"github.com/pikit-dev/pikit/internal/modelserver"
 	"github.com/pikit-dev/pikit/internal/pitest"
+	"github.com/pikit-dev/pikit/internal/taskbartest"
 	"github.com/pikit-dev/pikit/taskbar"
 	"github.com/pikit-dev/pikit/taskbar/broker"
 	"github.com/pikit-dev/pikit/taskbar/host"
@@ -27,9 +26,9 @@ import (
 // hostProcess is one "host process": a mux with a page, the taskbar
 // mounted with the default owner (the project broker), and a server.
 type hostProcess struct {
+	*taskbartest.Site
 	tb  *host.Taskbar
 	srv *httptest.Server
-	jar *http.Cookie
 }
 
 func startHost(t *testing.T, opts *host.Options) *hostProcess {
@@ -46,21 +45,8 @@ func startHost(t *testing.T, opts *host.Options) *hostProcess {
 	if host.BrokerClient(tb) == nil {
 		t.Fatal("Mount with a nil Owner did not use the project broker")
 	}
-	h := &hostProcess{tb: tb, srv: httptest.NewServer(tb.Middleware(mux))}
-	resp, err := h.srv.Client().Get(h.srv.URL + "/")
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	for _, c := range resp.Cookies() {
-		if c.Name == taskbar.CSRFCookieName {
-			h.jar = c
-		}
-	}
-	if h.jar == nil {
-		t.Fatal("the page set no CSRF cookie")
-	}
-	return h
+	srv := httptest.NewServer(tb.Middleware(mux))
+	return &hostProcess{Site: taskbartest.Open(t, srv.URL, srv.Client()), tb: tb, srv: srv}
 }
 
 // stop is the host process going away (hot reload): server and client
@@ -70,53 +56,6 @@ func (h *hostProcess) stop(t *testing.T) {
 	if err := h.tb.Close(t.Context()); err != nil {
 		t.Errorf("Close: %v", err)
 	}
-}
-
-func (h *hostProcess) do(t *testing.T, method, path string, body []byte) (int, rt.Snapshot) {
-	t.Helper()
-	req, _ := http.NewRequest(method, h.srv.URL+taskbar.DefaultMountBase+path, bytes.NewReader(body))
-	req.AddCookie(h.jar)
-	req.Header.Set(taskbar.CSRFHeader, h.jar.Value)
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := h.srv.Client().Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	raw, _ := io.ReadAll(resp.Body)
-	var s rt.Snapshot
-	if resp.StatusCode < 300 {
-		if err := json.Unmarshal(raw, &s); err != nil {
-			t.Fatalf("%s %s: %v: %s", method, path, err, raw)
-		}
-	}
-	return resp.StatusCode, s
-}
-
-func (h *hostProcess) waitState(t *testing.T, what string, cond func(rt.Snapshot) bool) rt.Snapshot {
-	t.Helper()
-	deadline := time.Now().Add(time.Minute)
-	for {
-		code, s := h.do(t, "GET", "/state", nil)
-		if code == http.StatusOK && cond(s) {
-			return s
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s: %d %+v", what, code, s)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}
-
-func taskJSON(prompt string) []byte {
-	b, _ := json.Marshal(map[string]any{"prompt": prompt, "context": map[string]any{
-		"contract_version": 1,
-		"location":         map[string]any{"origin": "http://localhost:4000", "path": "/", "query_names": []string{}},
-		"route":            nil,
-		"snapshot":         map[string]any{"tag": "main", "children": []any{}},
-		"focus_points":     []any{}, "truncation": []any{},
-	}})
-	return b
 }
 
 // TestMount_HostRestartKeepsPi is DESIGN.md's "the host process is
@@ -149,35 +88,35 @@ func TestMount_HostRestartKeepsPi(t *testing.T) {
 	first := startHost(t, opts)
 	spawner := host.BrokerClient(first.tb)
 	t.Cleanup(spawner.Wait) // the broker exits 1 s after the last client
-	ready := first.waitState(t, "ready", func(s rt.Snapshot) bool { return s.Session.Status == rt.SessionReady })
-	if code, _ := first.do(t, "POST", "/tasks", taskJSON("Remember the word PINEAPPLE.")); code != http.StatusAccepted {
+	ready := first.Wait(t, "ready", func(s rt.Snapshot) bool { return s.Session.Status == rt.SessionReady })
+	if code, _ := first.Do(t, "POST", "/tasks", taskbartest.TaskBody("Remember the word PINEAPPLE.")); code != http.StatusAccepted {
 		t.Fatalf("first task: %d", code)
 	}
-	first.waitState(t, "first task completed", func(s rt.Snapshot) bool { return s.Task != nil && s.Task.Status == rt.TaskCompleted })
-	code, running := first.do(t, "POST", "/tasks", taskJSON("Please stream slowly."))
+	first.Wait(t, "first task completed", func(s rt.Snapshot) bool { return s.Task != nil && s.Task.Status == rt.TaskCompleted })
+	code, running := first.Do(t, "POST", "/tasks", taskbartest.TaskBody("Please stream slowly."))
 	if code != http.StatusAccepted {
 		t.Fatalf("second task: %d", code)
 	}
-	first.waitState(t, "streaming", func(s rt.Snapshot) bool { return s.Task != nil && strings.Contains(s.Task.Output, "slow slow") })
+	first.Wait(t, "streaming", func(s rt.Snapshot) bool { return s.Task != nil && strings.Contains(s.Task.Output, "slow slow") })
 	first.stop(t)
 
 	second := startHost(t, opts)
 	defer second.stop(t)
-	s := second.waitState(t, "state after restart", func(rt.Snapshot) bool { return true })
+	s := second.Wait(t, "state after restart", func(rt.Snapshot) bool { return true })
 	if s.Session.ID == nil || *s.Session.ID != *ready.Session.ID {
 		t.Errorf("session after restart = %v, want the same session %v", s.Session.ID, *ready.Session.ID)
 	}
 	if s.Task == nil || s.Task.ID != running.Task.ID || s.Task.Status != rt.TaskRunning {
 		t.Fatalf("task after restart = %+v, want %s still running", s.Task, running.Task.ID)
 	}
-	done := second.waitState(t, "running task completed", func(s rt.Snapshot) bool { return s.Task.Status.Terminal() })
+	done := second.Wait(t, "running task completed", func(s rt.Snapshot) bool { return s.Task.Status.Terminal() })
 	if done.Task.Status != rt.TaskCompleted || done.Task.Output != strings.Join(words, "") {
 		t.Fatalf("task = %s %q", done.Task.Status, done.Task.Output)
 	}
-	if code, _ := second.do(t, "POST", "/tasks", taskJSON("Which word did I ask you to remember?")); code != http.StatusAccepted {
+	if code, _ := second.Do(t, "POST", "/tasks", taskbartest.TaskBody("Which word did I ask you to remember?")); code != http.StatusAccepted {
 		t.Fatalf("third task: %d", code)
 	}
-	second.waitState(t, "third task completed", func(s rt.Snapshot) bool { return s.Task.Status == rt.TaskCompleted })
+	second.Wait(t, "third task completed", func(s rt.Snapshot) bool { return s.Task.Status == rt.TaskCompleted })
 	reqs := env.Server.Requests()
 	last := reqs[len(reqs)-1]
 	var history []string
