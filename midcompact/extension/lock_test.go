@@ -2,42 +2,20 @@ package extension
 
 import (
 	"context"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/pikit-dev/pikit/midcompact"
+	"github.com/pikit-dev/pikit/midcompact/extension/internal/workbenchtest"
 )
 
 // holdSurface is a workbench double: Open keeps the UI lock until
 // CloseAll, as a web workbench does until its cleanup ends.
-type holdSurface struct {
-	mu   sync.Mutex
-	open []*Plan
-}
+type holdSurface struct{ workbenchtest.Hold[*Plan] }
 
 func (s *holdSurface) Open(_ context.Context, req OpenRequest) (string, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.open = append(s.open, req.Plan)
+	s.Add(req.Plan)
 	return "workbench ready", nil
-}
-
-func (s *holdSurface) Registered() bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return len(s.open) > 0
-}
-
-func (s *holdSurface) CloseAll(ctx context.Context) error {
-	s.mu.Lock()
-	open := s.open
-	s.open = nil
-	s.mu.Unlock()
-	for _, p := range open {
-		p.Release(ctx)
-	}
-	return nil
 }
 
 func newTestRuntime(s Surfaces) *runtime {

@@ -80,11 +80,11 @@ func TestRules_OnlyThreeCustomEntryTypes(t *testing.T) {
 	if err := rt.openPlanning(ctx, h, h, selectCommand, "webui"); err != nil {
 		t.Fatal(err)
 	}
-	if err := hs.open[0].SaveSelection(ctx, []midcompact.SelectionSpan{{StartRef: "a0001", EndRef: "a0002"}, {StartRef: "a0004", EndRef: "a0004"}}, nil); err != nil {
+	if err := hs.Plans()[0].SaveSelection(ctx, []midcompact.SelectionSpan{{StartRef: "a0001", EndRef: "a0002"}, {StartRef: "a0004", EndRef: "a0004"}}, nil); err != nil {
 		t.Fatal(err)
 	}
 	second := "second"
-	if err := hs.open[0].UpdateRange(ctx, "d2", &second, nil); err != nil {
+	if err := hs.Plans()[0].UpdateRange(ctx, "d2", &second, nil); err != nil {
 		t.Fatal(err)
 	}
 	if err := rt.closeWebUI(ctx, h); err != nil {
@@ -392,20 +392,18 @@ func TestRules_OldWorkbenchCannotReleaseNewerLock(t *testing.T) {
 	if err := rt.openPlanning(ctx, h, h, reviewCommand, "webui"); err != nil {
 		t.Fatal(err)
 	}
-	old := hs.open[0]
+	old := hs.Plans()[0]
 	rt.lock.ReleaseUI() // the lock is free, the old workbench still registered
 	if err := rt.openPlanning(ctx, h, h, selectCommand, "webui"); err != nil {
 		t.Fatal(err)
 	}
-	if got := h.lastNotice(); got != "warning: "+midcompact.MsgUIAlreadyOpen || len(hs.open) != 1 {
-		t.Errorf("open beside a registered workbench: %q, %d open", got, len(hs.open))
+	if got := h.lastNotice(); got != "warning: "+midcompact.MsgUIAlreadyOpen || len(hs.Plans()) != 1 {
+		t.Errorf("open beside a registered workbench: %q, %d open", got, len(hs.Plans()))
 	}
-	hs.mu.Lock()
-	hs.open = nil // its cleanup ended
-	hs.mu.Unlock()
+	hs.Forget() // its cleanup ended
 	old.Release(ctx)
-	if err := rt.openPlanning(ctx, h, h, selectCommand, "webui"); err != nil || len(hs.open) != 1 || rt.lock.Owner() != midcompact.LockUI {
-		t.Fatalf("newer workbench: %v, %d open, lock %s", err, len(hs.open), rt.lock.Owner())
+	if err := rt.openPlanning(ctx, h, h, selectCommand, "webui"); err != nil || len(hs.Plans()) != 1 || rt.lock.Owner() != midcompact.LockUI {
+		t.Fatalf("newer workbench: %v, %d open, lock %s", err, len(hs.Plans()), rt.lock.Owner())
 	}
 	old.Release(ctx) // a late second cleanup of the old one
 	if rt.lock.Owner() != midcompact.LockUI {
