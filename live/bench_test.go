@@ -7,9 +7,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"runtime"
-	"runtime/pprof"
 	"slices"
 	"strings"
 	"sync"
@@ -42,11 +39,7 @@ func bareHandler() http.Handler {
 }
 
 // telemetryBody is a riffrec-like batch: transcript and click envelopes.
-func telemetryBody(sid string, from int64, n int) []byte { return burstBody(sid, from, n, false) }
-
-// burstBody is telemetryBody where, with units, every third envelope (seq
-// divisible by 3) is a unit with one anchor and evidence instead.
-func burstBody(sid string, from int64, n int, units bool) []byte {
+func telemetryBody(sid string, from int64, n int) []byte {
 	var b bytes.Buffer
 	b.WriteByte('[')
 	for i := 0; i < n; i++ {
@@ -57,9 +50,6 @@ func burstBody(sid string, from int64, n int, units bool) []byte {
 		typ, p := "transcript", fmt.Sprintf(`{"id":"tr_%d","role":"riffer","text":"make the header a little darker please","t_start":%d,"t_end":%d,"final":true}`, seq, seq, seq+1)
 		if seq%2 == 0 {
 			typ, p = "click", fixturePayloads["click"]
-		}
-		if units && seq%3 == 0 {
-			typ, p = "unit", unitPayload(fmt.Sprintf("u%d", seq))
 		}
 		fmt.Fprintf(&b, `{"schema_version":"live/1","session_id":%q,"seq":%d,"t":%d,"type":%q,"payload":%s}`, sid, seq, seq, typ, p)
 	}
@@ -167,66 +157,6 @@ func BenchmarkWake(b *testing.B) {
 	b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "p50-wake-ms")
 	b.ReportMetric(float64(p99(lat).Microseconds())/1000, "p99-wake-ms")
 	b.ReportMetric(float64(p99(blat).Microseconds())/1000, "baseline-p99-ms")
-}
-
-func heapMB() float64 {
-	runtime.GC()
-	runtime.GC()
-	var m runtime.MemStats
-	runtime.ReadMemStats(&m)
-	return float64(m.HeapAlloc) / (1 << 20)
-}
-
-// BenchmarkBurstMemory posts a 10,000-envelope burst, 8 per request, and
-// reports the live heap before (an empty board: the in-run baseline) and
-// after: "telemetry" is transcripts and clicks, "units" the RSS mix of
-// BenchmarkLiveRSS10k in cmd/pikit (a third units with one anchor and
-// evidence, about 3,300 on the board). With PIKIT_BENCH_HEAPPROFILE=path
-// the "units" run writes the heap profile of the full board there (go tool
-// pprof -sample_index=inuse_space).
-func BenchmarkBurstMemory(b *testing.B) {
-	const total, perReq = 10000, 8
-	c := &http.Client{}
-	profile := os.Getenv("PIKIT_BENCH_HEAPPROFILE")
-	if profile != "" {
-		runtime.MemProfileRate = 512 // every allocation of the board shows
-	}
-	for _, units := range []bool{false, true} {
-		name := map[bool]string{false: "telemetry", true: "units"}[units]
-		b.Run(name, func(b *testing.B) {
-			for i := 0; i < b.N; i++ {
-				b.StopTimer()
-				r := newRig(b, nil)
-				postBody(b, c, r.srv.URL, burstBody("sess_1", 1, perReq, units)) // bind and warm up
-				before := heapMB()
-				b.StartTimer()
-				for seq := int64(perReq + 1); seq <= total; seq += perReq {
-					postBody(b, c, r.srv.URL, burstBody("sess_1", seq, perReq, units))
-				}
-				b.StopTimer()
-				after := heapMB()
-				if profile != "" && units {
-					writeHeapProfile(b, profile)
-				}
-				b.ReportMetric(before, "heap-before-MB")
-				b.ReportMetric(after, "heap-after-MB")
-				b.ReportMetric(after-before, "heap-growth-MB")
-				r.close()
-			}
-		})
-	}
-}
-
-func writeHeapProfile(b *testing.B, path string) {
-	f, err := os.Create(path)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer f.Close()
-	runtime.GC()
-	if err := pprof.Lookup("heap").WriteTo(f, 0); err != nil {
-		b.Fatal(err)
-	}
 }
 
 // BenchmarkAgentOps measures one agent unit-status post (the agent's most
