@@ -17,7 +17,6 @@ import (
 	"time"
 
 	"github.com/pikit-dev/pikit/internal/modelserver"
-	"github.com/pikit-dev/pikit/internal/pitest"
 )
 
 // BenchmarkRealPi_StartupPhases: where Pi's time to its first model request
@@ -39,13 +38,7 @@ import (
 // and npm-delta-ms, noop-delta-ms (V-first-ms - none-first-ms) and
 // npm/noop (npm-delta over noop-delta).
 func BenchmarkRealPi_StartupPhases(b *testing.B) {
-	res := newRelease(b, "0.1.0-test.1", "")
-	reg := pitest.StartRegistry(b)
-	publishRelease(b, reg, res)
-	tiny := filepath.Join(b.TempDir(), "noop")
-	writeFile(b, filepath.Join(tiny, "index.ts"), "export default function (pi: unknown): void {}\n")
-	writeFile(b, filepath.Join(tiny, "package.json"), `{"name":"@pikit-test/noop","version":"1.0.0","keywords":["pi-package"],"pi":{"extensions":["./index.ts"]}}`+"\n")
-	reg.Publish(b, tiny)
+	reg := benchRegistry(b)
 
 	var mu sync.Mutex
 	var first time.Time
@@ -62,23 +55,12 @@ func BenchmarkRealPi_StartupPhases(b *testing.B) {
 		p    *piNPM
 		sum  phases
 	}
-	mk := func(name string, install func(p *piNPM)) *variant {
+	var vs []*variant
+	for _, name := range []string{"none", "noop", "npm", "ext"} {
 		p := newPiNPM(b, reg, script)
 		p.env.Env = append(p.env.Env, "TMPDIR="+b.TempDir())
-		install(p)
-		return &variant{name: name, p: p}
-	}
-	vs := []*variant{
-		mk("none", func(*piNPM) {}),
-		mk("noop", func(p *piNPM) { p.pi(b, "install", "npm:@pikit-test/noop") }),
-		mk("npm", func(p *piNPM) {
-			p.pi(b, "install", "npm:@pikit/stateflow")
-			p.pi(b, "install", "npm:@pikit/midcompact")
-		}),
-		mk("ext", func(p *piNPM) {
-			p.env.InstallExtension(b, "stateflow", "")
-			p.env.InstallExtension(b, "midcompact", "")
-		}),
+		installVariant(b, p, name)
+		vs = append(vs, &variant{name: name, p: p})
 	}
 	start := func(v *variant) phases {
 		mu.Lock()
