@@ -13,23 +13,22 @@ import (
 // when another wait is parked, 410 once the session ended.
 func (e *Endpoint) handleWait(w http.ResponseWriter, r *http.Request) *Error {
 	e.mu.Lock()
-	if e.waitParked {
+	if !e.agentQueue.park() {
 		e.mu.Unlock()
 		return &Error{Code: CodeWaitTaken}
 	}
-	e.waitParked = true
 	e.touchLocked()
 	timer := time.NewTimer(e.opts.WaitTimeout)
 	defer timer.Stop()
 	parked := false
 	for {
 		if bt := e.nextBatchLocked(); bt != nil {
-			e.waitParked = false
+			e.agentQueue.unpark()
 			if !bt.served {
 				// Served only orders re-serving; the derived-file writer records it.
 				bt.served = true
 				bt.fileDirty = true
-				e.markBoardDirtyLocked()
+				e.derived.markDirty()
 			}
 			data, err := json.Marshal(bt.env, jsonOut)
 			e.setPresenceLocked("working", bt.env.CheckpointID)
@@ -45,7 +44,7 @@ func (e *Endpoint) handleWait(w http.ResponseWriter, r *http.Request) *Error {
 			return nil
 		}
 		if e.board.Ended {
-			e.waitParked = false
+			e.agentQueue.unpark()
 			e.mu.Unlock()
 			return &Error{Code: CodeSessionEnded}
 		}
@@ -53,7 +52,7 @@ func (e *Endpoint) handleWait(w http.ResponseWriter, r *http.Request) *Error {
 			parked = true
 			e.setPresenceLocked("listening", "")
 		}
-		ch := e.wake
+		ch := e.agentQueue.woken()
 		e.mu.Unlock()
 		select {
 		case <-ch:
@@ -64,7 +63,7 @@ func (e *Endpoint) handleWait(w http.ResponseWriter, r *http.Request) *Error {
 		case <-e.ctx.Done():
 		}
 		e.mu.Lock()
-		e.waitParked = false
+		e.agentQueue.unpark()
 		e.scheduleAwayLocked()
 		e.mu.Unlock()
 		w.Header().Set("Cache-Control", "no-store")
@@ -226,7 +225,7 @@ func (e *Endpoint) unitOp(w http.ResponseWriter, r *http.Request, f func(*boardU
 		e.armWatchLocked()
 	}
 	for _, n := range notices {
-		e.deliverLocked(n)
+		e.hub.publish(n)
 	}
 	audit.T, audit.UnitID = time.Now().UnixMilli(), id
 	e.st.appendAgentLog(audit)

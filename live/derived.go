@@ -48,45 +48,47 @@ type derivedSnapshot struct {
 	batches []batchFileData // batch files that lag memory
 }
 
-// loggedLocked records a committed change whose record the event log or
-// the ops journal holds (n bytes appended): board.json lags it, and is
-// rewritten once the logs have grown enough.
-func (e *Endpoint) loggedLocked(n int64) {
-	e.derived.boardDirty = true
-	e.derived.logged += n
-	if e.derived.logged >= e.rewriteAfter() {
-		e.kickWriterLocked()
+// noteLogged records a committed change whose record the event log or the
+// ops journal holds (n bytes appended): board.json lags it, and is
+// rewritten once the logs have grown by rewriteAfter (see
+// [derivedFiles.rewriteAfter]). Endpoint.mu must be held.
+func (d *derivedFiles) noteLogged(n, rewriteAfter int64) {
+	d.boardDirty = true
+	d.logged += n
+	if d.logged >= rewriteAfter {
+		d.kickWriter()
 	}
 }
 
 // rewriteAfter is the log growth, in bytes, that makes the writer rewrite
-// board.json (see [Options.BoardRewrite]).
-func (e *Endpoint) rewriteAfter() int64 {
-	switch r := e.opts.BoardRewrite; {
+// board.json, for [Options.BoardRewrite] r.
+func (d *derivedFiles) rewriteAfter(r int64) int64 {
+	switch {
 	case r > 0:
 		return r
 	case r < 0:
 		return math.MaxInt64
 	}
-	return max(defaultBoardRewrite, e.derived.boardSize.Load())
+	return max(defaultBoardRewrite, d.boardSize.Load())
 }
 
-// markBoardDirtyLocked records a change no log holds and whose loss in a
-// crash is harmless (a batch served, the page stream connected or gone:
-// re-serving follows the pending order, and [Open] marks the stream
-// disconnected): it reaches board.json with the next rewrite.
-func (e *Endpoint) markBoardDirtyLocked() { e.derived.boardDirty = true }
+// markDirty records a change no log holds and whose loss in a crash is
+// harmless (a batch served, the page stream connected or gone: re-serving
+// follows the pending order, and [Open] marks the stream disconnected): it
+// reaches board.json with the next rewrite. Endpoint.mu must be held.
+func (d *derivedFiles) markDirty() { d.boardDirty = true }
 
-// persistSoonLocked records a change no log holds that must reach disk
-// (the loss watch ending): the writer rewrites board.json now.
-func (e *Endpoint) persistSoonLocked() {
-	e.derived.boardDirty = true
-	e.kickWriterLocked()
+// persistSoon records a change no log holds that must reach disk (the loss
+// watch ending): the writer rewrites board.json now. Endpoint.mu must be
+// held.
+func (d *derivedFiles) persistSoon() {
+	d.boardDirty = true
+	d.kickWriter()
 }
 
-func (e *Endpoint) kickWriterLocked() {
+func (d *derivedFiles) kickWriter() {
 	select {
-	case e.derived.kick <- struct{}{}:
+	case d.kick <- struct{}{}:
 	default:
 	}
 }

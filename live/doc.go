@@ -63,8 +63,10 @@
 //
 //   - HTTP (http.go routes and checks, errors.go the one table from a typed
 //     [*Error] to status and body, page.go, agent.go, stream.go, mint.go);
-//   - hub (hub.go): open SSE streams, one-shot notices, agent presence and
-//     the page-lost, watch and away timers;
+//   - hub (hub.go): the [hub] type, the open SSE streams and the one-shot
+//     notices, changed only through attach, publish and detach;
+//     presence.go: agent presence and the page-lost, watch and away timers,
+//     and the stream connect and disconnect that join hub and board;
 //   - transaction (txn.go, session.go): apply envelopes to the board in
 //     memory, append to the log with one fsync, then release notices and
 //     wakes; on a storage failure roll back through the board's undo log
@@ -90,12 +92,13 @@
 //
 // # Processes
 //
-// [Server] is the endpoint process's library half (Start, Close). The
-// process verbs (start, serve, wait, status, stop, replay), the pid file
-// and its lock, owner watching and the environment live in cmd/pikit;
-// [ReadStatus], [Retire], [ReadSession] and [Replay] are what they call.
-// Owner death and the idle timeout stop the process without ending the
-// session; start resumes it.
+// [Server] is the endpoint process's library half (Start, Close, and
+// [Server.Run], which serves until the context ends, the owner process
+// exits or the idle timeout passes; run.go). The process verbs (start,
+// serve, wait, status, stop, replay), the pid file and its lock and the
+// environment live in cmd/pikit; [ReadStatus], [Retire], [ReadSession]
+// and [Replay] are what they call. Owner death and the idle timeout stop
+// the process without ending the session; start resumes it.
 //
 // # Example
 //

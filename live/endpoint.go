@@ -28,8 +28,9 @@ type Endpoint struct {
 	failed     error
 	st         *store
 	ledger                  // board, batches, gap buffer
-	hub                     // streams, one-shot notices, presence, timers
-	agentQueue              // the parked wait
+	hub        hub          // the page's streams and one-shot notices
+	pageWatch               // presence and the page-lost timers
+	agentQueue agentQueue   // the parked wait
 	derived    derivedFiles // board.json and batch files
 	// lastActivity is the last page or agent request (idle timeout);
 	// endUploading is set while a /session/end archive upload runs.
@@ -49,10 +50,33 @@ type ledger struct {
 }
 
 // agentQueue is the agent side of GET /wait: at most one parked wait, woken
-// by closing wake.
+// by closing wakeC. Guarded by Endpoint.mu.
 type agentQueue struct {
-	waitParked bool
-	wake       chan struct{}
+	parked bool
+	wakeC  chan struct{}
+}
+
+func newAgentQueue() agentQueue { return agentQueue{wakeC: make(chan struct{})} }
+
+// park takes the one wait slot; false when another wait holds it.
+func (q *agentQueue) park() bool {
+	if q.parked {
+		return false
+	}
+	q.parked = true
+	return true
+}
+
+// unpark frees the wait slot.
+func (q *agentQueue) unpark() { q.parked = false }
+
+// woken returns the channel the next [agentQueue.wake] closes.
+func (q *agentQueue) woken() <-chan struct{} { return q.wakeC }
+
+// wake wakes a parked wait.
+func (q *agentQueue) wake() {
+	close(q.wakeC)
+	q.wakeC = make(chan struct{})
 }
 
 type gapEntry struct {
@@ -85,11 +109,11 @@ func Open(opts Options) (*Endpoint, error) {
 	e := &Endpoint{
 		opts: opts, log: opts.Logger, ctx: ctx, cancel: cancel, st: st,
 		ledger:       ledger{gap: map[int64]*gapEntry{}},
-		hub:          hub{clients: map[*sseClient]struct{}{}},
-		agentQueue:   agentQueue{wake: make(chan struct{})},
+		agentQueue:   newAgentQueue(),
 		derived:      derivedFiles{kick: make(chan struct{}, 1)},
 		lastActivity: time.Now(),
 	}
+	e.hub = newHub(func() bool { return e.board.Ended })
 	e.presence = presence{State: "away", Since: time.Now().UnixMilli()}
 	e.mint.init(&opts.Mint)
 	e.mu.Lock()
@@ -122,11 +146,7 @@ func (e *Endpoint) Close(ctx context.Context) error {
 		return nil
 	}
 	e.closed = true
-	for _, t := range []*time.Timer{e.lostTimer, e.watchTimer, e.awayTimer} {
-		if t != nil {
-			t.Stop()
-		}
-	}
+	e.stopTimers()
 	e.mu.Unlock()
 	e.cancel()
 	done := make(chan struct{})
@@ -160,7 +180,7 @@ func (e *Endpoint) touchLocked() { e.lastActivity = time.Now() }
 func (e *Endpoint) IdleSince() (time.Time, bool) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	return e.lastActivity, len(e.clients) > 0 || e.endUploading
+	return e.lastActivity, e.hub.streams() > 0 || e.endUploading
 }
 
 // nextBatchLocked picks the batch to serve: served-but-unacked first, then

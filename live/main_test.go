@@ -17,9 +17,10 @@ import (
 )
 
 // procs: the test binary doubles as the endpoint process. As "serve" it
-// runs a [Server] for the arguments (--root, --app-origin) until SIGTERM
-// or until the test process that started it is gone, and prints the start
-// line on stdout once serving; crash and browser tests SIGKILL it.
+// runs [Server.Run] for the arguments (--root, --app-origin) until SIGTERM
+// or until the test process that started it (its owner) is gone, and
+// prints the start line on stdout once serving; crash and browser tests
+// SIGKILL it.
 var procs = testproc.New(map[string]testproc.Role{"serve": serveRole}, nil)
 
 // TestMain runs the tests with the goroutine-leak check, or a role.
@@ -36,32 +37,16 @@ func serveRole(args []string) int {
 		}
 	}
 	s.Options = Options{WaitTimeout: envMillis("CE_LIVE_WAIT_TIMEOUT_MS"), PageLostGrace: envMillis("CE_LIVE_PAGE_LOST_GRACE_MS")}
+	// The test process that started this one is its owner: a test binary
+	// gone leaves no server behind.
+	s.OwnerPID = os.Getppid()
 	ctx, stop := signal.NotifyContext(context.Background(), platform.ShutdownSignals()...)
 	defer stop()
-	if err := s.Start(); err != nil {
-		fmt.Fprintln(os.Stderr, "serve:", err)
-		return 1
-	}
-	os.Stdout.Write(MarshalLine(s.Line()))
-	parent := os.Getppid()
-	tick := time.NewTicker(200 * time.Millisecond) // a test binary gone leaves no server behind
-	defer tick.Stop()
-loop:
-	for {
-		select {
-		case <-ctx.Done():
-			break loop
-		case <-s.Done():
-			break loop
-		case <-tick.C:
-			if os.Getppid() != parent {
-				break loop
-			}
-		}
-	}
-	cctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-	defer cancel()
-	if err := s.Close(cctx); err != nil {
+	err := s.Run(ctx, RunOptions{
+		Ready:      func(l StartLine) { os.Stdout.Write(MarshalLine(l)) },
+		CheckEvery: 200 * time.Millisecond,
+	})
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "serve:", err)
 		return 1
 	}

@@ -128,7 +128,7 @@ func (e *Endpoint) Post(body []byte, sid string) (ackedSeq int64, err error) {
 	}
 	e.touchLocked()
 	res := e.admitLocked(envs)
-	e.deliverLocked(mkNotice("ack", ackedBody{res.ackedSeq}))
+	e.hub.publish(mkNotice("ack", ackedBody{res.ackedSeq}))
 	if res.err != nil {
 		e.log.Error("live: event transaction failed", "err", res.err)
 		return res.ackedSeq, &Error{Code: CodeStorageFailed, Err: res.err, AckedSeq: &res.ackedSeq}
@@ -186,27 +186,22 @@ func (e *Endpoint) handleSessionEnd(w http.ResponseWriter, r *http.Request, sid 
 	case "application/json":
 		ext = "json"
 	}
-	part := filepath.Join(logDir, "archive."+ext+"."+newUUID()+".part")
-	n, err := e.receiveArchive(r.Body, part, budget)
+	final := filepath.Join(logDir, "archive."+ext)
+	n, err := e.receiveArchive(r.Body, final, budget)
 	if errors.Is(err, errArchiveTooLarge) {
-		_ = os.Remove(part)
 		return &Error{Code: CodeTooLarge, MaxBytes: max(budget, 0)}
 	}
+	if errors.Is(err, errArchivePublish) {
+		return &Error{Code: CodeArchiveWriteFailed}
+	}
 	if err != nil {
-		_ = os.Remove(part)
 		return &Error{Code: CodeArchiveWriteFailed, Err: err}
 	}
 	var archiveName jsontext.Value = jsontext.Value("null")
-	final := ""
 	if n > 0 {
-		final = filepath.Join(logDir, "archive."+ext)
-		if err := durable.Rename(part, final); err != nil {
-			_ = os.Remove(part)
-			return &Error{Code: CodeArchiveWriteFailed}
-		}
 		archiveName, _ = json.Marshal("archive." + ext)
 	} else {
-		_ = os.Remove(part)
+		final = ""
 	}
 	e.mu.Lock()
 	if e.board.Ended || e.board.sessionID() != sid {
@@ -247,7 +242,7 @@ func (e *Endpoint) handleSessionEnd(w http.ResponseWriter, r *http.Request, sid 
 	}
 	e.st.logBytes += n
 	e.st.appendAgentLog(auditLine{T: time.Now().UnixMilli(), Kind: "session_end", Archive: archiveName, Bytes: &n})
-	e.wakeLocked()
+	e.agentQueue.wake()
 	e.mu.Unlock()
 	writeJSON(w, http.StatusOK, struct {
 		Status       string `json:"status"`
@@ -257,15 +252,23 @@ func (e *Endpoint) handleSessionEnd(w http.ResponseWriter, r *http.Request, sid 
 	return nil
 }
 
-var errArchiveTooLarge = errors.New("live: archive over budget")
+var (
+	errArchiveTooLarge = errors.New("live: archive over budget")
+	// errArchivePublish is a failure to move the complete archive into
+	// place (rename, directory fsync); its answer carries no errno code.
+	errArchivePublish = errors.New("live: publish archive")
+)
 
-func (e *Endpoint) receiveArchive(body io.Reader, part string, budget int64) (int64, error) {
-	f, err := os.OpenFile(part, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+// receiveArchive streams body to final through a [durable.Writer]: a body
+// of more than budget bytes is drained (at most 16 MiB more) and refused
+// with errArchiveTooLarge; an empty body writes nothing. final is in place,
+// durably, only when it returns n > 0 and no error.
+func (e *Endpoint) receiveArchive(body io.Reader, final string, budget int64) (n int64, err error) {
+	f, err := durable.Create(final, 0o600)
 	if err != nil {
 		return 0, fmt.Errorf("create archive: %w", err)
 	}
-	defer f.Close()
-	var n int64
+	defer f.Abort() // no-op once committed
 	buf := make([]byte, 64<<10)
 	for {
 		k, rerr := body.Read(buf)
@@ -289,7 +292,13 @@ func (e *Endpoint) receiveArchive(body io.Reader, part string, budget int64) (in
 			return n, fmt.Errorf("read archive: %w", rerr)
 		}
 	}
-	if err := f.Sync(); err != nil {
+	if n == 0 {
+		return 0, nil
+	}
+	if err := f.Commit(); err != nil {
+		if de := (*durable.Error)(nil); errors.As(err, &de) && de.Op != "fsync" {
+			return n, fmt.Errorf("%w: %w", errArchivePublish, err)
+		}
 		return n, fmt.Errorf("fsync archive: %w", err)
 	}
 	return n, nil

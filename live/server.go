@@ -21,9 +21,9 @@ import (
 // decides between a fresh start and a resume from the run directory,
 // listens, opens the [Endpoint], records state/session.json and serves;
 // Close stops serving and closes the endpoint. Set the fields, then Start
-// once; a Server cannot be reused. Process concerns (the pid file and its
-// lock, watching the owner, the idle timeout, the environment) belong to
-// the caller (cmd/pikit live serve).
+// once, or Run, which also stops on the idle timeout or the owner's exit;
+// a Server cannot be reused. Process concerns (the pid file and its lock,
+// the environment, signals) belong to the caller (cmd/pikit live serve).
 type Server struct {
 	// Root is the run directory (required).
 	Root string
@@ -50,6 +50,7 @@ type Server struct {
 	line StartLine
 	e    *Endpoint
 	srv  *loopback.Server
+	log  *slog.Logger
 }
 
 // StartLine is what start prints: never the agent token.
@@ -62,11 +63,13 @@ type StartLine struct {
 
 // Start prepares the run directory, listens and serves in the background.
 // It returns once the listener is up and session.json names this process.
+// [Server.Run] is Start plus the serve loop of the endpoint process.
 func (s *Server) Start() error {
 	log := s.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
+	s.log = log
 	root, err := filepath.Abs(s.Root)
 	if err != nil {
 		return fmt.Errorf("live: resolve root: %w", err)

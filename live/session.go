@@ -22,17 +22,15 @@ func (e *Endpoint) endSessionLocked() error {
 			return err
 		}
 	}
-	e.disarmLostLocked()
-	e.oneShot = nil
-	e.deliverLocked(mkNotice("session_ended", struct {
+	e.disarm()
+	e.hub.forget()
+	e.hub.publish(mkNotice("session_ended", struct {
 		Reason    string `json:"reason"`
 		SessionID string `json:"session_id"`
 		LogDir    string `json:"log_dir"`
 	}{"session_end", e.board.sessionID(), e.st.logDir()}))
-	for c := range e.clients {
-		c.endNow()
-	}
-	e.wakeLocked()
+	e.hub.endAll()
+	e.agentQueue.wake()
 	return nil
 }
 
@@ -61,7 +59,7 @@ func (e *Endpoint) openSessionLocked(sid string) error {
 	e.batches = map[string]*batch{}
 	e.gap = map[int64]*gapEntry{}
 	e.gapBytes = 0
-	e.oneShot = nil
+	e.hub.forget()
 	e.setPresenceLocked("away", "")
 	e.st.appendAgentLog(auditLine{T: time.Now().UnixMilli(), Kind: "session_opened", SessionID: sid})
 	return nil
@@ -91,7 +89,7 @@ func (e *Endpoint) bind(hdr string) *Error {
 	sid := b.sessionID()
 	if sid != "" && sid != hdr {
 		unloading := b.Page.LastStreamState != nil && *b.Page.LastStreamState == "unloading"
-		if len(e.clients) == 0 && !e.endUploading && (unloading || b.Page.Stream == "lost") {
+		if e.hub.streams() == 0 && !e.endUploading && (unloading || b.Page.Stream == "lost") {
 			if err := e.endSessionLocked(); err != nil {
 				return &Error{Code: CodeStorageFailed, Err: err}
 			}

@@ -115,8 +115,8 @@ func openStore(root string) (*store, error) {
 		}
 		ents, _ := os.ReadDir(d)
 		for _, e := range ents {
-			// .tmp: temp files of pikit before internal/durable; .part: an
-			// archive upload a crash interrupted.
+			// .tmp and .part: temp files and interrupted archive uploads
+			// of pikit before internal/durable (now durable's temp files).
 			if n := e.Name(); strings.HasSuffix(n, ".tmp") || strings.HasSuffix(n, ".part") {
 				_ = os.Remove(filepath.Join(d, n))
 			}

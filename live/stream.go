@@ -1,7 +1,6 @@
 package live
 
 import (
-	"bytes"
 	"net/http"
 	"time"
 )
@@ -23,79 +22,25 @@ func (e *Endpoint) stream(w http.ResponseWriter, r *http.Request) {
 	h.Set("Content-Type", "text/event-stream")
 	h.Set("Cache-Control", "no-cache, no-transform")
 	h.Set("X-Accel-Buffering", "no")
-	c := &sseClient{ch: make(chan sseItem, 1024), done: make(chan struct{})}
-
-	e.mu.Lock()
-	var first bytes.Buffer
-	first.WriteString(":ok\n\n")
-	first.Write(sseFrame(mkNotice("ack", ackedBody{e.board.AckedSeq})))
-	first.Write(sseFrame(mkNotice("agent", e.presence)))
-	replayed := false
-	for _, n := range e.replayUnitsLocked() {
-		first.Write(sseFrame(n))
-		replayed = true
-	}
-	var claimed []*oneShotNotice
-	for _, o := range e.oneShot {
-		o.queued = false
-		if claimLocked(o) {
-			first.Write(o.frame)
-			claimed = append(claimed, o)
-			replayed = true
-		}
-	}
-	e.oneShot = nil
-	e.clients[c] = struct{}{}
-	if e.lostTimer != nil {
-		e.lostTimer.Stop()
-		e.lostTimer = nil
-	}
-	// A reconnect inside the grace window is a reload: nothing is reported.
-	// The watch itself stays until it expires with a stream up, so a stream
-	// ended by the flush rule and reopened still detects a later loss.
-	if e.board.WatchForLoss && e.watchTimer == nil {
-		e.armWatchLocked()
-	}
-	e.board.Page.Stream = "connected"
-	e.markBoardDirtyLocked()
-	e.touchLocked()
+	c := newSSEClient(1024)
+	first, claimed, replayed := e.connectStream(c)
+	defer e.disconnectStream(c)
 	flushAfter := e.opts.StreamFlush
 	ctxDone := e.ctx.Done()
-	e.mu.Unlock()
-
-	defer func() {
-		e.mu.Lock()
-		e.detachLocked(c)
-		e.mu.Unlock()
-	}()
-	// unwritten returns claimed one-shot notices whose write failed.
-	unwritten := func(os ...*oneShotNotice) {
-		e.mu.Lock()
-		for _, o := range os {
-			o.sent = false
-			c.missed = append(c.missed, o)
-		}
-		e.mu.Unlock()
-	}
 
 	w.WriteHeader(http.StatusOK)
-	if _, err := w.Write(first.Bytes()); err != nil || rc.Flush() != nil {
-		unwritten(claimed...)
+	if _, err := w.Write(first); err != nil || rc.Flush() != nil {
+		e.unwritten(c, claimed...)
 		return
 	}
 	// write sends one queued frame; false when the response is gone.
 	write := func(it sseItem) bool {
-		if it.once != nil {
-			e.mu.Lock()
-			mine := claimLocked(it.once)
-			e.mu.Unlock()
-			if !mine {
-				return true
-			}
+		if it.once != nil && !e.claimOneShot(it.once) {
+			return true
 		}
 		if _, err := w.Write(it.frame); err != nil || rc.Flush() != nil {
 			if it.once != nil {
-				unwritten(it.once)
+				e.unwritten(c, it.once)
 			}
 			return false
 		}

@@ -85,17 +85,17 @@ func TestStream_UnwrittenOneShotRequeued(t *testing.T) {
 
 	e.mu.Lock()
 	a := &sseClient{ch: make(chan sseItem, 1), done: make(chan struct{})}
-	e.clients[a] = struct{}{}
-	e.deliverLocked(applied(1)) // queued, never written
-	e.deliverLocked(applied(2)) // queue full: a is ended, the notice is missed
+	e.hub.clients[a] = struct{}{}
+	e.hub.publish(applied(1)) // queued, never written
+	e.hub.publish(applied(2)) // queue full: a is ended, the notice is missed
 	select {
 	case <-a.done:
 	default:
 		t.Error("a full response was not ended")
 	}
-	e.detachLocked(a)
-	if len(e.oneShot) != 2 {
-		t.Errorf("queued for the next connect: %d, want 2", len(e.oneShot))
+	e.hub.detach(a)
+	if len(e.hub.oneShot) != 2 {
+		t.Errorf("queued for the next connect: %d, want 2", len(e.hub.oneShot))
 	}
 	e.mu.Unlock()
 
@@ -112,18 +112,18 @@ func TestStream_UnwrittenOneShotRequeued(t *testing.T) {
 	e.mu.Lock()
 	b := &sseClient{ch: make(chan sseItem, 4), done: make(chan struct{})}
 	c := &sseClient{ch: make(chan sseItem, 4), done: make(chan struct{})}
-	e.clients[b], e.clients[c] = struct{}{}, struct{}{}
-	e.deliverLocked(applied(3))
-	e.detachLocked(b)
-	if len(c.ch) != 2 || len(e.oneShot) != 0 {
-		t.Errorf("after b left: c holds %d, queued %d; want 2, 0", len(c.ch), len(e.oneShot))
+	e.hub.clients[b], e.hub.clients[c] = struct{}{}, struct{}{}
+	e.hub.publish(applied(3))
+	e.hub.detach(b)
+	if len(c.ch) != 2 || len(e.hub.oneShot) != 0 {
+		t.Errorf("after b left: c holds %d, queued %d; want 2, 0", len(c.ch), len(e.hub.oneShot))
 	}
 	first, second := <-c.ch, <-c.ch
-	if !claimLocked(first.once) || claimLocked(second.once) {
+	if !claimOneShot(first.once) || claimOneShot(second.once) {
 		t.Error("the notice could be written twice")
 	}
-	e.detachLocked(c)
-	if len(e.oneShot) != 0 {
+	e.hub.detach(c)
+	if len(e.hub.oneShot) != 0 {
 		t.Errorf("a written notice was queued again")
 	}
 	e.mu.Unlock()
@@ -300,7 +300,7 @@ func TestStream_PresenceAndQueuedApplied(t *testing.T) {
 	stop()
 	for open := 1; open > 0; {
 		r.e.mu.Lock()
-		open = len(r.e.clients)
+		open = r.e.hub.streams()
 		r.e.mu.Unlock()
 		time.Sleep(5 * time.Millisecond)
 	}

@@ -77,7 +77,7 @@ func (e *Endpoint) admitLocked(envs []*Envelope) admitResult {
 	for _, l := range lines {
 		n += int64(len(l)) + 1
 	}
-	e.loggedLocked(n)
+	e.derived.noteLogged(n, e.derived.rewriteAfter(e.opts.BoardRewrite))
 	return admitResult{ackedSeq: b.AckedSeq}
 }
 
@@ -155,10 +155,10 @@ func (e *Endpoint) afterCommitLocked(produced *effects) {
 		e.batches[bt.env.CheckpointID] = bt
 	}
 	for _, n := range produced.notices {
-		e.deliverLocked(n)
+		e.hub.publish(n)
 	}
 	if len(produced.batches) > 0 {
-		e.wakeLocked()
+		e.agentQueue.wake()
 	}
 }
 
@@ -172,6 +172,6 @@ func (e *Endpoint) commitOpLocked(op opLine) error {
 		return err
 	}
 	e.board.OpSeq = op.Op
-	e.loggedLocked(n)
+	e.derived.noteLogged(n, e.derived.rewriteAfter(e.opts.BoardRewrite))
 	return nil
 }

@@ -79,7 +79,7 @@ func wakeRound(b *testing.B, r *rig, c *http.Client, i int) (post, wake, ack tim
 func awaitParked(r *rig) {
 	for {
 		r.e.mu.Lock()
-		parked := r.e.waitParked
+		parked := r.e.agentQueue.parked
 		r.e.mu.Unlock()
 		if parked {
 			return

@@ -165,18 +165,6 @@ func stopEndpointProcess(ctx context.Context, root string) error {
 	return nil
 }
 
-// watchOwner returns a channel closed when process pid exits: the OS's
-// own notification (platform.WatchProcess: a pidfd on Linux, a process
-// handle on Windows), or, with poll or where there is none, a liveness
-// check every period (platform.PollProcess). The watch's goroutines end
-// with ctx.
-func watchOwner(ctx context.Context, pid int, every time.Duration, poll bool) <-chan struct{} {
-	if poll {
-		return platform.PollProcess(ctx, pid, every)
-	}
-	return platform.WatchProcess(ctx, pid, every)
-}
-
 // defaultOwnerPID is the owner when --owner-pid is not given: the
 // grandparent of this process (the agent behind the shell that ran
 // start), else the parent (reference §3.1 step 2); how says which, for

@@ -87,44 +87,12 @@ func serveLive(ctx context.Context, c liveServeConfig) error {
 			APIKey:  func() string { return get("OPENAI_API_KEY") },
 		},
 	}
-	if err := s.Start(); err != nil {
-		return err
-	}
-	if c.ready != nil {
-		c.ready(s.Line())
-	}
-	check := envMillis(get, "CE_LIVE_LIFECYCLE_CHECK_MS", time.Minute)
-	idle := envMillis(get, "CE_LIVE_IDLE_TIMEOUT_MS", 30*time.Minute)
-	wctx, stopWatch := context.WithCancel(ctx)
-	defer stopWatch()
-	var ownerGone <-chan struct{}
-	if s.OwnerPID > 1 {
-		ownerGone = watchOwner(wctx, s.OwnerPID, check, c.pollOwner)
-	}
-	tick := time.NewTicker(check)
-	defer tick.Stop()
-	log := s.Logger
-loop:
-	for {
-		select {
-		case <-ctx.Done():
-			break loop
-		case <-s.Done():
-			break loop
-		case <-ownerGone:
-			log.Info("live: owner gone; stopping (session kept)")
-			break loop
-		case <-tick.C:
-			last, busy := s.Endpoint().IdleSince()
-			if !busy && time.Since(last) > idle {
-				log.Info("live: idle; stopping (session kept)")
-				break loop
-			}
-		}
-	}
-	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
-	defer cancel()
-	return s.Close(cctx)
+	return s.Run(ctx, live.RunOptions{
+		Ready:       c.ready,
+		IdleTimeout: envMillis(get, "CE_LIVE_IDLE_TIMEOUT_MS", 30*time.Minute),
+		CheckEvery:  envMillis(get, "CE_LIVE_LIFECYCLE_CHECK_MS", time.Minute),
+		PollOwner:   c.pollOwner,
+	})
 }
 
 // envMillis reads a positive number of milliseconds; anything else is def.

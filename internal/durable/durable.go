@@ -14,6 +14,11 @@
 // lowercase hex digits, so [RemoveTemps] can clear the ones a crash left
 // behind without touching anyone else's files.
 //
+// [Create] is the same recipe for content that arrives in pieces (an upload
+// streamed from a request body): its [Writer] takes Writes, then Commit
+// publishes the file as WriteFile does, or Abort drops it. Until Commit the
+// target is untouched; a crash leaves only a temporary file.
+//
 // # Several files
 //
 // [WriteFiles] publishes several files, each atomically, with one directory

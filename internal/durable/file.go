@@ -136,46 +136,18 @@ func writeFile(path string, data []byte, perm fs.FileMode, opts *WriteOptions, o
 	}, perm, opts, ops)
 }
 
-// writeFileFunc is the one recipe behind every whole-file write: write
-// puts the content on the temporary file.
-func writeFileFunc(path string, write func(io.Writer) error, perm fs.FileMode, opts *WriteOptions, ops fileOps) (err error) {
-	tmp, err := tempName(path)
+// writeFileFunc is the one recipe behind every whole-file write (a
+// [Writer]): write puts the content on the temporary file.
+func writeFileFunc(path string, write func(io.Writer) error, perm fs.FileMode, opts *WriteOptions, ops fileOps) error {
+	w, err := create(path, perm, ops)
 	if err != nil {
-		return fail("create temp", path, err)
+		return err
 	}
-	f, err := ops.open(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm&fs.ModePerm)
-	if err != nil {
-		return fail("create temp", path, err)
-	}
-	closed := false
-	defer func() {
-		if err != nil {
-			if !closed {
-				_ = f.Close() // the step's error is the one returned
-			}
-			_ = os.Remove(tmp) // best effort; RemoveTemps clears leftovers
-		}
-	}()
-	if err = write(f); err != nil {
+	if err := write(w.f); err != nil {
+		_ = w.Abort() // the write's error is the one returned
 		return fail("write", path, err)
 	}
-	if err = f.Chmod(perm & fs.ModePerm); err != nil {
-		return fail("chmod", path, err)
-	}
-	if err = f.Sync(); err != nil {
-		return fail("fsync", path, err)
-	}
-	closed = true
-	if err = f.Close(); err != nil {
-		return fail("close", path, err)
-	}
-	if err = ops.rename.do(tmp, path); err != nil {
-		return fail("rename", path, err)
-	}
-	if opts != nil && opts.NoSyncDir {
-		return nil
-	}
-	return SyncDir(filepath.Dir(path))
+	return w.commit(opts)
 }
 
 // tempName returns a fresh temporary name next to path:
