@@ -7,8 +7,8 @@ import (
 	"github.com/pikit-dev/pikit/internal/jsjson"
 )
 
-// MsgAlreadyCurrent is the acknowledgement of a patch that changed nothing.
-const MsgAlreadyCurrent = "State already current."
+// msgAlreadyCurrent is the acknowledgement of a patch that changed nothing.
+const msgAlreadyCurrent = "State already current."
 
 // PatchDetails is the details object of a patch_state result.
 type PatchDetails struct {
@@ -26,11 +26,11 @@ type PatchResult struct {
 	Hints   map[string][]Hint
 }
 
-// AckText is content[0].text: "\nState materialized atomically at
+// ackText is content[0].text: "\nState materialized atomically at
 // cwd+session scopes." ("scope." for one), or "\nState already current.".
-func AckText(changed []string) string {
+func ackText(changed []string) string {
 	if len(changed) == 0 {
-		return "\n" + MsgAlreadyCurrent
+		return "\n" + msgAlreadyCurrent
 	}
 	noun := "scopes"
 	if len(changed) == 1 {
@@ -43,7 +43,7 @@ func AckText(changed []string) string {
 // when something is left to reconcile, "\n" + {"state_updates": …}.
 func NewPatchResult(changed []string, step int, updates *StateUpdates, hints map[string][]Hint) (*PatchResult, error) {
 	r := &PatchResult{
-		Content: []string{AckText(changed)},
+		Content: []string{ackText(changed)},
 		Details: PatchDetails{Scopes: append([]string{}, changed...), Step: step, Changed: len(changed) > 0},
 		Hints:   hints,
 	}

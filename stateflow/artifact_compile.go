@@ -52,9 +52,9 @@ type Compilation struct {
 	Now string
 }
 
-// MsgRequiresCompilerOutput is the error for a patch that leaves an owed
+// msgRequiresCompilerOutput is the error for a patch that leaves an owed
 // compiler output out; the location follows.
-const MsgRequiresCompilerOutput = "Successfully read invalidated artifact requires compiler output at "
+const msgRequiresCompilerOutput = "Successfully read invalidated artifact requires compiler output at "
 
 // Check validates args against the compilation before staging: every owed
 // output is written (a card object, or a null deletion that drops the card)
@@ -69,7 +69,7 @@ func (c *Compilation) Check(args PatchArgs) error {
 		cards, _ := args[r.Scope][PlaneArtifacts].(map[string]any)
 		v, has := cards[r.Path]
 		if _, isObj := v.(map[string]any); !has || (v != nil && !isObj) {
-			return &ToolError{Msg: MsgRequiresCompilerOutput + r.Output}
+			return &ToolError{Msg: msgRequiresCompilerOutput + r.Output}
 		}
 	}
 	for _, scope := range Scopes {
@@ -176,10 +176,10 @@ func ContextUpdate(u *StateUpdates, inv []Invalidation, kr []Rehydration) (strin
 	return PrefixTailNotice + body, err
 }
 
-// ArtifactMembers returns the head members knowledge_rehydration and
+// artifactMembers returns the head members knowledge_rehydration and
 // artifact_invalidations (in the reference's order, each only when
 // non-empty), to follow lazy_navigation (reference §1.11).
-func ArtifactMembers(inv []Invalidation, kr []Rehydration) []Member {
+func artifactMembers(inv []Invalidation, kr []Rehydration) []Member {
 	var out []Member
 	if len(kr) > 0 {
 		out = append(out, Member{"knowledge_rehydration", kr})

@@ -11,9 +11,9 @@ const (
 	CompilerSkill    = "skill-artifact-v1"
 )
 
-// MsgSourceChangedHint is the runtime-only hint an invalidated card carries
+// msgSourceChangedHint is the runtime-only hint an invalidated card carries
 // in model context (reference §1.10). It is never stored.
-const MsgSourceChangedHint = "Source changed since this artifact was compiled. Read and recompile it before relying on it."
+const msgSourceChangedHint = "Source changed since this artifact was compiled. Read and recompile it before relying on it."
 
 // Invalidation reasons (reference §1.10; upstream
 // classifyArtifactCompilationNeed, §3.1).
@@ -95,14 +95,14 @@ func ArtifactSources(states map[string]map[string]any) []ArtifactSource {
 	return out
 }
 
-// CompilationNeed classifies one card's freshness in one scope: "" when
+// compilationNeed classifies one card's freshness in one scope: "" when
 // fresh, else the invalidation reason. prov is the scope's meta.json
 // provenance entry for the path (nil when it has none), malformed says an
 // entry existed but was malformed, skill says the path is a registered Pi
 // Skill (sha256 content hash, skill-artifact-v1) rather than a plain source
 // (lstat fingerprint, artifact-v1). A missing source is not classified here:
 // it is removed.
-func CompilationNeed(prov map[string]any, malformed bool, obs Observation, skill bool) string {
+func compilationNeed(prov map[string]any, malformed bool, obs Observation, skill bool) string {
 	if prov == nil {
 		if malformed {
 			return ReasonInvalidMetadata
@@ -180,7 +180,7 @@ func AssessArtifacts(in FreshnessInput) Freshness {
 		_, skill := in.Skills[src.Path]
 		for _, scope := range src.Scopes {
 			prov, _ := in.Provenance[scope][src.Path].(map[string]any)
-			if r := CompilationNeed(prov, in.Malformed[scope][src.Path], obs, skill); r != "" {
+			if r := compilationNeed(prov, in.Malformed[scope][src.Path], obs, skill); r != "" {
 				f.Invalidations = append(f.Invalidations, Invalidation{Path: src.Path, Scope: scope, Reason: r})
 			}
 		}
@@ -217,10 +217,10 @@ func RemoveArtifactsPatches(states map[string]map[string]any, paths []string) (m
 	return out, nil
 }
 
-// WithArtifactHints returns the projected state with the runtime-only hint
+// withArtifactHints returns the projected state with the runtime-only hint
 // on every effective card that is invalidated in some scope (reference
 // §1.10); state itself is not modified (only the changed path is copied).
-func WithArtifactHints(state map[string]any, inv []Invalidation) map[string]any {
+func withArtifactHints(state map[string]any, inv []Invalidation) map[string]any {
 	cards, ok := state[PlaneArtifacts].(map[string]any)
 	if !ok || len(inv) == 0 {
 		return state
@@ -241,7 +241,7 @@ func WithArtifactHints(state map[string]any, inv []Invalidation) map[string]any 
 		for k, v := range card {
 			c[k] = v
 		}
-		c["hint"] = MsgSourceChangedHint
+		c["hint"] = msgSourceChangedHint
 		nc[i.Path] = c
 	}
 	if nc == nil {

@@ -35,7 +35,7 @@ func TestCompilationNeed(t *testing.T) {
 		{"skill compiled as artifact", good, false, regular, true, ReasonCompilerChanged},
 	}
 	for _, c := range cases {
-		if got := CompilationNeed(c.prov, c.malformed, c.obs, c.skill); got != c.want {
+		if got := compilationNeed(c.prov, c.malformed, c.obs, c.skill); got != c.want {
 			t.Errorf("%s: %q, want %q", c.name, got, c.want)
 		}
 	}
@@ -91,7 +91,7 @@ func TestArtifactContext(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := PrefixActiveHead + `{"state":{"artifacts":{"/a":{"description":"d","hint":"` + MsgSourceChangedHint + `"}}},` +
+	want := PrefixActiveHead + `{"state":{"artifacts":{"/a":{"description":"d","hint":"` + msgSourceChangedHint + `"}}},` +
 		`"knowledge_rehydration":[{"path":"/a","scope":"cwd","output":"cwd.artifacts[\"/a\"]"}],` +
 		`"artifact_invalidations":[{"path":"/a","scope":"cwd","reason":"source-changed"}],` +
 		`"recent_transitions":{"cwd":[{"artifacts":{"/a":{"description":"d"}}}]}}`
@@ -118,8 +118,8 @@ func TestCompilationCheck(t *testing.T) {
 		Skills:   map[string]string{"/s/SKILL.md": "global"},
 	}
 	cases := map[string]string{
-		`{"cwd":{"working":{"x":1}}}`:                          MsgRequiresCompilerOutput + `cwd.artifacts["/a"]`,
-		`{"session":{"artifacts":{"/a":{"description":"d"}}}}`: MsgRequiresCompilerOutput + `cwd.artifacts["/a"]`,
+		`{"cwd":{"working":{"x":1}}}`:                          msgRequiresCompilerOutput + `cwd.artifacts["/a"]`,
+		`{"session":{"artifacts":{"/a":{"description":"d"}}}}`: msgRequiresCompilerOutput + `cwd.artifacts["/a"]`,
 		`{"cwd":{"artifacts":{"/a":{"description":"d"}}}}`:     "",
 		`{"cwd":{"artifacts":{"/a":null}}}`:                    "",
 		`{"cwd":{"artifacts":{"/a":{"description":"d"},"/s/SKILL.md":{"description":"s","kind":"skill","compilation":{"x":1}}}}}`: `Registered Skill compiler output for /s/SKILL.md belongs at global.artifacts["/s/SKILL.md"], not cwd.artifacts`,

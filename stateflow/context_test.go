@@ -7,11 +7,11 @@ import (
 
 func TestBarrier(t *testing.T) {
 	got := Barrier([]string{"read", ToolPatchState, "bash"})
-	if got[0] != MsgBarrierSibling || got[1] != "" || got[2] != MsgBarrierSibling {
+	if got[0] != msgBarrierSibling || got[1] != "" || got[2] != msgBarrierSibling {
 		t.Errorf("one patch: %q", got)
 	}
 	got = Barrier([]string{ToolPatchState, ToolPatchState})
-	if got[0] != MsgBarrierExactlyOne || got[1] != MsgBarrierExactlyOne {
+	if got[0] != msgBarrierExactlyOne || got[1] != msgBarrierExactlyOne {
 		t.Errorf("two patches: %q", got)
 	}
 	if got := Barrier([]string{"read", "bash"}); got[0] != "" || got[1] != "" {

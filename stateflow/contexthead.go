@@ -1,6 +1,7 @@
 package stateflow
 
 import (
+	"github.com/pikit-dev/pikit/stateflow/internal/memo"
 	"strings"
 
 	"github.com/pikit-dev/pikit/internal/jsjson"
@@ -60,21 +61,21 @@ func ActiveHead(in HeadInput) ([2]string, error) {
 	if err != nil {
 		return [2]string{}, err
 	}
-	state := parts.state
+	state := parts.State
 	if len(in.Invalidations) > 0 {
 		// hints on stale cards change the state member: encode it afresh
 		eff, err := in.View.EffectiveAt(0)
 		if err != nil {
 			return [2]string{}, err
 		}
-		b, err := jsjson.Marshal(WithArtifactHints(ModelProjection(in.Roots, eff), in.Invalidations), headJSON)
+		b, err := jsjson.Marshal(withArtifactHints(ModelProjection(in.Roots, eff), in.Invalidations), headJSON)
 		if err != nil {
 			return [2]string{}, err
 		}
-		state = stateMember{b}
+		state = memo.Segments{b}
 	}
 	var b strings.Builder
-	b.Grow(len(PrefixActiveHead) + state.len() + len(parts.nav) + len(parts.rt) + len(in.Specification) + 128)
+	b.Grow(len(PrefixActiveHead) + state.Len() + len(parts.Nav) + len(parts.RT) + len(in.Specification) + 128)
 	b.WriteString(PrefixActiveHead)
 	b.WriteByte('{')
 	if in.Specification != "" {
@@ -87,19 +88,19 @@ func ActiveHead(in HeadInput) ([2]string, error) {
 	for _, seg := range state {
 		b.Write(seg)
 	}
-	if parts.nav != "" {
+	if parts.Nav != "" {
 		b.WriteString(`,"lazy_navigation":`)
-		b.WriteString(parts.nav)
+		b.WriteString(parts.Nav)
 	}
-	for _, m := range ArtifactMembers(in.Invalidations, in.Rehydration) {
+	for _, m := range artifactMembers(in.Invalidations, in.Rehydration) {
 		b.WriteByte(',')
 		if err := writeMember(&b, m.Name, m.Value); err != nil {
 			return [2]string{}, err
 		}
 	}
-	if parts.rt != "" {
+	if parts.RT != "" {
 		b.WriteString(`,"recent_transitions":`)
-		b.WriteString(parts.rt)
+		b.WriteString(parts.RT)
 	}
 	for _, m := range in.Extra {
 		b.WriteByte(',')
@@ -133,18 +134,18 @@ func writeMember(b *strings.Builder, name string, value any) error {
 
 // headPartsOf returns the view's encoded head members, from the read cache
 // when the view is unchanged.
-func headPartsOf(roots *Roots, v *View) (*headParts, error) {
+func headPartsOf(roots *Roots, v *View) (*memo.Head, error) {
 	c, rk := v.readCache(), rootsKey(roots)
-	if h := c.head(rk); h != nil {
+	if h := c.Head(rk); h != nil {
 		return h, nil
 	}
 	eff, err := v.EffectiveAt(0)
 	if err != nil {
 		return nil, err
 	}
-	h := &headParts{}
-	memos := c.encMemos()
-	if h.state, err = encodeSegments(modelProjection(roots, eff, &memos.clean), &jsjson.Options{LoneSurrogates: true, Memo: &memos.head}); err != nil {
+	h := &memo.Head{}
+	memos := c.Memos()
+	if h.State, err = memo.EncodeSegments(modelProjection(roots, eff, &memos.Clean), &jsjson.Options{LoneSurrogates: true, Memo: &memos.Head}); err != nil {
 		return nil, err
 	}
 	if nav := NewLazyNavigation(eff); nav.Available {
@@ -152,19 +153,19 @@ func headPartsOf(roots *Roots, v *View) (*headParts, error) {
 		if err != nil {
 			return nil, err
 		}
-		h.nav = string(b)
+		h.Nav = string(b)
 	}
-	if h.rt, err = encodeRecentTransitions(v, &memos.records); err != nil {
+	if h.RT, err = encodeRecentTransitions(v, &memos.Records); err != nil {
 		return nil, err
 	}
-	c.putHead(rk, h)
+	c.PutHead(rk, h)
 	return h, nil
 }
 
 // PassiveHead is the Passive memory head: {state, lazy_navigation?} with
 // the Passive projection (no response).
 func PassiveHead(roots *Roots, effective map[string]any, extra ...Member) (string, error) {
-	members := []Member{{"state", PassiveProjection(roots, effective)}}
+	members := []Member{{"state", passiveProjection(roots, effective)}}
 	if nav := NewLazyNavigation(effective); nav.Available {
 		members = append(members, Member{"lazy_navigation", nav})
 	}

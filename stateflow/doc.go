@@ -77,12 +77,12 @@
 //     (global, cwd, session), then catalog definition order, then the
 //     module's own order, rendered after the core head by
 //     [RenderModuleData] as user-level text, one line "<id> (<owner>):
-//     <canonical JSON>" under [ModuleDataHeader]. A conversation selection
+//     <canonical JSON>" under [moduleDataHeader]. A conversation selection
 //     is {kind:"conversation", indices:[…]} into the Session frame's
 //     completed segment; only Session owners may select; two or more
 //     selecting modules fail closed (none applies); an index out of range,
 //     or a selection keeping part of a tool-call/result unit
-//     ([ConversationUnits]: an assistant message with toolCall parts plus
+//     ([conversationUnits]: an assistant message with toolCall parts plus
 //     the toolResult messages answering those ids), refuses that selection
 //     (no selection) rather than widening it; duplicate indices are
 //     removed. Diagnostics are returned, never sent to the model.
@@ -92,15 +92,15 @@
 // # Artifacts and Skills (reference §1.10, §1.11)
 //
 // [AssessArtifacts] classifies every registered artifact path per owning
-// scope with [CompilationNeed] (new, invalid-metadata, source-changed,
+// scope with [compilationNeed] (new, invalid-metadata, source-changed,
 // compiler-changed; explicit-refresh is reserved, nothing requests it);
 // proven-missing paths are removed by [RemoveArtifactsPatches]. The Active
 // head carries knowledge_rehydration and artifact_invalidations after
 // lazy_navigation, and each stale effective card the runtime-only hint
-// [MsgSourceChangedHint] ([WithArtifactHints]); [ContextUpdate] renders a
+// [msgSourceChangedHint] ([withArtifactHints]); [ContextUpdate] renders a
 // tail notice. A [Compilation] checks that a patch writes the compiler
 // output owed after a read of an invalidated source
-// ([MsgRequiresCompilerOutput] + `<scope>.artifacts["<path>"]`) and places
+// ([msgRequiresCompilerOutput] + `<scope>.artifacts["<path>"]`) and places
 // registered Skill cards at their scope, and yields the provenance for
 // cards written for sources read. Decisions where the reference is silent:
 // knowledge_rehydration is [{path, scope, output}] with output the location
@@ -135,6 +135,39 @@
 // are shared read-only (as [View.ScopeAt] and [View.EffectiveAt] say);
 // [Stream.Current] still returns an owned copy. Bounds: 32 states, 32
 // overlays, 64 texts or 16 MiB per view.
+//
+// The cache containers (their bounds, locking and identity keys) live in
+// stateflow/internal/memo; this package decides what goes in them.
+//
+// # Files
+//
+// The algebra:
+//
+//   - value.go: JSON values, [DecodeValue], depth bound, [Equal], [Clone];
+//   - patch.go, replay.go, cascade.go: merge-patch ([ApplyPatch]), the
+//     records replayed on disk ([Replay]), dangling-reference cascades;
+//   - overlay.go: [Overlay] and the model/passive/read projections;
+//   - roots.go, validate.go: known roots ([Roots]) and state validation;
+//   - temporal.go, temporal_check.go: [View], [Stream], boundaries, the
+//     temporal model and its validation; offset reads ([View.ScopeAt]);
+//   - stage.go, patchargs.go, ack.go, receipt.go: patch_state from
+//     arguments to staged writes and the acknowledgement and state_updates
+//     texts;
+//   - readpath.go, readtool.go: read_state's paths and results;
+//   - contexthead.go, status.go, tooldefs.go, policy.go, config.go: the
+//     Active/Passive heads, /state-flow-status, tool definitions, the
+//     config and the mode policy;
+//   - artifact_source.go, artifact_compile.go: Artifacts and Skills;
+//   - module*.go: semantic modules (seed 003).
+//
+// The performance caches over it (results are the same without them):
+//
+//   - readcache.go: a view's read cache, its fingerprint and
+//     [View.ValidateReusing];
+//   - validate_reuse.go: validating a stream advanced by another writer
+//     from the earlier view's replay;
+//   - headmemo.go: recent_transitions from memoized record encodings;
+//   - prunememo.go: pruning that skips planes known clean.
 //
 // # Decisions where the reference is silent
 //

@@ -12,7 +12,7 @@ func FuzzParseReadPath(f *testing.F) {
 	}
 	roots := BuiltinRoots()
 	f.Fuzz(func(t *testing.T, s string) {
-		p, err := ParseReadPath(roots, s, 7)
+		p, err := parseReadPath(roots, s, 7)
 		if err != nil {
 			var te *ToolError
 			if !errors.As(err, &te) {
@@ -65,7 +65,7 @@ func FuzzDecodePatchArgs(f *testing.F) {
 			t.Fatalf("state_updates = %v, oracle %v", u.Effective, want)
 		}
 		for scope, after := range st.After {
-			if err := ValidateState(roots, scope, after); err != nil {
+			if err := validateState(roots, scope, after); err != nil {
 				t.Fatalf("staged invalid state: %v", err)
 			}
 			if r, ok := st.Replays[scope]; ok {

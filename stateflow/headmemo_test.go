@@ -2,6 +2,7 @@ package stateflow
 
 import (
 	"fmt"
+	"github.com/pikit-dev/pikit/stateflow/internal/memo"
 	"strings"
 	"testing"
 
@@ -11,7 +12,7 @@ import (
 
 // genRedecodeState draws a state for one scope of the re-decode chain:
 // genState, sometimes with an x_* root and a plane large enough for the
-// plane memo (over memoMinBytes).
+// plane memo (over memo.EncMinBytes).
 func genRedecodeState(t *rapid.T, label string) map[string]any {
 	st := genState().Draw(t, label)
 	if rapid.Bool().Draw(t, label+"-x") {
@@ -23,7 +24,7 @@ func genRedecodeState(t *rapid.T, label string) map[string]any {
 		if w == nil {
 			w = map[string]any{}
 		}
-		w["big"] = strings.Repeat(rapid.SampledFrom([]string{"x", "y"}).Draw(t, label+"-bigc"), memoMinBytes)
+		w["big"] = strings.Repeat(rapid.SampledFrom([]string{"x", "y"}).Draw(t, label+"-bigc"), memo.EncMinBytes)
 		st[PlaneWorking] = w
 	}
 	return st
@@ -144,12 +145,12 @@ func TestRecordMemo_keyedByViewRecord(t *testing.T) {
 		t.Fatal(err)
 	}
 	h1 := head(v1)
-	memo := &v1.readCache().encMemos().records
-	x, ok := memo.get(hidden)
-	if !ok || string(x.enc) != `{"working":{"a":1}}` {
-		t.Fatalf("hidden-root record memoized as %q, %v; want under the view's map", x.enc, ok)
+	records := &v1.readCache().Memos().Records
+	x, ok := records.Get(hidden)
+	if !ok || string(x.Enc) != `{"working":{"a":1}}` {
+		t.Fatalf("hidden-root record memoized as %q, %v; want under the view's map", x.Enc, ok)
 	}
-	if x, ok := memo.get(onlyHidden); !ok || !x.dropped {
+	if x, ok := records.Get(onlyHidden); !ok || !x.Dropped {
 		t.Fatalf("x_-only record: %+v %v, want a dropped entry", x, ok)
 	}
 	// the same maps in a re-decoded view: served from the memo
@@ -171,31 +172,7 @@ func TestRecordMemo_keyedByViewRecord(t *testing.T) {
 	}
 }
 
-// TestRecordMemo_bounds: the memo never holds more than its entry bound
-// nor its byte bound, and does not keep an encoding over a quarter of it.
-func TestRecordMemo_bounds(t *testing.T) {
-	var m recordMemo
-	for i := range recordMemoMaxEntries + 10 {
-		m.put(map[string]any{"i": float64(i)}, recordEnc{enc: []byte(fmt.Sprint(i))})
-		if len(m.entries) > recordMemoMaxEntries {
-			t.Fatalf("%d entries", len(m.entries))
-		}
-	}
-	big := make([]byte, recordMemoMaxBytes/4-1)
-	for range 6 {
-		m.put(map[string]any{}, recordEnc{enc: big})
-		if m.size > recordMemoMaxBytes {
-			t.Fatalf("%d bytes", m.size)
-		}
-	}
-	huge := map[string]any{}
-	m.put(huge, recordEnc{enc: make([]byte, recordMemoMaxBytes/4+1)})
-	if _, ok := m.get(huge); ok {
-		t.Fatal("kept an encoding over a quarter of the byte bound")
-	}
-}
-
-// TestProperty_EncodeSegmentsEqualsMarshal: encodeSegments's segments join to
+// TestProperty_EncodeSegmentsEqualsMarshal: memo.EncodeSegments's segments join to
 // jsjson.Marshal's bytes (with and without a memo, plain and other root
 // keys: index-like, non-ASCII, lone surrogates, quotes, empty), twice, the
 // second time with the memo filled; errors are Marshal's.
@@ -207,19 +184,19 @@ func TestProperty_EncodeSegmentsEqualsMarshal(t *testing.T) {
 			if rapid.IntRange(0, 3).Draw(t, "has-"+k) == 0 {
 				v := genValue(2).Draw(t, "v-"+k)
 				if rapid.IntRange(0, 4).Draw(t, "big-"+k) == 0 {
-					v = map[string]any{"big": strings.Repeat("x", memoMinBytes), "n": v}
+					v = map[string]any{"big": strings.Repeat("x", memo.EncMinBytes), "n": v}
 				}
 				proj[k] = v
 			}
 		}
-		var memo encMemo
+		var enc memo.Enc
 		opts := &jsjson.Options{LoneSurrogates: true}
 		if rapid.Bool().Draw(t, "memo") {
-			opts.Memo = &memo
+			opts.Memo = &enc
 		}
 		want, wantErr := jsjson.Marshal(proj, &jsjson.Options{LoneSurrogates: true})
 		for pass := range 2 {
-			seg, err := encodeSegments(proj, opts)
+			seg, err := memo.EncodeSegments(proj, opts)
 			var got []byte
 			for _, s := range seg {
 				got = append(got, s...)

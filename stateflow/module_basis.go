@@ -92,14 +92,14 @@ func (b *ModuleBasis) Participating(root string, inReach map[string]map[string]a
 	return out
 }
 
-// ResolveUnscoped assigns each unscoped module patch (args[ScopeUnscoped])
+// resolveUnscoped assigns each unscoped module patch (args[ScopeUnscoped])
 // its owner scope and returns new args without ScopeUnscoped: the sole
 // participating owner; with none, Session, or CWD when no session is in
 // reach (current holds the in-reach scopes). Two or more participating
 // owners refuse the patch ([ReasonAmbiguousOwner]); a root given both
 // unscoped and inside its owner's wrapper is refused too. Errors are
 // *ToolError.
-func ResolveUnscoped(args PatchArgs, b *ModuleBasis, current map[string]map[string]any) (PatchArgs, error) {
+func resolveUnscoped(args PatchArgs, b *ModuleBasis, current map[string]map[string]any) (PatchArgs, error) {
 	un, ok := args[ScopeUnscoped]
 	if !ok {
 		return args, nil

@@ -42,7 +42,7 @@ func FuzzStageModules(f *testing.F) {
 		if err != nil {
 			return
 		}
-		resolved, _ := ResolveUnscoped(args, b, cur)
+		resolved, _ := resolveUnscoped(args, b, cur)
 		for scope, before := range cur {
 			for k, v := range before {
 				if _, named := resolved[scope][k]; !named && !Equal(st.After[scope][k], v) {
@@ -72,7 +72,7 @@ func FuzzConversationUnits(f *testing.F) {
 		}
 		seen := map[int]bool{}
 		last := -1
-		for _, u := range ConversationUnits(conv) {
+		for _, u := range conversationUnits(conv) {
 			if len(u) == 0 || u[0] <= last {
 				t.Fatalf("unit %v out of order", u)
 			}

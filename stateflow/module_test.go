@@ -272,7 +272,7 @@ func TestAssembleModuleContext(t *testing.T) {
 		t.Errorf("out of range: %v", plan.Diagnostics)
 	}
 	text, err := RenderModuleData([]ModuleData{{Owner: "cwd", Module: "x_b", Value: map[string]any{"k": "v"}}})
-	if err != nil || text != ModuleDataHeader+"\nx_b (cwd): {\"k\":\"v\"}" {
+	if err != nil || text != moduleDataHeader+"\nx_b (cwd): {\"k\":\"v\"}" {
 		t.Errorf("render %q %v", text, err)
 	}
 }

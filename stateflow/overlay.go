@@ -1,5 +1,7 @@
 package stateflow
 
+import "github.com/pikit-dev/pikit/stateflow/internal/memo"
+
 // Scope names, in overlay order (reference §1.6).
 const (
 	ScopeGlobal  = "global"
@@ -61,7 +63,7 @@ func ModelProjection(roots *Roots, state map[string]any) map[string]any {
 }
 
 // modelProjection is ModelProjection with a memo of clean planes (nil: none).
-func modelProjection(roots *Roots, state map[string]any, memo *cleanMemo) map[string]any {
+func modelProjection(roots *Roots, state map[string]any, clean *memo.Clean) map[string]any {
 	out := map[string]any{}
 	for k, v := range state {
 		r, ok := roots.Lookup(k)
@@ -73,7 +75,7 @@ func modelProjection(roots *Roots, state map[string]any, memo *cleanMemo) map[st
 		}
 		out[k] = v
 	}
-	return prunedMemo(out, memo)
+	return prunedMemo(out, clean)
 }
 
 // pruned is Prune for read-only results: m itself when it holds no empty
@@ -91,20 +93,20 @@ func hasEmptyObject(m map[string]any) bool {
 	return false
 }
 
-// PassiveProjection is the model projection without response (reference
+// passiveProjection is the model projection without response (reference
 // §1.2, 0.26.3).
-func PassiveProjection(roots *Roots, state map[string]any) map[string]any {
+func passiveProjection(roots *Roots, state map[string]any) map[string]any {
 	out := ModelProjection(roots, state)
 	delete(out, PlaneResponse)
 	return out
 }
 
-// ReadProjection is the state a read_state value path selects from
+// readProjection is the state a read_state value path selects from
 // (reference §1.8): lazy dropped unless keepLazy (the path starts at lazy),
 // an empty response dropped, empty objects pruned. External roots are kept
 // exactly as stored, unpruned (exact reads of opaque data, seed 003
 // "Unavailable").
-func ReadProjection(state map[string]any, keepLazy bool) map[string]any {
+func readProjection(state map[string]any, keepLazy bool) map[string]any {
 	out := map[string]any{}
 	var ext map[string]any
 	for k, v := range state {

@@ -2,6 +2,7 @@ package stateflow
 
 import (
 	"fmt"
+	"github.com/pikit-dev/pikit/stateflow/internal/memo"
 	"regexp"
 	"sort"
 	"strconv"
@@ -214,7 +215,7 @@ func Prune(m map[string]any) map[string]any {
 // result means equal), never by a separate deep comparison per level.
 func Replay(before, after map[string]any) map[string]any {
 	out := map[string]any{}
-	if sameMap(before, after) {
+	if memo.SameMap(before, after) {
 		return out
 	}
 	for k, bv := range before {

@@ -171,8 +171,8 @@ func TestStage_messages(t *testing.T) {
 	cur := map[string]map[string]any{"global": {}, "cwd": {}, "session": {}}
 	a := jsonString(t, absSource("a.md"))
 	tests := []struct{ in, want string }{
-		{`{"cwd":{"working":{"a":[null]}}}`, MsgStoredNull},
-		{`{"cwd":{"contract":{"compiled_skills":{"x":1}}}}`, MsgCompiledSkills},
+		{`{"cwd":{"working":{"a":[null]}}}`, msgStoredNull},
+		{`{"cwd":{"contract":{"compiled_skills":{"x":1}}}}`, msgCompiledSkills},
 		{`{"cwd":{"artifacts":{` + a + `:{"kind":"doc"}}}}`, `Artifact metadata at cwd.artifacts[` + a + `] must have a non-empty description`},
 		{`{"cwd":{"artifacts":{` + a + `:{"description":"d","tags":["x","x"]}}}}`, `Artifact metadata at cwd.artifacts[` + a + `] tags must be unique non-empty trimmed strings`},
 	}
@@ -196,8 +196,8 @@ func TestAckText(t *testing.T) {
 		{[]string{"session"}, "\nState materialized atomically at session scope."},
 		{[]string{"cwd", "session"}, "\nState materialized atomically at cwd+session scopes."},
 	} {
-		if got := AckText(tt.in); got != tt.want {
-			t.Errorf("AckText(%v) = %q, want %q", tt.in, got, tt.want)
+		if got := ackText(tt.in); got != tt.want {
+			t.Errorf("ackText(%v) = %q, want %q", tt.in, got, tt.want)
 		}
 	}
 }

@@ -28,7 +28,7 @@ func toolErr(format string, a ...any) error { return &ToolError{Msg: fmt.Sprintf
 // PatchArgs is a decoded, validated patch_state argument: per scope, per
 // root, one merge patch object. Absent scopes are not in the map. Module
 // roots (x_*) given at the top level, beside the scope wrappers, are kept
-// under [ScopeUnscoped] until [ResolveUnscoped] assigns them an owner.
+// under [ScopeUnscoped] until [resolveUnscoped] assigns them an owner.
 type PatchArgs map[string]map[string]any
 
 // ScopeUnscoped is the PatchArgs key of unscoped module patches
@@ -59,12 +59,12 @@ func DecodePatchArgs(roots *Roots, raw []byte) (PatchArgs, error) {
 	if !ok {
 		return nil, toolErr("patch_state requires at least one scope patch")
 	}
-	return ValidatePatchArgs(roots, obj)
+	return validatePatchArgs(roots, obj)
 }
 
-// ValidatePatchArgs validates an already decoded argument object; see
+// validatePatchArgs validates an already decoded argument object; see
 // [DecodePatchArgs].
-func ValidatePatchArgs(roots *Roots, obj map[string]any) (PatchArgs, error) {
+func validatePatchArgs(roots *Roots, obj map[string]any) (PatchArgs, error) {
 	args := PatchArgs{}
 	for _, k := range sortedKeys(obj) {
 		if IsExternalRoot(k) {
@@ -109,7 +109,7 @@ func ValidatePatchArgs(roots *Roots, obj map[string]any) (PatchArgs, error) {
 				return nil, toolErr("Scoped State Flow patch field %s must be a JSON object", k)
 			}
 			if k == PlaneArtifacts {
-				if err := CheckProvenancePatch(scope, pm); err != nil {
+				if err := checkProvenancePatch(scope, pm); err != nil {
 					return nil, &ToolError{Msg: err.Error()}
 				}
 			}

@@ -2,7 +2,7 @@ package stateflow
 
 // Tool availability messages (reference §1.7).
 const (
-	MsgToolsDisabled      = "State Flow tools are disabled by configuration"
+	msgToolsDisabled      = "State Flow tools are disabled by configuration"
 	MsgRuntimeUnavailable = "State Flow temporal runtime is unavailable"
 )
 
@@ -34,13 +34,13 @@ func ResolvePolicy(cfg Config, cfgErr error, sessionMode string) Policy {
 func (p Policy) ToolsExposed() bool { return p.Err == nil && p.Mode != "off" }
 
 // ToolError is the error a tool call answers when it cannot run: the
-// configuration error, or MsgToolsDisabled in Off.
+// configuration error, or msgToolsDisabled in Off.
 func (p Policy) ToolError() error {
 	if p.Err != nil {
 		return &ToolError{Msg: p.Err.Error()}
 	}
 	if p.Mode == "off" {
-		return &ToolError{Msg: MsgToolsDisabled}
+		return &ToolError{Msg: msgToolsDisabled}
 	}
 	return nil
 }

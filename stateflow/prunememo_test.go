@@ -1,6 +1,7 @@
 package stateflow
 
 import (
+	"github.com/pikit-dev/pikit/stateflow/internal/memo"
 	"reflect"
 	"testing"
 
@@ -12,7 +13,7 @@ import (
 // gives the same result as without it.
 func TestProperty_PrunedMemoEqualsPruned(t *testing.T) {
 	rapid.Check(t, func(rt *rapid.T) {
-		memo := &cleanMemo{}
+		clean := &memo.Clean{}
 		leaf := rapid.SampledFrom([]any{1.0, "s", []any{map[string]any{}}, map[string]any{}, map[string]any{"k": map[string]any{}}, map[string]any{"k": 2.0}})
 		planes := make([]map[string]any, 4)
 		for i := range planes {
@@ -25,10 +26,10 @@ func TestProperty_PrunedMemoEqualsPruned(t *testing.T) {
 					state[name] = planes[rapid.IntRange(0, len(planes)-1).Draw(rt, "plane")]
 				}
 			}
-			if got, want := hasEmptyObjectMemo(state, memo), hasEmptyObject(state); got != want {
+			if got, want := hasEmptyObjectMemo(state, clean), hasEmptyObject(state); got != want {
 				rt.Fatalf("memo says %v, walk says %v for %v", got, want, state)
 			}
-			if got, want := prunedMemo(state, memo), Prune(state); !reflect.DeepEqual(got, want) {
+			if got, want := prunedMemo(state, clean), Prune(state); !reflect.DeepEqual(got, want) {
 				rt.Fatalf("pruned %v, want %v", got, want)
 			}
 		}
@@ -37,25 +38,19 @@ func TestProperty_PrunedMemoEqualsPruned(t *testing.T) {
 
 // TestCleanMemo_skipsRememberedPlanes: a plane found clean is remembered
 // by identity and not walked again; one with an empty object is not
-// remembered; the memo is bounded.
+// remembered (the bound: memo.TestClean_bounded).
 func TestCleanMemo_skipsRememberedPlanes(t *testing.T) {
-	memo := &cleanMemo{}
-	clean := map[string]any{"d": map[string]any{"t": "x"}}
+	clean := &memo.Clean{}
+	plane := map[string]any{"d": map[string]any{"t": "x"}}
 	dirty := map[string]any{"d": map[string]any{}}
-	if hasEmptyObjectMemo(map[string]any{"contract": clean}, memo) || !memo.has(clean) {
+	if hasEmptyObjectMemo(map[string]any{"contract": plane}, clean) || !clean.Has(plane) {
 		t.Fatal("clean plane not remembered")
 	}
-	if !hasEmptyObjectMemo(map[string]any{"contract": clean, "working": dirty}, memo) || memo.has(dirty) {
+	if !hasEmptyObjectMemo(map[string]any{"contract": plane, "working": dirty}, clean) || clean.Has(dirty) {
 		t.Fatal("dirty plane missed or remembered")
 	}
-	for range cleanMemoMaxEntries + 1 {
-		memo.put(map[string]any{"n": 1.0})
-	}
-	if n := len(memo.entries); n > cleanMemoMaxEntries {
-		t.Fatalf("memo holds %d entries", n)
-	}
-	var none *cleanMemo
-	if none.has(clean) || hasEmptyObjectMemo(map[string]any{"w": map[string]any{"e": map[string]any{}}}, none) != true {
+	var none *memo.Clean
+	if none.Has(plane) || hasEmptyObjectMemo(map[string]any{"w": map[string]any{"e": map[string]any{}}}, none) != true {
 		t.Fatal("nil memo")
 	}
 }

@@ -53,11 +53,11 @@ func TestReader_Read(t *testing.T) {
 		{`{"path":"working.list[3]"}`, `error: Index 3 is outside working.list with length 3`},
 		{`{"path":"working.list[2:4]"}`, `error: Range [2:4] is outside working.list with length 3`},
 		{`{"path":"working.nope"}`, `error: State Flow read path does not exist: working.nope`},
-		{`{"path":"state"}`, `error: ` + MsgNeedRoot},
+		{`{"path":"state"}`, `error: ` + msgNeedRoot},
 		{`{"path":"effective[8]"}`, `error: State Flow read path index must be an integer from 0 to 7`},
 		{`{"path":"effective[4]"}`, `error: ` + MsgPredatesOrigin},
-		{`{"path":"working..x"}`, `error: ` + MsgBadSelector},
-		{`{"path":"working[-1]"}`, `error: ` + MsgBadSelector},
+		{`{"path":"working..x"}`, `error: ` + msgBadSelector},
+		{`{"path":"working[-1]"}`, `error: ` + msgBadSelector},
 		{`{"path":"cwd.patches"}`, `{"patch":{"contract":{"db":"sqlite"}}}`},
 		{`{"path":"cwd.patches[1]"}`, `{"patch":{"contract":{"db":"pg"},"lazy":{"plan":[1,2]}}}`},
 		{`{"path":"cwd.patches[2]"}`, `error: Requested cwd patch predates retained hot history`},
@@ -71,7 +71,7 @@ func TestReader_Read(t *testing.T) {
 		{`{"paths":["contract.db","working.nope"]}`, `error: State Flow read path does not exist: working.nope`},
 		{`{}`, `error: read_state requires path or paths`},
 		{`{"path":"a","paths":["b"]}`, `error: read_state accepts path or paths, not both`},
-		{`{"path":"session.working.gone"}`, `{"value":null,"hint":[{"type":"dangling-reference","message":"` + MsgDangling + `","paths":["session.intents.ship.plan"]}]}`},
+		{`{"path":"session.working.gone"}`, `{"value":null,"hint":[{"type":"dangling-reference","message":"` + msgDangling + `","paths":["session.intents.ship.plan"]}]}`},
 	}
 	for _, tt := range tests {
 		if got := readText(t, r, tt.args); got != tt.want {
@@ -144,7 +144,7 @@ func TestView_limitZero(t *testing.T) {
 	if _, err := v.EffectiveAt(1); err == nil || err.Error() != MsgPredatesOrigin {
 		t.Fatalf("offset 1 at limit 0: %v", err)
 	}
-	if _, err := v.Advance("C", map[string]map[string]any{"cwd": {"working": map[string]any{"x": 1.0}}}, 0); err != ErrTransitionReused {
+	if _, err := v.Advance("C", map[string]map[string]any{"cwd": {"working": map[string]any{"x": 1.0}}}, 0); err != errTransitionReused {
 		t.Fatalf("reused id: %v", err)
 	}
 }

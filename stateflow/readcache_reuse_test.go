@@ -1,6 +1,7 @@
 package stateflow
 
 import (
+	"github.com/pikit-dev/pikit/stateflow/internal/memo"
 	"testing"
 )
 
@@ -60,7 +61,7 @@ func TestValidateReusing_sharesCache(t *testing.T) {
 	if err := same.ValidateReusing(roots, 2, prev); err != nil {
 		t.Fatal(err)
 	}
-	if e, _ := same.EffectiveAt(0); !sameMap(e, eff) {
+	if e, _ := same.EffectiveAt(0); !memo.SameMap(e, eff) {
 		t.Fatal("same shape did not share the read cache")
 	}
 	changed := prev.ReadClone()
@@ -71,10 +72,10 @@ func TestValidateReusing_sharesCache(t *testing.T) {
 	if err := changed.ValidateReusing(roots, 2, prev); err != nil {
 		t.Fatal(err)
 	}
-	if c, _ := changed.ScopeAt("cwd", 0); !sameMap(c, cwd) {
+	if c, _ := changed.ScopeAt("cwd", 0); !memo.SameMap(c, cwd) {
 		t.Fatal("unchanged CWD stream's state not carried")
 	}
-	if e, _ := changed.EffectiveAt(0); sameMap(e, eff) || e["working"].(map[string]any)["n"] != 2.0 {
+	if e, _ := changed.EffectiveAt(0); memo.SameMap(e, eff) || e["working"].(map[string]any)["n"] != 2.0 {
 		t.Fatalf("changed view read a stale overlay: %v", e)
 	}
 }

@@ -2,6 +2,7 @@ package stateflow
 
 import (
 	"fmt"
+	"github.com/pikit-dev/pikit/stateflow/internal/memo"
 	"strings"
 	"sync"
 	"testing"
@@ -27,11 +28,11 @@ func referenceHead(in HeadInput) ([2]string, error) {
 	if in.Specification != "" {
 		members = append(members, Member{"specification", in.Specification})
 	}
-	members = append(members, Member{"state", WithArtifactHints(ModelProjection(in.Roots, eff), in.Invalidations)})
+	members = append(members, Member{"state", withArtifactHints(ModelProjection(in.Roots, eff), in.Invalidations)})
 	if nav := NewLazyNavigation(eff); nav.Available {
 		members = append(members, Member{"lazy_navigation", nav})
 	}
-	members = append(members, ArtifactMembers(in.Invalidations, in.Rehydration)...)
+	members = append(members, artifactMembers(in.Invalidations, in.Rehydration)...)
 	if rt := recentTransitions(v); len(rt) > 0 {
 		members = append(members, Member{"recent_transitions", rt})
 	}
@@ -191,7 +192,7 @@ func TestReadCache_sharedStateStaysIntact(t *testing.T) {
 	// the shared states are the cache's, not copies
 	s1, _ := a.ScopeAt(ScopeSession, 0)
 	s2, _ := b.ScopeAt(ScopeSession, 0)
-	if !sameMap(s1, s2) {
+	if !memo.SameMap(s1, s2) {
 		t.Fatal("read clones of one snapshot materialized the session state twice")
 	}
 	// b changes: every mutating method, plus edits of an owned Current
@@ -282,7 +283,7 @@ func TestReadCache_concurrentClones(t *testing.T) {
 
 // TestProperty_ValidateStepEqualsValidateState: validating a replayed
 // record by what it touched (validateStep) accepts and rejects exactly as
-// ValidateState on the whole state after it, with the same message, for a
+// validateState on the whole state after it, with the same message, for a
 // valid state before and records that break at most one rule.
 func TestProperty_ValidateStepEqualsValidateState(t *testing.T) {
 	roots := BuiltinRoots()
@@ -292,7 +293,7 @@ func TestProperty_ValidateStepEqualsValidateState(t *testing.T) {
 		if rapid.Bool().Draw(t, "card") {
 			before[PlaneArtifacts] = map[string]any{absSource("abs/a.md"): map[string]any{"description": "d"}}
 		}
-		if err := ValidateState(roots, scope, before); err != nil {
+		if err := validateState(roots, scope, before); err != nil {
 			t.Fatalf("generated an invalid state: %v", err)
 		}
 		after := Clone(before).(map[string]any)
@@ -318,9 +319,9 @@ func TestProperty_ValidateStepEqualsValidateState(t *testing.T) {
 		patch := Replay(before, after)
 		st := Clone(before).(map[string]any)
 		applyInPlace(st, patch)
-		step, whole := validateStep(roots, scope, st, patch), ValidateState(roots, scope, st)
+		step, whole := validateStep(roots, scope, st, patch), validateState(roots, scope, st)
 		if fmt.Sprint(step) != fmt.Sprint(whole) {
-			t.Fatalf("patch %v on %v in %s: validateStep %v, ValidateState %v", patch, before, scope, step, whole)
+			t.Fatalf("patch %v on %v in %s: validateStep %v, validateState %v", patch, before, scope, step, whole)
 		}
 	})
 }

@@ -8,8 +8,8 @@ import (
 
 // Read path errors (reference §1.8).
 const (
-	MsgBadSelector = "Invalid State Flow read path selector"
-	MsgNeedRoot    = "State Flow read path requires a semantic path or an effective, global, cwd, or session root"
+	msgBadSelector = "Invalid State Flow read path selector"
+	msgNeedRoot    = "State Flow read path requires a semantic path or an effective, global, cwd, or session root"
 )
 
 // SelectorKind distinguishes read path selectors.
@@ -48,13 +48,13 @@ func (p *ReadPath) StartsAtLazy() bool {
 	return len(p.Selectors) > 0 && p.Selectors[0].Kind == SelKey && p.Selectors[0].Key == PlaneLazy
 }
 
-// ParseReadPath parses text under the given roots (planes that may start an
+// parseReadPath parses text under the given roots (planes that may start an
 // unscoped path) and historyLimit. Errors are *ToolError with the exact text.
-func ParseReadPath(roots *Roots, text string, limit int) (*ReadPath, error) {
+func parseReadPath(roots *Roots, text string, limit int) (*ReadPath, error) {
 	p := &ReadPath{Text: text}
 	i := identEnd(text, 0)
 	if i == 0 {
-		return nil, toolErr(MsgNeedRoot)
+		return nil, toolErr(msgNeedRoot)
 	}
 	head := text[:i]
 	switch {
@@ -62,7 +62,7 @@ func ParseReadPath(roots *Roots, text string, limit int) (*ReadPath, error) {
 		p.Root = head
 	default:
 		if _, ok := roots.Lookup(head); !ok && !IsExternalRoot(head) {
-			return nil, toolErr(MsgNeedRoot)
+			return nil, toolErr(msgNeedRoot)
 		}
 		p.Root, p.Plane = "effective", true
 		p.Selectors = append(p.Selectors, Selector{Kind: SelKey, Key: head, Text: head})
@@ -71,7 +71,7 @@ func ParseReadPath(roots *Roots, text string, limit int) (*ReadPath, error) {
 	if !p.Plane && strings.HasPrefix(rest, "[") {
 		n, size, ok := bracketInt(rest)
 		if !ok {
-			return nil, toolErr(MsgBadSelector)
+			return nil, toolErr(msgBadSelector)
 		}
 		if n < 0 || n > limit {
 			return nil, toolErr("State Flow read path index must be an integer from 0 to %d", limit)
@@ -87,7 +87,7 @@ func ParseReadPath(roots *Roots, text string, limit int) (*ReadPath, error) {
 		}
 		n, size, ok := bracketInt(r)
 		if !ok || size != len(r) {
-			return nil, toolErr(MsgBadSelector)
+			return nil, toolErr(msgBadSelector)
 		}
 		if n > limit {
 			return nil, toolErr("State Flow read path index must be an integer from 0 to %d", limit)
@@ -110,14 +110,14 @@ func parseSelectors(s string) ([]Selector, error) {
 		case '.':
 			e := identEnd(s, 1)
 			if e == 1 {
-				return nil, toolErr(MsgBadSelector)
+				return nil, toolErr(msgBadSelector)
 			}
 			out = append(out, Selector{Kind: SelKey, Key: s[1:e], Text: s[:e]})
 			s = s[e:]
 		case '[':
 			end := strings.IndexByte(s, ']')
 			if end < 0 {
-				return nil, toolErr(MsgBadSelector)
+				return nil, toolErr(msgBadSelector)
 			}
 			body := s[1:end]
 			sel := Selector{Text: s[:end+1]}
@@ -125,20 +125,20 @@ func parseSelectors(s string) ([]Selector, error) {
 				x, ok1 := parseIndex(a)
 				y, ok2 := parseIndex(b)
 				if !ok1 || !ok2 || y < x {
-					return nil, toolErr(MsgBadSelector)
+					return nil, toolErr(msgBadSelector)
 				}
 				sel.Kind, sel.Index, sel.End = SelRange, x, y
 			} else {
 				x, ok := parseIndex(body)
 				if !ok {
-					return nil, toolErr(MsgBadSelector)
+					return nil, toolErr(msgBadSelector)
 				}
 				sel.Kind, sel.Index = SelIndex, x
 			}
 			out = append(out, sel)
 			s = s[end+1:]
 		default:
-			return nil, toolErr(MsgBadSelector)
+			return nil, toolErr(msgBadSelector)
 		}
 	}
 	return out, nil

@@ -3,6 +3,7 @@ package stateflow
 import (
 	"errors"
 	"fmt"
+	"github.com/pikit-dev/pikit/stateflow/internal/memo"
 	"strconv"
 	"strings"
 	"unicode/utf16"
@@ -93,13 +94,13 @@ type Reader struct {
 // snapshot is a lookup. Errors are not memoized.
 func (r *Reader) Read(args *ReadArgs) (string, error) {
 	c := r.View.readCache()
-	key := resultKey{roots: rootsKey(r.Roots), limit: r.Limit, args: args.cacheKey()}
-	if text, ok := c.result(key); ok {
+	key := memo.ResultKey{Roots: rootsKey(r.Roots), Limit: r.Limit, Args: args.cacheKey()}
+	if text, ok := c.Result(key); ok {
 		return text, nil
 	}
 	text, err := r.read(args)
 	if err == nil {
-		c.putResult(key, text)
+		c.PutResult(key, text)
 	}
 	return text, err
 }
@@ -121,7 +122,7 @@ func (a *ReadArgs) cacheKey() string {
 func (r *Reader) read(args *ReadArgs) (string, error) {
 	var results []any
 	for _, text := range args.Paths {
-		p, err := ParseReadPath(r.Roots, text, r.Limit)
+		p, err := parseReadPath(r.Roots, text, r.Limit)
 		if err != nil {
 			return "", err
 		}
@@ -130,7 +131,7 @@ func (r *Reader) read(args *ReadArgs) (string, error) {
 			var nf *PathNotFoundError
 			if !args.Batch && args.Projection == "value" && asNotFound(err, &nf) {
 				if owners := r.danglingOwners(text); len(owners) > 0 {
-					return encodeResult(danglingResult{Hint: []danglingHint{{Type: "dangling-reference", Message: MsgDangling, Paths: owners}}})
+					return encodeResult(danglingResult{Hint: []danglingHint{{Type: "dangling-reference", Message: msgDangling, Paths: owners}}})
 				}
 			}
 			return "", err
@@ -157,7 +158,7 @@ func (r *Reader) read(args *ReadArgs) (string, error) {
 // whose maps outlive the view) at depth 1 and never x itself, which is
 // made afresh per view and would only churn the memo.
 func (r *Reader) encodeSingle(res any) (string, error) {
-	opts := &jsjson.Options{LoneSurrogates: true, Memo: &r.View.readCache().encMemos().read}
+	opts := &jsjson.Options{LoneSurrogates: true, Memo: &r.View.readCache().Memos().Read}
 	if m, ok := res.(map[string]any); ok && len(m) == 1 {
 		for name, x := range m {
 			k, err := jsjson.Marshal(name, opts)
@@ -169,7 +170,7 @@ func (r *Reader) encodeSingle(res any) (string, error) {
 				return "", err
 			}
 			var b strings.Builder
-			b.Grow(len(k) + v.len() + 3)
+			b.Grow(len(k) + v.Len() + 3)
 			b.WriteByte('{')
 			b.Write(k)
 			b.WriteByte(':')
@@ -192,12 +193,12 @@ const maxSegmentedKeys = 16
 // encodeValue is jsjson.Marshal(x, opts) as segments: an object of at most
 // maxSegmentedKeys members through encodeSegments, so its memoized planes
 // are copied once, into the result text.
-func encodeValue(x any, opts *jsjson.Options) (stateMember, error) {
+func encodeValue(x any, opts *jsjson.Options) (memo.Segments, error) {
 	if m, ok := x.(map[string]any); ok && len(m) <= maxSegmentedKeys {
-		return encodeSegments(m, opts)
+		return memo.EncodeSegments(m, opts)
 	}
 	b, err := jsjson.Marshal(x, opts)
-	return stateMember{b}, err
+	return memo.Segments{b}, err
 }
 
 func encodeResult(v any) (string, error) {
@@ -241,7 +242,7 @@ func (r *Reader) one(p *ReadPath, projection string) (any, error) {
 		return nil, err
 	}
 	if m, ok := sel.(map[string]any); ok {
-		sel = prunedRead(m, p, &r.View.readCache().encMemos().clean)
+		sel = prunedRead(m, p, &r.View.readCache().Memos().Clean)
 	}
 	if projection == "keys" {
 		return keysOf(sel), nil
@@ -374,8 +375,8 @@ func intersect(patch map[string]any, sels []Selector) any {
 	return cur
 }
 
-// MsgDangling is the dangling-reference hint message (reference §1.8).
-const MsgDangling = "The requested value is unavailable in the selected state. These current values reference that path, not a verified new location. Use this evidence if relevant to the task."
+// msgDangling is the dangling-reference hint message (reference §1.8).
+const msgDangling = "The requested value is unavailable in the selected state. These current values reference that path, not a verified new location. Use this evidence if relevant to the task."
 
 // danglingResult is the sentinel result, in upstream member order.
 type danglingResult struct {
@@ -464,7 +465,7 @@ func containsMention(s, path string) bool {
 	}
 }
 
-// rootProjection applies the root-level rules of [ReadProjection] (lazy
+// rootProjection applies the root-level rules of [readProjection] (lazy
 // dropped unless the path starts there, empty response and empty roots
 // dropped) without copying the planes; the selected value is pruned after
 // selection, so a read copies only what it returns. Stored states hold no

@@ -45,7 +45,7 @@ func TestResolvePolicy(t *testing.T) {
 	}
 	p = ResolvePolicy(DefaultConfig(), nil, "")
 	var te *ToolError
-	if p.Mode != "off" || !errors.As(p.ToolError(), &te) || te.Msg != MsgToolsDisabled {
+	if p.Mode != "off" || !errors.As(p.ToolError(), &te) || te.Msg != msgToolsDisabled {
 		t.Errorf("default: %+v", p)
 	}
 	if p := ResolvePolicy(Config{Mode: "passive"}, nil, "active"); p.Mode != "active" || !p.ToolsExposed() {

@@ -1,6 +1,7 @@
 package stateflow
 
 import (
+	"github.com/pikit-dev/pikit/stateflow/internal/memo"
 	"reflect"
 	"testing"
 
@@ -53,9 +54,9 @@ func TestRecentTransitions_noCloneNoLeak(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var memo recordMemo
+	var records memo.Records
 	for pass := range 2 {
-		enc, err := encodeRecentTransitions(v, &memo)
+		enc, err := encodeRecentTransitions(v, &records)
 		if err != nil || enc != string(want2) {
 			t.Fatalf("pass %d: encodeRecentTransitions %s, %v; want %s", pass, enc, err, want2)
 		}

@@ -59,12 +59,12 @@ type Roots struct {
 	namespace bool
 }
 
-// ModuleRootPattern is the JSON Schema pattern of module root ids.
-const ModuleRootPattern = `^x_[a-z][a-z0-9_]*$`
+// moduleRootPattern is the JSON Schema pattern of module root ids.
+const moduleRootPattern = `^x_[a-z][a-z0-9_]*$`
 
 // WithModuleNamespace returns a copy of r whose patch_state schema admits
 // any module root id (object or null) at the top level and in every scope
-// (patternProperties [ModuleRootPattern]), for a tool registered before its
+// (patternProperties [moduleRootPattern]), for a tool registered before its
 // session's modules are: Pi validates arguments against the schema it was
 // given, and staging decides whether the root may be written.
 func (r *Roots) WithModuleNamespace() *Roots {
@@ -167,8 +167,8 @@ func (r *Roots) Filter(state map[string]any) map[string]any {
 	return out
 }
 
-// HasExternal reports whether state holds an x_* root.
-func HasExternal(state map[string]any) bool {
+// hasExternal reports whether state holds an x_* root.
+func hasExternal(state map[string]any) bool {
 	for k := range state {
 		if IsExternalRoot(k) {
 			return true

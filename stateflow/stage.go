@@ -33,7 +33,7 @@ func Stage(roots *Roots, current map[string]map[string]any, args PatchArgs) (*St
 }
 
 // StageModules is [Stage] with module roots (seed 003): unscoped module
-// patches are resolved ([ResolveUnscoped]); then every named module root
+// patches are resolved ([resolveUnscoped]); then every named module root
 // of every scope must be Available in its scope and not immutable — all
 // checked before any validator runs; the root's merge patch gives a
 // complete resulting value (empty objects pruned as in planes; null or an
@@ -42,7 +42,7 @@ func Stage(roots *Roots, current map[string]map[string]any, args PatchArgs) (*St
 // x_* roots the patch does not name keep their exact prior value. Errors
 // are *ToolError; module refusals carry a *ModuleError as Cause.
 func StageModules(ctx context.Context, roots *Roots, current map[string]map[string]any, args PatchArgs, mods *ModuleBasis) (*Staged, error) {
-	args, err := ResolveUnscoped(args, mods, current)
+	args, err := resolveUnscoped(args, mods, current)
 	if err != nil {
 		return nil, err
 	}
@@ -76,7 +76,7 @@ func StageModules(ctx context.Context, roots *Roots, current map[string]map[stri
 		}
 		after, receipts := Cascade(scope, before, Prune(applied))
 		after = keepOpaque(Prune(keepCarried(roots, scope, after, before)), before, p)
-		if err := ValidateState(roots, scope, touched(after, p, receipts)); err != nil {
+		if err := validateState(roots, scope, touched(after, p, receipts)); err != nil {
 			return nil, &ToolError{Msg: err.Error()}
 		}
 		if err := validateModuleRoots(ctx, scope, before, after, named[scope], mods, st); err != nil {

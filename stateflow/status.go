@@ -98,7 +98,7 @@ func StatusReport(in StatusInput) string {
 		fmt.Fprintf(&b, "Error: %s\n", err.Error())
 		return b.String()
 	}
-	proj := ReadProjection(eff, true)
+	proj := readProjection(eff, true)
 	b.WriteString("Effective:\n")
 	for i, k := range sortedKeys(proj) {
 		if i > 0 {

@@ -187,8 +187,8 @@ func (v *View) Vector() string {
 	return fmt.Sprintf("g%dc%ds%d", rev(0), rev(1), rev(2))
 }
 
-// ErrTransitionReused is an Advance with an id already in the view.
-var ErrTransitionReused = errors.New("State Flow transition identity has already been used")
+// errTransitionReused is an Advance with an id already in the view.
+var errTransitionReused = errors.New("State Flow transition identity has already been used")
 
 // Advance accepts one transition id with per-scope replay patches (reference
 // §2.4 "Advance"): scopes the patch does not change get no record; each
@@ -219,7 +219,7 @@ func (v *View) Advance(id string, patches map[string]map[string]any, limit int) 
 		return nil, nil
 	}
 	if v.knows(id) {
-		return nil, ErrTransitionReused
+		return nil, errTransitionReused
 	}
 	v.detachCache()
 	head := v.Head()

@@ -2,6 +2,7 @@ package stateflow
 
 import (
 	"fmt"
+	"github.com/pikit-dev/pikit/stateflow/internal/memo"
 	"strings"
 )
 
@@ -43,7 +44,7 @@ func (v *View) validateStream(roots *Roots, i, limit int) error {
 	if err != nil {
 		return err
 	}
-	v.readCache().putState(stateKey{scope: i, pos: headPosition(s)}, cur)
+	v.readCache().PutState(memo.StateKey{Scope: i, Pos: headPosition(s)}, cur)
 	return nil
 }
 
@@ -65,7 +66,7 @@ func (s *Stream) validate(roots *Roots, scope string, limit int) (map[string]any
 	if err := validBoundary(s.Checkpoint.Through); err != nil {
 		return nil, err
 	}
-	if err := ValidateState(roots, scope, s.Checkpoint.State); err != nil {
+	if err := validateState(roots, scope, s.Checkpoint.State); err != nil {
 		return nil, stateErr(scope, "checkpoint", err)
 	}
 	if err := s.validateTail(limit); err != nil {
@@ -118,11 +119,11 @@ func StateMsg(scope, where, reason string) string {
 	return fmt.Sprintf("Invalid temporal materialized semantic state in %s %s: %s", scope, where, reason)
 }
 
-// stateErr renders a ValidateState failure as upstream reports it: a null
+// stateErr renders a validateState failure as upstream reports it: a null
 // as StateNull, any other rule as StateInvalidData.
 func stateErr(scope, where string, err error) error {
 	reason := StateInvalidData
-	if se, ok := err.(*StateError); ok && se.Msg == MsgStoredNull {
+	if se, ok := err.(*StateError); ok && se.Msg == msgStoredNull {
 		reason = StateNull
 	}
 	return &TemporalError{Msg: StateMsg(scope, where, reason)}
@@ -314,8 +315,8 @@ func (v *View) stateAt(i int, s *Stream, pos int) map[string]any {
 		return s.stateAt(pos) // an invalid tail; never cached
 	}
 	c := v.readCache()
-	k := stateKey{scope: i, pos: key}
-	near, nearPos, exact := c.state(k)
+	k := memo.StateKey{Scope: i, Pos: key}
+	near, nearPos, exact := c.State(k)
 	if exact {
 		return near
 	}
@@ -330,14 +331,14 @@ func (v *View) stateAt(i int, s *Stream, pos int) map[string]any {
 	for _, r := range s.Patches[from : last+1] {
 		applyInPlace(st, r.Patch)
 	}
-	return c.putState(k, st)
+	return c.PutState(k, st)
 }
 
 // EffectiveAt overlays the three scopes at offset. The result shares
 // subtrees with the read cache: callers must not modify it.
 func (v *View) EffectiveAt(offset int) (map[string]any, error) {
 	c := v.readCache()
-	if eff := c.overlay(offset); eff != nil {
+	if eff := c.Overlay(offset); eff != nil {
 		return eff, nil
 	}
 	var layers []map[string]any
@@ -348,7 +349,7 @@ func (v *View) EffectiveAt(offset int) (map[string]any, error) {
 		}
 		layers = append(layers, st)
 	}
-	return c.putOverlay(offset, Overlay(layers...)), nil
+	return c.PutOverlay(offset, Overlay(layers...)), nil
 }
 
 // ScopePatchAt is the semantic patch scope recorded at the offset-th
@@ -396,15 +397,15 @@ func (v *View) RecordBack(scope string, n int) (Record, error) {
 // validateStep validates the state after one replayed record, looking only
 // at what the record can have changed: values it introduced (no null
 // inside), the types of the roots it names, and the artifact registry or
-// contract when it touched them. It is equivalent to ValidateState on the
+// contract when it touched them. It is equivalent to validateState on the
 // whole state when the state before the record was valid.
 func validateStep(roots *Roots, scope string, st, patch map[string]any) error {
 	for _, v := range patch {
 		if introducesNull(v) {
-			return &StateError{Msg: MsgStoredNull}
+			return &StateError{Msg: msgStoredNull}
 		}
 	}
-	// The rules ValidateState applies, on the roots the record named: their
+	// The rules validateState applies, on the roots the record named: their
 	// types and scopes (an object root stands in as an empty object with,
 	// for contract, its retired field), and the artifact registry whole.
 	// Nulls need no scan of the state: a state that was valid can only
@@ -426,7 +427,7 @@ func validateStep(roots *Roots, scope string, st, patch map[string]any) error {
 		}
 		part[k] = stub
 	}
-	return ValidateState(roots, scope, part)
+	return validateState(roots, scope, part)
 }
 
 // introducesNull reports a null a replay value would store: nulls inside

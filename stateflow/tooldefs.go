@@ -8,8 +8,8 @@ const (
 
 // Barrier messages (reference §1.7 "Barrier").
 const (
-	MsgBarrierExactlyOne = "A State Flow barrier response must contain exactly one patch_state call"
-	MsgBarrierSibling    = "Blocked by the patch_state barrier; reconsider this action after State Flow rematerializes context"
+	msgBarrierExactlyOne = "A State Flow barrier response must contain exactly one patch_state call"
+	msgBarrierSibling    = "Blocked by the patch_state barrier; reconsider this action after State Flow rematerializes context"
 )
 
 // PatchStateSchema is the patch_state parameter schema as JSON Schema data
@@ -36,7 +36,7 @@ func PatchStateSchema(roots *Roots) map[string]any {
 	}
 	out := map[string]any{"type": "object", "properties": props, "additionalProperties": false}
 	if roots.namespace {
-		pattern := map[string]any{ModuleRootPattern: map[string]any{"type": []any{"object", "null"}}}
+		pattern := map[string]any{moduleRootPattern: map[string]any{"type": []any{"object", "null"}}}
 		scope["patternProperties"] = pattern
 		out["patternProperties"] = pattern
 	}
@@ -74,9 +74,9 @@ func Barrier(calls []string) []string {
 	for i, c := range calls {
 		switch {
 		case c == ToolPatchState && patches > 1:
-			out[i] = MsgBarrierExactlyOne
+			out[i] = msgBarrierExactlyOne
 		case c != ToolPatchState:
-			out[i] = MsgBarrierSibling
+			out[i] = msgBarrierSibling
 		}
 	}
 	return out

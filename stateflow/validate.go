@@ -8,8 +8,8 @@ import (
 
 // Exact upstream messages of state validation (reference §1.7).
 const (
-	MsgStoredNull     = "Materialized state cannot contain null; use null only as an object-key deletion marker"
-	MsgCompiledSkills = "contract.compiled_skills is retired; Skill compilations belong only in source-addressed artifacts"
+	msgStoredNull     = "Materialized state cannot contain null; use null only as an object-key deletion marker"
+	msgCompiledSkills = "contract.compiled_skills is retired; Skill compilations belong only in source-addressed artifacts"
 )
 
 // StateError is a materialized state that breaks a rule; Msg is the exact
@@ -23,14 +23,14 @@ func (e *StateError) Error() string { return e.Msg }
 var provenanceFields = []string{"hash", "compiler", "compiled_at", "sourceHash", "sourceFingerprint",
 	"compilerRevision", "compiledAt", "source_hash_verified", "hint"}
 
-// ValidateState checks one scope's materialized state: no null anywhere, the
+// validateState checks one scope's materialized state: no null anywhere, the
 // known roots of the right JSON type, response only in Session, no retired
 // contract.compiled_skills and a valid artifact registry. scope is
 // "global", "cwd" or "session".
-func ValidateState(roots *Roots, scope string, state map[string]any) error {
+func validateState(roots *Roots, scope string, state map[string]any) error {
 	for k, v := range state {
 		if ContainsNull(v) {
-			return &StateError{Msg: MsgStoredNull}
+			return &StateError{Msg: msgStoredNull}
 		}
 		root, ok := roots.Lookup(k)
 		if !ok {
@@ -55,12 +55,12 @@ func ValidateState(roots *Roots, scope string, state map[string]any) error {
 	}
 	if c, ok := state[PlaneContract].(map[string]any); ok {
 		if _, ok := c["compiled_skills"]; ok {
-			return &StateError{Msg: MsgCompiledSkills}
+			return &StateError{Msg: msgCompiledSkills}
 		}
 	}
 	if a, ok := state[PlaneArtifacts].(map[string]any); ok {
 		for _, path := range sortedKeys(a) {
-			if err := ValidateArtifactCard(scope, path, a[path]); err != nil {
+			if err := validateArtifactCard(scope, path, a[path]); err != nil {
 				return err
 			}
 		}
@@ -74,11 +74,11 @@ func artifactLocation(scope, path string) string {
 	return scope + ".artifacts[" + mustCanonical(path) + "]"
 }
 
-// ValidateArtifactCard checks one routing card (reference §1.5, §1.7): the key
+// validateArtifactCard checks one routing card (reference §1.5, §1.7): the key
 // an exact absolute path, the card an object with a non-empty description,
 // optional kind (non-empty string), tags (unique, non-empty, trimmed strings)
 // and compilation (object), and no runtime provenance field.
-func ValidateArtifactCard(scope, path string, card any) error {
+func validateArtifactCard(scope, path string, card any) error {
 	loc := artifactLocation(scope, path)
 	if !filepath.IsAbs(path) || filepath.Clean(path) != path {
 		return &StateError{Msg: fmt.Sprintf("Artifact metadata at %s must be keyed by an exact absolute source path", loc)}
@@ -129,9 +129,9 @@ func validTags(t any) bool {
 	return true
 }
 
-// CheckProvenancePatch rejects a patch that names a runtime provenance field
+// checkProvenancePatch rejects a patch that names a runtime provenance field
 // inside an artifact card, including null deletions of one (reference §1.7).
-func CheckProvenancePatch(scope string, planePatch map[string]any) error {
+func checkProvenancePatch(scope string, planePatch map[string]any) error {
 	for _, path := range sortedKeys(planePatch) {
 		card, ok := planePatch[path].(map[string]any)
 		if !ok {

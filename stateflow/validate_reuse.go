@@ -1,5 +1,7 @@
 package stateflow
 
+import "github.com/pikit-dev/pikit/stateflow/internal/memo"
+
 // validateAfter is validate for s given p, the same scope's stream of an
 // earlier view that passed validate under the same roots, scope and limit
 // and has not been modified since, and pCur, p's current state as that
@@ -19,9 +21,9 @@ package stateflow
 // s's; they passed there, so they pass here, and the state after them is
 // pCur. No state is deep-copied on this path: p's checkpoint with k
 // records replayed and the new records' states are copies of the paths the
-// records touch (applyCopy), sharing the rest. The checkpoint state passes ValidateState because it is identical
+// records touch (applyCopy), sharing the rest. The checkpoint state passes validateState because it is identical
 // to a state p's validation reached by records validateStep accepted, which
-// is exactly ValidateState's verdict on a state reached from a valid one
+// is exactly validateState's verdict on a state reached from a valid one
 // (TestProperty_ValidateStepEqualsValidateState) — the same reasoning
 // validate itself relies on for every state of a tail. What is still
 // checked whole: s's boundaries (tail length, revision, order, parents),
@@ -51,7 +53,7 @@ func (s *Stream) validateShifted(roots *Roots, scope string, limit int, p *Strea
 	}
 	if !identical(s.Checkpoint.State, sk) {
 		// an independent checkpoint: nothing of p's replay applies
-		if err := ValidateState(roots, scope, s.Checkpoint.State); err != nil {
+		if err := validateState(roots, scope, s.Checkpoint.State); err != nil {
 			return nil, false, stateErr(scope, "checkpoint", err)
 		}
 		if err := s.validateTail(limit); err != nil {
@@ -87,7 +89,7 @@ func (s *Stream) shiftOf(p *Stream) (k int, ok bool) {
 	first := s.Patches[0]
 	k = -1
 	for j, r := range p.Patches {
-		if r.Transition == first.Transition && sameMap(r.Patch, first.Patch) {
+		if r.Transition == first.Transition && memo.SameMap(r.Patch, first.Patch) {
 			k = j
 			break
 		}
@@ -96,7 +98,7 @@ func (s *Stream) shiftOf(p *Stream) (k int, ok bool) {
 		return 0, false
 	}
 	for j, r := range p.Patches[k:] {
-		if s.Patches[j].Transition != r.Transition || !sameMap(s.Patches[j].Patch, r.Patch) {
+		if s.Patches[j].Transition != r.Transition || !memo.SameMap(s.Patches[j].Patch, r.Patch) {
 			return 0, false
 		}
 	}

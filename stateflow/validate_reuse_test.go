@@ -2,6 +2,7 @@ package stateflow
 
 import (
 	"fmt"
+	"github.com/pikit-dev/pikit/stateflow/internal/memo"
 	"math"
 	"testing"
 
@@ -276,7 +277,7 @@ func TestValidateReusing_carriesSharedStates(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !sameMap(back, prevCur) {
+	if !memo.SameMap(back, prevCur) {
 		t.Fatal("the state one transition back was not carried from the earlier view")
 	}
 	fresh := &View{Lineage: next.Lineage}

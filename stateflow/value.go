@@ -3,6 +3,7 @@ package stateflow
 import (
 	"errors"
 	"fmt"
+	"github.com/pikit-dev/pikit/stateflow/internal/memo"
 	"math"
 	"strings"
 
@@ -156,7 +157,7 @@ func sameValue(a, b any, bits bool) bool {
 		if !ok || len(x) != len(y) {
 			return false
 		}
-		if sameMap(x, y) {
+		if memo.SameMap(x, y) {
 			return true
 		}
 		for k, xv := range x {
