@@ -12,14 +12,14 @@ type AtomKind string
 
 // The atom kinds.
 const (
-	KindCompressed       AtomKind = "compressed"
-	KindToolExchange     AtomKind = "tool_exchange"
-	KindAssistant        AtomKind = "assistant"
-	KindOrphanToolResult AtomKind = "orphan_tool_result"
-	KindUser             AtomKind = "user"
-	KindBash             AtomKind = "bash"
-	KindCustom           AtomKind = "custom"
-	KindOther            AtomKind = "other"
+	kindCompressed       AtomKind = "compressed"
+	kindToolExchange     AtomKind = "tool_exchange"
+	kindAssistant        AtomKind = "assistant"
+	kindOrphanToolResult AtomKind = "orphan_tool_result"
+	kindUser             AtomKind = "user"
+	kindBash             AtomKind = "bash"
+	kindCustom           AtomKind = "custom"
+	kindOther            AtomKind = "other"
 )
 
 // ToolProtocol classifies a tool atom (seed 001 §Atoms and ranges).
@@ -70,7 +70,7 @@ type Atom struct {
 // Protected reports whether no range may contain the atom: it is not
 // compressible, or it is an existing committed block (one rule everywhere,
 // reference §2.3).
-func (a *Atom) Protected() bool { return !a.Compressible || a.Kind == KindCompressed }
+func (a *Atom) Protected() bool { return !a.Compressible || a.Kind == kindCompressed }
 
 // Preview is the atom's full text middle-truncated to 700 code units.
 func (a *Atom) Preview() string { return truncateMiddle(a.FullText, 700) }
@@ -111,19 +111,19 @@ func (c keyCache) keys(msgs []Message) ([]string, error) {
 	return keys, nil
 }
 
-// KeyCache keeps message keys across `context` events so each distinct
+// sessionKeyCache keeps message keys across `context` events so each distinct
 // message is hashed once per session (the hook sees the same prefix on
 // every LLM call). It holds at most MaxBytes of message text (0 means
 // 64 MiB), forgetting everything when full. The zero value is ready; not
 // safe for concurrent use. Reset it on session switch.
-type KeyCache struct {
+type sessionKeyCache struct {
 	MaxBytes int
 	m        keyCache
 	bytes    int
 }
 
 // Keys returns the keys of msgs, computing only the unseen ones.
-func (c *KeyCache) Keys(msgs []Message) ([]string, error) {
+func (c *sessionKeyCache) Keys(msgs []Message) ([]string, error) {
 	limit := c.MaxBytes
 	if limit <= 0 {
 		limit = 64 << 20
@@ -140,7 +140,7 @@ func (c *KeyCache) Keys(msgs []Message) ([]string, error) {
 }
 
 // Reset forgets every key.
-func (c *KeyCache) Reset() { c.m, c.bytes = nil, 0 }
+func (c *sessionKeyCache) Reset() { c.m, c.bytes = nil, 0 }
 
 // mapEntryIDs gives each visible message the id of a branch `message`
 // entry with the same key, first come first served (reference §2.2).
@@ -166,10 +166,10 @@ func mapEntryIDs(keys []string, branch []pisession.Entry, parsed []*Message, cac
 	return ids, nil
 }
 
-// BuildAtoms cuts visible messages (keys and entry ids aligned with them)
+// buildAtoms cuts visible messages (keys and entry ids aligned with them)
 // into atoms, classifying the tool protocol over the whole list (reference
 // §2.3).
-func BuildAtoms(msgs []Message, keys, entryIDs []string) []Atom {
+func buildAtoms(msgs []Message, keys, entryIDs []string) []Atom {
 	callMsgs := map[string]map[int]bool{} // call id → messages calling it
 	results := map[string][]int{}         // toolCallId → result message indexes
 	for i := range msgs {
@@ -194,20 +194,20 @@ func BuildAtoms(msgs []Message, keys, entryIDs []string) []Atom {
 		m := &msgs[i]
 		switch {
 		case m.Role == "custom" && m.CustomType == summaryCustomType:
-			a := add(i, i+1, KindCompressed)
+			a := add(i, i+1, kindCompressed)
 			a.CompressedBlockID, a.ProtocolClosed = m.BlockID, true
 			i++
 		case m.Role == "assistant" && len(m.ToolCalls()) > 0:
 			j := exchangeEnd(msgs, i)
-			a := add(i, j, KindToolExchange)
+			a := add(i, j, kindToolExchange)
 			classifyExchange(a, msgs, i, j, callMsgs, results)
 			i = j
 		default:
 			a := add(i, i+1, singleKind(m))
 			switch a.Kind {
-			case KindOrphanToolResult:
+			case kindOrphanToolResult:
 				a.ToolProtocol = ProtocolOrphan
-			case KindAssistant, KindUser, KindBash:
+			case kindAssistant, kindUser, kindBash:
 				a.Compressible, a.ProtocolClosed = entryIDs[i] != "", true
 			default:
 				a.ProtocolClosed = true
@@ -221,17 +221,17 @@ func BuildAtoms(msgs []Message, keys, entryIDs []string) []Atom {
 func singleKind(m *Message) AtomKind {
 	switch m.Role {
 	case "assistant":
-		return KindAssistant
+		return kindAssistant
 	case "toolResult":
-		return KindOrphanToolResult
+		return kindOrphanToolResult
 	case "user":
-		return KindUser
+		return kindUser
 	case "bashExecution":
-		return KindBash
+		return kindBash
 	case "custom":
-		return KindCustom
+		return kindCustom
 	}
-	return KindOther
+	return kindOther
 }
 
 // exchangeEnd is the first index after the assistant at i that its tool

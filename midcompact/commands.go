@@ -31,10 +31,10 @@ const StartPromptPrefix = "A mid-compaction transaction is active on a frozen an
 // a missing leaf an error, else nil.
 func CheckStart(r Restored, leaf string) *Notice {
 	if r.Transaction != nil {
-		return &Notice{NoticeWarning, MsgAlreadyActive}
+		return &Notice{NoticeWarning, msgAlreadyActive}
 	}
 	if leaf == "" {
-		return &Notice{NoticeError, MsgNoLeaf}
+		return &Notice{NoticeError, msgNoLeaf}
 	}
 	return nil
 }
@@ -75,7 +75,7 @@ func AbortNavigationLabel(existing string) string {
 // AbortDone is the notice after the abort navigation (cancelled or not).
 func AbortDone(cancelled bool) Notice {
 	if cancelled {
-		return Notice{NoticeWarning, MsgAbortCancelled}
+		return Notice{NoticeWarning, msgAbortCancelled}
 	}
 	return Notice{NoticeInfo, MsgAborted}
 }

@@ -7,10 +7,10 @@ import (
 
 func TestCommandChecks(t *testing.T) {
 	up := Restore(branchOf(t, fixture(t, "upstream"), ""))
-	if n := CheckStart(up, "x"); n == nil || *n != (Notice{NoticeWarning, MsgAlreadyActive}) {
+	if n := CheckStart(up, "x"); n == nil || *n != (Notice{NoticeWarning, msgAlreadyActive}) {
 		t.Errorf("start while active: %+v", n)
 	}
-	if n := CheckStart(Restored{}, ""); n == nil || *n != (Notice{NoticeError, MsgNoLeaf}) {
+	if n := CheckStart(Restored{}, ""); n == nil || *n != (Notice{NoticeError, msgNoLeaf}) {
 		t.Errorf("start without leaf: %+v", n)
 	}
 	if _, n := PrepareAbort(up, LockAgent); n == nil || n.Text != MsgAbortAgentLocked {
@@ -22,7 +22,7 @@ func TestCommandChecks(t *testing.T) {
 	if a, n := PrepareAbort(up, LockUI); n != nil || a != "e3" {
 		t.Errorf("abort: %q %+v", a, n)
 	}
-	if AbortDone(true).Text != MsgAbortCancelled || AbortDone(false) != (Notice{NoticeInfo, MsgAborted}) {
+	if AbortDone(true).Text != msgAbortCancelled || AbortDone(false) != (Notice{NoticeInfo, MsgAborted}) {
 		t.Error("abort done notices")
 	}
 	if _, n := PrepareCommit(up, LockAgent, nil, testNow); n == nil || n.Text != MsgCommitAgentLocked {
@@ -32,7 +32,7 @@ func TestCommandChecks(t *testing.T) {
 		t.Errorf("commit without tx: %+v", n)
 	}
 	snap := snapshotOf(t, fixture(t, "kinds"), "")
-	if _, n := PrepareCommit(Restored{Transaction: up.Transaction}, LockFree, snap, testNow); n == nil || n.Text != MsgEmptyPlan {
+	if _, n := PrepareCommit(Restored{Transaction: up.Transaction}, LockFree, snap, testNow); n == nil || n.Text != msgEmptyPlan {
 		t.Errorf("empty plan: %+v", n)
 	}
 }

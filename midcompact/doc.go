@@ -16,7 +16,7 @@
 //     edits, settings); [MessageKey] is the upstream `role:timestamp:
 //     fnv1a64(stableStringify)` key, byte-equal to Node (internal/jsjson).
 //   - Atoms: [NewSnapshot] builds the anchor snapshot (context, committed
-//     blocks projected, message→entry mapping, [BuildAtoms] with the
+//     blocks projected, message→entry mapping, [buildAtoms] with the
 //     tool-protocol classification); [Atom.Protected] is the one protection
 //     rule. Group labels ([Snapshot.Groups]) are display only.
 //   - Persistence: the three custom entry types ([Transaction], [Draft],
@@ -28,7 +28,7 @@
 //   - Transactions: [NewTransaction], [ValidateCommit], [PlanCommit] compute
 //     what the commands append; [PlanningLock] is the runtime lock.
 //   - Projection and recall: [Project], [RecallList], [RecallRead];
-//     [KeyCache] keys each context message once per session;
+//     [sessionKeyCache] keys each context message once per session;
 //     [ProjectCompaction] has Pi's own compaction summarize what the model
 //     sees and keeps a block its cut would split whole.
 //   - Commands and surfaces: [CheckStart], [PrepareAbort], [PrepareCommit],

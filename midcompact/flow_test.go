@@ -152,7 +152,7 @@ func TestFlow_PlanCommitProjectRecall(t *testing.T) {
 	// A second transaction sees the blocks as protected compressed atoms.
 	startTx(t, s, StartUser)
 	snap2 := snapshotOf(t, s.file(), stateID)
-	if a := snap2.Atoms[0]; a.Kind != KindCompressed || !a.Protected() || a.CompressedBlockID != "c0001" {
+	if a := snap2.Atoms[0]; a.Kind != kindCompressed || !a.Protected() || a.CompressedBlockID != "c0001" {
 		t.Errorf("first atom after commit = %+v", rows(snap2)[0])
 	}
 	if got := s.call(lock, `{"action":"plan_add","start":"a0001","end":"a0002"}`).Text; !strings.HasPrefix(got, "Error: Range crosses protected atom a0001 (compressed).") {

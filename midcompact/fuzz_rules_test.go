@@ -159,7 +159,7 @@ func FuzzExecute(f *testing.F) {
 	s.appendCustom(DraftEntryType, NewDraft(tx.ID))
 	base := *s.env(nil, Restored{})
 	snap := snapshotOf(f, s.file(), tx.AnchorEntryID)
-	mutations := []string{string(ActPlanAdd), string(ActPlanUpdate), string(ActPlanRemove)}
+	mutations := []string{string(actPlanAdd), string(actPlanUpdate), string(actPlanRemove)}
 	f.Fuzz(func(t *testing.T, params []byte) {
 		env := base
 		env.Lock = &PlanningLock{}

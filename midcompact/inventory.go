@@ -36,9 +36,9 @@ func (s *Snapshot) Groups() []Group {
 	var groups []Group
 	for i := range s.Atoms {
 		a := &s.Atoms[i]
-		if a.Kind == KindUser || len(groups) == 0 {
-			g := Group{Start: i, End: i, IsPrefix: a.Kind != KindUser, Label: prefixGroupLabel}
-			if a.Kind == KindUser {
+		if a.Kind == kindUser || len(groups) == 0 {
+			g := Group{Start: i, End: i, IsPrefix: a.Kind != kindUser, Label: prefixGroupLabel}
+			if a.Kind == kindUser {
 				g.Label = userLandmark(a)
 			}
 			g.Ref = "g" + pad4(len(groups)+1)

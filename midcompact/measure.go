@@ -7,7 +7,7 @@ import (
 	"strings"
 )
 
-// Measure bounds and errors (reference §1.2, §1.4).
+// measure bounds and errors (reference §1.2, §1.4).
 const (
 	measureBudget   = 12_000
 	endpointCap     = 180
@@ -24,10 +24,10 @@ var (
 // Span is a measure candidate: start and end atom refs, end inclusive.
 type Span struct{ Start, End string }
 
-// Measure renders factual measurements of possibly overlapping spans,
+// measure renders factual measurements of possibly overlapping spans,
 // stopping at a 12,000-unit budget (reference §1.4). It never estimates
 // tokens. Any unknown or reversed span fails the whole call.
-func Measure(s *Snapshot, spans []Span) (string, error) {
+func measure(s *Snapshot, spans []Span) (string, error) {
 	if len(spans) == 0 {
 		return "", &toolError{msg: measureNoSpans, err: ErrUnknownSpan}
 	}
@@ -73,7 +73,7 @@ func measureBlock(s *Snapshot, from, to, anchorChars int) string {
 	for i := from; i <= to; i++ {
 		a := &s.Atoms[i]
 		m.add(a.Metrics)
-		if a.Kind == KindToolExchange {
+		if a.Kind == kindToolExchange {
 			exchanges++
 		}
 		for k := range a.Messages {

@@ -124,7 +124,7 @@ func longEntry(id string) pisession.Entry {
 
 func TestKeyCache(t *testing.T) {
 	m, k := msgs(t, `{"role":"user","content":"a","timestamp":1}`, `{"role":"user","content":"b","timestamp":2}`)
-	var c KeyCache
+	var c sessionKeyCache
 	for range 2 {
 		got, err := c.Keys(m)
 		if err != nil || got[0] != k[0] || got[1] != k[1] {

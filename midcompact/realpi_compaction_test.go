@@ -85,7 +85,7 @@ func TestRealPi_CompactionContextMatchesGetMessages(t *testing.T) {
 	for i := range snap.Atoms {
 		a := &snap.Atoms[i]
 		if a.Messages[0].Message.Role == "compactionSummary" {
-			found = a.Kind == KindOther && a.Protected()
+			found = a.Kind == kindOther && a.Protected()
 		}
 	}
 	if !found {

@@ -35,32 +35,32 @@ type Action string
 
 // The 11 actions.
 const (
-	ActInspect      Action = "inspect"
-	ActMeasure      Action = "measure"
-	ActLocateRef    Action = "locate_ref"
-	ActLocateSearch Action = "locate_search"
-	ActPlanShow     Action = "plan_show"
-	ActPlanRead     Action = "plan_read"
-	ActPlanAdd      Action = "plan_add"
-	ActPlanUpdate   Action = "plan_update"
-	ActPlanRemove   Action = "plan_remove"
-	ActRecallList   Action = "recall_list"
+	actInspect      Action = "inspect"
+	actMeasure      Action = "measure"
+	actLocateRef    Action = "locate_ref"
+	actLocateSearch Action = "locate_search"
+	actPlanShow     Action = "plan_show"
+	actPlanRead     Action = "plan_read"
+	actPlanAdd      Action = "plan_add"
+	actPlanUpdate   Action = "plan_update"
+	actPlanRemove   Action = "plan_remove"
+	actRecallList   Action = "recall_list"
 	ActRecallRead   Action = "recall_read"
 )
 
 // allowedFields lists each branch's fields besides action, in schema order
 // (the runtime backstop of reference §1.2).
 var allowedFields = map[Action][]string{
-	ActInspect:      {"page_size", "cursor"},
-	ActMeasure:      {"candidates"},
-	ActLocateRef:    {"ref", "detail"},
-	ActLocateSearch: {"pattern", "source", "tool_name", "direction", "limit"},
-	ActPlanShow:     {},
-	ActPlanRead:     {"range_id"},
-	ActPlanAdd:      {"start", "end", "summary", "topic"},
-	ActPlanUpdate:   {"range_id", "summary", "topic"},
-	ActPlanRemove:   {"range_id"},
-	ActRecallList:   {"pattern", "limit"},
+	actInspect:      {"page_size", "cursor"},
+	actMeasure:      {"candidates"},
+	actLocateRef:    {"ref", "detail"},
+	actLocateSearch: {"pattern", "source", "tool_name", "direction", "limit"},
+	actPlanShow:     {},
+	actPlanRead:     {"range_id"},
+	actPlanAdd:      {"start", "end", "summary", "topic"},
+	actPlanUpdate:   {"range_id", "summary", "topic"},
+	actPlanRemove:   {"range_id"},
+	actRecallList:   {"pattern", "limit"},
 	ActRecallRead:   {"block", "detail"},
 }
 
@@ -144,13 +144,13 @@ func DecodeRequest(params []byte) (*Request, error) {
 	r.Topic = d.optionalStr("topic")
 	required := func(name string) string { return d.str(name, true) }
 	switch r.Action {
-	case ActMeasure:
+	case actMeasure:
 		r.Candidates = d.spans()
-	case ActLocateRef:
+	case actLocateRef:
 		r.Ref = required("ref")
-	case ActPlanRead, ActPlanUpdate, ActPlanRemove:
+	case actPlanRead, actPlanUpdate, actPlanRemove:
 		r.RangeID = required("range_id")
-	case ActPlanAdd:
+	case actPlanAdd:
 		r.Start, r.End = required("start"), required("end")
 	case ActRecallRead:
 		r.Block = required("block")
@@ -159,11 +159,11 @@ func DecodeRequest(params []byte) (*Request, error) {
 		return nil, d.err
 	}
 	switch {
-	case r.Action == ActLocateSearch && r.Pattern == "" && r.ToolName == "" && r.Source == "":
+	case r.Action == actLocateSearch && r.Pattern == "" && r.ToolName == "" && r.Source == "":
 		return nil, badRequest("locate_search requires at least one filter: pattern, tool_name, or source.")
-	case r.Action == ActPlanUpdate && r.Summary == nil && r.Topic == nil:
+	case r.Action == actPlanUpdate && r.Summary == nil && r.Topic == nil:
 		return nil, badRequest("plan_update requires summary and/or topic; boundaries change via plan_remove + plan_add.")
-	case r.Action == ActMeasure && len(r.Candidates) == 0:
+	case r.Action == actMeasure && len(r.Candidates) == 0:
 		return nil, badRequest(measureNoSpans)
 	}
 	return r, nil

@@ -97,7 +97,7 @@ func TestToolSchema_Contract(t *testing.T) {
 				t.Errorf("%s: schema field %s not in the backstop list", a, f)
 			}
 		}
-		if a == ActMeasure && !strings.Contains(string(b.Properties["candidates"]), `"minItems": 1`) {
+		if a == actMeasure && !strings.Contains(string(b.Properties["candidates"]), `"minItems": 1`) {
 			t.Error("measure.candidates lacks minItems 1")
 		}
 	}

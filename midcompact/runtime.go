@@ -20,7 +20,7 @@ type Runtime struct {
 	state *State
 	tx    *Transaction
 	draft *Draft
-	keys  KeyCache
+	keys  sessionKeyCache
 }
 
 // Restore rebuilds the runtime from the current branch on session_start

@@ -53,7 +53,7 @@ func NewSnapshot(anchorBranch []pisession.Entry, nowMs float64) (*Snapshot, erro
 	if err != nil {
 		return nil, err
 	}
-	s.Atoms = BuildAtoms(visible, keys, ids)
+	s.Atoms = buildAtoms(visible, keys, ids)
 	s.MessageCount = len(visible)
 	s.refs = make(map[string]int, len(s.Atoms))
 	for i := range s.Atoms {

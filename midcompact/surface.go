@@ -31,8 +31,8 @@ const (
 	MsgReviewAgentLocked  = "The Agent is currently processing the midcompact plan. Try opening review after the Agent turn ends."
 	MsgPlanSaved          = "Plan saved. Tell the Agent to continue processing it when ready."
 	MsgSelectionClosed    = "Selection closed. The plan remains available; reopen select or tell the Agent to continue."
-	MsgSelectionWebClosed = "Selection closed. The plan is saved; tell the Agent to continue when ready."
-	MsgReviewWebClosed    = "Midcompact review-webui closed."
+	msgSelectionWebClosed = "Selection closed. The plan is saved; tell the Agent to continue when ready."
+	msgReviewWebClosed    = "Midcompact review-webui closed."
 	MsgNoWebUI            = "No midcompact WebUI is open in this session. No planning lock was changed."
 	CloseWebUITitle       = "Close midcompact WebUI?"
 	CloseWebUIMessage     = "The saved plan and transaction will be kept. Unsaved browser edits will not be saved."
@@ -141,5 +141,5 @@ func ResolveStartMode(hasUI bool, answer *string) (StartMode, *Notice) {
 	case *answer == StartOptionUser:
 		return StartUser, nil
 	}
-	return "", &Notice{NoticeWarning, MsgStartUnrecognized}
+	return "", &Notice{NoticeWarning, msgStartUnrecognized}
 }

@@ -83,7 +83,7 @@ func TestResolveStartMode(t *testing.T) {
 			t.Errorf("cancel %v: %+v", a, n)
 		}
 	}
-	if _, n := ResolveStartMode(true, str("?")); n == nil || n.Text != MsgStartUnrecognized {
+	if _, n := ResolveStartMode(true, str("?")); n == nil || n.Text != msgStartUnrecognized {
 		t.Errorf("unknown: %+v", n)
 	}
 	if o := StartOptions(); o[0] != StartOptionAgent || o[1] != StartOptionUser || o[2] != StartOptionDrop {

@@ -55,7 +55,7 @@ func Execute(params []byte, env *ToolEnv) ToolResult {
 		return errorResult(err)
 	}
 	switch req.Action {
-	case ActRecallList:
+	case actRecallList:
 		return ToolResult{Text: RecallList(currentState(env), req.Pattern, clampInt(req.Limit, recallListDefault, 1, recallListMax))}
 	case ActRecallRead:
 		text, err := RecallRead(currentState(env), req.Block, req.Detail == "full", env.Lookup)
@@ -102,37 +102,37 @@ func Execute(params []byte, env *ToolEnv) ToolResult {
 
 func runAction(req *Request, snap *Snapshot, tx *Transaction, d *Draft) (string, *Draft, error) {
 	switch req.Action {
-	case ActInspect:
+	case actInspect:
 		return FormatInventory(snap, tx, req.PageSize, req.Cursor), nil, nil
-	case ActMeasure:
-		text, err := Measure(snap, req.Candidates)
+	case actMeasure:
+		text, err := measure(snap, req.Candidates)
 		return text, nil, err
-	case ActLocateRef:
+	case actLocateRef:
 		text, err := LocateRef(snap, req.Ref, req.Detail == "full")
 		return text, nil, err
-	case ActLocateSearch:
+	case actLocateSearch:
 		return LocateSearch(snap, SearchFilter{
 			Pattern: req.Pattern, Source: req.Source, ToolName: req.ToolName, Newest: req.Direction == "newest",
 			Limit: clampInt(req.Limit, locateDefaultHits, 1, locateDefaultHits),
 		}), nil, nil
-	case ActPlanShow:
+	case actPlanShow:
 		return PlanShow(snap, tx, d), nil, nil
-	case ActPlanRead:
+	case actPlanRead:
 		text, err := PlanRead(snap, tx, d, req.RangeID)
 		return text, nil, err
-	case ActPlanAdd:
+	case actPlanAdd:
 		n, r, err := d.AddRange(snap, req.Start, req.End, deref(req.Summary), deref(req.Topic))
 		if err != nil {
 			return "", nil, err
 		}
 		return MutationText(snap, n, "added", r, r.ID), n, nil
-	case ActPlanUpdate:
+	case actPlanUpdate:
 		n, r, err := d.UpdateRange(req.RangeID, req.Summary, req.Topic)
 		if err != nil {
 			return "", nil, err
 		}
 		return MutationText(snap, n, "updated", r, r.ID), n, nil
-	case ActPlanRemove:
+	case actPlanRemove:
 		n, err := d.RemoveRange(req.RangeID)
 		if err != nil {
 			return "", nil, err

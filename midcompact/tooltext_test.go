@@ -47,7 +47,7 @@ func TestInventory_Pages(t *testing.T) {
 
 func TestMeasure(t *testing.T) {
 	s := snapshotOf(t, fixture(t, "kinds"), "")
-	got, err := Measure(s, []Span{{"a0001", "a0003"}, {"a0006", "a0009"}})
+	got, err := measure(s, []Span{{"a0001", "a0003"}, {"a0006", "a0009"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,7 +60,7 @@ func TestMeasure(t *testing.T) {
 		"Unknown span ref a0099; re-run inspect against the current snapshot.": {{"a0001", "a0099"}},
 		"Span a0003 → a0001 is reversed.":                                      {{"a0003", "a0001"}},
 	} {
-		if _, err := Measure(s, want); err == nil || err.Error() != spans {
+		if _, err := measure(s, want); err == nil || err.Error() != spans {
 			t.Errorf("%v: %v", want, err)
 		}
 	}
@@ -68,7 +68,7 @@ func TestMeasure(t *testing.T) {
 	for i := range many {
 		many[i] = Span{"a0001", "a0016"}
 	}
-	got, _ = Measure(s, many)
+	got, _ = measure(s, many)
 	if jsLen(got) > measureBudget+200 || !strings.Contains(got, "Output budget reached: showed ") || !strings.HasSuffix(got, " of 100 requested spans. Inspect the remainder in another call.") {
 		t.Errorf("budget: %d units, tail %q", jsLen(got), got[len(got)-120:])
 	}
@@ -94,7 +94,7 @@ func TestLocate(t *testing.T) {
 	if _, err := LocateRef(s, "g0002", false); err == nil || err.Error() != g2 || !errors.Is(err, ErrUnknownAtom) {
 		t.Errorf("group ref: %v", err)
 	}
-	if _, err := Measure(s, []Span{{"a0001", "g0002"}}); err == nil || err.Error() != g2 {
+	if _, err := measure(s, []Span{{"a0001", "g0002"}}); err == nil || err.Error() != g2 {
 		t.Errorf("measure with a group label: %v", err)
 	}
 	if _, _, err := NewDraft("tx").AddRange(s, "g0002", "a0005", "", ""); err == nil || err.Error() != g2 || !errors.Is(err, ErrUnknownAtom) {

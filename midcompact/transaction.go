@@ -9,17 +9,17 @@ import (
 
 // Exact user-facing texts of the transaction commands (reference §5.1).
 const (
-	MsgAlreadyActive      = "A midcompact transaction is already active on this branch."
-	MsgNoLeaf             = "Cannot start midcompact without a session leaf."
+	msgAlreadyActive      = "A midcompact transaction is already active on this branch."
+	msgNoLeaf             = "Cannot start midcompact without a session leaf."
 	MsgNoTransaction      = "No active midcompact transaction."
 	MsgAbortAgentLocked   = "The Agent is currently processing the midcompact plan. Abort after the Agent turn ends."
 	MsgCommitAgentLocked  = "The Agent is currently processing the midcompact plan. Commit after the Agent turn ends."
-	MsgAbortCancelled     = "Midcompact abort cancelled by tree navigation."
+	msgAbortCancelled     = "Midcompact abort cancelled by tree navigation."
 	MsgCommitCancelled    = "Midcompact commit cancelled by tree navigation."
 	MsgAborted            = "Midcompact transaction aborted; returned to anchor."
-	MsgEmptyPlan          = "Plan is empty; nothing to commit."
+	msgEmptyPlan          = "Plan is empty; nothing to commit."
 	MsgStartCancelled     = "Midcompact start cancelled."
-	MsgStartUnrecognized  = "Midcompact start cancelled: the dialog returned an unrecognized choice."
+	msgStartUnrecognized  = "Midcompact start cancelled: the dialog returned an unrecognized choice."
 	commitRejectedPrefix  = "Midcompact commit rejected: "
 	transactionIDAlphabet = "0123456789abcdefghijklmnopqrstuvwxyz"
 )
@@ -35,7 +35,7 @@ var ErrCommitRejected = errors.New("commit rejected")
 // rounded to ≥ 0 (reference §3.1).
 func NewTransaction(leaf string, mode StartMode, now time.Time, random5 string, usage *AnchorUsage) (*Transaction, error) {
 	if leaf == "" {
-		return nil, errors.New(MsgNoLeaf)
+		return nil, errors.New(msgNoLeaf)
 	}
 	tx := &Transaction{
 		Version:       entryVersion,
@@ -82,7 +82,7 @@ type CommitResult struct {
 // empty-plan warning); it wraps [ErrCommitRejected].
 func ValidateCommit(d *Draft, snap *Snapshot) error {
 	if d == nil || len(d.Ranges) == 0 {
-		return &toolError{msg: MsgEmptyPlan, err: ErrCommitRejected}
+		return &toolError{msg: msgEmptyPlan, err: ErrCommitRejected}
 	}
 	reject := func(msg string) error { return &toolError{msg: commitRejectedPrefix + msg, err: ErrCommitRejected} }
 	for i := range d.Ranges {

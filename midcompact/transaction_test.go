@@ -123,7 +123,7 @@ func TestNewTransaction(t *testing.T) {
 			t.Errorf("window %v kept usage", cw)
 		}
 	}
-	if _, err := NewTransaction("", StartAgent, testNow, "x", nil); err == nil || err.Error() != MsgNoLeaf {
+	if _, err := NewTransaction("", StartAgent, testNow, "x", nil); err == nil || err.Error() != msgNoLeaf {
 		t.Errorf("no leaf: %v", err)
 	}
 }
