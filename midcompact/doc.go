@@ -38,6 +38,9 @@
 //     return texts and notices; the piext layer shows them.
 //   - [Runtime] is the per-session memory the extension wires to Pi's
 //     events (session_start/tree/shutdown, agent_start/settled, context).
+//   - The terminal overlays (Selection and Review, reference §5.5) are
+//     midcompact/internal/tui, for the extension; the JavaScript text
+//     rules they share with the tools are midcompact/internal/jstext.
 //
 // # Example
 //

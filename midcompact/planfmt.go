@@ -13,8 +13,9 @@ const (
 	planShowOverflow = "Output budget reached: showed %d of %d range(s). Use plan_read with range_id to inspect one range."
 )
 
-// planHeadline is `Plan vN: …` (v0.7 wording of v0.6's `Draft vN`).
-func planHeadline(d *Draft) string {
+// Headline is the plan's first line, `Plan vN: …` (v0.7 wording of v0.6's
+// `Draft vN`), as the tools and the Review overlay show it.
+func (d *Draft) Headline() string {
 	if len(d.Ranges) == 0 {
 		return "Plan v" + itoa(d.Revision) + ": no compression ranges."
 	}
@@ -70,7 +71,7 @@ func formatRange(s *Snapshot, r *Range, endCap, summaryCap int) string {
 // PlanShow is the telemetry header, the plan headline and every range in
 // brief, within a 12,000-unit budget; it is read-only.
 func PlanShow(s *Snapshot, tx *Transaction, d *Draft) string {
-	out := telemetryHeader(tx, d) + "\n\n" + planHeadline(d)
+	out := telemetryHeader(tx, d) + "\n\n" + d.Headline()
 	for i := range d.Ranges {
 		block := formatRange(s, &d.Ranges[i], endpointCap, summaryBriefCap)
 		if jsLen(out)+2+jsLen(block) > planShowBudget {

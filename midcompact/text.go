@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/pikit-dev/pikit/internal/jsjson"
+	"github.com/pikit-dev/pikit/midcompact/internal/jstext"
 )
 
 // Lengths and budgets in this package count UTF-16 code units, as JS
@@ -43,41 +44,11 @@ func jsSlice(s string, from, to int) string {
 	return string(utf16.Decode(u[from:to]))
 }
 
-// isJSSpace is the JavaScript `\s` class (also what String.prototype.trim
-// removes).
-func isJSSpace(r rune) bool {
-	switch r {
-	case '\t', '\n', '\v', '\f', '\r', ' ', 0xA0, 0x1680, 0x2028, 0x2029, 0x202F, 0x205F, 0x3000, 0xFEFF:
-		return true
-	}
-	return r >= 0x2000 && r <= 0x200A
-}
-
-// normalizeText collapses every run of whitespace to one space and trims
-// (reference §2.6 `normalize`).
-func normalizeText(s string) string {
-	var b strings.Builder
-	b.Grow(len(s))
-	space := false
-	for _, r := range s {
-		if isJSSpace(r) {
-			space = true
-			continue
-		}
-		if space && b.Len() > 0 {
-			b.WriteByte(' ')
-		}
-		space = false
-		b.WriteRune(r)
-	}
-	return b.String()
-}
-
 // truncateMiddle normalises text and, when it is longer than limit code
 // units, keeps its head and tail around ` … [N chars omitted] … ` (reference
 // §2.6). Below 32 units it keeps a prefix and `…`.
 func truncateMiddle(text string, limit int) string {
-	t := normalizeText(text)
+	t := jstext.Normalize(text)
 	n := jsLen(t)
 	if n <= limit {
 		return t
@@ -105,7 +76,7 @@ func omittedMarker(n int) string {
 // on a cut side; without a match, or when the text fits, it is
 // truncateMiddle (reference §2.6).
 func excerptAround(text, pattern string, limit int) string {
-	t := normalizeText(text)
+	t := jstext.Normalize(text)
 	n := jsLen(t)
 	if n <= limit {
 		return t

@@ -78,8 +78,8 @@
 // part of this build and close-webui finds no WebUI open (reference §5.6
 // text).
 //
-// The TUI overlays (reference §5.5) are midcompact.SelectionView and
-// midcompact.ReviewView shown through piext's remote component
+// The TUI overlays (reference §5.5) are SelectionView and
+// ReviewView of midcompact/internal/tui, shown through piext's remote component
 // (ctx.ui.custom, overlay, 90% wide, at most 85% of the terminal's rows,
 // centred) by the command itself, which holds the UI lock until the
 // overlay closes. Review closes for e/t/d, runs ctx.ui.editor, ctx.ui.input

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/pikit-dev/pikit/midcompact/internal/tui"
 	"strings"
 
 	"github.com/pikit-dev/pikit/midcompact"
@@ -37,7 +38,7 @@ var overlayOptions = piext.CustomOptions{Overlay: true, OverlayOptions: &piext.O
 
 // overlayView is a pure view the overlay component draws.
 type overlayView interface {
-	Render(w, height int, st midcompact.Style) []string
+	Render(w, height int, st tui.Style) []string
 }
 
 // overlay adapts a view to piext.Component: it lays out for 85% of the
@@ -63,7 +64,7 @@ func (o *overlay) HandleKey(key string) (bool, any) { return o.key(key), nil }
 
 // paletteStyle colours with the theme's ANSI foreground sequences and
 // resets the foreground and the intensity after ("dim" is SGR 2).
-func paletteStyle(palette map[string]string) midcompact.Style {
+func paletteStyle(palette map[string]string) tui.Style {
 	if len(palette) == 0 {
 		return nil
 	}
@@ -99,16 +100,16 @@ func (rt *runtime) selectionTUI(ctx context.Context, h host, th tuiHost, plan *P
 	if err != nil {
 		return err
 	}
-	v := midcompact.NewSelectionView(pv.snap, pv.draft)
-	action := midcompact.SelectionNone
+	v := tui.NewSelectionView(pv.snap, pv.draft)
+	action := tui.SelectionNone
 	o := &overlay{view: v, key: func(k string) bool {
 		action = v.HandleKey(k)
-		return action != midcompact.SelectionNone
+		return action != tui.SelectionNone
 	}}
 	if _, err := th.Custom(ctx, o, overlayOptions); err != nil {
 		return err
 	}
-	if action != midcompact.SelectionSave {
+	if action != tui.SelectionSave {
 		return h.Notify(ctx, midcompact.MsgSelectionClosed, "info")
 	}
 	spans, keep := v.Selection()
@@ -122,21 +123,21 @@ func (rt *runtime) selectionTUI(ctx context.Context, h host, th tuiHost, plan *P
 // run their dialog, append a DRAFT when something changed, and open it
 // again on the new plan (reference §5.5).
 func (rt *runtime) reviewTUI(ctx context.Context, h host, th tuiHost, plan *Plan) error {
-	var v *midcompact.ReviewView
+	var v *tui.ReviewView
 	for {
 		pv, err := rt.planView(ctx, plan.h)
 		if err != nil {
 			return err
 		}
 		if v == nil {
-			v = midcompact.NewReviewView(pv.snap, pv.draft)
+			v = tui.NewReviewView(pv.snap, pv.draft)
 		} else {
 			v.Reload(pv.snap, pv.draft)
 		}
-		action := midcompact.ReviewNone
+		action := tui.ReviewNone
 		o := &overlay{view: v, key: func(k string) bool {
 			action = v.HandleKey(k)
-			return action != midcompact.ReviewNone
+			return action != tui.ReviewNone
 		}}
 		if _, err := th.Custom(ctx, o, overlayOptions); err != nil {
 			return err
@@ -155,15 +156,15 @@ var errReviewClosed = errors.New("review closed")
 // reviewAction performs one Review action on the selected range. A
 // cancelled or empty summary, a cancelled topic input and a declined
 // removal change nothing; an empty topic clears it.
-func (rt *runtime) reviewAction(ctx context.Context, h host, th tuiHost, plan *Plan, v *midcompact.ReviewView, a midcompact.ReviewAction) error {
+func (rt *runtime) reviewAction(ctx context.Context, h host, th tuiHost, plan *Plan, v *tui.ReviewView, a tui.ReviewAction) error {
 	r := v.Selected()
-	if r == nil || a == midcompact.ReviewNone || a == midcompact.ReviewClose {
+	if r == nil || a == tui.ReviewNone || a == tui.ReviewClose {
 		return errReviewClosed
 	}
 	id := r.ID
 	var err error
 	switch a {
-	case midcompact.ReviewEditSummary:
+	case tui.ReviewEditSummary:
 		res, derr := th.Editor(ctx, "Summary of "+id, r.Summary)
 		if derr != nil {
 			return derr
@@ -171,7 +172,7 @@ func (rt *runtime) reviewAction(ctx context.Context, h host, th tuiHost, plan *P
 		if s := strings.TrimSpace(res.Value); res.Status == piext.DialogAnswered && s != "" {
 			err = plan.UpdateRange(ctx, id, &s, nil)
 		}
-	case midcompact.ReviewEditTopic:
+	case tui.ReviewEditTopic:
 		res, derr := th.Input(ctx, "Topic of "+id+" (empty clears it)", r.Topic, piext.DialogOptions{})
 		if derr != nil {
 			return derr
@@ -180,8 +181,8 @@ func (rt *runtime) reviewAction(ctx context.Context, h host, th tuiHost, plan *P
 			s := strings.TrimSpace(res.Value)
 			err = plan.UpdateRange(ctx, id, nil, &s)
 		}
-	case midcompact.ReviewRemove:
-		res, derr := h.Confirm(ctx, midcompact.RemoveRangeTitle, v.RemoveMessage(), piext.DialogOptions{})
+	case tui.ReviewRemove:
+		res, derr := h.Confirm(ctx, tui.RemoveRangeTitle, v.RemoveMessage(), piext.DialogOptions{})
 		if derr != nil {
 			return derr
 		}

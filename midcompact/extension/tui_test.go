@@ -3,6 +3,7 @@ package extension
 import (
 	"context"
 	"encoding/json"
+	"github.com/pikit-dev/pikit/midcompact/internal/tui"
 	"strings"
 	"testing"
 
@@ -110,7 +111,7 @@ func TestTUI_SelectionSaveWritesPlan(t *testing.T) {
 	if len(f.owners) != 1 || f.owners[0] != midcompact.LockUI || rt.lock.Owner() != midcompact.LockFree {
 		t.Errorf("lock during %v, after %s", f.owners, rt.lock.Owner())
 	}
-	if !strings.Contains(f.frames[0], midcompact.SelectionTitle) || !strings.Contains(f.frames[0], "Selected 0/4 atoms") {
+	if !strings.Contains(f.frames[0], tui.SelectionTitle) || !strings.Contains(f.frames[0], "Selected 0/4 atoms") {
 		t.Errorf("frame:\n%s", f.frames[0])
 	}
 }

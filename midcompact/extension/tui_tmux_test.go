@@ -2,6 +2,7 @@ package extension_test
 
 import (
 	"fmt"
+	"github.com/pikit-dev/pikit/midcompact/internal/tui"
 	"os"
 	"path/filepath"
 	"strings"
@@ -225,7 +226,7 @@ func TestTmux_SelectionAndReviewOverlays(t *testing.T) {
 	tm.keys("Down")
 	tm.wait("TUI highlighted", func(s string) bool { return strings.Contains(s, "→ "+midcompact.SurfaceTUIOption) })
 	tm.keys("Enter")
-	tm.waitFor(midcompact.SelectionTitle)
+	tm.waitFor(tui.SelectionTitle)
 	tm.waitFor("· UI editing") // the footer: the overlay holds the UI lock
 	s := tm.waitFor("> [ ] .... a0001 ")
 	// The overlay is 90% of 120 columns (the whole hint line fits) and
@@ -243,42 +244,42 @@ func TestTmux_SelectionAndReviewOverlays(t *testing.T) {
 	}
 	tm.keys("s")
 	tm.waitFor(midcompact.MsgPlanSaved)
-	tm.waitGone(midcompact.SelectionTitle)
+	tm.waitGone(tui.SelectionTitle)
 	tm.waitGone("UI editing") // released when the overlay closed
 	tm.command("/midcompact:status", "Plan v1: 1 range(s) (1 pending summary).")
 
 	// A clean Selection closes without saving; the plan stays.
-	tm.command("/midcompact:select tui", midcompact.SelectionTitle)
+	tm.command("/midcompact:select tui", tui.SelectionTitle)
 	tm.waitFor("[*] PLAN a0002 user") // opened on the saved plan
 	tm.keys("Escape")
 	tm.waitFor("Selection closed. The plan remains available")
-	tm.waitGone(midcompact.SelectionTitle)
+	tm.waitGone(tui.SelectionTitle)
 
 	// A cancelled Review chooser changes neither plan nor transaction.
 	tm.command("/midcompact:review", "Open Midcompact Review")
 	tm.keys("Escape")
 	tm.waitFor("Midcompact review opening cancelled.")
 
-	tm.command("/midcompact:review tui", midcompact.ReviewTitle)
+	tm.command("/midcompact:review tui", tui.ReviewTitle)
 	tm.waitFor("▾ d1 a0002→a0003 · 2 atoms")
 	tm.keys("e")
 	tm.waitFor("Summary of d1")
 	tm.text("TMUX SUMMARY of the greeting")
 	tm.keys("Enter")
 	tm.waitFor("TMUX SUMMARY of the greeting")
-	tm.waitFor(midcompact.ReviewTitle)
+	tm.waitFor(tui.ReviewTitle)
 	tm.keys("t")
 	tm.waitFor("Topic of d1")
 	tm.text("tmux topic")
 	tm.keys("Enter")
 	tm.waitFor("topic: tmux topic")
 	tm.keys("d")
-	tm.waitFor(midcompact.RemoveRangeTitle)
+	tm.waitFor(tui.RemoveRangeTitle)
 	tm.waitFor("d1: a0002 → a0003")
 	tm.keys("Escape") // declined: nothing removed
 	tm.waitFor("▾ d1 a0002→a0003")
 	tm.keys("Escape")
-	tm.waitGone(midcompact.ReviewTitle)
+	tm.waitGone(tui.ReviewTitle)
 	tm.waitGone("UI editing")
 	tm.command("/midcompact:status", "Plan v3: 1 range(s) (ready for review).")
 	r := restored(t, env)
@@ -286,13 +287,13 @@ func TestTmux_SelectionAndReviewOverlays(t *testing.T) {
 		t.Fatalf("persisted plan = %+v", r.Draft)
 	}
 
-	tm.command("/midcompact:review tui", midcompact.ReviewTitle)
+	tm.command("/midcompact:review tui", tui.ReviewTitle)
 	tm.keys("d")
-	tm.waitFor(midcompact.RemoveRangeTitle)
+	tm.waitFor(tui.RemoveRangeTitle)
 	tm.keys("Enter") // Yes
 	tm.waitFor("Plan v4: no compression ranges.")
 	tm.keys("q")
-	tm.waitGone(midcompact.ReviewTitle)
+	tm.waitGone(tui.ReviewTitle)
 	if r := restored(t, env); r.Transaction == nil || r.Draft == nil || r.Draft.Revision != 4 || len(r.Draft.Ranges) != 0 {
 		t.Errorf("after remove: %+v", r.Draft)
 	}

@@ -1,4 +1,8 @@
-package midcompact
+package tui
+
+import (
+	"github.com/pikit-dev/pikit/midcompact"
+)
 
 // SelectionAction is what a Selection key asks the extension to do.
 type SelectionAction int
@@ -29,7 +33,7 @@ const selectionChrome = 5
 // keeps every range (and its summary). Protected atoms are never selected.
 // Not safe for concurrent use.
 type SelectionView struct {
-	snap     *Snapshot
+	snap     *midcompact.Snapshot
 	groups   []viewGroup
 	selected map[int]bool
 	keep     map[int]bool
@@ -47,7 +51,7 @@ type SelectionView struct {
 }
 
 // NewSelectionView opens Selection on s with d's ranges selected.
-func NewSelectionView(s *Snapshot, d *Draft) *SelectionView {
+func NewSelectionView(s *midcompact.Snapshot, d *midcompact.Draft) *SelectionView {
 	v := &SelectionView{snap: s, groups: viewGroups(s), selected: map[int]bool{}, keep: map[int]bool{}, page: 1, prev: newPreviews(s)}
 	v.atomItem = make([]int, len(s.Atoms))
 	for gi, g := range v.groups {
@@ -178,8 +182,8 @@ func (v *SelectionView) clearRun() {
 
 // Selection returns what a save sends to [ExpandSelection]: the runs of
 // consecutive selected atoms and the refs marked KEEP.
-func (v *SelectionView) Selection() (spans []SelectionSpan, keepRefs []string) {
-	spans, keepRefs = []SelectionSpan{}, []string{}
+func (v *SelectionView) Selection() (spans []midcompact.SelectionSpan, keepRefs []string) {
+	spans, keepRefs = []midcompact.SelectionSpan{}, []string{}
 	for i := 0; i < len(v.snap.Atoms); i++ {
 		if !v.selected[i] {
 			continue
@@ -188,7 +192,7 @@ func (v *SelectionView) Selection() (spans []SelectionSpan, keepRefs []string) {
 		for j+1 < len(v.snap.Atoms) && v.selected[j+1] {
 			j++
 		}
-		spans = append(spans, SelectionSpan{StartRef: v.snap.Atoms[i].Ref, EndRef: v.snap.Atoms[j].Ref})
+		spans = append(spans, midcompact.SelectionSpan{StartRef: v.snap.Atoms[i].Ref, EndRef: v.snap.Atoms[j].Ref})
 		i = j
 	}
 	for i := range v.snap.Atoms {
@@ -211,7 +215,7 @@ func (v *SelectionView) Header() string {
 			compress[i] = true
 		}
 	}
-	v.header = SelectionHeader(v.snap, compress)
+	v.header = midcompact.SelectionHeader(v.snap, compress)
 	return v.header
 }
 
@@ -280,7 +284,7 @@ func (v *SelectionView) drawItem(it, w int, st Style) []string {
 	}
 	facts := atomFacts(a)
 	if a.Protected() {
-		facts += " · " + CantCompressLabel
+		facts += " · " + midcompact.CantCompressLabel
 	}
 	cur := "  "
 	if it == v.cursor {

@@ -1,7 +1,8 @@
-package midcompact
+package tui
 
 import (
 	"fmt"
+	"github.com/pikit-dev/pikit/midcompact"
 	"strings"
 	"testing"
 )
@@ -13,7 +14,7 @@ import (
 func BenchmarkOverlayKey(b *testing.B) {
 	for _, n := range []int{100, 10_000} {
 		s := benchSnapshot(b, n)
-		d, _, err := NewDraft("tx").AddRange(s, "a0002", "a0003", "summary", "")
+		d, _, err := midcompact.NewDraft("tx").AddRange(s, "a0002", "a0003", "summary", "")
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -45,7 +46,7 @@ func benchKeys(b *testing.B, handle func(key string), render func()) {
 
 // benchSnapshot is n/2 user/assistant pairs whose atoms carry 1,485 chars
 // of text each.
-func benchSnapshot(b *testing.B, n int) *Snapshot {
+func benchSnapshot(b *testing.B, n int) *midcompact.Snapshot {
 	var lines []string
 	parent := "null"
 	for i := range n {

@@ -1,7 +1,10 @@
-package midcompact
+package tui
 
 import (
+	"github.com/pikit-dev/pikit/midcompact"
+	"github.com/pikit-dev/pikit/midcompact/internal/jstext"
 	"sort"
+	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -98,7 +101,7 @@ func fit(s string, w int) string {
 // wrap breaks s (whitespace normalised) into lines of at most w cells,
 // at spaces where it can; at most max lines, the last ending with "…"
 // when text was left over (max <= 0: no limit).
-func wrap(s string, w, max int) []string { return wrapNormalized(normalizeText(s), w, max) }
+func wrap(s string, w, max int) []string { return wrapNormalized(jstext.Normalize(s), w, max) }
 
 // wrapNormalized is wrap on text already normalised (an atom preview).
 func wrapNormalized(s string, w, max int) []string {
@@ -176,13 +179,13 @@ func window(n int, offset func(i int) int, draw func(i int) []string, top, rows 
 // previews caches each atom's preview (Atom.Preview: normalised,
 // middle-truncated to 700) and its width in cells, computed once per atom.
 type previews struct {
-	snap  *Snapshot
+	snap  *midcompact.Snapshot
 	text  []string
 	cells []int
 	done  []bool
 }
 
-func newPreviews(s *Snapshot) *previews {
+func newPreviews(s *midcompact.Snapshot) *previews {
 	return &previews{snap: s, text: make([]string, len(s.Atoms)), cells: make([]int, len(s.Atoms)), done: make([]bool, len(s.Atoms))}
 }
 
@@ -221,10 +224,10 @@ func clampTop(top, rows, total int) int {
 }
 
 // atomFacts is `ref kind N chars[ · I image(s)][ · tools: a, b]`.
-func atomFacts(a *Atom) string {
-	s := a.Ref + " " + string(a.Kind) + " " + itoa(a.Metrics.ContentChars) + " chars"
+func atomFacts(a *midcompact.Atom) string {
+	s := a.Ref + " " + string(a.Kind) + " " + strconv.Itoa(a.Metrics.ContentChars) + " chars"
 	if n := a.Metrics.ImageCount(); n > 0 {
-		s += " · " + itoa(n) + " image(s)"
+		s += " · " + strconv.Itoa(n) + " image(s)"
 	}
 	if len(a.ToolNames) > 0 {
 		s += " · tools: " + strings.Join(a.ToolNames, ", ")
@@ -240,7 +243,7 @@ type viewGroup struct {
 	start, end int
 }
 
-func viewGroups(s *Snapshot) []viewGroup {
+func viewGroups(s *midcompact.Snapshot) []viewGroup {
 	gs := s.Groups()
 	out := make([]viewGroup, len(gs))
 	for i, g := range gs {

@@ -1,6 +1,7 @@
-package midcompact
+package tui
 
 import (
+	"github.com/pikit-dev/pikit/midcompact"
 	"reflect"
 	"strings"
 	"testing"
@@ -8,7 +9,7 @@ import (
 
 // twoAtoms is the reference's Selection example: `"phase one"` (9 chars)
 // and `"old exploration"` (15).
-func twoAtoms(t *testing.T) *Snapshot {
+func twoAtoms(t *testing.T) *midcompact.Snapshot {
 	return snapshotOf(t, readSession(t,
 		`{"type":"message","id":"e1","parentId":null,"timestamp":"t","message":{"role":"user","content":"phase one","timestamp":1}}`,
 		`{"type":"message","id":"e2","parentId":"e1","timestamp":"t","message":{"role":"assistant","content":[{"type":"text","text":"old exploration"}],"timestamp":2}}`,
@@ -28,7 +29,7 @@ func screen(lines []string) string { return strings.Join(lines, "\n") }
 // Reference §5.5: the Selection header of the upstream test (select a0001
 // of 9+15 chars), the atom line marks, and save on s/Enter.
 func TestSelectionView_HeaderMarksAndSave(t *testing.T) {
-	v := NewSelectionView(twoAtoms(t), NewDraft("tx"))
+	v := NewSelectionView(twoAtoms(t), midcompact.NewDraft("tx"))
 	if a := keys(v, "space"); a != SelectionNone {
 		t.Fatalf("space → %v", a)
 	}
@@ -40,7 +41,7 @@ func TestSelectionView_HeaderMarksAndSave(t *testing.T) {
 		}
 	}
 	spans, keep := v.Selection()
-	if !reflect.DeepEqual(spans, []SelectionSpan{{"a0001", "a0001"}}) || len(keep) != 0 {
+	if !reflect.DeepEqual(spans, []midcompact.SelectionSpan{{StartRef: "a0001", EndRef: "a0001"}}) || len(keep) != 0 {
 		t.Errorf("selection = %v %v", spans, keep)
 	}
 	for _, k := range []string{"s", "S", "enter"} {
@@ -52,7 +53,7 @@ func TestSelectionView_HeaderMarksAndSave(t *testing.T) {
 
 // Reference §5.5: Esc/q save only when dirty, else close.
 func TestSelectionView_EscSavesOnlyWhenDirty(t *testing.T) {
-	v := NewSelectionView(twoAtoms(t), NewDraft("tx"))
+	v := NewSelectionView(twoAtoms(t), midcompact.NewDraft("tx"))
 	for _, k := range []string{"escape", "q"} {
 		if a := v.HandleKey(k); a != SelectionClose {
 			t.Errorf("clean %s → %v, want close", k, a)
@@ -68,7 +69,7 @@ func TestSelectionView_EscSavesOnlyWhenDirty(t *testing.T) {
 // the group, d clears the contiguous run, protected atoms refuse.
 func TestSelectionView_Keys(t *testing.T) {
 	s := snapshotOf(t, fixture(t, "kinds"), "")
-	v := NewSelectionView(s, NewDraft("tx"))
+	v := NewSelectionView(s, midcompact.NewDraft("tx"))
 	keys(v, "g") // the cursor's group: a0001 (user) and its answers
 	spans, _ := v.Selection()
 	if len(spans) == 0 || spans[0].StartRef != "a0001" {
@@ -105,8 +106,8 @@ func TestSelectionView_Keys(t *testing.T) {
 			if spans, _ := v.Selection(); len(spans) != 0 {
 				t.Errorf("protected atom selected: %v", spans)
 			}
-			if !strings.Contains(out, CantCompressLabel) {
-				t.Errorf("protected atom not labelled %q", CantCompressLabel)
+			if !strings.Contains(out, midcompact.CantCompressLabel) {
+				t.Errorf("protected atom not labelled %q", midcompact.CantCompressLabel)
 			}
 			break
 		}
@@ -121,13 +122,13 @@ func TestSelectionView_Keys(t *testing.T) {
 // so saving unchanged keeps them (ReplaceRanges keeps exact ranges).
 func TestSelectionView_StartsFromPlan(t *testing.T) {
 	s := twoAtoms(t)
-	d, _, err := NewDraft("tx").AddRange(s, "a0002", "a0002", "kept summary", "")
+	d, _, err := midcompact.NewDraft("tx").AddRange(s, "a0002", "a0002", "kept summary", "")
 	if err != nil {
 		t.Fatal(err)
 	}
 	v := NewSelectionView(s, d)
 	spans, keep := v.Selection()
-	runs, err := ExpandSelection(s, spans, keep)
+	runs, err := midcompact.ExpandSelection(s, spans, keep)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -141,7 +142,7 @@ func TestSelectionView_StartsFromPlan(t *testing.T) {
 // the width (wide characters count two cells).
 func TestSelectionView_ScrollsAndFits(t *testing.T) {
 	s := pairsWide(t, 40)
-	v := NewSelectionView(s, NewDraft("tx"))
+	v := NewSelectionView(s, midcompact.NewDraft("tx"))
 	for range 60 {
 		v.HandleKey("j")
 	}
@@ -166,7 +167,7 @@ func TestSelectionView_ScrollsAndFits(t *testing.T) {
 	}
 }
 
-func pairsWide(t *testing.T, n int) *Snapshot {
+func pairsWide(t *testing.T, n int) *midcompact.Snapshot {
 	s := pairs(t, n)
 	for i := range s.Atoms {
 		s.Atoms[i].FullText = strings.Repeat("中文 wide text ", 20)
@@ -179,7 +180,7 @@ func pairsWide(t *testing.T, n int) *Snapshot {
 // dialogs, Esc/Enter/q close.
 func TestReviewView_RendersAndKeys(t *testing.T) {
 	s := pairs(t, 3)
-	d, _, err := NewDraft("tx").AddRange(s, "a0002", "a0003", "First pair summarized.", "first")
+	d, _, err := midcompact.NewDraft("tx").AddRange(s, "a0002", "a0003", "First pair summarized.", "first")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -232,7 +233,7 @@ func TestReviewView_RendersAndKeys(t *testing.T) {
 // Review scrolls: j/k by one, PgUp/PgDn by 12, and fits its height.
 func TestReviewView_Scroll(t *testing.T) {
 	s := pairs(t, 30)
-	v := NewReviewView(s, NewDraft("tx"))
+	v := NewReviewView(s, midcompact.NewDraft("tx"))
 	first := v.Render(80, 20, nil)
 	v.HandleKey("pageDown")
 	second := v.Render(80, 20, nil)
@@ -272,7 +273,7 @@ func FuzzOverlayKeys(f *testing.F) {
 	f.Add("end space pageUp G D escape", 40, 10)
 	f.Add("n p right left e t d x home end pageDown q", 120, 40)
 	s := snapshotOf(f, fixture(f, "kinds"), "")
-	d, _, err := NewDraft("tx").AddRange(s, "a0001", "a0003", "summary", "topic")
+	d, _, err := midcompact.NewDraft("tx").AddRange(s, "a0001", "a0003", "summary", "topic")
 	if err != nil {
 		f.Fatal(err)
 	}
@@ -284,7 +285,7 @@ func FuzzOverlayKeys(f *testing.F) {
 			rv.HandleKey(k)
 		}
 		spans, keep := sv.Selection()
-		runs, err := ExpandSelection(s, spans, keep)
+		runs, err := midcompact.ExpandSelection(s, spans, keep)
 		if err != nil {
 			t.Fatalf("spans %v keep %v: %v", spans, keep, err)
 		}

@@ -1,4 +1,10 @@
-package midcompact
+package tui
+
+import (
+	"github.com/pikit-dev/pikit/midcompact"
+	"github.com/pikit-dev/pikit/midcompact/internal/jstext"
+	"strconv"
+)
 
 // ReviewAction is what a Review key asks the extension to do; every action
 // but ReviewNone closes the overlay, and after an edit the extension opens
@@ -30,8 +36,8 @@ const (
 // the selected range expanded (topic, chars, wrapped summary, its atoms
 // marked ┌│└). Not safe for concurrent use.
 type ReviewView struct {
-	snap      *Snapshot
-	draft     *Draft
+	snap      *midcompact.Snapshot
+	draft     *midcompact.Draft
 	selected  int // index into draft.Ranges; -1 when the plan is empty
 	collapsed bool
 	top       int
@@ -43,7 +49,7 @@ type ReviewView struct {
 }
 
 // NewReviewView opens Review on s and d with the first range selected.
-func NewReviewView(s *Snapshot, d *Draft) *ReviewView {
+func NewReviewView(s *midcompact.Snapshot, d *midcompact.Draft) *ReviewView {
 	v := &ReviewView{rows: 1}
 	v.Reload(s, d)
 	return v
@@ -52,7 +58,7 @@ func NewReviewView(s *Snapshot, d *Draft) *ReviewView {
 // Reload puts a new snapshot and plan under the view (after an edit),
 // keeping the selected range when it still exists, else the one at the
 // same position.
-func (v *ReviewView) Reload(s *Snapshot, d *Draft) {
+func (v *ReviewView) Reload(s *midcompact.Snapshot, d *midcompact.Draft) {
 	id := v.SelectedID()
 	v.snap, v.draft = s, d
 	v.prev = newPreviews(s)
@@ -92,7 +98,7 @@ func (v *ReviewView) rangeIndex(id string) int {
 }
 
 // Selected is the selected range, or nil when the plan is empty.
-func (v *ReviewView) Selected() *Range {
+func (v *ReviewView) Selected() *midcompact.Range {
 	if v.draft == nil || v.selected < 0 || v.selected >= len(v.draft.Ranges) {
 		return nil
 	}
@@ -209,7 +215,7 @@ func (v *ReviewView) Render(w, height int, st Style) []string {
 			return v.drawItem(v.items[k], w, st)
 		}, v.top, v.rows)
 	}
-	body := append([]string{fit(planHeadline(v.draft), w)}, lines...)
+	body := append([]string{fit(v.draft.Headline(), w)}, lines...)
 	body = append(body, st.apply("dim", fit(reviewHint, w)))
 	return frame(st, w, ReviewTitle, body)
 }
@@ -230,7 +236,7 @@ func (v *ReviewView) drawItem(it, w int, st Style) []string {
 	a := &v.snap.Atoms[it]
 	line := "  KEEP " + atomFacts(a)
 	if a.Protected() {
-		line += " · " + CantCompressLabel
+		line += " · " + midcompact.CantCompressLabel
 	}
 	if p, _ := v.prev.get(it); p != "" {
 		line += " · " + p
@@ -241,7 +247,7 @@ func (v *ReviewView) drawItem(it, w int, st Style) []string {
 // rangeLines is a range's header (`▸ d1 a→b · N atoms a→b chars −saved
 // topic summary…`) and, when it is the selected one and not collapsed,
 // its topic, chars, wrapped summary and atoms.
-func (v *ReviewView) rangeLines(r *Range, selected bool, w int, st Style) []string {
+func (v *ReviewView) rangeLines(r *midcompact.Range, selected bool, w int, st Style) []string {
 	open := selected && !v.collapsed
 	arrow := "▸ "
 	if open {
@@ -252,21 +258,21 @@ func (v *ReviewView) rangeLines(r *Range, selected bool, w int, st Style) []stri
 		cur = "> "
 	}
 	saved := r.OriginalContentChars - r.ReplacementContentChars
-	savedText := "−" + itoa(saved)
+	savedText := "−" + strconv.Itoa(saved)
 	if saved < 0 {
-		savedText = "+" + itoa(-saved)
+		savedText = "+" + strconv.Itoa(-saved)
 	}
 	summary := r.Summary
 	if summary == "" {
 		summary = reviewPendingText
 	}
-	head := cur + arrow + r.ID + " " + r.StartRef + "→" + r.EndRef + " · " + itoa(r.EndIndex-r.StartIndex+1) + " atoms " +
-		itoa(r.OriginalContentChars) + "→" + itoa(r.ReplacementContentChars) + " chars " + savedText
+	head := cur + arrow + r.ID + " " + r.StartRef + "→" + r.EndRef + " · " + strconv.Itoa(r.EndIndex-r.StartIndex+1) + " atoms " +
+		strconv.Itoa(r.OriginalContentChars) + "→" + strconv.Itoa(r.ReplacementContentChars) + " chars " + savedText
 	if !open {
 		if r.Topic != "" {
 			head += " " + r.Topic
 		}
-		head += " " + normalizeText(summary)
+		head += " " + jstext.Normalize(summary)
 	}
 	color := "text"
 	switch {
@@ -284,7 +290,7 @@ func (v *ReviewView) rangeLines(r *Range, selected bool, w int, st Style) []stri
 		topic = "(none)"
 	}
 	out = append(out, fit("    topic: "+topic, w),
-		fit("    chars: "+itoa(r.OriginalContentChars)+" → "+itoa(r.ReplacementContentChars)+" (summary wrapper)", w))
+		fit("    chars: "+strconv.Itoa(r.OriginalContentChars)+" → "+strconv.Itoa(r.ReplacementContentChars)+" (summary wrapper)", w))
 	if r.Summary == "" {
 		out = append(out, st.apply("warning", "    "+reviewPendingText))
 	} else {
