@@ -1,6 +1,7 @@
 package live
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -9,7 +10,6 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/go-json-experiment/json"
@@ -40,9 +40,12 @@ func (s Session) AgentURL() string {
 type AgentClient struct {
 	base, token string
 	http        *http.Client
+	wait        *http.Client
 }
 
-// NewAgentClient reads root's session.json; timeout bounds each request.
+// NewAgentClient reads root's session.json; timeout bounds each request
+// but [AgentClient.Wait]'s long poll, which is bounded by
+// [DefaultWaitTimeout] plus timeout.
 func NewAgentClient(root string, timeout time.Duration) (*AgentClient, error) {
 	sess, err := ReadSession(root)
 	if err != nil {
@@ -51,8 +54,13 @@ func NewAgentClient(root string, timeout time.Duration) (*AgentClient, error) {
 	if sess.AgentToken == "" {
 		return nil, ErrNotRunning
 	}
-	return &AgentClient{base: sess.AgentURL(), token: sess.AgentToken, http: &http.Client{Timeout: timeout}}, nil
+	return &AgentClient{base: sess.AgentURL(), token: sess.AgentToken,
+		http: &http.Client{Timeout: timeout}, wait: &http.Client{Timeout: DefaultWaitTimeout + timeout}}, nil
 }
+
+// maxWaitAnswer caps what the client reads of one answer (a wake
+// envelope carries whole units with their evidence).
+const maxWaitAnswer = 32 << 20
 
 // AnswerError is an endpoint answer other than 2xx: its HTTP status and
 // its body (compact JSON, at most 64 KiB read).
@@ -70,32 +78,139 @@ func (e *AnswerError) Error() string {
 // AlreadyAcked; an unknown id is an *AnswerError with Status 404.
 func (c *AgentClient) Ack(ctx context.Context, id string) (AckResult, error) {
 	var res AckResult
-	err := c.post(ctx, "/checkpoints/"+url.PathEscape(id)+"/ack", &res)
+	err := c.post(ctx, "/checkpoints/"+url.PathEscape(id)+"/ack", nil, &res)
 	return res, err
 }
 
-// post sends an empty JSON body to path and decodes a 200 answer into out.
-func (c *AgentClient) post(ctx context.Context, path string, out any) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.base+path, strings.NewReader("{}"))
+// ErrWaitTaken is what [AgentClient.Wait] returns when another agent's
+// wait is parked on the endpoint (409 {"status":"wait-taken"}).
+var ErrWaitTaken = errors.New("live: another wait is parked on the endpoint (wait-taken)")
+
+// ErrSessionEnded is what [AgentClient.Wait] returns once the session
+// ended and its last batch was acknowledged (410 {"status":"session-ended"}).
+var ErrSessionEnded = errors.New("live: the session ended (session-ended)")
+
+// Wait long-polls GET /wait once: the next wake envelope as the endpoint
+// wrote it (compact JSON, reference §2.5), or nil when the endpoint's wait
+// timeout passed with nothing to serve (204). It returns [ErrWaitTaken],
+// [ErrSessionEnded], an *AnswerError for another answer, or an error
+// wrapping the transport's when the endpoint is unreachable. Cancelling
+// ctx ends the poll.
+func (c *AgentClient) Wait(ctx context.Context) ([]byte, error) {
+	status, body, err := c.do(ctx, c.wait, http.MethodGet, "/wait", nil)
+	if err != nil {
+		return nil, err
+	}
+	switch status {
+	case http.StatusOK:
+		return body, nil
+	case http.StatusNoContent:
+		return nil, nil
+	case http.StatusConflict:
+		return nil, ErrWaitTaken
+	case http.StatusGone:
+		return nil, ErrSessionEnded
+	}
+	return nil, &AnswerError{Status: status, Body: string(body)}
+}
+
+// UnitResult is the answer to POST /units/:id/status and /units/:id/ask.
+type UnitResult struct {
+	OK     bool   `json:"ok"`
+	UnitID string `json:"unit_id"`
+	Status string `json:"status"`
+}
+
+// UnitStatus posts status (one of accepted, needs_info, working, applied,
+// blocked, withdrawn, triaging: the endpoint validates) with an optional
+// note and guess ("" leaves them unchanged) for unit id. The endpoint's
+// refusals are *AnswerError: 400 bad status, 404 unknown unit, 409 unit
+// withdrawn.
+func (c *AgentClient) UnitStatus(ctx context.Context, id, status, note, guess string) (UnitResult, error) {
+	body := struct {
+		Status string `json:"status"`
+		Note   string `json:"note,omitempty"`
+		Guess  string `json:"guess,omitempty"`
+	}{status, note, guess}
+	var res UnitResult
+	err := c.post(ctx, "/units/"+url.PathEscape(id)+"/status", body, &res)
+	return res, err
+}
+
+// Ask posts a question for unit id to the page (the unit becomes
+// needs_info). An empty question is answered 400 by the endpoint.
+func (c *AgentClient) Ask(ctx context.Context, id, question string) (UnitResult, error) {
+	body := struct {
+		Question string `json:"question"`
+	}{question}
+	var res UnitResult
+	err := c.post(ctx, "/units/"+url.PathEscape(id)+"/ask", body, &res)
+	return res, err
+}
+
+// Status reads the board summary (GET /status).
+func (c *AgentClient) Status(ctx context.Context) (StatusSummary, error) {
+	var res StatusSummary
+	status, body, err := c.do(ctx, c.http, http.MethodGet, "/status", nil)
+	if err != nil {
+		return res, err
+	}
+	if status != http.StatusOK {
+		return res, &AnswerError{Status: status, Body: string(body)}
+	}
+	if err := json.Unmarshal(body, &res); err != nil {
+		return res, fmt.Errorf("live: decode answer: %w", err)
+	}
+	return res, nil
+}
+
+// post sends in as a JSON body ({} when nil) to path and decodes a 200
+// answer into out.
+func (c *AgentClient) post(ctx context.Context, path string, in, out any) error {
+	payload := []byte("{}")
+	if in != nil {
+		var err error
+		if payload, err = json.Marshal(in); err != nil {
+			return err
+		}
+	}
+	status, body, err := c.do(ctx, c.http, http.MethodPost, path, payload)
 	if err != nil {
 		return err
 	}
-	req.Header.Set("Authorization", "Bearer "+c.token)
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := c.http.Do(req)
-	if err != nil {
-		return fmt.Errorf("live: endpoint unreachable: %w", err)
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, maxAgentBody))
-	if err != nil {
-		return fmt.Errorf("live: read answer: %w", err)
-	}
-	if resp.StatusCode != http.StatusOK {
-		return &AnswerError{Status: resp.StatusCode, Body: strings.TrimSpace(string(body))}
+	if status != http.StatusOK {
+		return &AnswerError{Status: status, Body: string(body)}
 	}
 	if err := json.Unmarshal(body, out); err != nil {
 		return fmt.Errorf("live: decode answer: %w", err)
 	}
 	return nil
+}
+
+// do sends one request with the agent token and returns the answer's
+// status and body (trimmed, at most maxAgentBody bytes; a wake envelope
+// is bounded by the same cap the endpoint writes batches with).
+func (c *AgentClient) do(ctx context.Context, hc *http.Client, method, path string, payload []byte) (int, []byte, error) {
+	var rd io.Reader
+	if payload != nil {
+		rd = bytes.NewReader(payload)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, c.base+path, rd)
+	if err != nil {
+		return 0, nil, err
+	}
+	req.Header.Set("Authorization", "Bearer "+c.token)
+	if payload != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := hc.Do(req)
+	if err != nil {
+		return 0, nil, fmt.Errorf("live: endpoint unreachable: %w", err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, maxWaitAnswer))
+	if err != nil {
+		return 0, nil, fmt.Errorf("live: read answer: %w", err)
+	}
+	return resp.StatusCode, bytes.TrimSpace(body), nil
 }

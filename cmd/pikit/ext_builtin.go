@@ -15,6 +15,7 @@ import (
 func builtinExtensions() map[string]func() *piext.Extension {
 	return map[string]func() *piext.Extension{
 		"hello":      hello.New,
+		"live":       newLiveExtension,
 		"midcompact": mcext.New,
 		"stateflow":  func() *piext.Extension { return sfext.New(os.Getenv("PI_CODING_AGENT_DIR"), os.Getenv("HOME")) },
 	}

@@ -33,5 +33,10 @@ func Extensions() []Extension {
 			Changelog:   "stateflow/CHANGELOG.md",
 			Exports:     map[string]string{"./modules": "./modules.ts"},
 		},
+		{
+			Name: "live", Title: "live",
+			Description: "Riffrec live sessions inside the Pi coding agent: page batches arrive as work, unit status flows back (pikit, Go sidecar)",
+			Changelog:   "live/extension/CHANGELOG.md",
+		},
 	}
 }

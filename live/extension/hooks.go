@@ -1,0 +1,142 @@
+package extension
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"path/filepath"
+
+	"github.com/pikit-dev/pikit/live"
+	"github.com/pikit-dev/pikit/piext"
+)
+
+// sessionGone returns the current session handle, waiting for one, and a
+// channel closed when that session ends.
+func (rt *runtime) sessionGone(ctx context.Context) (*piext.Pi, <-chan struct{}, error) {
+	for {
+		if _, err := rt.session(ctx); err != nil {
+			return nil, nil, err
+		}
+		rt.mu.Lock()
+		p, gone := rt.pi, rt.gone
+		rt.mu.Unlock()
+		if p != nil {
+			return p, gone, nil
+		}
+	}
+}
+
+// expectBatch registers a delivery of batch id; the returned channel is
+// closed when a user message carrying it ends.
+func (rt *runtime) expectBatch(id string) <-chan struct{} {
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	ch := make(chan struct{})
+	rt.expect[id] = ch
+	return ch
+}
+
+func (rt *runtime) unexpect(id string) {
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	delete(rt.expect, id)
+}
+
+func (rt *runtime) hooks() []piext.Hook {
+	return []piext.Hook{
+		piext.HookFor(piext.Hook{}, rt.sessionStart),
+		piext.HookFor(piext.Hook{}, rt.sessionShutdown),
+		{Event: piext.EventMessageEnd, Handle: rt.messageEnd},
+	}
+}
+
+// sessionStart binds the runtime to the new session: the footer carries
+// over, and the watch moves here. At startup a live session left in the
+// project's default root (not stopped, not ended and drained) is attached
+// to again, its endpoint resumed when no process serves it.
+func (rt *runtime) sessionStart(ctx context.Context, ev *piext.Event, p piext.SessionStartEvent) (any, error) {
+	cwd, err := ev.Pi.Cwd(ctx)
+	if err != nil {
+		return nil, err
+	}
+	rt.mu.Lock()
+	if rt.pi == nil {
+		close(rt.piSet)
+	}
+	rt.pi = ev.Pi.Session()
+	rt.cwd = cwd
+	if rt.gone == nil {
+		rt.gone = make(chan struct{})
+	}
+	footer, watching := rt.footer, rt.w != nil
+	rt.mu.Unlock()
+	if footer != "" {
+		_ = ev.Pi.SetStatus(ctx, StatusKey, footer)
+	}
+	if watching || p.Reason != "startup" {
+		return nil, nil
+	}
+	root := resolveRoot(cwd, DefaultRoot)
+	if sess, err := live.ReadSession(root); err != nil || sess.AgentToken == "" || live.EndedAndDrained(root) {
+		return nil, nil
+	}
+	if err := rt.watch(root, true); errors.Is(err, ErrWatchedElsewhere) {
+		rt.setFooter(ctx, "live: "+err.Error()[len("live: "):])
+	}
+	return nil, nil
+}
+
+// sessionShutdown unbinds the session; quitting stops the watcher.
+func (rt *runtime) sessionShutdown(ctx context.Context, ev *piext.Event, p piext.SessionShutdownEvent) (any, error) {
+	rt.mu.Lock()
+	rt.pi = nil
+	rt.piSet = make(chan struct{})
+	if rt.gone != nil {
+		close(rt.gone)
+		rt.gone = nil
+	}
+	rt.mu.Unlock()
+	if p.Reason == "quit" {
+		rt.unwatch()
+	}
+	return nil, nil
+}
+
+// messageEnd completes the delivery of a batch whose user message ended.
+func (rt *runtime) messageEnd(_ context.Context, ev *piext.Event) (any, error) {
+	var p struct {
+		Message json.RawMessage `json:"message"`
+	}
+	if err := ev.Decode(&p); err != nil {
+		return nil, nil
+	}
+	rt.mu.Lock()
+	pending := len(rt.expect) > 0
+	rt.mu.Unlock()
+	if !pending {
+		return nil, nil
+	}
+	m := piext.NewMessage(p.Message)
+	if m.Role() != "user" {
+		return nil, nil
+	}
+	text := m.Text()
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	for id, ch := range rt.expect {
+		if carries(text, id) {
+			close(ch)
+			delete(rt.expect, id)
+		}
+	}
+	return nil, nil
+}
+
+// resolveRoot resolves root as `pikit live start --root` does, against
+// cwd instead of the process's working directory.
+func resolveRoot(cwd, root string) string {
+	if !filepath.IsAbs(root) {
+		root = filepath.Join(cwd, root)
+	}
+	return filepath.Clean(root)
+}

@@ -1,0 +1,287 @@
+package extension
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/pikit-dev/pikit/internal/durable"
+	"github.com/pikit-dev/pikit/internal/platform"
+	"github.com/pikit-dev/pikit/live"
+	"github.com/pikit-dev/pikit/piext"
+)
+
+// requestTimeout bounds each agent request but the long poll.
+const requestTimeout = 30 * time.Second
+
+// watchLockName is the file in root's state dir whose exclusive lock the
+// watching Pi process holds; it holds that process's pid.
+const watchLockName = "watch.lock"
+
+// watcher is the one goroutine that waits for root's batches and delivers
+// them. It owns the watch lock until it ends.
+type watcher struct {
+	rt     *runtime
+	root   string
+	resume bool // start (resume) the endpoint first when none runs
+	lock   *os.File
+	cancel context.CancelFunc
+	done   chan struct{}
+	// fresh: no batch delivered yet by this watcher, so the first one may
+	// be in the session already (a kill between delivery and ack).
+	fresh bool
+	// unacked are batches delivered whose ack failed: served again, they
+	// are acknowledged without a second delivery.
+	unacked map[string]bool
+}
+
+// ErrWatchedElsewhere is what [runtime.watch] returns when another
+// process holds root's watch lock; the error names its pid.
+var ErrWatchedElsewhere = errors.New("live: another Pi process watches this endpoint")
+
+// lockWatch takes root's watch lock and writes pid into it, or returns
+// ErrWatchedElsewhere wrapped with the holder's pid.
+func lockWatch(root string, pid int) (*os.File, error) {
+	pidPath, err := live.PIDFile(root)
+	if err != nil {
+		return nil, err
+	}
+	dir := filepath.Dir(pidPath)
+	if err := durable.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("live: create state dir: %w", err)
+	}
+	f, err := os.OpenFile(filepath.Join(dir, watchLockName), os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("live: open watch lock: %w", err)
+	}
+	ok, err := platform.TryLock(f, true)
+	if err != nil || !ok {
+		defer f.Close()
+		if err != nil {
+			return nil, fmt.Errorf("live: watch lock: %w", err)
+		}
+		data, _ := io.ReadAll(io.LimitReader(f, 64))
+		other, _ := strconv.Atoi(strings.TrimSpace(string(data)))
+		return nil, fmt.Errorf("%w: Pi pid %d", ErrWatchedElsewhere, other)
+	}
+	if err := f.Truncate(0); err == nil {
+		_, err = f.WriteAt([]byte(strconv.Itoa(pid)+"\n"), 0)
+	}
+	return f, nil
+}
+
+// watch starts the watcher of root unless one runs; resume starts the
+// endpoint (resuming its session) first when no endpoint process serves.
+func (rt *runtime) watch(root string, resume bool) error {
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	if rt.w != nil {
+		if rt.w.root == root {
+			return nil
+		}
+		return fmt.Errorf("live: already watching another root (%s); /live:stop it first", rt.w.root)
+	}
+	f, err := lockWatch(root, rt.o.OwnerPID)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	w := &watcher{rt: rt, root: root, resume: resume, lock: f, cancel: cancel, done: make(chan struct{}), fresh: true, unacked: map[string]bool{}}
+	rt.w, rt.root = w, root
+	go w.run(ctx)
+	return nil
+}
+
+// unwatch stops the watcher, if any, and waits for it.
+func (rt *runtime) unwatch() {
+	rt.mu.Lock()
+	w := rt.w
+	rt.mu.Unlock()
+	if w == nil {
+		return
+	}
+	w.cancel()
+	<-w.done
+}
+
+// watching reports the watched root ("" when none).
+func (rt *runtime) watching() string {
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	if rt.w == nil {
+		return ""
+	}
+	return rt.w.root
+}
+
+func (w *watcher) run(ctx context.Context) {
+	defer func() {
+		w.rt.mu.Lock()
+		if w.rt.w == w {
+			w.rt.w = nil
+		}
+		w.rt.mu.Unlock()
+		_ = platform.Unlock(w.lock)
+		w.lock.Close()
+		close(w.done)
+	}()
+	pause := w.rt.o.Retry
+	backoff := func() bool {
+		t := time.NewTimer(pause)
+		defer t.Stop()
+		pause = min(pause*2, 5*time.Second)
+		select {
+		case <-ctx.Done():
+			return false
+		case <-t.C:
+			return true
+		}
+	}
+	for ctx.Err() == nil {
+		if w.resume {
+			if err := w.ensureRunning(ctx); err != nil {
+				w.rt.o.Logger.Warn("live: resume endpoint failed", "err", err)
+				w.rt.setFooter(ctx, "live: endpoint down; reattaching")
+				if !backoff() {
+					return
+				}
+				continue
+			}
+		}
+		c, err := live.NewAgentClient(w.root, requestTimeout)
+		if errors.Is(err, live.ErrNotRunning) || errors.Is(err, fs.ErrNotExist) {
+			w.rt.setFooter(ctx, "live: stopped")
+			return
+		}
+		if err != nil {
+			w.rt.setFooter(ctx, "live: endpoint down; reattaching")
+			if !backoff() {
+				return
+			}
+			continue
+		}
+		done, err := w.serve(ctx, c, &pause)
+		if done || ctx.Err() != nil {
+			return
+		}
+		if err != nil {
+			w.rt.o.Logger.Warn("live: watch", "err", err)
+			if !backoff() {
+				return
+			}
+		}
+	}
+}
+
+// ensureRunning resumes the endpoint when no process serves the root.
+func (w *watcher) ensureRunning(ctx context.Context) error {
+	running, err := w.rt.o.Running(w.root)
+	if err != nil || running {
+		return err
+	}
+	_, err = w.rt.o.Start(ctx, StartRequest{Root: w.root, OwnerPID: w.rt.o.OwnerPID})
+	return err
+}
+
+// serve long-polls c until an error: done is true when the watch is over
+// (the session ended).
+func (w *watcher) serve(ctx context.Context, c *live.AgentClient, pause *time.Duration) (done bool, err error) {
+	if w.rt.footerText() == "" || strings.Contains(w.rt.footerText(), "reattaching") || strings.Contains(w.rt.footerText(), "waiting") {
+		if _, err := c.Status(ctx); err != nil {
+			w.rt.setFooter(ctx, "live: endpoint down; reattaching")
+			return false, err
+		}
+		w.rt.setFooter(ctx, "live: connected")
+	}
+	for {
+		data, err := c.Wait(ctx)
+		switch {
+		case ctx.Err() != nil:
+			return true, nil
+		case errors.Is(err, live.ErrSessionEnded):
+			w.rt.setFooter(ctx, "live: ended")
+			return true, nil
+		case errors.Is(err, live.ErrWaitTaken):
+			w.rt.setFooter(ctx, "live: another agent is waiting on this endpoint; retrying")
+			return false, err
+		case err != nil:
+			w.rt.setFooter(ctx, "live: endpoint down; reattaching")
+			return false, err
+		case data == nil:
+			continue
+		}
+		*pause = w.rt.o.Retry
+		b, err := parseBatch(data)
+		if err != nil {
+			return false, err
+		}
+		if !w.unacked[b.CheckpointID] {
+			if err := w.deliver(ctx, b); err != nil {
+				return ctx.Err() != nil, err
+			}
+		}
+		w.unacked[b.CheckpointID] = true
+		if _, err := c.Ack(ctx, b.CheckpointID); err != nil {
+			return false, fmt.Errorf("ack: %w", err)
+		}
+		delete(w.unacked, b.CheckpointID)
+		w.rt.setFooter(ctx, footerFor(b))
+	}
+}
+
+// deliver puts b into the current session as one user message and
+// returns once the session holds it (its message_end). A replacement of
+// the session before that delivers it again into the new one.
+func (w *watcher) deliver(ctx context.Context, b *batch) error {
+	for {
+		p, gone, err := w.rt.sessionGone(ctx)
+		if err != nil {
+			return err
+		}
+		if w.fresh {
+			if in, err := inSession(ctx, p, b.CheckpointID); err == nil && in {
+				w.fresh = false
+				return nil
+			}
+		}
+		ch := w.rt.expectBatch(b.CheckpointID)
+		if err := p.SendUserMessage(ctx, b.message(), "followUp"); err != nil {
+			w.rt.unexpect(b.CheckpointID)
+			if errors.Is(err, piext.ErrStaleSession) || errors.Is(err, piext.ErrStaleContext) {
+				continue
+			}
+			return fmt.Errorf("send batch: %w", err)
+		}
+		select {
+		case <-ch:
+			w.fresh = false
+			return nil
+		case <-gone:
+			w.rt.unexpect(b.CheckpointID)
+		case <-ctx.Done():
+			w.rt.unexpect(b.CheckpointID)
+			return ctx.Err()
+		}
+	}
+}
+
+// inSession reports whether a user message of p's session carries batch id.
+func inSession(ctx context.Context, p *piext.Pi, id string) (bool, error) {
+	es, err := p.GetEntries(ctx)
+	if err != nil {
+		return false, err
+	}
+	for _, e := range es {
+		if m, ok := e.Message(); ok && m.Role() == "user" && carries(m.Text(), id) {
+			return true, nil
+		}
+	}
+	return false, nil
+}
