@@ -95,7 +95,7 @@ func (rt *runtime) startCmd(ctx context.Context, c *piext.CommandCall) error {
 	switch err := rt.watch(root, false); {
 	case errors.Is(err, ErrWatchedElsewhere):
 		note = "pikit live: " + strings.TrimPrefix(err.Error(), "live: ")
-		rt.setFooter(ctx, "live: watched by another Pi")
+		rt.setFooter(ctx, "live: "+strings.TrimPrefix(err.Error(), "live: "))
 	case err != nil:
 		return notifyErr(ctx, c.Pi, err)
 	}

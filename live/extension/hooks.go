@@ -3,7 +3,6 @@ package extension
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"path/filepath"
 
 	"github.com/pikit-dev/pikit/live"
@@ -80,10 +79,7 @@ func (rt *runtime) sessionStart(ctx context.Context, ev *piext.Event, p piext.Se
 	if sess, err := live.ReadSession(root); err != nil || sess.AgentToken == "" || live.EndedAndDrained(root) {
 		return nil, nil
 	}
-	if err := rt.watch(root, true); errors.Is(err, ErrWatchedElsewhere) {
-		rt.setFooter(ctx, "live: "+err.Error()[len("live: "):])
-	}
-	return nil, nil
+	return nil, rt.watch(root, true)
 }
 
 // sessionShutdown unbinds the session; quitting stops the watcher.

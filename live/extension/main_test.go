@@ -28,6 +28,9 @@ func model(r *modelserver.Request) modelserver.Script {
 		return modelserver.Script{Text: []string{"applied"}}
 	}
 	u := r.LastUserText()
+	if strings.Contains(u, "HANG") {
+		return modelserver.Script{Text: []string{"thinking"}, Hang: true}
+	}
 	if strings.Contains(u, "BEGIN UNTRUSTED LIVE PAGE DATA") {
 		for i := 1; i <= 9; i++ {
 			id := fmt.Sprintf("u%d", i)
@@ -172,6 +175,29 @@ func (p *page) post(envs ...string) {
 	b, _ := io.ReadAll(resp.Body)
 	if resp.StatusCode != 200 {
 		p.t.Fatalf("post: %d %s", resp.StatusCode, b)
+	}
+}
+
+// postRetry posts envelopes as a page does while its endpoint is coming
+// back: a refused connection is tried again every 50 ms.
+func (p *page) postRetry(ctx context.Context, envs ...string) {
+	p.t.Helper()
+	body := "[" + strings.Join(envs, ",") + "]"
+	for {
+		resp, err := (&http.Client{Timeout: 10 * time.Second}).Do(p.request("POST", "/events", body))
+		if err == nil {
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != 200 {
+				p.t.Fatalf("post: %d %s", resp.StatusCode, b)
+			}
+			return
+		}
+		select {
+		case <-ctx.Done():
+			p.t.Fatalf("post: %v", err)
+		case <-time.After(50 * time.Millisecond):
+		}
 	}
 }
 

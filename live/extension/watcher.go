@@ -47,54 +47,87 @@ type watcher struct {
 var ErrWatchedElsewhere = errors.New("live: another Pi process watches this endpoint")
 
 // lockWatch takes root's watch lock and writes pid into it, or returns
-// ErrWatchedElsewhere wrapped with the holder's pid.
+// ErrWatchedElsewhere wrapped with the holder's pid. A lock whose recorded
+// Pi is gone belongs to that Pi's exiting sidecar (it exits within 3 s of
+// Pi): it is tried again every 100 ms for up to 5 s.
 func lockWatch(root string, pid int) (*os.File, error) {
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		f, other, err := tryLockWatch(root, pid)
+		if !errors.Is(err, ErrWatchedElsewhere) || time.Now().After(deadline) {
+			return f, err
+		}
+		if alive, aerr := platform.Alive(other); aerr == nil && alive {
+			return nil, err
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+func tryLockWatch(root string, pid int) (*os.File, int, error) {
 	pidPath, err := live.PIDFile(root)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	dir := filepath.Dir(pidPath)
 	if err := durable.MkdirAll(dir, 0o700); err != nil {
-		return nil, fmt.Errorf("live: create state dir: %w", err)
+		return nil, 0, fmt.Errorf("live: create state dir: %w", err)
 	}
 	f, err := os.OpenFile(filepath.Join(dir, watchLockName), os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
-		return nil, fmt.Errorf("live: open watch lock: %w", err)
+		return nil, 0, fmt.Errorf("live: open watch lock: %w", err)
 	}
 	ok, err := platform.TryLock(f, true)
 	if err != nil || !ok {
 		defer f.Close()
 		if err != nil {
-			return nil, fmt.Errorf("live: watch lock: %w", err)
+			return nil, 0, fmt.Errorf("live: watch lock: %w", err)
 		}
 		data, _ := io.ReadAll(io.LimitReader(f, 64))
 		other, _ := strconv.Atoi(strings.TrimSpace(string(data)))
-		return nil, fmt.Errorf("%w: Pi pid %d", ErrWatchedElsewhere, other)
+		return nil, other, fmt.Errorf("%w: Pi pid %d", ErrWatchedElsewhere, other)
 	}
 	if err := f.Truncate(0); err == nil {
-		_, err = f.WriteAt([]byte(strconv.Itoa(pid)+"\n"), 0)
+		_, _ = f.WriteAt([]byte(strconv.Itoa(pid)+"\n"), 0)
 	}
-	return f, nil
+	return f, 0, nil
 }
 
-// watch starts the watcher of root unless one runs; resume starts the
-// endpoint (resuming its session) first when no endpoint process serves.
+// watch starts the watcher of root unless one runs. With resume (the
+// attach at startup) the watcher takes the watch lock itself and starts
+// (resumes) the endpoint when no process serves it; without, the lock is
+// taken before watch returns, so the caller learns who else watches.
 func (rt *runtime) watch(root string, resume bool) error {
 	rt.mu.Lock()
-	defer rt.mu.Unlock()
 	if rt.w != nil {
-		if rt.w.root == root {
+		other := rt.w.root
+		rt.mu.Unlock()
+		if other == root {
 			return nil
 		}
-		return fmt.Errorf("live: already watching another root (%s); /live:stop it first", rt.w.root)
+		return fmt.Errorf("live: already watching another root (%s); /live:stop it first", other)
 	}
-	f, err := lockWatch(root, rt.o.OwnerPID)
-	if err != nil {
-		return err
+	rt.mu.Unlock()
+	var f *os.File
+	if !resume {
+		var err error
+		if f, err = lockWatch(root, rt.o.OwnerPID); err != nil {
+			return err
+		}
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	w := &watcher{rt: rt, root: root, resume: resume, lock: f, cancel: cancel, done: make(chan struct{}), fresh: true, unacked: map[string]bool{}}
+	rt.mu.Lock()
+	if rt.w != nil { // a concurrent start won
+		rt.mu.Unlock()
+		cancel()
+		if f != nil {
+			f.Close()
+		}
+		return nil
+	}
 	rt.w, rt.root = w, root
+	rt.mu.Unlock()
 	go w.run(ctx)
 	return nil
 }
@@ -128,10 +161,20 @@ func (w *watcher) run(ctx context.Context) {
 			w.rt.w = nil
 		}
 		w.rt.mu.Unlock()
-		_ = platform.Unlock(w.lock)
-		w.lock.Close()
+		if w.lock != nil {
+			_ = platform.Unlock(w.lock)
+			w.lock.Close()
+		}
 		close(w.done)
 	}()
+	if w.lock == nil {
+		f, err := lockWatch(w.root, w.rt.o.OwnerPID)
+		if err != nil {
+			w.rt.setFooter(ctx, "live: "+strings.TrimPrefix(err.Error(), "live: "))
+			return
+		}
+		w.lock = f
+	}
 	pause := w.rt.o.Retry
 	backoff := func() bool {
 		t := time.NewTimer(pause)
