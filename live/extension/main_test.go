@@ -110,6 +110,8 @@ type startLine struct {
 	Status    string `json:"status"`
 }
 
+func jsonUnmarshal(data []byte, v any) error { return json.Unmarshal(data, v) }
+
 func liveStart(t *testing.T, ctx context.Context, c *pirpc.Client, args string) (startLine, string) {
 	t.Helper()
 	out := command(t, ctx, c, "/live:start "+args)

@@ -1,0 +1,172 @@
+package extension_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/pikit-dev/pikit/internal/modelserver"
+	"github.com/pikit-dev/pikit/internal/pitest"
+	"github.com/pikit-dev/pikit/live"
+	"github.com/pikit-dev/pikit/pirpc"
+)
+
+// arrivals records when the model server first saw a request carrying a
+// key.
+type arrivals struct {
+	mu sync.Mutex
+	at map[string]time.Time
+}
+
+func (a *arrivals) note(key string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if _, ok := a.at[key]; !ok {
+		a.at[key] = time.Now()
+	}
+}
+
+func (a *arrivals) get(key string) (time.Time, bool) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	t, ok := a.at[key]
+	return t, ok
+}
+
+// count is how many stream events so far contain want.
+func (p *page) count(want string) int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	n := 0
+	for _, e := range p.events {
+		if strings.Contains(e, want) {
+			n++
+		}
+	}
+	return n
+}
+
+// awaitCount waits until n stream events contain want.
+func (p *page) awaitCount(ctx context.Context, want string, n int) {
+	p.t.Helper()
+	for p.count(want) < n {
+		select {
+		case <-ctx.Done():
+			p.t.Fatalf("page stream: %d of %d %q", p.count(want), n, want)
+		case <-p.changed:
+		}
+	}
+}
+
+// TestRealPi_LatencyVsCLI measures, in one run on real Pi with Pi idle,
+// the time from the page's checkpoint POST to the batch's arrival in a
+// model request: through the extension's watcher, and through the CLI loop
+// (`pikit live wait` run by the bash tool, the batch arriving as the tool
+// result). It reports medians and their ratio; it asserts no timing.
+func TestRealPi_LatencyVsCLI(t *testing.T) {
+	const rounds = 5
+	pikit := pitest.BuildCommand(t, "./cmd/pikit")
+	arr := &arrivals{at: map[string]time.Time{}}
+	env := pitest.New(t, &pitest.Options{Session: true, Script: func(r *modelserver.Request) modelserver.Script {
+		last := r.Last()
+		if last.Role == "tool" {
+			if i := strings.Index(last.Text(), `"checkpoint_id":"cli`); i >= 0 {
+				arr.note(strings.SplitN(last.Text()[i+len(`"checkpoint_id":"`):], `"`, 2)[0])
+			}
+			return modelserver.Script{Text: []string{"ok"}}
+		}
+		u := r.LastUserText()
+		if i := strings.Index(u, `{"checkpoint_id":"ext`); i >= 0 {
+			arr.note(strings.SplitN(u[i+len(`{"checkpoint_id":"`):], `"`, 2)[0])
+		}
+		if root, ok := strings.CutPrefix(u, "CLIWAIT "); ok {
+			return modelserver.Script{ToolCalls: []modelserver.ToolCall{{ID: "call_wait", Name: "bash",
+				Arguments: []string{fmt.Sprintf(`{"command":"%s live wait --root %s"}`, pikit, root)}}}}
+		}
+		return modelserver.Script{Text: []string{"ok"}}
+	}})
+	env.InstallExtension(t, "live", "")
+	ctx := testCtx(t)
+	c := startPi(t, env)
+	settled := func() {
+		pitest.Until(t, ctx, c, func(ev pirpc.Event) bool { _, ok := ev.(*pirpc.AgentSettled); return ok })
+	}
+
+	// The extension: the watcher is parked on /wait when the page posts.
+	l, _ := liveStart(t, ctx, c, "--app-origin "+appOrigin)
+	pg := newPage(t, l)
+	pg.stream(ctx)
+	root := filepath.Join(env.Dir, ".pikit", "live")
+	var ext []time.Duration
+	for i := range rounds {
+		pg.awaitCount(ctx, `agent {"state":"listening"`, i+1)
+		id := "ext" + strconv.Itoa(i)
+		pg.post(pg.env("unit", unitPayload("x"+strconv.Itoa(i))))
+		t0 := time.Now()
+		pg.post(pg.env("checkpoint", checkpointPayload(id, "send")))
+		settled()
+		t1, ok := arr.get(id)
+		if !ok {
+			t.Fatalf("batch %s never reached the model", id)
+		}
+		ext = append(ext, t1.Sub(t0))
+		awaitDrained(t, ctx, root)
+	}
+
+	// The CLI loop on a second root: the bash tool runs `pikit live wait`.
+	root2 := filepath.Join(env.Dir, "cli-live")
+	start := exec.CommandContext(ctx, pikit, "live", "start", "--root", root2, "--app-origin", appOrigin, "--owner-pid", strconv.Itoa(os.Getpid()))
+	start.Env = append(os.Environ(), env.Env...)
+	out, err := start.Output()
+	if err != nil {
+		t.Fatalf("pikit live start: %v", err)
+	}
+	t.Cleanup(func() { _ = exec.Command(pikit, "live", "stop", "--root", root2).Run() })
+	var l2 startLine
+	if err := jsonUnmarshal(out, &l2); err != nil {
+		t.Fatal(err)
+	}
+	pg2 := newPage(t, l2)
+	pg2.stream(ctx)
+	agent, err := live.NewAgentClient(root2, 10*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cli []time.Duration
+	for i := range rounds {
+		if _, err := c.Prompt(ctx, pirpc.PromptCommand{Message: "CLIWAIT " + root2}); err != nil {
+			t.Fatal(err)
+		}
+		pg2.awaitCount(ctx, `agent {"state":"listening"`, i+1)
+		id := "cli" + strconv.Itoa(i)
+		pg2.post(pg2.env("unit", unitPayload("y"+strconv.Itoa(i))))
+		t0 := time.Now()
+		pg2.post(pg2.env("checkpoint", checkpointPayload(id, "send")))
+		settled()
+		t1, ok := arr.get(id)
+		if !ok {
+			t.Fatalf("batch %s never reached the model", id)
+		}
+		cli = append(cli, t1.Sub(t0))
+		if _, err := agent.Ack(ctx, id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	me, mc := median(ext), median(cli)
+	t.Logf("checkpoint POST → batch in the model request, Pi idle, %d rounds each: extension median %v (all %v); CLI loop (bash: pikit live wait) median %v (all %v); extension/CLI = %.3f",
+		rounds, me, ext, mc, cli, float64(me)/float64(mc))
+}
+
+func median(ds []time.Duration) time.Duration {
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	return s[len(s)/2]
+}
