@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"log/slog"
 	"os"
 
 	"github.com/pikit-dev/pikit/live"
@@ -27,5 +28,6 @@ func newLiveExtension() *piext.Extension {
 			_, running, err := endpointPID(root)
 			return running, err
 		},
+		Logger: slog.New(slog.NewTextHandler(os.Stderr, nil)), // the sidecar log
 	})
 }
