@@ -40,12 +40,9 @@ func (s Session) AgentURL() string {
 type AgentClient struct {
 	base, token string
 	http        *http.Client
-	wait        *http.Client
 }
 
-// NewAgentClient reads root's session.json; timeout bounds each request
-// but [AgentClient.Wait]'s long poll, which is bounded by
-// [DefaultWaitTimeout] plus timeout.
+// NewAgentClient reads root's session.json; timeout bounds each request.
 func NewAgentClient(root string, timeout time.Duration) (*AgentClient, error) {
 	sess, err := ReadSession(root)
 	if err != nil {
@@ -54,8 +51,7 @@ func NewAgentClient(root string, timeout time.Duration) (*AgentClient, error) {
 	if sess.AgentToken == "" {
 		return nil, ErrNotRunning
 	}
-	return &AgentClient{base: sess.AgentURL(), token: sess.AgentToken,
-		http: &http.Client{Timeout: timeout}, wait: &http.Client{Timeout: DefaultWaitTimeout + timeout}}, nil
+	return &AgentClient{base: sess.AgentURL(), token: sess.AgentToken, http: &http.Client{Timeout: timeout}}, nil
 }
 
 // maxWaitAnswer caps what the client reads of one answer (a wake
@@ -80,38 +76,6 @@ func (c *AgentClient) Ack(ctx context.Context, id string) (AckResult, error) {
 	var res AckResult
 	err := c.post(ctx, "/checkpoints/"+url.PathEscape(id)+"/ack", nil, &res)
 	return res, err
-}
-
-// ErrWaitTaken is what [AgentClient.Wait] returns when another agent's
-// wait is parked on the endpoint (409 {"status":"wait-taken"}).
-var ErrWaitTaken = errors.New("live: another wait is parked on the endpoint (wait-taken)")
-
-// ErrSessionEnded is what [AgentClient.Wait] returns once the session
-// ended and its last batch was acknowledged (410 {"status":"session-ended"}).
-var ErrSessionEnded = errors.New("live: the session ended (session-ended)")
-
-// Wait long-polls GET /wait once: the next wake envelope as the endpoint
-// wrote it (compact JSON, reference §2.5), or nil when the endpoint's wait
-// timeout passed with nothing to serve (204). It returns [ErrWaitTaken],
-// [ErrSessionEnded], an *AnswerError for another answer, or an error
-// wrapping the transport's when the endpoint is unreachable. Cancelling
-// ctx ends the poll.
-func (c *AgentClient) Wait(ctx context.Context) ([]byte, error) {
-	status, body, err := c.do(ctx, c.wait, http.MethodGet, "/wait", nil)
-	if err != nil {
-		return nil, err
-	}
-	switch status {
-	case http.StatusOK:
-		return body, nil
-	case http.StatusNoContent:
-		return nil, nil
-	case http.StatusConflict:
-		return nil, ErrWaitTaken
-	case http.StatusGone:
-		return nil, ErrSessionEnded
-	}
-	return nil, &AnswerError{Status: status, Body: string(body)}
 }
 
 // UnitResult is the answer to POST /units/:id/status and /units/:id/ask.

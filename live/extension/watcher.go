@@ -210,7 +210,14 @@ func (w *watcher) run(ctx context.Context) {
 			}
 			continue
 		}
-		done, err := w.serve(ctx, c, &pause)
+		wc, err := live.NewAgentClient(w.root, live.DefaultWaitTimeout+requestTimeout)
+		if err != nil {
+			if !backoff() {
+				return
+			}
+			continue
+		}
+		done, err := w.serve(ctx, c, wc, &pause)
 		if done || ctx.Err() != nil {
 			return
 		}
@@ -233,9 +240,10 @@ func (w *watcher) ensureRunning(ctx context.Context) error {
 	return err
 }
 
-// serve long-polls c until an error: done is true when the watch is over
-// (the session ended).
-func (w *watcher) serve(ctx context.Context, c *live.AgentClient, pause *time.Duration) (done bool, err error) {
+// serve long-polls wc (whose timeout exceeds the endpoint's wait timeout)
+// and acknowledges through c until an error: done is true when the watch
+// is over (the session ended).
+func (w *watcher) serve(ctx context.Context, c, wc *live.AgentClient, pause *time.Duration) (done bool, err error) {
 	if w.rt.footerText() == "" || strings.Contains(w.rt.footerText(), "reattaching") || strings.Contains(w.rt.footerText(), "waiting") {
 		if _, err := c.Status(ctx); err != nil {
 			w.rt.setFooter(ctx, "live: endpoint down; reattaching")
@@ -244,22 +252,21 @@ func (w *watcher) serve(ctx context.Context, c *live.AgentClient, pause *time.Du
 		w.rt.setFooter(ctx, "live: connected")
 	}
 	for {
-		data, err := c.Wait(ctx)
+		ans, err := wc.Wait(ctx)
 		switch {
 		case ctx.Err() != nil:
 			return true, nil
-		case errors.Is(err, live.ErrSessionEnded):
-			w.rt.setFooter(ctx, "live: ended")
-			return true, nil
-		case errors.Is(err, live.ErrWaitTaken):
-			w.rt.setFooter(ctx, "live: another agent is waiting on this endpoint; retrying")
-			return false, err
 		case err != nil:
 			w.rt.setFooter(ctx, "live: endpoint down; reattaching")
 			return false, err
-		case data == nil:
-			continue
+		case ans.Outcome == live.WaitEnded:
+			w.rt.setFooter(ctx, "live: ended")
+			return true, nil
+		case ans.Outcome == live.WaitTaken:
+			w.rt.setFooter(ctx, "live: another agent is waiting on this endpoint; retrying")
+			return false, errors.New("live: wait-taken")
 		}
+		data := ans.Body
 		*pause = w.rt.o.Retry
 		b, err := parseBatch(data)
 		if err != nil {
