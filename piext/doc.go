@@ -168,10 +168,11 @@
 // only messages the sidecar does not hold: it keeps the leaves (keys,
 // strings, numbers, array lengths) of the last call's messages and compares
 // each message with them exactly (a change anywhere, even of the same
-// length, is new), at about a memcmp of the transcript. After session_start
-// it sends the session's messages ahead, so the first LLM call of a
-// resumed session ships ids, not the transcript ([Hook.Warm] prepares on
-// them). Go keeps the mirror, hands the handler the full [Event.Messages]
+// length, is new), at about a memcmp of the transcript. Once a session is
+// quiet after session_start (no hook for a second) it sends the session's
+// messages ahead, so the first LLM call of a resumed session ships ids, not
+// the transcript ([Hook.Warm] prepares on them); a prompt given at once is
+// not kept behind that: its first call sends what the sidecar lacks. Go keeps the mirror, hands the handler the full [Event.Messages]
 // ([Message.Fresh]: content it had not seen) and sends back an edit list
 // (runs of unchanged input plus new messages) built from the
 // [ContextResult].

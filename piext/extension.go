@@ -118,8 +118,9 @@ type Hook struct {
 	Failure Failure
 	Handle  func(ctx context.Context, ev *Event) (any, error)
 	// Warm, on a context or context_with_system hook, gets the session's
-	// messages the bridge sends ahead after session_start (context/warm),
-	// before the session's first LLM call, so the handler can prepare
+	// messages the bridge sends ahead once the session is quiet after
+	// session_start (context/warm), before the session's first LLM call
+	// (unless that comes first), so the handler can prepare
 	// (parse, index) off that call's path. ev.Messages are the session's
 	// messages as Pi projects them (a system message included, if Pi has
 	// one there). It runs in hook order, within HookTimeout; ev.Payload is

@@ -5,17 +5,19 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/pikit-dev/pikit/internal/pitest"
 	"github.com/pikit-dev/pikit/piext"
 	"github.com/pikit-dev/pikit/pirpc"
 )
 
-// A real Pi resumed on its session file (--session): after session_start
-// the bridge sends the session's messages ahead (context/warm), and the
-// first LLM call's context sends only the new prompt in full, so Pi's
-// buildSessionProjection messages are exactly those its context event
-// carries; Go still sees the new prompt (its edit reaches the model).
+// A real Pi resumed on its session file (--session): once the session is
+// quiet after session_start the bridge sends its messages ahead
+// (context/warm), and the first LLM call's context sends only the new
+// prompt in full, so Pi's buildSessionProjection messages are exactly
+// those its context event carries; Go still sees the new prompt (its edit
+// reaches the model).
 func TestRealPi_ResumedSessionSendsOnlyTheNewPrompt(t *testing.T) {
 	t.Parallel()
 	p := newProbe(t, nil)
@@ -40,6 +42,15 @@ func TestRealPi_ResumedSessionSendsOnlyTheNewPrompt(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { c2.Close(ctx) })
+	// The prompt waits for the warm-up (a prompt given at once is not kept
+	// behind it: its context call would send in full).
+	warmed := regexp.MustCompile(`\] settled \d+ context/warm\n`)
+	if !waitFor(func() bool {
+		logged, _ := os.ReadFile(piext.LogPath(p.env.AgentDir, "probe"))
+		return warmed.Match(logged)
+	}, time.Minute) {
+		t.Fatal("no context/warm answered within a minute of the resumed start")
+	}
 	if _, err := c2.Prompt(ctx, pirpc.PromptCommand{Message: "CTXEDIT resumed"}); err != nil {
 		t.Fatal(err)
 	}

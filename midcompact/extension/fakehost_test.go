@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sync"
 
 	"github.com/pikit-dev/pikit/piext"
@@ -80,17 +81,15 @@ func (f *fakeHost) Call(_ context.Context, target, method string, args ...any) (
 		if len(args) > 0 {
 			from = args[0].(string)
 		}
-		byID := map[string]map[string]any{}
-		for _, e := range f.entries {
-			byID[e["id"].(string)] = e
+		return json.Marshal(f.path(from))
+	case "session.getBranchCustom":
+		var own []map[string]any
+		for _, e := range f.path(f.leaf) {
+			if ct, _ := e["customType"].(string); e["type"] == "custom" && slices.Contains(args[0].([]string), ct) {
+				own = append(own, e)
+			}
 		}
-		var path []map[string]any
-		for id := from; id != ""; {
-			e := byID[id]
-			path = append([]map[string]any{e}, path...)
-			id, _ = e["parentId"].(string)
-		}
-		return json.Marshal(path)
+		return json.Marshal(own)
 	case "session.getLabel":
 		if l, ok := f.labels[args[0].(string)]; ok {
 			return json.Marshal(l)
@@ -98,6 +97,21 @@ func (f *fakeHost) Call(_ context.Context, target, method string, args ...any) (
 		return json.RawMessage("null"), nil
 	}
 	return nil, piext.ErrNotAllowed
+}
+
+// path is the branch root → from (f.mu held).
+func (f *fakeHost) path(from string) []map[string]any {
+	byID := map[string]map[string]any{}
+	for _, e := range f.entries {
+		byID[e["id"].(string)] = e
+	}
+	var path []map[string]any
+	for id := from; id != ""; {
+		e := byID[id]
+		path = append([]map[string]any{e}, path...)
+		id, _ = e["parentId"].(string)
+	}
+	return path
 }
 
 func (f *fakeHost) GetLeafID(context.Context) (string, error) {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/pikit-dev/pikit/internal/pisession"
+	"github.com/pikit-dev/pikit/midcompact"
 	"github.com/pikit-dev/pikit/piext"
 )
 
@@ -77,6 +78,19 @@ func branch(ctx context.Context, h host, fromID string) ([]pisession.Entry, erro
 		args = append(args, fromID)
 	}
 	raw, err := h.Call(ctx, "session", "getBranch", args...)
+	if err != nil {
+		return nil, err
+	}
+	return sessionEntries(raw)
+}
+
+// ownEntries returns the branch's midcompact entries (custom entries of
+// the transaction, draft and state types), root first: all
+// [midcompact.Restore] reads, without the transcript (the bridge's
+// session.getBranchCustom filters in Pi).
+func ownEntries(ctx context.Context, h host) ([]pisession.Entry, error) {
+	types := []string{midcompact.TransactionEntryType, midcompact.DraftEntryType, midcompact.StateEntryType}
+	raw, err := h.Call(ctx, "session", "getBranchCustom", types)
 	if err != nil {
 		return nil, err
 	}

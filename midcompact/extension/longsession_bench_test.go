@@ -19,8 +19,16 @@ import (
 )
 
 // noopContextTS is the in-run baseline: a TypeScript extension whose
-// context handler changes nothing.
-const noopContextTS = `export default function (pi) { pi.on("context", () => undefined); }
+// context handler changes nothing. It also records, at each context call,
+// a JSON line of Pi's GC time so far (ms, from perf_hooks "gc" entries)
+// and its V8 heap in use (bytes) into the file named by %q.
+const noopContextTS = `import { appendFileSync } from "node:fs";
+import { PerformanceObserver } from "node:perf_hooks";
+export default function (pi) {
+  let gc = 0;
+  new PerformanceObserver((l) => { for (const e of l.getEntries()) gc += e.duration; }).observe({ entryTypes: ["gc"] });
+  pi.on("context", () => { appendFileSync(%q, JSON.stringify({ gc, heap: process.memoryUsage().heapUsed }) + "\n"); return undefined; });
+}
 `
 
 // BenchmarkLongSessionRequest is how much later each model request of a
@@ -35,7 +43,10 @@ const noopContextTS = `export default function (pi) { pi.on("context", () => und
 // hook, converting and sending the 16 MB). It times those gaps at the
 // model server (request arrival times) and reports each variant's p50 in
 // ms and midcompact's and none's p50 over ts-noop's; the first round (the
-// warm-up of a resumed session) is not counted.
+// warm-up of a resumed session) is not counted. The midcompact process
+// also loads the no-op extension, which records Pi's GC time and heap at
+// each context call: V-gc-p50-ms is the GC time between two requests of a
+// chain, V-heap-p50-MB the V8 heap in use (ts-noop against midcompact).
 //
 //	go test -run XX -bench LongSessionRequest -benchtime 1x ./midcompact/extension/
 func BenchmarkLongSessionRequest(b *testing.B) {
@@ -54,17 +65,20 @@ func BenchmarkLongSessionRequest(b *testing.B) {
 		}
 		return modelserver.Script{Text: []string{"ok"}}
 	})
+	probes := b.TempDir()
+	probe := func(name string) []string {
+		src := fmt.Sprintf(noopContextTS, filepath.Join(probes, name+".jsonl"))
+		return []string{"-e", pitest.WriteExtension(b, "", "noop.ts", src)}
+	}
 	variants := []struct {
 		name  string
 		setup func(e *pitest.Env) []string
 	}{
 		{"none", func(*pitest.Env) []string { return nil }},
-		{"ts-noop", func(*pitest.Env) []string {
-			return []string{"-e", pitest.WriteExtension(b, "", "noop.ts", noopContextTS)}
-		}},
+		{"ts-noop", func(*pitest.Env) []string { return probe("ts-noop") }},
 		{"midcompact", func(e *pitest.Env) []string {
 			e.InstallExtension(b, "midcompact", "")
-			return nil
+			return probe("midcompact")
 		}},
 	}
 	for range b.N {
@@ -121,7 +135,42 @@ func BenchmarkLongSessionRequest(b *testing.B) {
 		}
 		b.ReportMetric(p50[2]-p50[1], "midcompact-over-ts-noop-ms")
 		b.ReportMetric(p50[0]-p50[1], "none-over-ts-noop-ms")
+		for _, name := range []string{"ts-noop", "midcompact"} {
+			gc, heap := probed(b, filepath.Join(probes, name+".jsonl"), chain)
+			b.ReportMetric(gc, name+"-gc-p50-ms")
+			b.ReportMetric(heap, name+"-heap-p50-MB")
+		}
 	}
+}
+
+// probed reads a probe file (noopContextTS) and returns the median GC time
+// between two context calls of one chain (ms) and the median heap in use
+// (MB), the first chain (round 0) left out.
+func probed(b *testing.B, file string, chain int) (gc, heap float64) {
+	b.Helper()
+	data, err := os.ReadFile(file)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var gcs, heaps []float64
+	var last float64
+	for i, l := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+		var p struct {
+			GC   float64 `json:"gc"`
+			Heap float64 `json:"heap"`
+		}
+		if err := json.Unmarshal([]byte(l), &p); err != nil {
+			b.Fatal(err)
+		}
+		if i >= chain {
+			if i%chain != 0 {
+				gcs = append(gcs, p.GC-last)
+			}
+			heaps = append(heaps, p.Heap/(1<<20))
+		}
+		last = p.GC
+	}
+	return median(gcs), median(heaps)
 }
 
 func median(xs []float64) float64 {

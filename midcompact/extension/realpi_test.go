@@ -2,6 +2,8 @@ package extension_test
 
 import (
 	"context"
+	"os"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -10,6 +12,7 @@ import (
 	"github.com/pikit-dev/pikit/internal/modelserver"
 	"github.com/pikit-dev/pikit/internal/pitest"
 	"github.com/pikit-dev/pikit/midcompact"
+	"github.com/pikit-dev/pikit/piext"
 	"github.com/pikit-dev/pikit/pirpc"
 )
 
@@ -32,10 +35,12 @@ func toolTexts(evs []pirpc.Event) []string {
 // Pi: the model inspects and plans through the tool, the user commits with
 // the RPC prompt, the next request carries the summary wrapper instead of the
 // originals, recall returns the original, and a Pi restarted on the same
-// session file still projects.
+// session file still projects. The restart restores from the branch's
+// midcompact entries alone (session.getBranchCustom, not the transcript).
 func TestRealPi_PlanCommitProjectRecallRestart(t *testing.T) {
 	t.Parallel()
 	env := newEnv(t)
+	env.Env = append(env.Env, "PIKIT_PIEXT_TRACE=1")
 	s := startPi(t, env)
 	ctx := testCtx(t)
 	s.prompt(t, ctx, firstUser)
@@ -110,6 +115,44 @@ func TestRealPi_PlanCommitProjectRecallRestart(t *testing.T) {
 	s2 := startPi(t, env, "--session", st.SessionFile)
 	s2.prompt(t, ctx, "restarted delta")
 	assertProjected(t, env.Server.Requests())
+	assertRestartedStart(t, env)
+}
+
+// assertRestartedStart checks the bridge trace of the last Pi process up
+// to its first context call: its restore read the midcompact entries
+// (getBranchCustom), never the whole branch.
+func assertRestartedStart(t *testing.T, env *pitest.Env) {
+	t.Helper()
+	logged, err := os.ReadFile(piext.LogPath(env.AgentDir, "midcompact"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	starts := regexp.MustCompile(`\[piext midcompact bridge (\d+) [^\]]+\] session_start: begin`).FindAllSubmatch(logged, -1)
+	if len(starts) < 2 {
+		t.Fatalf("%d session_start traces, want the restarted Pi's too", len(starts))
+	}
+	pid := string(starts[len(starts)-1][1])
+	var lines []string
+	for _, l := range strings.Split(string(logged), "\n") {
+		if strings.HasPrefix(l, "[piext midcompact bridge "+pid+" ") {
+			lines = append(lines, l[strings.Index(l, "] ")+2:])
+		}
+	}
+	custom := false
+	for _, l := range lines {
+		if strings.HasPrefix(l, "context: ") {
+			break
+		}
+		if strings.HasSuffix(l, " session.getBranchCustom") {
+			custom = true
+		}
+		if strings.HasSuffix(l, " session.getBranch") {
+			t.Errorf("the restart read the whole branch: %q", l)
+		}
+	}
+	if !custom {
+		t.Errorf("the restart did not read the midcompact entries with getBranchCustom: %q", lines)
+	}
 }
 
 // assertProjected checks the last model request: the summary wrapper is

@@ -92,7 +92,7 @@ func (rt *runtime) restore(ctx context.Context, h host) error {
 	if err := rt.surfaces.CloseAll(ctx); err != nil {
 		return err
 	}
-	b, err := branch(ctx, h, "")
+	b, err := ownEntries(ctx, h)
 	if err != nil {
 		return err
 	}
@@ -124,7 +124,7 @@ func (rt *runtime) contextHook(ctx context.Context, h host, msgs []piext.Message
 // act on the branch only; the tool's fallback to memory (reference §1.3)
 // is the core's (midcompact.ToolEnv.Memory).
 func (rt *runtime) current(ctx context.Context, h host) (midcompact.Restored, error) {
-	b, err := branch(ctx, h, "")
+	b, err := ownEntries(ctx, h)
 	if err != nil {
 		return midcompact.Restored{}, err
 	}

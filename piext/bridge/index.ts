@@ -19,6 +19,11 @@ import { fileURLToPath, pathToFileURL } from "node:url";
 const PROTOCOL = 2;
 const HOOK_TIMEOUT_MS = 5000;
 const WARM_TIMEOUT_MS = 30000;
+// The context warm-up waits until no hook has run for WARM_QUIET_MS after
+// session_start: a prompt given at once (print mode, RPC) is not kept
+// behind it (its first context call sends in full instead), an idle
+// session is warmed before its user's first prompt.
+const WARM_QUIET_MS = 1000;
 // A sidecar start: initialize must answer within INIT_TIMEOUT_MS, doubled
 // after each failed start in a row (up to INIT_TIMEOUT_MAX_MS), so a slow
 // start is never a permanent failure. A failed start stops the child. The
@@ -166,6 +171,13 @@ const ALLOW: Record<string, Record<string, "call" | "prop" | "dialog" | ((env: C
       const branch = env.ctx.sessionManager.getBranch();
       const i = args[0] ? branch.findIndex((e: any) => e.id === args[0]) : -1;
       return i < 0 ? { reset: true, entries: branch } : { reset: false, entries: branch.slice(i + 1) };
+    },
+    // getBranchCustom(customTypes?): the branch's custom entries, root
+    // first; only those of the given customTypes when given. An extension
+    // restoring its own entries reads them without the transcript.
+    getBranchCustom: (env, args) => {
+      const types = Array.isArray(args[0]) ? new Set(args[0].map(String)) : null;
+      return env.ctx.sessionManager.getBranch().filter((e: any) => e?.type === "custom" && (!types || types.has(e.customType)));
     },
     getEntriesAfter: (env, args) => {
       const all = env.ctx.sessionManager.getEntries();
@@ -643,6 +655,7 @@ class Sidecar {
   // exit (rejected within a second), the timeout or the signal.
   request(method: string, params: any, opts: { timeoutMs?: number; signal?: AbortSignal } = {}): Promise<any> {
     const id = ++this.nextId;
+    const what = method === "hook" ? `hook ${params?.event}` : method;
     return new Promise((resolve, reject) => {
       let timer: any = null;
       const onAbort = () => finish(rpcError(CODE.cancelled, "aborted"), undefined, true);
@@ -651,7 +664,7 @@ class Sidecar {
         this.pending.delete(id);
         this.hold();
         if (timer) clearTimeout(timer);
-        trace(this.name, `settled ${id} ${method}${err ? " error: " + errText(err) : ""}`);
+        trace(this.name, `settled ${id} ${what}${err ? " error: " + errText(err) : ""}`);
         opts.signal?.removeEventListener("abort", onAbort);
         if (cancel) {
           try {
@@ -670,7 +683,7 @@ class Sidecar {
         if (opts.signal.aborted) return onAbort();
         opts.signal.addEventListener("abort", onAbort);
       }
-      trace(this.name, `request ${id} ${method}`);
+      trace(this.name, `request ${id} ${what}`);
       try {
         this.write({ jsonrpc: "2.0", id, method, params });
       } catch (e) {
@@ -728,10 +741,13 @@ class Sidecar {
     const ac = new AbortController();
     this.incoming.set(String(msg.id), ac);
     this.hold();
+    const what = TRACE ? (msg.method === "pi/call" ? `${msg.params?.target}.${msg.params?.method}` : msg.method) : "";
+    trace(this.name, `serve ${msg.id} ${what}`);
     this.serve(msg.method, msg.params, ac.signal).then(
       (result) => this.answer({ jsonrpc: "2.0", id: msg.id, result: result === undefined ? null : result }),
       (e) => this.answer({ jsonrpc: "2.0", id: msg.id, error: { code: typeof e?.code === "number" ? e.code : CODE.internal, message: errText(e) } }),
     ).finally(() => {
+      trace(this.name, `served ${msg.id} ${what}`);
       this.incoming.delete(String(msg.id));
       this.hold();
     });
@@ -1125,6 +1141,8 @@ export default function (pi: any) {
 
   const forward = async (event: string, ev: any, ctx: any) => {
     const spec = hooks.get(event)!;
+    if (event === "context" || event === "context_with_system") warmSoon.cancel();
+    else warmSoon.defer();
     // A hook with its own (longer) timeout is also cancelled by Pi's abort
     // of the run (ctx.signal), so it cannot outlive the run.
     let signal: AbortSignal | undefined;
@@ -1196,7 +1214,6 @@ export default function (pi: any) {
   // call sends ids only instead of the whole transcript. Best effort: when
   // it fails, the first call sends in full.
   const warmContext = (ctx: any) => {
-    if (!hooks.has("context") && !hooks.has("context_with_system")) return;
     let msgs: any;
     try {
       const sm = ctx.sessionManager;
@@ -1223,7 +1240,40 @@ export default function (pi: any) {
     });
   };
 
+  // warmSoon runs warmContext once the session has been quiet (no hook)
+  // for WARM_QUIET_MS after session_start: schedule arms it, each hook
+  // re-arms it (defer), the first context call drops it (cancel; that
+  // call sends what it lacks), as does the session's end.
+  const warmSoon = (() => {
+    let timer: any = null;
+    let pending: { ctx: any; generation: number } | null = null;
+    const arm = () => {
+      if (timer) clearTimeout(timer);
+      timer = setTimeout(() => {
+        const p = pending;
+        timer = pending = null;
+        if (p && p.generation === sc.generation) warmContext(p.ctx);
+      }, WARM_QUIET_MS);
+      timer.unref?.();
+    };
+    return {
+      schedule(ctx: any) {
+        if (!hooks.has("context") && !hooks.has("context_with_system")) return;
+        pending = { ctx, generation: sc.generation };
+        arm();
+      },
+      defer() {
+        if (pending) arm();
+      },
+      cancel() {
+        if (timer) clearTimeout(timer);
+        timer = pending = null;
+      },
+    };
+  })();
+
   pi.on("session_start", async (ev: any, ctx: any) => {
+    trace(name, "session_start: begin");
     sc.generation++;
     sc.sessionCtx = ctx;
     for (const [id, b] of sc.ctxs) if (b.gen !== sc.generation) sc.ctxs.delete(id);
@@ -1244,11 +1294,13 @@ export default function (pi: any) {
     try {
       if (hooks.has("session_start")) return await forward("session_start", ev, ctx);
     } finally {
-      warmContext(ctx);
+      warmSoon.schedule(ctx);
+      trace(name, "session_start: end");
     }
   });
 
   pi.on("session_shutdown", async (ev: any, ctx: any) => {
+    warmSoon.cancel();
     let res: any;
     if (hooks.has("session_shutdown") && sc.alive) res = await forward("session_shutdown", ev, ctx);
     sc.sessionCtx = null; // the session ended: session-scoped calls are stale until the next session_start
