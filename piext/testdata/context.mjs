@@ -74,7 +74,10 @@ if (mode === "samelength") {
 } else if (mode === "warm") {
   session = [big(1, "a"), big(2, "b"), { role: "user", content: [{ type: "text", text: "warm CTXEDIT" }], timestamp: 3 }];
   await emit("session_start", { reason: "resume" });
-  await new Promise((r) => setTimeout(r, 50));
+  // The warm-up goes once the session has been quiet for a while: wait
+  // until it was written, then for its answer.
+  while (!sent.some((s) => s.method === "context/warm")) await new Promise((r) => setTimeout(r, 20));
+  await sidecar.ctxCache?.warming;
   const warm = take("context/warm");
   // The first LLM call: the session's messages and a new prompt.
   const first = await context([...structuredClone(session), { role: "user", content: [{ type: "text", text: "new prompt" }], timestamp: 4 }]);
