@@ -1,10 +1,11 @@
 package midcompact
 
 import (
-	"encoding/json"
 	"fmt"
 	"sort"
 	"unicode/utf8"
+
+	"github.com/pikit-dev/pikit/internal/jsjson"
 )
 
 // recallHint is the v0.7 last line of a summary wrapper (package doc,
@@ -38,26 +39,21 @@ func replacementChars(topic, summary string) int {
 // {role:"custom", customType:"midcompact-summary", display:true, content,
 // details:{blockId, originalApproxTokens, topic?}, timestamp}.
 func summaryMessage(b *Block, timestamp float64) Message {
-	var details objectBuilder
-	details.add("blockId", jsonString(b.ID))
-	details.add("originalApproxTokens", jsNumber(float64(b.OriginalApproxTokens)))
+	var details jsjson.Object
+	details.String("blockId", b.ID)
+	details.Raw("originalApproxTokens", jsNumber(float64(b.OriginalApproxTokens)))
 	if b.Topic != "" {
-		details.add("topic", jsonString(b.Topic))
+		details.String("topic", b.Topic)
 	}
-	var o objectBuilder
-	o.add("role", []byte(`"custom"`))
-	o.add("customType", []byte(`"`+summaryCustomType+`"`))
-	o.add("display", []byte("true"))
-	o.add("content", jsonString(SummaryContent(b.ID, b.Topic, b.Summary)))
-	o.add("details", details.bytes())
-	o.add("timestamp", jsNumber(timestamp))
-	m, _ := ParseMessage(o.bytes()) // an object we just built
+	var o jsjson.Object
+	o.String("role", "custom")
+	o.String("customType", summaryCustomType)
+	o.Raw("display", []byte("true"))
+	o.String("content", SummaryContent(b.ID, b.Topic, b.Summary))
+	o.Raw("details", rawObject(&details))
+	o.Raw("timestamp", jsNumber(timestamp))
+	m, _ := ParseMessage(rawObject(&o)) // an object we just built
 	return m
-}
-
-func jsonString(s string) []byte {
-	b, _ := json.Marshal(s) // strings always marshal
-	return b
 }
 
 // Projection is the result of [Project]: the messages to send, and which

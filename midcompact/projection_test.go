@@ -72,6 +72,27 @@ func TestProject(t *testing.T) {
 	}
 }
 
+// TestSummaryMessage_RealNode checks the wrapper byte for byte against
+// JSON.stringify of the same message: '<', '>', '&', U+2028 and U+2029 in
+// the topic and summary stay raw (encoding/json would write \u003c).
+func TestSummaryMessage_RealNode(t *testing.T) {
+	o := newOracle(t)
+	for _, b := range []Block{
+		{ID: "c0001", Summary: "plain", OriginalApproxTokens: 7},
+		{ID: "c0002", Topic: "<t> & u", Summary: "a<b>&c\u2028d\u2029e\x01\"", OriginalApproxTokens: 1 << 40},
+	} {
+		m := summaryMessage(&b, 1795980379562.5)
+		var want struct{ Text string }
+		o.ask(t, map[string]any{"op": "stringify", "message": m.Raw}, &want)
+		if string(m.Raw) != want.Text {
+			t.Errorf("block %s:\n got %s\nwant %s", b.ID, m.Raw, want.Text)
+		}
+		if b.Topic != "" && !strings.Contains(string(m.Raw), `"topic":"<t> & u"`) {
+			t.Errorf("block %s: topic not as JSON.stringify writes it: %s", b.ID, m.Raw)
+		}
+	}
+}
+
 func TestReplacementChars(t *testing.T) {
 	want := utf8.RuneCountInString(SummaryContent("c0001", "topic", "中文 summary"))
 	if got := replacementChars("topic", "中文 summary"); got != want {

@@ -7,6 +7,7 @@ import (
 	"math"
 	"strconv"
 
+	"github.com/pikit-dev/pikit/internal/jsjson"
 	"github.com/pikit-dev/pikit/internal/pisession"
 )
 
@@ -160,34 +161,34 @@ func entryMessages(e pisession.Entry, obj map[string]json.RawMessage, parsed *Me
 		if jsNullish(content) {
 			content = []byte(`[]`)
 		}
-		var b objectBuilder
-		b.add("role", []byte(`"custom"`))
-		b.add("customType", obj["customType"])
-		b.add("content", content)
-		b.add("display", obj["display"])
-		b.add("details", obj["details"])
-		b.add("timestamp", jsNumber(jsDateMs(obj["timestamp"])))
-		raws = append(raws, b.bytes())
+		var b jsjson.Object
+		b.Raw("role", []byte(`"custom"`))
+		b.Raw("customType", obj["customType"])
+		b.Raw("content", content)
+		b.Raw("display", obj["display"])
+		b.Raw("details", obj["details"])
+		b.Raw("timestamp", jsNumber(jsDateMs(obj["timestamp"])))
+		raws = append(raws, rawObject(&b))
 	case "branch_summary":
 		if !jsTruthy(obj["summary"]) {
 			return nil
 		}
-		var b objectBuilder
-		b.add("role", []byte(`"branchSummary"`))
-		b.add("summary", obj["summary"])
-		b.add("fromId", obj["fromId"])
-		b.add("timestamp", jsNumber(jsDateMs(obj["timestamp"])))
-		raws = append(raws, b.bytes())
+		var b jsjson.Object
+		b.Raw("role", []byte(`"branchSummary"`))
+		b.Raw("summary", obj["summary"])
+		b.Raw("fromId", obj["fromId"])
+		b.Raw("timestamp", jsNumber(jsDateMs(obj["timestamp"])))
+		raws = append(raws, rawObject(&b))
 	case "compaction":
-		var b objectBuilder
-		b.add("role", []byte(`"compactionSummary"`))
-		b.add("summary", obj["summary"])
-		b.add("tokensBefore", obj["tokensBefore"])
-		b.add("timestamp", jsNumber(jsDateMs(obj["timestamp"])))
+		var b jsjson.Object
+		b.Raw("role", []byte(`"compactionSummary"`))
+		b.Raw("summary", obj["summary"])
+		b.Raw("tokensBefore", obj["tokensBefore"])
+		b.Raw("timestamp", jsNumber(jsDateMs(obj["timestamp"])))
 		if sys := obj["systemMessage"]; jsTruthy(sys) {
 			raws = append(raws, sys)
 		}
-		raws = append(raws, b.bytes())
+		raws = append(raws, rawObject(&b))
 	}
 	return parseAll(raws)
 }
@@ -228,10 +229,10 @@ func applyContextEdit(msgs []Message, edit map[string]json.RawMessage) []Message
 		}
 		c := content
 		if (m.Role == "assistant" || m.Role == "toolResult") && firstByte(content) == '"' {
-			var b objectBuilder
-			b.add("type", []byte(`"text"`))
-			b.add("text", content)
-			c = append(append([]byte{'['}, b.bytes()...), ']')
+			var b jsjson.Object
+			b.Raw("type", []byte(`"text"`))
+			b.Raw("text", content)
+			c = append(append([]byte{'['}, rawObject(&b)...), ']')
 		}
 		if e, err := ParseMessage(setMember(m.Raw, members(m.Raw), "content", c)); err == nil {
 			out = append(out, e)
@@ -243,22 +244,22 @@ func applyContextEdit(msgs []Message, edit map[string]json.RawMessage) []Message
 // setMember returns obj with member name set to v (nil deletes it), keeping
 // the member order of raw as a JS object spread does.
 func setMember(raw json.RawMessage, obj map[string]json.RawMessage, name string, v []byte) json.RawMessage {
-	var b objectBuilder
+	var b jsjson.Object
 	seen := false
 	for _, k := range memberOrder(raw) {
 		if k == name {
 			if !seen {
-				b.add(k, v)
+				b.Raw(k, v)
 				seen = true
 			}
 			continue
 		}
-		b.add(k, obj[k])
+		b.Raw(k, obj[k])
 	}
 	if !seen {
-		b.add(name, v)
+		b.Raw(name, v)
 	}
-	return b.bytes()
+	return rawObject(&b)
 }
 
 // memberOrder lists raw's member names in first-occurrence order.
@@ -287,30 +288,10 @@ func memberOrder(raw []byte) []string {
 	return names
 }
 
-// objectBuilder writes a JSON object member by member; a nil value is an
-// absent (undefined) member, dropped as JSON.stringify drops it.
-type objectBuilder struct{ buf []byte }
-
-func (b *objectBuilder) add(name string, v []byte) {
-	if v == nil {
-		return
-	}
-	if len(b.buf) == 0 {
-		b.buf = append(b.buf, '{')
-	} else {
-		b.buf = append(b.buf, ',')
-	}
-	q, _ := json.Marshal(name) // a string always marshals
-	b.buf = append(b.buf, q...)
-	b.buf = append(b.buf, ':')
-	b.buf = append(b.buf, bytes.TrimSpace(v)...)
-}
-
-func (b *objectBuilder) bytes() json.RawMessage {
-	if len(b.buf) == 0 {
-		return json.RawMessage(`{}`)
-	}
-	return json.RawMessage(append(b.buf, '}'))
+// rawObject is o's text; o holds only Raw members, which cannot fail.
+func rawObject(o *jsjson.Object) json.RawMessage {
+	b, _ := o.Bytes()
+	return b
 }
 
 // jsNumber is a Date value as JSON: NaN becomes null, as JSON.stringify

@@ -182,3 +182,44 @@ func TestJSDateMs(t *testing.T) {
 }
 
 var _ = pisession.Entry{}
+
+// TestBuildSessionContext_RealNodeBytes checks the messages the port builds
+// byte for byte against JSON.stringify of Pi's: strings holding '<', '>',
+// '&', U+2028 and U+2029 stay raw, as JSON.stringify writes them (not
+// \u003c as encoding/json would). The session's values are already in
+// JSON.stringify form, so every byte of the port's output is comparable;
+// member names the port copies (a context edit's spread, content nullish)
+// hold them too.
+func TestBuildSessionContext_RealNodeBytes(t *testing.T) {
+	o := newOracle(t)
+	lines := []string{
+		`{"type":"message","id":"u1","parentId":null,"timestamp":"2026-09-08T10:00:00.000Z","message":{"role":"user","content":"a<b>&c` + "\u2028" + `","timestamp":1}}`,
+		`{"type":"branch_summary","id":"b1","parentId":"u1","timestamp":"2026-09-08T10:00:01.123Z","fromId":"<zz>","summary":"went <nowhere> & back` + "\u2029" + `"}`,
+		`{"type":"custom_message","id":"c1","parentId":"b1","timestamp":"2026-09-08T10:00:02.000Z","customType":"<note>","content":"a&b","display":true,"details":{"<x>":"&"}}`,
+		`{"type":"message","id":"a1","parentId":"c1","timestamp":"2026-09-08T10:00:04.000Z","message":{"role":"assistant","content":[{"type":"text","text":"long"}],"<k&>":"` + "\u2028" + `","timestamp":4}}`,
+		`{"type":"message","id":"u2","parentId":"a1","timestamp":"2026-09-08T10:00:05.000Z","message":{"role":"user","content":null,"a>b":1,"timestamp":5}}`,
+		`{"type":"context_edit","id":"e1","parentId":"u2","timestamp":"2026-09-08T10:00:06.000Z","targetId":"a1","replacement":{"content":"<short> & sweet"}}`,
+		`{"type":"compaction","id":"k1","parentId":"e1","timestamp":"2026-09-08T10:00:07.000Z","summary":"<sum> & more","firstKeptEntryId":"u1","tokensBefore":10}`,
+	}
+	f := readSession(t, lines...)
+	var raws []json.RawMessage
+	for _, l := range lines {
+		raws = append(raws, json.RawMessage(l))
+	}
+	for _, e := range f.Entries {
+		var want struct{ Messages []json.RawMessage }
+		o.ask(t, map[string]any{"op": "context", "entries": raws, "leaf": e.ID}, &want)
+		sc, err := BuildSessionContext(branchOf(t, f, e.ID))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(sc.Messages) != len(want.Messages) {
+			t.Fatalf("leaf %s: %d messages, Pi %d", e.ID, len(sc.Messages), len(want.Messages))
+		}
+		for i, m := range sc.Messages {
+			if string(m.Raw) != string(want.Messages[i]) {
+				t.Errorf("leaf %s message %d:\n got %s\nwant %s", e.ID, i, m.Raw, want.Messages[i])
+			}
+		}
+	}
+}

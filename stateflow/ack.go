@@ -65,16 +65,22 @@ func (r *PatchResult) Text() string { return strings.Join(r.Content, "") }
 // members in the declared order (omitempty members left out), and a lone
 // surrogate kept by jsjson.Decode written as \udxxx, not U+FFFD.
 func marshalStateUpdates(u *StateUpdates) ([]byte, error) {
-	var w objWriter
-	w.field("projection", u.Projection, u.Projection != "")
+	var w jsjson.Object
+	if u.Projection != "" {
+		w.String("projection", u.Projection)
+	}
 	if len(u.Effective) > 0 {
 		entries := json.RawMessage{'['}
 		for i, e := range u.Effective {
-			var ew objWriter
-			ew.field("path", strs(e.Path), true)
-			ew.field("value", e.Value, e.Value != nil)
-			ew.field("deleted", e.Deleted, e.Deleted)
-			raw, err := ew.close()
+			var ew jsjson.Object
+			ew.Value("path", strs(e.Path))
+			if e.Value != nil {
+				ew.Value("value", e.Value)
+			}
+			if e.Deleted {
+				ew.Value("deleted", true)
+			}
+			raw, err := ew.Bytes()
 			if err != nil {
 				return nil, err
 			}
@@ -83,79 +89,35 @@ func marshalStateUpdates(u *StateUpdates) ([]byte, error) {
 			}
 			entries = append(entries, raw...)
 		}
-		entries = append(entries, ']')
-		w.field("effective", entries, true)
+		w.Raw("effective", append(entries, ']'))
 	}
 	if n := u.LazyNavigation; n != nil {
-		var nw objWriter
-		nw.field("available", n.Available, true)
-		nw.field("path", n.Path, true)
-		keys := make(map[string]any, len(n.Keys))
-		for k, v := range n.Keys {
-			keys[k] = v
+		var nw jsjson.Object
+		nw.Value("available", n.Available)
+		nw.Value("path", n.Path)
+		if len(n.Keys) > 0 {
+			keys := make(map[string]any, len(n.Keys))
+			for k, v := range n.Keys {
+				keys[k] = v
+			}
+			nw.Value("keys", keys)
 		}
-		nw.field("keys", keys, len(n.Keys) > 0)
-		raw, err := nw.close()
+		raw, err := nw.Bytes()
 		if err != nil {
 			return nil, err
 		}
-		w.field("lazy_navigation", raw, true)
+		w.Raw("lazy_navigation", raw)
 	}
-	w.field("cascaded", strs(u.Cascaded), len(u.Cascaded) > 0)
-	inner, err := w.close()
+	if len(u.Cascaded) > 0 {
+		w.Value("cascaded", strs(u.Cascaded))
+	}
+	inner, err := w.Bytes()
 	if err != nil {
 		return nil, err
 	}
-	var top objWriter
-	top.field("state_updates", inner, true)
-	return top.close()
-}
-
-// patchJSON is the encoding of patch results: JSON.stringify's, lone
-// surrogates included.
-var patchJSON = &jsjson.Options{LoneSurrogates: true}
-
-// objWriter writes one JSON object member by member, in call order.
-type objWriter struct {
-	buf []byte
-	err error
-}
-
-// field appends "key":v when present; v is encoded by jsjson (a
-// json.RawMessage is written as given, being this package's own output).
-func (w *objWriter) field(key string, v any, present bool) {
-	if !present || w.err != nil {
-		return
-	}
-	w.buf = append(w.buf, ',')
-	k, err := jsjson.Marshal(key, patchJSON)
-	if err != nil {
-		w.err = err
-		return
-	}
-	w.buf = append(append(w.buf, k...), ':')
-	if raw, ok := v.(json.RawMessage); ok {
-		w.buf = append(w.buf, raw...)
-		return
-	}
-	b, err := jsjson.Marshal(v, patchJSON)
-	if err != nil {
-		w.err = err
-		return
-	}
-	w.buf = append(w.buf, b...)
-}
-
-// close returns the object's text, or the first encoding error.
-func (w *objWriter) close() (json.RawMessage, error) {
-	if w.err != nil {
-		return nil, w.err
-	}
-	if len(w.buf) == 0 {
-		return json.RawMessage("{}"), nil
-	}
-	w.buf[0] = '{'
-	return append(w.buf, '}'), nil
+	var top jsjson.Object
+	top.Raw("state_updates", inner)
+	return top.Bytes()
 }
 
 // strs is ss as the []any jsjson encodes natively.

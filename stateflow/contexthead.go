@@ -1,10 +1,8 @@
 package stateflow
 
 import (
-	"github.com/pikit-dev/pikit/stateflow/internal/memo"
-	"strings"
-
 	"github.com/pikit-dev/pikit/internal/jsjson"
+	"github.com/pikit-dev/pikit/stateflow/internal/memo"
 )
 
 // Head prefixes (reference §1.11): state always travels as user-level data,
@@ -68,68 +66,35 @@ func ActiveHead(in HeadInput) ([2]string, error) {
 		if err != nil {
 			return [2]string{}, err
 		}
-		b, err := jsjson.Marshal(withArtifactHints(ModelProjection(in.Roots, eff), in.Invalidations), headJSON)
+		b, err := jsjson.Marshal(withArtifactHints(ModelProjection(in.Roots, eff), in.Invalidations), jsjson.JS())
 		if err != nil {
 			return [2]string{}, err
 		}
 		state = memo.Segments{b}
 	}
-	var b strings.Builder
-	b.Grow(len(PrefixActiveHead) + state.Len() + len(parts.Nav) + len(parts.RT) + len(in.Specification) + 128)
-	b.WriteString(PrefixActiveHead)
-	b.WriteByte('{')
+	buf := make([]byte, 0, len(PrefixActiveHead)+state.Len()+len(parts.Nav)+len(parts.RT)+len(in.Specification)+128)
+	o := jsjson.NewObject(append(buf, PrefixActiveHead...))
 	if in.Specification != "" {
-		if err := writeMember(&b, "specification", in.Specification); err != nil {
-			return [2]string{}, err
-		}
-		b.WriteByte(',')
+		o.String("specification", in.Specification)
 	}
-	b.WriteString(`"state":`)
-	for _, seg := range state {
-		b.Write(seg)
-	}
+	o.Raw("state", state...)
 	if parts.Nav != "" {
-		b.WriteString(`,"lazy_navigation":`)
-		b.WriteString(parts.Nav)
+		o.Raw("lazy_navigation", []byte(parts.Nav))
 	}
 	for _, m := range artifactMembers(in.Invalidations, in.Rehydration) {
-		b.WriteByte(',')
-		if err := writeMember(&b, m.Name, m.Value); err != nil {
-			return [2]string{}, err
-		}
+		o.Value(m.Name, m.Value)
 	}
 	if parts.RT != "" {
-		b.WriteString(`,"recent_transitions":`)
-		b.WriteString(parts.RT)
+		o.Raw("recent_transitions", []byte(parts.RT))
 	}
 	for _, m := range in.Extra {
-		b.WriteByte(',')
-		if err := writeMember(&b, m.Name, m.Value); err != nil {
-			return [2]string{}, err
-		}
+		o.Value(m.Name, m.Value)
 	}
-	b.WriteByte('}')
-	return [2]string{b.String(), PrefixProjection + in.ProjectionID}, nil
-}
-
-// headJSON encodes the head's values as JSON.stringify does, a lone
-// surrogate (kept by DecodeValue) as \udxxx (reference §6.3).
-var headJSON = &jsjson.Options{LoneSurrogates: true}
-
-// writeMember writes "name":value as [encodeMembers] does.
-func writeMember(b *strings.Builder, name string, value any) error {
-	k, err := jsjson.Marshal(name, headJSON)
+	head, err := o.Text()
 	if err != nil {
-		return err
+		return [2]string{}, err
 	}
-	v, err := jsjson.Marshal(value, headJSON)
-	if err != nil {
-		return err
-	}
-	b.Write(k)
-	b.WriteByte(':')
-	b.Write(v)
-	return nil
+	return [2]string{head, PrefixProjection + in.ProjectionID}, nil
 }
 
 // headPartsOf returns the view's encoded head members, from the read cache
@@ -145,7 +110,7 @@ func headPartsOf(roots *Roots, v *View) (*memo.Head, error) {
 	}
 	h := &memo.Head{}
 	memos := c.Memos()
-	if h.State, err = memo.EncodeSegments(modelProjection(roots, eff, &memos.Clean), &jsjson.Options{LoneSurrogates: true, Memo: &memos.Head}); err != nil {
+	if h.State, err = memo.EncodeSegments(modelProjection(roots, eff, &memos.Clean), withMemo(&memos.Head)); err != nil {
 		return nil, err
 	}
 	if nav := NewLazyNavigation(eff); nav.Available {
@@ -230,20 +195,16 @@ func hasHiddenRoot(p map[string]any) bool {
 // encodeMembers renders an ordered JSON object (member order kept; nested
 // objects sorted as on disk).
 func encodeMembers(members []Member) (string, error) {
-	buf := []byte{'{'}
-	for i, m := range members {
-		if i > 0 {
-			buf = append(buf, ',')
-		}
-		k, err := jsjson.Marshal(m.Name, headJSON)
-		if err != nil {
-			return "", err
-		}
-		v, err := jsjson.Marshal(m.Value, headJSON)
-		if err != nil {
-			return "", err
-		}
-		buf = append(append(append(buf, k...), ':'), v...)
+	var o jsjson.Object
+	for _, m := range members {
+		o.Value(m.Name, m.Value)
 	}
-	return string(append(buf, '}')), nil
+	return o.Text()
+}
+
+// withMemo is [jsjson.JS] with memo m (see [jsjson.Options.Memo]).
+func withMemo(m jsjson.Memo) *jsjson.Options {
+	o := jsjson.JS()
+	o.Memo = m
+	return o
 }

@@ -10,7 +10,7 @@ import (
 
 // recordEncoding encodes one record as it appears in recent_transitions:
 // the patch without hidden roots, at depth 2 (an element of a scope's
-// array), as jsjson.Marshal(recentTransitions(v), headJSON) writes it
+// array), as jsjson.Marshal(recentTransitions(v), jsjson.JS()) writes it
 // (errors included).
 func recordEncoding(p map[string]any) (memo.Record, error) {
 	if hasHiddenRoot(p) {
@@ -19,7 +19,7 @@ func recordEncoding(p map[string]any) (memo.Record, error) {
 	if len(p) == 0 {
 		return memo.Record{Dropped: true}, nil
 	}
-	b, err := jsjson.Marshal([]any{[]any{p}}, headJSON)
+	b, err := jsjson.Marshal([]any{[]any{p}}, jsjson.JS())
 	if err != nil {
 		return memo.Record{}, err
 	}
@@ -27,7 +27,7 @@ func recordEncoding(p map[string]any) (memo.Record, error) {
 }
 
 // encodeRecentTransitions returns jsjson.Marshal(recentTransitions(v),
-// headJSON) as a string ("" when no scope retains a shown record), taking
+// jsjson.JS()) as a string ("" when no scope retains a shown record), taking
 // each record's encoding from records (nil: none) and filling it.
 func encodeRecentTransitions(v *View, records *memo.Records) (string, error) {
 	if records == nil {

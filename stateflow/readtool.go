@@ -158,27 +158,16 @@ func (r *Reader) read(args *ReadArgs) (string, error) {
 // whose maps outlive the view) at depth 1 and never x itself, which is
 // made afresh per view and would only churn the memo.
 func (r *Reader) encodeSingle(res any) (string, error) {
-	opts := &jsjson.Options{LoneSurrogates: true, Memo: &r.View.readCache().Memos().Read}
+	opts := withMemo(&r.View.readCache().Memos().Read)
 	if m, ok := res.(map[string]any); ok && len(m) == 1 {
 		for name, x := range m {
-			k, err := jsjson.Marshal(name, opts)
-			if err != nil {
-				return "", err
-			}
 			v, err := encodeValue(x, opts)
 			if err != nil {
 				return "", err
 			}
-			var b strings.Builder
-			b.Grow(len(k) + v.Len() + 3)
-			b.WriteByte('{')
-			b.Write(k)
-			b.WriteByte(':')
-			for _, seg := range v {
-				b.Write(seg)
-			}
-			b.WriteByte('}')
-			return b.String(), nil
+			o := jsjson.NewObject(make([]byte, 0, len(name)+v.Len()+8))
+			o.Raw(name, v...)
+			return o.Text()
 		}
 	}
 	b, err := jsjson.Marshal(res, opts)
@@ -202,7 +191,7 @@ func encodeValue(x any, opts *jsjson.Options) (memo.Segments, error) {
 }
 
 func encodeResult(v any) (string, error) {
-	b, err := jsjson.Marshal(v, &jsjson.Options{LoneSurrogates: true}) // as JSON.stringify: a lone surrogate as \udxxx
+	b, err := jsjson.Marshal(v, jsjson.JS())
 	return string(b), err
 }
 

@@ -50,7 +50,7 @@ func TestRecentTransitions_noCloneNoLeak(t *testing.T) {
 	// the head's encoding (memoized per record) is the encoding of the
 	// definition, before and after the copies were mutated, and leaves the
 	// records intact
-	want2, err := jsjson.Marshal(rt2, headJSON)
+	want2, err := jsjson.Marshal(rt2, jsjson.JS())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -91,14 +91,22 @@ func finite(v any) bool {
 // the trailing newline. Lone surrogates (kept by DecodeValue) are written
 // as \udxxx, as JSON.stringify writes them.
 func Canonical(v any) ([]byte, error) {
-	return jsjson.Marshal(v, &jsjson.Options{SortKeys: true, LoneSurrogates: true})
+	return jsjson.Marshal(v, canonicalJSON(0))
+}
+
+// canonicalJSON is [jsjson.JS] with keys sorted, nesting bounded by
+// maxDepth (0: jsjson's own bound).
+func canonicalJSON(maxDepth int) *jsjson.Options {
+	o := jsjson.JS()
+	o.SortKeys, o.MaxDepth = true, maxDepth
+	return o
 }
 
 // CanonicalLine is [Canonical] plus one "\n", the form of every State
 // Flow-owned file (reference §2.2). A value nested deeper than [MaxDepth]
 // is refused (ErrTooDeep), so no file is written that a read would refuse.
 func CanonicalLine(v any) ([]byte, error) {
-	b, err := jsjson.Marshal(v, &jsjson.Options{SortKeys: true, LoneSurrogates: true, MaxDepth: MaxDepth})
+	b, err := jsjson.Marshal(v, canonicalJSON(MaxDepth))
 	if errors.Is(err, jsjson.ErrDepth) {
 		return nil, fmt.Errorf("%w: %v", ErrTooDeep, err)
 	}

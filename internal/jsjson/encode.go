@@ -306,36 +306,20 @@ func (e *encoder) goMap(m map[string]any, level int) error {
 	type member struct {
 		key, raw string
 		val      any
-		index    int64 // the array index the key spells, or -1
 	}
 	members := make([]member, 0, len(m))
 	for k, v := range m {
-		mb := member{key: wellFormed(k), raw: k, val: v, index: -1}
+		mb := member{key: wellFormed(k), raw: k, val: v}
 		if e.wtf8 {
 			mb.key = wellFormedWTF8(k)
-		}
-		if i, ok := arrayIndex(mb.key); ok && e.indexFirst {
-			mb.index = int64(i)
 		}
 		members = append(members, mb)
 	}
 	slices.SortFunc(members, func(a, b member) int {
-		switch {
-		case a.index != b.index && (a.index < 0 || b.index < 0):
-			return int(b.index>>63) - int(a.index>>63) // index keys first
-		case a.index != b.index:
-			return cmp.Compare(a.index, b.index)
-		}
-		if c := compareUTF16(a.key, b.key); c != 0 {
+		if c := e.compareKeys(a.key, b.key); c != 0 {
 			return c
 		}
-		switch {
-		case a.raw < b.raw:
-			return -1
-		case a.raw > b.raw:
-			return 1
-		}
-		return 0
+		return strings.Compare(a.raw, b.raw)
 	})
 	e.buf = append(e.buf, '{')
 	first := true
@@ -363,25 +347,27 @@ func (e *encoder) goMap(m map[string]any, level int) error {
 // numeric order) unless SortKeys without IndexKeysFirst.
 func (e *encoder) compareKeys(a, b string) int {
 	if e.indexFirst {
-		ia, aok := arrayIndex(a)
-		ib, bok := arrayIndex(b)
-		switch {
-		case aok && bok:
-			return cmpUint32(ia, ib)
-		case aok:
-			return -1
-		case bok:
-			return 1
+		if c := jsKeyOrder(a, b); c != 0 {
+			return c
 		}
 	}
 	return compareUTF16(a, b)
 }
 
-func cmpUint32(a, b uint32) int {
+// jsKeyOrder is the order a JS object lists its keys in (ECMA-262
+// OrdinaryOwnPropertyKeys) as far as it depends on the keys alone: array
+// indices ([arrayIndex]) before other keys, and in ascending numeric order
+// among themselves. It returns 0 for two keys that are not indices (their
+// order is insertion order) and for equal keys.
+func jsKeyOrder(a, b string) int {
+	ia, aok := arrayIndex(a)
+	ib, bok := arrayIndex(b)
 	switch {
-	case a < b:
+	case aok && bok:
+		return cmp.Compare(ia, ib)
+	case aok:
 		return -1
-	case a > b:
+	case bok:
 		return 1
 	}
 	return 0

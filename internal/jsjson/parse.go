@@ -296,19 +296,7 @@ func (p *parser) object() (node, error) {
 // jsOrder moves array-index keys to the front in ascending numeric order,
 // keeping the other keys in insertion order.
 func jsOrder(members []node) {
-	slices.SortStableFunc(members, func(a, b node) int {
-		ia, aok := arrayIndex(a.key)
-		ib, bok := arrayIndex(b.key)
-		switch {
-		case aok && bok:
-			return cmpUint32(ia, ib)
-		case aok:
-			return -1
-		case bok:
-			return 1
-		}
-		return 0
-	})
+	slices.SortStableFunc(members, func(a, b node) int { return jsKeyOrder(a.key, b.key) })
 }
 
 func (p *parser) number() (float64, error) {

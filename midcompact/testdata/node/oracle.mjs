@@ -4,6 +4,7 @@
 //   {"op":"key","message":{...}}            -> {"key":"role:ts:hash"}
 //   {"op":"context","entries":[...],"leaf":"id"} -> {"messages":[...]}
 //   {"op":"atoms","entries":[...],"leaf":"id","now":0} -> {"atoms":[...]} (atoms.mjs)
+//   {"op":"stringify","message":{...}}      -> {"text":"JSON.stringify(message)"}
 import { createInterface } from "node:readline";
 import { pathToFileURL } from "node:url";
 import { makeAtoms } from "./atoms.mjs";
@@ -45,7 +46,8 @@ for await (const line of rl) {
     else if (req.op === "context") {
       const byId = new Map(req.entries.map((e) => [e.id, e]));
       out = { messages: buildSessionContext(req.entries, req.leaf, byId).messages };
-    } else if (req.op === "atoms") out = { atoms: atoms(req.entries, req.leaf, req.now ?? 0) };
+    } else if (req.op === "stringify") out = { text: JSON.stringify(req.message) };
+    else if (req.op === "atoms") out = { atoms: atoms(req.entries, req.leaf, req.now ?? 0) };
     else out = { error: "unknown op" };
   } catch (e) {
     out = { error: String(e) };
