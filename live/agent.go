@@ -7,6 +7,7 @@ import (
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
+	"github.com/pikit-dev/pikit/internal/strictjson"
 )
 
 // GET /wait (reference §2.5): the next batch, 204 after WaitTimeout, 409
@@ -134,7 +135,7 @@ type okUnit struct {
 func (e *Endpoint) handleUnitStatus(w http.ResponseWriter, r *http.Request) *Error {
 	var req unitStatusRequest
 	body, over, _ := readCapped(r.Body, maxAgentBody)
-	valid := !over && json.Unmarshal(body, &req, jsonIn) == nil
+	valid := !over && strictjson.Unmarshal(body, &req, nil) == nil
 	if valid {
 		valid = false
 		for _, s := range agentStatuses {
@@ -179,7 +180,7 @@ func (e *Endpoint) handleAsk(w http.ResponseWriter, r *http.Request) *Error {
 		Question string `json:"question"`
 	}
 	body, over, _ := readCapped(r.Body, maxAgentBody)
-	if over || json.Unmarshal(body, &req, jsonIn) != nil || strings.TrimSpace(req.Question) == "" {
+	if over || strictjson.Unmarshal(body, &req, nil) != nil || strings.TrimSpace(req.Question) == "" {
 		return &Error{Code: CodeQuestionRequired}
 	}
 	return e.unitOp(w, r, func(u *boardUnit) []notice {

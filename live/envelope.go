@@ -8,6 +8,7 @@ import (
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
+	"github.com/pikit-dev/pikit/internal/strictjson"
 )
 
 // SchemaVersion is the only envelope and wake-envelope schema version this
@@ -65,10 +66,6 @@ func (r *Rejection) Error() string {
 // non-empty array of envelopes (reference §2.4 step 4).
 var ErrBadBody = errors.New("live: body must be an envelope or an array of envelopes")
 
-// jsonIn are the options of every decode of untrusted JSON in this package:
-// exact (case-sensitive) member names, duplicate names refused, valid UTF-8.
-var jsonIn = json.JoinOptions(json.MatchCaseInsensitiveNames(false), jsontext.AllowDuplicateNames(false))
-
 // jsonOut are the options of every encode: deterministic member order.
 var jsonOut = json.Deterministic(true)
 
@@ -77,7 +74,7 @@ var jsonOut = json.Deterministic(true)
 // Any other body, invalid JSON, or duplicate member names give [ErrBadBody].
 func SplitBody(body []byte) ([]jsontext.Value, error) {
 	var v jsontext.Value
-	if err := json.Unmarshal(body, &v, jsonIn); err != nil {
+	if err := strictjson.Unmarshal(body, &v, nil); err != nil {
 		return nil, ErrBadBody
 	}
 	switch v.Kind() {
@@ -85,7 +82,7 @@ func SplitBody(body []byte) ([]jsontext.Value, error) {
 		return []jsontext.Value{v}, nil
 	case '[':
 		var items []jsontext.Value
-		if err := json.Unmarshal(v, &items, jsonIn); err != nil || len(items) == 0 {
+		if err := strictjson.Unmarshal(v, &items, nil); err != nil || len(items) == 0 {
 			return nil, ErrBadBody
 		}
 		return items, nil
@@ -155,7 +152,7 @@ func parseObj(v jsontext.Value) (obj, bool) {
 		return nil, false
 	}
 	var o obj
-	if err := json.Unmarshal(v, &o, jsonIn); err != nil {
+	if err := strictjson.Unmarshal(v, &o, nil); err != nil {
 		return nil, false
 	}
 	return o, true
@@ -166,7 +163,7 @@ func strVal(v jsontext.Value) (string, bool) {
 		return "", false
 	}
 	var s string
-	if json.Unmarshal(v, &s, jsonIn) != nil {
+	if strictjson.Unmarshal(v, &s, nil) != nil {
 		return "", false
 	}
 	return s, true
@@ -203,7 +200,7 @@ func arr(v jsontext.Value) ([]jsontext.Value, bool) {
 		return nil, false
 	}
 	var items []jsontext.Value
-	if json.Unmarshal(v, &items, jsonIn) != nil {
+	if strictjson.Unmarshal(v, &items, nil) != nil {
 		return nil, false
 	}
 	return items, true

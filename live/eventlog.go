@@ -12,6 +12,7 @@ import (
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/pikit-dev/pikit/internal/durable"
+	"github.com/pikit-dev/pikit/internal/strictjson"
 )
 
 // logLine is one line of log/events.ndjson: an accepted envelope in seq
@@ -66,7 +67,7 @@ func (s *store) scanEvents() ([]logLine, error) {
 	out := make([]logLine, 0, len(s.eventRecords))
 	for _, rec := range s.eventRecords {
 		var ll logLine
-		if err := json.Unmarshal(rec, &ll, jsonIn); err != nil {
+		if err := strictjson.Unmarshal(rec, &ll, nil); err != nil {
 			break
 		}
 		out = append(out, ll)

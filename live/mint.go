@@ -20,6 +20,7 @@ import (
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
+	"github.com/pikit-dev/pikit/internal/strictjson"
 )
 
 // defaultPersona is the interviewer persona, verbatim from seed 002
@@ -185,7 +186,7 @@ func (e *Endpoint) handleMint(w http.ResponseWriter, r *http.Request, sid string
 	bad := err != nil
 	if !bad && len(bytes.TrimSpace(body)) > 0 {
 		var v jsontext.Value
-		bad = json.Unmarshal(body, &v, jsonIn) != nil || v.Kind() != '{' || json.Unmarshal(v, &req, jsonIn) != nil
+		bad = strictjson.Unmarshal(body, &v, nil) != nil || v.Kind() != '{' || strictjson.Unmarshal(v, &req, nil) != nil
 		if !bad && req.SessionID != nil {
 			s, ok := strVal(*req.SessionID)
 			bad = !ok || s != sid

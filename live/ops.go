@@ -9,6 +9,7 @@ import (
 	"github.com/go-json-experiment/json"
 
 	"github.com/pikit-dev/pikit/internal/durable"
+	"github.com/pikit-dev/pikit/internal/strictjson"
 )
 
 // opsFile is state/ops.ndjson, the journal of agent operations (ack, unit
@@ -119,7 +120,7 @@ func decodeOps(recs [][]byte) ([]opLine, error) {
 	ops := make([]opLine, 0, len(recs))
 	for i, rec := range recs {
 		var op opLine
-		if err := json.Unmarshal(rec, &op, jsonIn); err != nil {
+		if err := strictjson.Unmarshal(rec, &op, nil); err != nil {
 			return nil, fmt.Errorf("ops journal record %d: %w", i+1, err)
 		}
 		ops = append(ops, op)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/go-json-experiment/json"
 	"github.com/pikit-dev/pikit/internal/durable"
+	"github.com/pikit-dev/pikit/internal/strictjson"
 )
 
 // board.json is a checkpoint of the logs (see [derivedFiles]): the board
@@ -167,7 +168,7 @@ func decodeEventsAfter(recs [][]byte, acked int64) []logLine {
 			continue
 		}
 		var ll logLine
-		if err := json.Unmarshal(rec, &ll, jsonIn); err != nil {
+		if err := strictjson.Unmarshal(rec, &ll, nil); err != nil {
 			break
 		}
 		out = append(out, ll)

@@ -19,6 +19,7 @@ import (
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/pikit-dev/pikit/internal/jsonl"
+	"github.com/pikit-dev/pikit/internal/strictjson"
 )
 
 // Replay evidence profiles (reference §4.12).
@@ -209,7 +210,7 @@ func readLogLines(path string) ([]logLine, error) {
 			return nil, fmt.Errorf("live: read log: %w", err)
 		}
 		var ll logLine
-		if json.Unmarshal(line, &ll, jsonIn) == nil {
+		if strictjson.Unmarshal(line, &ll, nil) == nil {
 			out = append(out, ll)
 		}
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/pikit-dev/pikit/internal/durable"
+	"github.com/pikit-dev/pikit/internal/strictjson"
 )
 
 // File and directory names under <root>/state (reference §4.1).
@@ -228,7 +229,7 @@ func readJSONFile(path string, v any) error {
 	if err != nil {
 		return err
 	}
-	if err := json.Unmarshal(data, v, jsonIn); err != nil {
+	if err := strictjson.Unmarshal(data, v, nil); err != nil {
 		return fmt.Errorf("decode %s: %w", filepath.Base(path), err)
 	}
 	return nil

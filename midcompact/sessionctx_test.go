@@ -116,21 +116,30 @@ func TestBuildSessionContext_RealNode(t *testing.T) {
 	o := newOracle(t)
 	for name, lines := range contextCases {
 		t.Run(name, func(t *testing.T) {
-			f := readSession(t, lines...)
-			var raws []json.RawMessage
-			for _, l := range lines {
-				raws = append(raws, json.RawMessage(l))
-			}
-			for _, e := range f.Entries {
-				var want struct{ Messages []json.RawMessage }
-				o.ask(t, map[string]any{"op": "context", "entries": raws, "leaf": e.ID}, &want)
-				sc, err := BuildSessionContext(branchOf(t, f, e.ID))
-				if err != nil {
-					t.Fatal(err)
-				}
-				t.Run(e.ID, func(t *testing.T) { compareMessages(t, sc.Messages, want.Messages) })
-			}
+			eachLeaf(t, o, lines, func(leaf string, got []Message, want []json.RawMessage) {
+				t.Run(leaf, func(t *testing.T) { compareMessages(t, got, want) })
+			})
 		})
+	}
+}
+
+// eachLeaf builds the session context of lines at every entry, with the
+// port and with Pi (the oracle), and hands both to check.
+func eachLeaf(t *testing.T, o *oracle, lines []string, check func(leaf string, got []Message, want []json.RawMessage)) {
+	t.Helper()
+	f := readSession(t, lines...)
+	var raws []json.RawMessage
+	for _, l := range lines {
+		raws = append(raws, json.RawMessage(l))
+	}
+	for _, e := range f.Entries {
+		var want struct{ Messages []json.RawMessage }
+		o.ask(t, map[string]any{"op": "context", "entries": raws, "leaf": e.ID}, &want)
+		sc, err := BuildSessionContext(branchOf(t, f, e.ID))
+		if err != nil {
+			t.Fatal(err)
+		}
+		check(e.ID, sc.Messages, want.Messages)
 	}
 }
 
@@ -201,25 +210,14 @@ func TestBuildSessionContext_RealNodeBytes(t *testing.T) {
 		`{"type":"context_edit","id":"e1","parentId":"u2","timestamp":"2026-09-08T10:00:06.000Z","targetId":"a1","replacement":{"content":"<short> & sweet"}}`,
 		`{"type":"compaction","id":"k1","parentId":"e1","timestamp":"2026-09-08T10:00:07.000Z","summary":"<sum> & more","firstKeptEntryId":"u1","tokensBefore":10}`,
 	}
-	f := readSession(t, lines...)
-	var raws []json.RawMessage
-	for _, l := range lines {
-		raws = append(raws, json.RawMessage(l))
-	}
-	for _, e := range f.Entries {
-		var want struct{ Messages []json.RawMessage }
-		o.ask(t, map[string]any{"op": "context", "entries": raws, "leaf": e.ID}, &want)
-		sc, err := BuildSessionContext(branchOf(t, f, e.ID))
-		if err != nil {
-			t.Fatal(err)
+	eachLeaf(t, o, lines, func(leaf string, got []Message, want []json.RawMessage) {
+		if len(got) != len(want) {
+			t.Fatalf("leaf %s: %d messages, Pi %d", leaf, len(got), len(want))
 		}
-		if len(sc.Messages) != len(want.Messages) {
-			t.Fatalf("leaf %s: %d messages, Pi %d", e.ID, len(sc.Messages), len(want.Messages))
-		}
-		for i, m := range sc.Messages {
-			if string(m.Raw) != string(want.Messages[i]) {
-				t.Errorf("leaf %s message %d:\n got %s\nwant %s", e.ID, i, m.Raw, want.Messages[i])
+		for i, m := range got {
+			if string(m.Raw) != string(want[i]) {
+				t.Errorf("leaf %s message %d:\n got %s\nwant %s", leaf, i, m.Raw, want[i])
 			}
 		}
-	}
+	})
 }

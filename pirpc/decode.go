@@ -7,9 +7,8 @@ import (
 	"fmt"
 	"io"
 
-	jsonv2 "github.com/go-json-experiment/json"
-	"github.com/go-json-experiment/json/jsontext"
 	"github.com/pikit-dev/pikit/internal/jsonl"
+	"github.com/pikit-dev/pikit/internal/strictjson"
 )
 
 // MaxRecordSize is the default cap on one record, in bytes, without the LF
@@ -158,29 +157,31 @@ func decodeRecord(line []byte) (Record, *ProtocolError) {
 	return rec, nil
 }
 
-// unmarshalStrict is the one decode function for Pi's JSON: member names
-// match struct tags exactly (encoding/json also takes "ID", "Type" or
-// "ſuccess" for "success", a parser differential behind CVE-2026-27896,
-// modelcontextprotocol/go-sdk#805), and a duplicate member name is an
-// error (Node's JSON.parse keeps the last, our type sniffer the first).
-// An escaped lone surrogate ("\ud83d", what JSON.stringify writes for a JS
-// string cut inside a surrogate pair) becomes U+FFFD, as in encoding/json
-// (ugorji/go#213); raw invalid UTF-8 was rejected before.
+// unmarshalStrict is the one decode function for Pi's JSON: the
+// internal/strictjson policy (member names match struct tags exactly, a
+// duplicate member name is an error: Node's JSON.parse keeps the last, our
+// type sniffer the first). An escaped lone surrogate ("\ud83d", what
+// JSON.stringify writes for a JS string cut inside a surrogate pair)
+// becomes U+FFFD, as in encoding/json (ugorji/go#213); raw invalid UTF-8
+// was rejected before.
 func unmarshalStrict(data []byte, v any) error {
-	return jsonv2.Unmarshal(data, v, jsontext.AllowInvalidUTF8(true))
+	return strictjson.Unmarshal(data, v, &strictjson.Policy{AllowInvalidUTF8: true})
 }
 
 func unmarshalError(err error) *ProtocolError {
-	var se *jsontext.SyntacticError
-	if errors.As(err, &se) {
-		if errors.Is(err, jsontext.ErrDuplicateName) {
-			return &ProtocolError{Kind: ErrInvalidRecord, Detail: fmt.Sprintf("duplicate member name at byte %d", se.ByteOffset)}
-		}
-		return &ProtocolError{Kind: ErrMalformedJSON, Detail: fmt.Sprintf("syntax error at byte %d", se.ByteOffset)}
+	var se *strictjson.Error
+	if !errors.As(err, &se) {
+		return &ProtocolError{Kind: ErrInvalidRecord, Detail: "cannot decode"}
 	}
-	var te *jsonv2.SemanticError
-	if errors.As(err, &te) {
-		return &ProtocolError{Kind: ErrInvalidRecord, Detail: fmt.Sprintf("unexpected JSON %s at byte %d", te.JSONKind, te.ByteOffset)}
+	switch se.Kind {
+	case strictjson.ErrDuplicateName:
+		return &ProtocolError{Kind: ErrInvalidRecord, Detail: fmt.Sprintf("duplicate member name at byte %d", se.Offset)}
+	case strictjson.ErrSyntax, strictjson.ErrTooDeep:
+		return &ProtocolError{Kind: ErrMalformedJSON, Detail: fmt.Sprintf("syntax error at byte %d", se.Offset)}
+	case strictjson.ErrType, strictjson.ErrUnknownMember:
+		if se.Offset >= 0 { // -1: not the decoder's own error
+			return &ProtocolError{Kind: ErrInvalidRecord, Detail: fmt.Sprintf("unexpected JSON %s at byte %d", se.JSONKind, se.Offset)}
+		}
 	}
 	return &ProtocolError{Kind: ErrInvalidRecord, Detail: "cannot decode"}
 }

@@ -28,6 +28,11 @@
 //	b, err := jsjson.Reencode(line, &jsjson.Options{SortKeys: true})
 //	// b == JSON.stringify(sortKeysDeep(JSON.parse(line)))
 //
+// [JS] is the one options value for JSON.stringify's output of decoded
+// values (lone surrogates as \udxxx), and [Object] writes an object member
+// by member in a given order, as a JS object literal is stringified.
+// Untrusted JSON is decoded by internal/strictjson, not here.
+//
 // # Tests against Node
 //
 // Golden vectors in testdata/golden.json are written by the test Node

@@ -3,8 +3,13 @@ package jsonrpc
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strconv"
+
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/pikit-dev/pikit/internal/strictjson"
 )
 
 // ID is a request id: a string or an integer (JSON-RPC 2.0 §4). The zero ID
@@ -112,14 +117,19 @@ type wire struct {
 var knownMembers = map[string]bool{"jsonrpc": true, "id": true, "method": true, "params": true, "result": true, "error": true}
 
 // DecodeMessage decodes one JSON-RPC 2.0 message. It is the one decoder for
-// untrusted input: member names match exactly, unknown members, a version
+// untrusted input, with the internal/strictjson policy: member names match
+// exactly; a duplicate member name anywhere, unknown members, a version
 // other than "2.0", both or neither of method and result/error, and params
 // other than an object or array are *Error{Code: CodeInvalidRequest}
 // (CodeParseError for text that is not a JSON object). The returned id is
-// the message's id when it could be read, so the caller can answer it.
+// the message's id when it could be read, so the caller can answer it (not
+// after a duplicate name: which id would be ambiguous).
 func DecodeMessage(b []byte) (Message, ID, error) {
-	var members map[string]json.RawMessage
-	if err := json.Unmarshal(b, &members); err != nil || members == nil {
+	var members map[string]jsontext.Value
+	if err := strictjson.Unmarshal(b, &members, nil); err != nil || members == nil {
+		if errors.Is(err, strictjson.ErrDuplicateName) {
+			return nil, ID{}, invalid("duplicate member name")
+		}
 		return nil, ID{}, &Error{Code: CodeParseError, Message: "parse error: not a JSON object"}
 	}
 	var id ID
@@ -136,20 +146,26 @@ func DecodeMessage(b []byte) (Message, ID, error) {
 	// One parse: members are decoded one by one from the map, params and
 	// result stay the raw slices of the input.
 	var w wire
-	if raw, ok := members["jsonrpc"]; !ok || json.Unmarshal(raw, &w.Version) != nil || w.Version != "2.0" {
+	if raw, ok := members["jsonrpc"]; !ok || strictjson.Unmarshal(raw, &w.Version, nil) != nil || w.Version != "2.0" {
 		return nil, id, invalid(`"jsonrpc" must be "2.0"`)
 	}
 	if raw, ok := members["method"]; ok {
-		if err := json.Unmarshal(raw, &w.Method); err != nil {
+		if err := strictjson.Unmarshal(raw, &w.Method, nil); err != nil {
 			return nil, id, invalid("method must be a string")
 		}
 	}
 	if raw, ok := members["error"]; ok && string(raw) != "null" {
-		if err := json.Unmarshal(raw, &w.Error); err != nil {
+		var e struct {
+			Code    int64          `json:"code"`
+			Message string         `json:"message"`
+			Data    jsontext.Value `json:"data,omitempty"`
+		}
+		if err := strictjson.Unmarshal(raw, &e, nil); err != nil {
 			return nil, id, invalid("error: %v", err)
 		}
+		w.Error = &Error{Code: e.Code, Message: e.Message, Data: json.RawMessage(e.Data)}
 	}
-	w.Params, w.Result = members["params"], members["result"]
+	w.Params, w.Result = json.RawMessage(members["params"]), json.RawMessage(members["result"])
 	if string(bytes.TrimSpace(w.Params)) == "null" {
 		w.Params = nil
 	}

@@ -7,8 +7,8 @@ import (
 	"errors"
 	"fmt"
 
-	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/pikit-dev/pikit/internal/jsonl"
+	"github.com/pikit-dev/pikit/internal/strictjson"
 	"github.com/pikit-dev/pikit/taskbar/runtime"
 )
 
@@ -125,13 +125,12 @@ func readRecord(r *jsonl.Reader) ([]byte, error) {
 	return line, err
 }
 
-// decodeStrict decodes one JSON object with exact fields: unknown fields,
-// trailing data, duplicate member names, invalid UTF-8 and member names
-// that differ from the tags only in case are errors (encoding/json would
-// match "Type" or "ſ" to "type"/"s...": a parser differential, CVE-2026-27896,
-// modelcontextprotocol/go-sdk#805).
+// decodeStrict decodes one JSON object with exact fields: the
+// internal/strictjson policy (trailing data, duplicate member names,
+// invalid UTF-8 and member names that differ from the tags only in case
+// are errors), and unknown members are errors too.
 func decodeStrict(b []byte, v any) error {
-	if err := jsonv2.Unmarshal(b, v, jsonv2.RejectUnknownMembers(true)); err != nil {
+	if err := strictjson.Unmarshal(b, v, &strictjson.Policy{RejectUnknownMembers: true}); err != nil {
 		return fmt.Errorf("broker: decode: %w", err)
 	}
 	return nil
@@ -139,7 +138,7 @@ func decodeStrict(b []byte, v any) error {
 
 // decodeProbe reads the fields of v from one JSON object with the rules of
 // decodeStrict, except that unknown members are ignored.
-func decodeProbe(b []byte, v any) error { return jsonv2.Unmarshal(b, v) }
+func decodeProbe(b []byte, v any) error { return strictjson.Unmarshal(b, v, nil) }
 
 // marshalLine is v as one JSON line (the endpoint file's content).
 func marshalLine(v any) []byte {

@@ -1,6 +1,7 @@
 // Package wire is the bridge ↔ sidecar protocol of piext: the methods, the
 // error codes, the shapes of params and results, the manifest install
-// records, and the one strict decoder for everything the bridge sends.
+// records, and the strict decoder (internal/strictjson's policy) for
+// everything the bridge sends.
 // piext's authors never see it; the bridge (piext/bridge/index.ts) speaks
 // the same shapes.
 package wire
@@ -8,8 +9,7 @@ package wire
 import (
 	"encoding/json"
 
-	jsonv2 "github.com/go-json-experiment/json"
-	"github.com/go-json-experiment/json/jsontext"
+	"github.com/pikit-dev/pikit/internal/strictjson"
 )
 
 // ProtocolVersion is the bridge ↔ sidecar protocol this package speaks. The
@@ -48,19 +48,20 @@ const (
 	CodeNotSynchronous   = -32016 // a host function of calls returned a thenable
 )
 
-// Decode unmarshals one value the bridge (or Pi through it) sent into v,
-// strictly: member names match the struct tags exactly (no case folding),
-// a duplicate member name is an error at any depth, and so is trailing
-// data. Members v does not have are ignored. A lone UTF-16 surrogate, which
-// JavaScript's JSON.stringify writes as an escape, becomes U+FFFD as
-// encoding/json makes it; other invalid UTF-8 is too.
+// Decode unmarshals one value the bridge (or Pi through it) sent into v
+// with the internal/strictjson policy: member names match the struct tags
+// exactly (no case folding), a duplicate member name is an error at any
+// depth, and so is trailing data. Members v does not have are ignored. A
+// lone UTF-16 surrogate, which JavaScript's JSON.stringify writes as an
+// escape, becomes U+FFFD as encoding/json makes it; other invalid UTF-8 is
+// too. Errors are *strictjson.Error.
 func Decode(data []byte, v any) error {
-	return jsonv2.Unmarshal(data, v, jsontext.AllowInvalidUTF8(true))
+	return strictjson.Unmarshal(data, v, &strictjson.Policy{AllowInvalidUTF8: true})
 }
 
 // DecodeClosed is [Decode] that also refuses members v does not have.
 func DecodeClosed(data []byte, v any) error {
-	return jsonv2.Unmarshal(data, v, jsontext.AllowInvalidUTF8(true), jsonv2.RejectUnknownMembers(true))
+	return strictjson.Unmarshal(data, v, &strictjson.Policy{AllowInvalidUTF8: true, RejectUnknownMembers: true})
 }
 
 // InitializeParams open a sidecar's life.
