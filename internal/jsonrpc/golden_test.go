@@ -83,6 +83,8 @@ func FuzzDecodeMessage(f *testing.F) {
 		`{"jsonrpc":"2.0","id":1.5,"method":"x"}`,
 		`{"jsonrpc":"2.0","ID":1,"method":"x"}`,
 		`[]`, `null`, `{"jsonrpc":"2.0","id":1,"method":"x","params":3}`,
+		`{"jsonrpc":"2.0","id":1,"id":2,"method":"x"}`, `{"jsonrpc":"2.0","id":1,"method":"x","params":{"a":1,"a":2}}`,
+		"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"x\",\"params\":[\"\xff\"]}",
 	} {
 		f.Add([]byte(s))
 	}

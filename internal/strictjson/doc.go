@@ -1,7 +1,15 @@
 // Package strictjson is the one decoder for untrusted JSON: Pi's stdout
-// (pirpc), JSON-RPC messages (internal/jsonrpc), extension parameters
-// (piext), the taskbar broker's protocol, live's HTTP bodies and logs, and
-// StateFlow's meta.json and runtime.json.
+// (pirpc), JSON-RPC messages (internal/jsonrpc), extension parameters and
+// everything else the piext bridge sends, the taskbar broker's protocol,
+// and live's HTTP bodies and logs.
+//
+// Two readers of untrusted JSON keep their own decoder on purpose:
+// taskbar/contract builds the json.Number tree its JSON Schema validation
+// needs (it refuses duplicates and bounds size and depth itself), and
+// StateFlow's store reads meta.json and runtime.json as JSON.parse does
+// (duplicate names last-wins, lone surrogates kept, upstream's order of
+// checks and messages), since the TypeScript extension writes and reads
+// the same files.
 //
 // # Policy
 //

@@ -89,9 +89,17 @@ func Unmarshal(data []byte, v any, p *Policy) error {
 			return &Error{Kind: ErrTooDeep, Offset: off}
 		}
 	}
-	err := jsonv2.Unmarshal(data, v,
-		jsonv2.RejectUnknownMembers(pol.RejectUnknownMembers),
-		jsontext.AllowInvalidUTF8(pol.AllowInvalidUTF8))
+	var err error
+	switch { // only options that differ from the defaults: each costs per call
+	case pol.RejectUnknownMembers && pol.AllowInvalidUTF8:
+		err = jsonv2.Unmarshal(data, v, jsonv2.RejectUnknownMembers(true), jsontext.AllowInvalidUTF8(true))
+	case pol.RejectUnknownMembers:
+		err = jsonv2.Unmarshal(data, v, jsonv2.RejectUnknownMembers(true))
+	case pol.AllowInvalidUTF8:
+		err = jsonv2.Unmarshal(data, v, jsontext.AllowInvalidUTF8(true))
+	default:
+		err = jsonv2.Unmarshal(data, v)
+	}
 	if err == nil {
 		return nil
 	}
