@@ -78,8 +78,8 @@ func TestProject(t *testing.T) {
 func TestSummaryMessage_RealNode(t *testing.T) {
 	o := newOracle(t)
 	for _, b := range []Block{
-		{ID: "c0001", Summary: "plain", OriginalApproxTokens: 7},
-		{ID: "c0002", Topic: "<t> & u", Summary: "a<b>&c\u2028d\u2029e\x01\"", OriginalApproxTokens: 1 << 40},
+		{ID: "c0001", Summary: "plain", Sizes: Sizes{OriginalApproxTokens: 7}},
+		{ID: "c0002", Topic: "<t> & u", Summary: "a<b>&c\u2028d\u2029e\x01\"", Sizes: Sizes{OriginalApproxTokens: 1 << 40}},
 	} {
 		m := summaryMessage(&b, 1795980379562.5)
 		var want struct{ Text string }
