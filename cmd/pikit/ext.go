@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 
 	"github.com/pikit-dev/pikit/internal/platform"
@@ -90,12 +89,7 @@ func (f *extDirFlags) target() (install.Target, error) {
 func builtin(name string) (*piext.Extension, error) {
 	mk, ok := builtinExtensions()[name]
 	if !ok {
-		var names []string
-		for n := range builtinExtensions() {
-			names = append(names, n)
-		}
-		sort.Strings(names)
-		return nil, fmt.Errorf("no built-in extension %q (built in: %s; use --exec PATH for your own)", name, strings.Join(names, ", "))
+		return nil, fmt.Errorf("no built-in extension %q (built in: %s; use --exec PATH for your own)", name, strings.Join(builtinNames(), ", "))
 	}
 	return mk(), nil
 }

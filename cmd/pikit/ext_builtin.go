@@ -1,7 +1,9 @@
 package main
 
 import (
+	"maps"
 	"os"
+	"slices"
 
 	hello "github.com/pikit-dev/pikit/examples/piext-hello"
 	mcext "github.com/pikit-dev/pikit/midcompact/extension"
@@ -20,3 +22,6 @@ func builtinExtensions() map[string]func() *piext.Extension {
 		"stateflow":  func() *piext.Extension { return sfext.New(os.Getenv("PI_CODING_AGENT_DIR"), os.Getenv("HOME")) },
 	}
 }
+
+// builtinNames lists the built-in extensions in byte order.
+func builtinNames() []string { return slices.Sorted(maps.Keys(builtinExtensions())) }

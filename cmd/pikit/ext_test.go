@@ -122,7 +122,7 @@ func TestRootHelp(t *testing.T) {
 			t.Errorf("root help lists %s %d times:\n%s", c.Name(), n, out)
 		}
 	}
-	for _, want := range []string{"browser taskbar", "live/1 endpoint", "Pi extensions written in Go", "compaction", "StateFlow memory", "example app", "pikit ext install NAME"} {
+	for _, want := range []string{"browser taskbar", "live/1 endpoint", "Pi extensions written in Go", "compaction", "StateFlow memory", "example app", "pikit ext install NAME", "built in: hello, live, midcompact, stateflow)"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("root help lacks %q", want)
 		}

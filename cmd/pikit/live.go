@@ -29,7 +29,7 @@ The page posts envelopes to POST <url>/events, one object or an array, with
 X-Riffrec-Session is on every page route (/events, /stream, /mint,
 /session/end) and equals the session_id of the envelopes; the first request
 binds the board to it, another id is answered 409 {"active_session_id"}, a
-missing header 400. An Origin header must be exactly --app-origin.
+missing header 400. An Origin header, when sent, must be exactly --app-origin.
 
 One envelope (seq counts up from 1; t in ms; type one of click,
 network_request, console_error, navigation, transcript, unit, unit_update,
@@ -39,7 +39,18 @@ stream_state):
    "type":"checkpoint","payload":{"id":"cp1","trigger":"send","mode":"smart"}}
 The answer is 200 {"acked_seq":1}; a rejected envelope is 400
 {"reason":"invalid_payload","seq":1,"detail":"payload.mode: want one of ..."}
-and acknowledges nothing in the body.`
+and acknowledges nothing in the body.
+
+A unit (one change the riffer asks for; status "initial" when the page
+first sends it), released to the agent by the next checkpoint:
+  {"schema_version":"live/1","session_id":"s1","seq":2,"t":1300,"type":"unit",
+   "payload":{"id":"u1","statement":"Make the Save button green",
+   "transcript_excerpt":"make save green","anchors":[],"evidence":{"frame_ids":[],
+   "annotation_ids":[],"transcript_span":{"t_start":0,"t_end":900}},"status":"initial"}}
+
+GET <url>/stream (same headers) is the page's event stream (SSE): ack,
+agent, unit_status and applied events. A response ends soon after it has
+sent status updates; the page reconnects, as EventSource does.`
 
 // liveFlags are the flags start and serve share.
 type liveFlags struct {

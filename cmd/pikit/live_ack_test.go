@@ -104,8 +104,12 @@ func TestCLI_Ack(t *testing.T) {
 	if got := post(strings.Replace(example, `"mode":"smart"`, `"mode":"fast"`, 1)); !strings.HasPrefix(got, `400 {"reason":"invalid_payload","seq":1,"detail":"payload.mode: want one of `) {
 		t.Fatalf("help example, bad mode: %s", got)
 	}
-	if got := post("[" + envelope(2, "unit", `{"id":"u1","statement":"make u1 red","transcript_excerpt":"make it red","anchors":[],"evidence":{"frame_ids":[],"annotation_ids":[],"transcript_span":{"t_start":1,"t_end":2}},"status":"initial"}`) +
-		"," + envelope(3, "checkpoint", `{"id":"cp2","trigger":"send","mode":"smart"}`) + "]"); got != `200 {"acked_seq":3}` {
+	unitExample := liveHelp[strings.Index(liveHelp, `  {"schema_version":"live/1","session_id":"s1","seq":2`):strings.Index(liveHelp, "\n\nGET <url>/stream")]
+	if got := post(unitExample); got != `200 {"acked_seq":2}` {
+		t.Fatalf("help unit example: %s", got)
+	}
+	if got := post("[" + envelope(3, "unit", `{"id":"u2","statement":"make u2 red","transcript_excerpt":"make it red","anchors":[],"evidence":{"frame_ids":[],"annotation_ids":[],"transcript_span":{"t_start":1,"t_end":2}},"status":"initial"}`) +
+		"," + envelope(4, "checkpoint", `{"id":"cp2","trigger":"send","mode":"smart"}`) + "]"); got != `200 {"acked_seq":4}` {
 		t.Fatalf("post: %s", got)
 	}
 	code, out := runWait(t, root)

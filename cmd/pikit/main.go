@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -56,7 +57,7 @@ func newRootCmd() *cobra.Command {
 		Short: "Pi coding agent in the developer's loop: browser taskbar, live endpoint, Go extensions, midcompact, StateFlow memory",
 		Long: `pikit puts the Pi coding agent into a developer's everyday loop.
 
-The Pi extensions written in Go (built in: hello, midcompact, stateflow) install
+The Pi extensions written in Go (built in: ` + strings.Join(builtinNames(), ", ") + `) install
 into Pi with: pikit ext install NAME. midcompact and stateflow here inspect
 their files offline.`,
 		SilenceUsage:  true,

@@ -86,6 +86,11 @@ func (rt *runtime) startCmd(ctx context.Context, c *piext.CommandCall) error {
 	if w := rt.watching(); w != "" && w != root {
 		return notifyErr(ctx, c.Pi, fmt.Errorf("live: already watching %s; /live:stop it first", w))
 	}
+	if a.appOrigin == "" {
+		if sess, err := live.ReadSession(root); err != nil || sess.PageToken == "" {
+			return notifyErr(ctx, c.Pi, errFreshStart)
+		}
+	}
 	line, err := rt.o.Start(ctx, StartRequest{Root: root, AppOrigin: a.appOrigin, Host: a.host, TrustProxy: a.trustProxy, OwnerPID: rt.o.OwnerPID})
 	if err != nil {
 		return notifyErr(ctx, c.Pi, err)
@@ -102,7 +107,12 @@ func (rt *runtime) startCmd(ctx context.Context, c *piext.CommandCall) error {
 	return c.Pi.Notify(ctx, out+"\n"+note+"\nPage URL: "+line.URL+"  page token: "+line.PageToken, "info")
 }
 
-// statusCmd prints the watch state and GET /status's summary.
+// errFreshStart is /live:start's answer when no session can be resumed
+// and no --app-origin was given (the endpoint's Origin check needs one).
+var errFreshStart = errors.New("live: a fresh start needs the live page's origin: /live:start --app-origin ORIGIN (for example --app-origin http://localhost:3000)")
+
+// statusCmd prints the watch state, the page URL and token (while the
+// session has them) and GET /status's summary.
 func (rt *runtime) statusCmd(ctx context.Context, c *piext.CommandCall) error {
 	root, err := rt.rootOr(ctx, c.Pi)
 	if err != nil {
@@ -115,6 +125,9 @@ func (rt *runtime) statusCmd(ctx context.Context, c *piext.CommandCall) error {
 	cl, err := live.NewAgentClient(root, requestTimeout)
 	if err != nil {
 		return c.Pi.Notify(ctx, state+"\nlive: no endpoint for this project ("+err.Error()+"); /live:start starts one", "info")
+	}
+	if sess, err := live.ReadSession(root); err == nil && sess.PageToken != "" {
+		state += "\nPage URL: " + sess.URL + "  page token: " + sess.PageToken
 	}
 	sum, err := cl.Status(ctx)
 	if err != nil {

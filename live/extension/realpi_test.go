@@ -17,7 +17,13 @@ func TestRealPi_LiveLoop(t *testing.T) {
 	env := newEnv(t)
 	c := startPi(t, env)
 	ctx := testCtx(t)
+	if got := command(t, ctx, c, "/live:start"); !strings.Contains(got, "/live:start --app-origin ORIGIN") {
+		t.Errorf("/live:start without a session or --app-origin = %q, want the usage", got)
+	}
 	l, out := liveStart(t, ctx, c, "--app-origin "+appOrigin)
+	if got := command(t, ctx, c, "/live:status"); !strings.Contains(got, "Page URL: "+l.URL+"  page token: "+l.PageToken) {
+		t.Errorf("/live:status = %q, want the page URL and token", got)
+	}
 	if l.Status != "started" || !strings.Contains(out, "watching from this Pi") {
 		t.Fatalf("/live:start = %q", out)
 	}
