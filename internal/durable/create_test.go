@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"github.com/pikit-dev/pikit/internal/ostest"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -47,8 +48,8 @@ func TestCreate(t *testing.T) {
 	if err != nil || string(got) != "one two three" {
 		t.Fatalf("path holds %q (%v)", got, err)
 	}
-	if fi, _ := os.Stat(p); fi.Mode().Perm() != 0o640 {
-		t.Errorf("perm %v, want 0640", fi.Mode().Perm())
+	if want := ostest.Perm(0o640, false); func() bool { fi, _ := os.Stat(p); return fi.Mode().Perm() != want }() {
+		t.Errorf("perm of %s, want %v", p, want)
 	}
 	if names := dirNames(t, dir); !slices.Equal(names, []string{"archive.zip"}) {
 		t.Errorf("dir holds %q", names)
