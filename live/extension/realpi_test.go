@@ -3,6 +3,7 @@ package extension_test
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/pikit-dev/pikit/internal/pitest"
 	"github.com/pikit-dev/pikit/pirpc"
@@ -54,6 +55,11 @@ func TestRealPi_LiveLoop(t *testing.T) {
 
 	pg.post(pg.env("checkpoint", checkpointPayload("cp2", "final")))
 	untilFooter(t, ctx, c, "live: ended")
+	// The watch ends at the final batch's ack, once Pi holds the message;
+	// the model request it starts may come just after.
+	for len(batchRequests(env, `"checkpoint_id":"cp2"`)) == 0 && ctx.Err() == nil {
+		time.Sleep(10 * time.Millisecond)
+	}
 	if n := len(batchRequests(env, `"checkpoint_id":"cp2"`)); n != 1 {
 		t.Errorf("final batch reached the model %d times, want 1", n)
 	}
