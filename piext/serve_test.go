@@ -68,7 +68,11 @@ func serveFake(t *testing.T, ext *piext.Extension) *fakeBridge {
 				return nil, nil
 			}
 			return nil, jsonrpc.ErrMethodNotFound
-		})})
+		}),
+		// The bridge (one JavaScript thread) handles messages in arrival
+		// order: a tool's update is taken before the call that follows it.
+		Ordered: func(string) bool { return true },
+	})
 	t.Cleanup(func() {
 		b.conn.Close()
 		toExtW.Close()
