@@ -5,14 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"github.com/pikit-dev/pikit/internal/ostest"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/pikit-dev/pikit/internal/durable"
 )
@@ -155,26 +153,7 @@ func TestKill_Create(t *testing.T) {
 	dir := t.TempDir()
 	last, inflight := 0, 0
 	for trial := range trials {
-		a := &acks{progress: make(chan struct{}, 1)}
-		cmd := procs.Command(t, "streamer", dir)
-		cmd.Stdout = a
-		var stderr bytes.Buffer
-		cmd.Stderr = &stderr
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		if !a.await(1+rand.IntN(4), time.Minute) { // a hung child, not a slow one
-			cmd.Process.Kill()
-			cmd.Wait()
-			t.Fatalf("trial %d: streamer made no progress: %s", trial, stderr.String())
-		}
-		time.Sleep(time.Duration(rand.IntN(10_000)) * time.Microsecond)
-		if err := cmd.Process.Kill(); err != nil {
-			t.Fatal(err)
-		}
-		if err := cmd.Wait(); err == nil || stderr.Len() > 0 {
-			t.Fatalf("trial %d: streamer ended by itself (%v): %s", trial, err, stderr.String())
-		}
+		a := killDuring(t, "streamer", dir, 4, trial)
 		acked := max(last, a.lastStream())
 		b, err := os.ReadFile(filepath.Join(dir, streamFile))
 		if err != nil {

@@ -252,28 +252,9 @@ func TestKill(t *testing.T) {
 	var done, torn, inflightW, inflightJ, inflightC int
 	lastW, lastJ, lastC := 0, 0, 0
 	for done < trials {
-		a := &acks{progress: make(chan struct{}, 1)}
-		cmd := procs.Command(t, "writer", dir)
-		cmd.Stdout = a
-		var stderr bytes.Buffer
-		cmd.Stderr = &stderr
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
 		// The kill instant: after "ready" and 0–4 acknowledgements, plus
 		// 0–10 ms, so kills land in every step of both writes.
-		if !a.await(1+rand.IntN(5), time.Minute) { // a hung child, not a slow one
-			cmd.Process.Kill()
-			cmd.Wait()
-			t.Fatalf("trial %d: writer made no progress: %s", done, stderr.String())
-		}
-		time.Sleep(time.Duration(rand.IntN(10_000)) * time.Microsecond)
-		if err := cmd.Process.Kill(); err != nil {
-			t.Fatal(err)
-		}
-		if err := cmd.Wait(); err == nil || stderr.Len() > 0 {
-			t.Fatalf("trial %d: writer ended by itself (%v): %s", done, err, stderr.String())
-		}
+		a := killDuring(t, "writer", dir, 5, done)
 		w, j, c := a.last()
 		w, j, c = max(w, lastW), max(j, lastJ), max(c, lastC)
 
@@ -346,4 +327,33 @@ func countTemps(t *testing.T, dir string) int {
 		}
 	}
 	return n
+}
+
+// killDuring starts the child role in dir and SIGKILLs it after "ready" and
+// 0 to n-1 acknowledgements, plus 0–10 ms; it fails the test when the child
+// makes no progress within a minute (hung, not slow) or ends by itself. It
+// returns what the child acknowledged.
+func killDuring(t *testing.T, role, dir string, n, trial int) *acks {
+	t.Helper()
+	a := &acks{progress: make(chan struct{}, 1)}
+	cmd := procs.Command(t, role, dir)
+	cmd.Stdout = a
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	if !a.await(1+rand.IntN(n), time.Minute) {
+		cmd.Process.Kill()
+		cmd.Wait()
+		t.Fatalf("trial %d: %s made no progress: %s", trial, role, stderr.String())
+	}
+	time.Sleep(time.Duration(rand.IntN(10_000)) * time.Microsecond)
+	if err := cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Wait(); err == nil || stderr.Len() > 0 {
+		t.Fatalf("trial %d: %s ended by itself (%v): %s", trial, role, err, stderr.String())
+	}
+	return a
 }
