@@ -122,13 +122,14 @@ var knownMembers = map[string]bool{"jsonrpc": true, "id": true, "method": true, 
 // other than "2.0", both or neither of method and result/error, and params
 // other than an object or array are *Error{Code: CodeInvalidRequest}
 // (CodeParseError for text that is not a JSON object). The returned id is
-// the message's id when it could be read, so the caller can answer it (not
-// after a duplicate name: which id would be ambiguous).
+// the message's id when it could be read, so the caller can answer it
+// (after a duplicate name, only when the object has exactly one "id").
 func DecodeMessage(b []byte) (Message, ID, error) {
 	var members map[string]jsontext.Value
 	if err := strictjson.Unmarshal(b, &members, nil); err != nil || members == nil {
 		if errors.Is(err, strictjson.ErrDuplicateName) {
-			return nil, ID{}, invalid("duplicate member name")
+			id, _ := singleID(b)
+			return nil, id, invalid("duplicate member name")
 		}
 		return nil, ID{}, &Error{Code: CodeParseError, Message: "parse error: not a JSON object"}
 	}
@@ -227,4 +228,35 @@ func EncodeMessage(m Message) ([]byte, error) {
 		return nil, err
 	}
 	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+}
+
+// singleID reads the id of a top-level object whose member names may
+// repeat; ok is false unless it has exactly one "id" member and it is valid.
+func singleID(b []byte) (id ID, ok bool) {
+	d := jsontext.NewDecoder(bytes.NewReader(b), jsontext.AllowDuplicateNames(true))
+	if tok, err := d.ReadToken(); err != nil || tok.Kind() != '{' {
+		return ID{}, false
+	}
+	n := 0
+	for d.PeekKind() != '}' {
+		tok, err := d.ReadToken()
+		if err != nil {
+			return ID{}, false
+		}
+		name := tok.String() // the token is valid only until the next read
+		v, err := d.ReadValue()
+		if err != nil {
+			return ID{}, false
+		}
+		if name == "id" {
+			n++
+			if id.UnmarshalJSON(v) != nil {
+				return ID{}, false
+			}
+		}
+	}
+	if n != 1 {
+		return ID{}, false
+	}
+	return id, true
 }
