@@ -126,7 +126,7 @@ var knownMembers = map[string]bool{"jsonrpc": true, "id": true, "method": true, 
 // (after a duplicate name, only when the object has exactly one "id").
 func DecodeMessage(b []byte) (Message, ID, error) {
 	var members map[string]jsontext.Value
-	if err := strictjson.Unmarshal(b, &members, nil); err != nil || members == nil {
+	if err := strictjson.Unmarshal(b, &members, &strictjson.Policy{AllowInvalidUTF8: true}); err != nil || members == nil {
 		if errors.Is(err, strictjson.ErrDuplicateName) {
 			id, _ := singleID(b)
 			return nil, id, invalid("duplicate member name")
@@ -233,7 +233,7 @@ func EncodeMessage(m Message) ([]byte, error) {
 // singleID reads the id of a top-level object whose member names may
 // repeat; ok is false unless it has exactly one "id" member and it is valid.
 func singleID(b []byte) (id ID, ok bool) {
-	d := jsontext.NewDecoder(bytes.NewReader(b), jsontext.AllowDuplicateNames(true))
+	d := jsontext.NewDecoder(bytes.NewReader(b), jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true))
 	if tok, err := d.ReadToken(); err != nil || tok.Kind() != '{' {
 		return ID{}, false
 	}
