@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/pikit-dev/pikit/internal/modelserver"
+	"github.com/pikit-dev/pikit/internal/ostest"
 	"github.com/pikit-dev/pikit/internal/pitest"
 	"github.com/pikit-dev/pikit/internal/platform"
 	"github.com/pikit-dev/pikit/pirpc"
@@ -96,10 +97,12 @@ func TestRealPi_UnmatchedReplyReplacesSidecar(t *testing.T) {
 }
 
 // TestRealPi_PeerGoneOnFirstFailedWrite: when Pi is gone while the
-// sidecar has a 4 MiB answer to write (and another handler runs, ignoring
-// its ctx), the first failed write ends the sidecar: it logs "peer gone"
-// with the reason and exits at once (handlers get their grace), not after
-// the 2 s drain window that answers in flight get.
+// sidecar writes a 4 MiB answer (and another handler runs, ignoring its
+// ctx), the first failed write ends the sidecar: it logs "peer gone" with
+// the reason and exits at once (handlers get their grace), not after the
+// drain window that answers in flight get. Pi is paused first, so the
+// answer's write is under way (it fills the pipe Pi no longer reads) when
+// Pi is killed: the write fails, whatever the machine's load.
 func TestRealPi_PeerGoneOnFirstFailedWrite(t *testing.T) {
 	t.Parallel()
 	after := filepath.Join(t.TempDir(), "answer-now")
@@ -107,7 +110,9 @@ func TestRealPi_PeerGoneOnFirstFailedWrite(t *testing.T) {
 		toolCall("call_s", "probe_stubborn", `{}`),
 		toolCall("call_w", "probe_wire", `{"what":"late","after":`+strconv.Quote(after)+`}`),
 	}}))
-	p.env.Env = append(p.env.Env, "PIKIT_PROBE_OWN_SESSION=1") // out of reach of the harness's group kill
+	p.env.Env = append(p.env.Env,
+		"PIKIT_PROBE_OWN_SESSION=1", // out of reach of the harness's group kill
+		"PIKIT_PROBE_WIRE=1")        // the tap records the answer's write
 	c := p.start(t)
 	ctx := testCtx(t)
 	if _, err := c.Prompt(ctx, pirpc.PromptCommand{Message: "PEERGONE now"}); err != nil {
@@ -115,22 +120,22 @@ func TestRealPi_PeerGoneOnFirstFailedWrite(t *testing.T) {
 	}
 	p.waitRecord(t, ctx, func(r record) bool { return r.Ev == "stubborn" })
 	pid := p.waitRecord(t, ctx, func(r record) bool { return r.Ev == "wire" }).Pid
-	if err := platform.Kill(c.Pid()); err != nil {
-		t.Fatal(err)
-	}
+	ostest.Pause(t, c.Pid())
 	if err := os.WriteFile(after, nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	answering := time.Now()
+	p.waitRecord(t, ctx, func(r record) bool { return r.Ev == "wire-write" && r.N >= 4<<20 })
+	if err := platform.Kill(c.Pid()); err != nil {
+		t.Fatal(err)
+	}
+	killed := time.Now()
 	for !p.exited(t, pid) {
-		if time.Since(answering) > 20*time.Second {
-			t.Fatalf("sidecar %d still running 20 s after its answer to a gone Pi; log:\n%s", pid, readLog(t, p))
+		if time.Since(killed) > 20*time.Second {
+			t.Fatalf("sidecar %d still running 20 s after Pi was killed mid-answer; log:\n%s", pid, readLog(t, p))
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	// The time is reported (on a loaded host encoding the answer takes a
-	// while); the log says what ended the sidecar.
-	t.Logf("answer to a gone Pi → sidecar gone: %v", time.Since(answering))
+	t.Logf("Pi killed mid-answer → sidecar gone: %v", time.Since(killed))
 	logged := readLog(t, p)
 	if !strings.Contains(logged, "jsonrpc: peer gone: a write failed") || !strings.Contains(logged, "broken pipe") {
 		t.Errorf("the log does not report the peer gone with its reason:\n%s", logged)

@@ -7,6 +7,7 @@
 package ostest
 
 import (
+	"errors"
 	"io/fs"
 	"os"
 	"runtime"
@@ -67,4 +68,21 @@ func Symlink(tb testing.TB, target, link string) {
 	if err := os.Symlink(target, link); err != nil {
 		tb.Fatal(err)
 	}
+}
+
+// Pause stops process pid (SIGSTOP) for the rest of the test, failing the
+// test where that fails; it returns a func that lets the process run again,
+// also called at cleanup. Windows has no way to stop a process: the test
+// is skipped there.
+func Pause(tb testing.TB, pid int) (resume func()) {
+	tb.Helper()
+	switch err := platform.Pause(pid); {
+	case errors.Is(err, errors.ErrUnsupported):
+		tb.Skipf("%s cannot stop a process: %v", runtime.GOOS, err)
+	case err != nil:
+		tb.Fatal(err)
+	}
+	resume = func() { platform.Resume(pid) }
+	tb.Cleanup(resume)
+	return resume
 }

@@ -1,6 +1,7 @@
 package platform_test
 
 import (
+	"errors"
 	"os"
 	"strconv"
 	"strings"
@@ -49,5 +50,50 @@ func TestWatchExit_NoReap(t *testing.T) {
 	}
 	if err := exit.Wait(); err == nil {
 		t.Fatal("Wait of a killed child: nil")
+	}
+}
+
+// procState is the state letter of /proc/<pid>/stat: R, S, T (stopped), Z.
+func procState(t *testing.T, pid int) string {
+	t.Helper()
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, after, ok := strings.Cut(string(b), ") ")
+	if !ok || after == "" {
+		t.Fatalf("stat of %d: %q", pid, b)
+	}
+	return after[:1]
+}
+
+// TestPauseResume: Pause stops the process (state T) and Resume lets it
+// run again; a gone process gives os.ErrProcessDone.
+func TestPauseResume(t *testing.T) {
+	cmd := procs.Command(t, "hang")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	pid := cmd.Process.Pid
+	if err := platform.Pause(pid); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(10 * time.Second); procState(t, pid) != "T"; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("state after Pause = %s, want T", procState(t, pid))
+		}
+	}
+	if err := platform.Resume(pid); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(10 * time.Second); procState(t, pid) == "T"; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("still stopped after Resume")
+		}
+	}
+	cmd.Process.Kill()
+	cmd.Wait()
+	if err := platform.Resume(pid); !errors.Is(err, os.ErrProcessDone) {
+		t.Fatalf("Resume of a gone process = %v, want os.ErrProcessDone", err)
 	}
 }

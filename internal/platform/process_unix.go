@@ -75,6 +75,14 @@ func Terminate(pid int) error { return signal(pid, unix.SIGTERM) }
 // process gives os.ErrProcessDone.
 func Kill(pid int) error { return signal(pid, unix.SIGKILL) }
 
+// Pause stops process pid from running (SIGSTOP) until [Resume]; a test
+// uses it to hold a peer still. A gone process gives os.ErrProcessDone.
+// Windows has no such signal: errors.ErrUnsupported there.
+func Pause(pid int) error { return signal(pid, unix.SIGSTOP) }
+
+// Resume lets a process stopped by [Pause] run again (SIGCONT).
+func Resume(pid int) error { return signal(pid, unix.SIGCONT) }
+
 func signal(pid int, sig unix.Signal) error {
 	if pid <= 0 {
 		return errBadPID

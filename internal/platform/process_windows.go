@@ -2,6 +2,7 @@ package platform
 
 import (
 	"context"
+	"errors"
 	"os"
 	"os/exec"
 	"strconv"
@@ -146,6 +147,13 @@ func Alive(pid int) (bool, error) {
 
 // Terminate is TerminateProcess with exit code 1 (see the Unix file).
 func Terminate(pid int) error { return Kill(pid) }
+
+// Pause is not available on Windows: errors.ErrUnsupported (see the Unix
+// file).
+func Pause(pid int) error { return errors.ErrUnsupported }
+
+// Resume is not available on Windows: errors.ErrUnsupported.
+func Resume(pid int) error { return errors.ErrUnsupported }
 
 // Kill is TerminateProcess with exit code 1 (see the Unix file).
 func Kill(pid int) error {

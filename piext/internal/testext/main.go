@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"strings"
 	"sync"
@@ -276,10 +277,12 @@ func main() {
 		if err != nil {
 			os.Exit(1)
 		}
-		tap = &wireTap{in: os.Stdin, out: out}
+		tap = &wireTap{rec: rec, in: os.Stdin, out: out}
 	}
 	ext.Tools = append(ext.Tools, wireTool(rec, tap))
 	if tap != nil {
+		// As piext.Run does: the log goes to stderr, the sidecar log.
+		ext.Logger = slog.New(slog.NewTextHandler(os.Stderr, nil))
 		if err := piext.Serve(context.Background(), ext, tap, tap); err != nil {
 			os.Exit(1)
 		}

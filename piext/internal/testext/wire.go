@@ -22,8 +22,11 @@ const wireCap = 128 << 20
 // wireTap sits between piext.Serve and the bridge's pipe when
 // PIKIT_PROBE_WIRE=1: it notes the id of the last tool/execute request read
 // and lets the probe_wire tool write raw lines between whole records
-// (jsonl writes one record per Write).
+// (jsonl writes one record per Write). Before it passes on a write of
+// bigWrite bytes or more it records "wire-write" with n, the size: a test
+// then knows the answer is past piext's last check and on its way.
 type wireTap struct {
+	rec      *recorder
 	in       io.Reader
 	mu       sync.Mutex
 	out      io.Writer
@@ -46,9 +49,15 @@ func (w *wireTap) Read(p []byte) (int, error) {
 	return n, err
 }
 
+// bigWrite is the size from which wireTap records a write.
+const bigWrite = 1 << 20
+
 func (w *wireTap) Write(p []byte) (int, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	if len(p) >= bigWrite {
+		w.rec.log("wire-write", "n", len(p))
+	}
 	return w.out.Write(p)
 }
 
