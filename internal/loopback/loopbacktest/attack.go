@@ -226,8 +226,9 @@ func (r *run) drip(first string, kind *time.Duration) error {
 	return nil
 }
 
-// probe calls Probe every ProbeEvery until attacked is closed, recording
-// each outcome; nothing when Probe is nil.
+// probe calls Probe every ProbeEvery until attacked is closed or the run
+// reaches GiveUp, recording each outcome (a probe GiveUp cut within Slack
+// of its start is not one); nothing when Probe is nil.
 func (r *run) probe(attacked <-chan struct{}) {
 	if r.Probe == nil {
 		return
@@ -241,6 +242,12 @@ func (r *run) probe(attacked <-chan struct{}) {
 	for {
 		t0 := time.Now()
 		err := r.Probe(r.ctx)
+		if err != nil && r.ctx.Err() != nil && time.Since(t0) <= Slack {
+			// The run reached GiveUp as this probe began: what is still
+			// open is the attack's result (StillOpen), not a failed normal
+			// request. One in flight longer than Slack is a failure.
+			return
+		}
 		r.mu.Lock()
 		r.res.Probes++
 		if err != nil {
