@@ -22,6 +22,9 @@ const liveHelp = `The riffrec live/1 endpoint between a live page and a coding a
 The agent runs start (prints the url and the page token for the page), then
 loops: wait prints one wake envelope, the agent works on its units, then
 ack CHECKPOINT_ID. status reads the state from disk; stop ends the session.
+Every verb works on one run directory: --root DIR, relative to the working
+directory, by default .pikit/live (symlinks resolved, as Pi reports its
+working directory: the root /live:start uses in a Pi started there).
 
 The page posts envelopes to POST <url>/events, one object or an array, with
   Authorization: Bearer <page_token>
@@ -61,16 +64,22 @@ type liveFlags struct {
 }
 
 func (f *liveFlags) register(cmd *cobra.Command) {
-	cmd.Flags().StringVar(&f.root, "root", "", "run directory (required)")
+	cmd.Flags().StringVar(&f.root, "root", "", rootUsage)
 	cmd.Flags().StringVar(&f.appOrigin, "app-origin", "", "exact origin of the live page, http(s)://host[:port] (required for a fresh start)")
 	cmd.Flags().StringVar(&f.host, "host", "", "bind address (default 127.0.0.1)")
 	cmd.Flags().IntVar(&f.port, "port", 0, "port (default: previous port, else ephemeral)")
 	cmd.Flags().IntVar(&f.ownerPID, "owner-pid", 0, "stop the process (not the session) when this pid exits (start default: the grandparent of this command, else its parent; --foreground: none)")
 	cmd.Flags().StringSliceVar(&f.trustProxy, "trust-proxy", nil, "proxy IPs whose X-Forwarded-Proto the mint route may believe")
-	_ = cmd.MarkFlagRequired("root")
 }
 
+// rootUsage is every live verb's --root help: [live.ResolveRoot]'s rule.
+const rootUsage = "run directory, relative to the working directory (default " + live.DefaultRoot + ")"
+
+// parse checks the flags and resolves f.root with [live.ResolveRoot].
 func (f *liveFlags) parse(cmd *cobra.Command) (origin string, proxies []netip.Addr, err error) {
+	if f.root, err = live.ResolveRoot("", f.root); err != nil {
+		return "", nil, err
+	}
 	if f.appOrigin != "" {
 		if origin, err = live.NormalizeOrigin(f.appOrigin); err != nil {
 			return "", nil, err

@@ -14,7 +14,7 @@ const ackTimeout = 30 * time.Second
 func newLiveAckCmd() *cobra.Command {
 	var root string
 	cmd := &cobra.Command{
-		Use:   "ack --root DIR CHECKPOINT_ID",
+		Use:   "ack [--root DIR] CHECKPOINT_ID",
 		Short: "Acknowledge a served batch; prints {ok, checkpoint_id[, already_acked]}",
 		Long: `Acknowledge the batch of CHECKPOINT_ID (the wake envelope's checkpoint_id)
 with POST /checkpoints/<id>/ack, as the agent: the agent token is read from
@@ -23,6 +23,10 @@ state/session.json and never appears in argv. A repeat ack prints
 answer exits 1 with the endpoint's answer on stderr.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			root, err := live.ResolveRoot("", root)
+			if err != nil {
+				return err
+			}
 			c, err := live.NewAgentClient(root, ackTimeout)
 			if errors.Is(err, live.ErrNotRunning) {
 				return errors.New("live: the endpoint is stopped; its checkpoints cannot be acknowledged")
@@ -38,7 +42,6 @@ answer exits 1 with the endpoint's answer on stderr.`,
 			return err
 		},
 	}
-	cmd.Flags().StringVar(&root, "root", "", "run directory (required)")
-	_ = cmd.MarkFlagRequired("root")
+	cmd.Flags().StringVar(&root, "root", "", rootUsage)
 	return cmd
 }

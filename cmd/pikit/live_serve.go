@@ -16,7 +16,7 @@ func newLiveServeCmd() *cobra.Command {
 	var f liveFlags
 	var readyFD int
 	cmd := &cobra.Command{
-		Use:    "serve --root DIR",
+		Use:    "serve [--root DIR]",
 		Short:  "The endpoint process itself (started by start)",
 		Hidden: true,
 		Args:   cobra.NoArgs,

@@ -25,9 +25,10 @@ import (
 func newLiveStartCmd() *cobra.Command {
 	var f liveFlags
 	cmd := &cobra.Command{
-		Use:   "start --root DIR --app-origin ORIGIN",
+		Use:   "start [--root DIR] [--app-origin ORIGIN]",
 		Short: "Start or resume the endpoint; prints {url, port, page_token, status}",
-		Long: `Start or resume the detached endpoint for --root and print its start line,
+		Long: `Start or resume the detached endpoint for --root (default .pikit/live under
+the working directory) and print its start line,
 {"url","port","page_token","status":"started"|"resumed"|"running"}, on stdout.
 --app-origin is required for a fresh start; a resume without it keeps the
 session's own.
@@ -35,7 +36,7 @@ session's own.
 The server process lives as long as its owner: --owner-pid, by default the
 grandparent of this command (the agent behind the shell that runs start),
 else its parent. start names the owner it watches on stderr. When the owner
-exits, the process stops but the session stays; start --root resumes it.`,
+exits, the process stops but the session stays; start resumes it.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			origin, proxies, err := f.parse(cmd)

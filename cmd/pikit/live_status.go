@@ -2,13 +2,10 @@ package main
 
 import (
 	"context"
-	"errors"
 
 	"github.com/pikit-dev/pikit/live"
 	"github.com/spf13/cobra"
 )
-
-var errRootRequired = errors.New("--root is required")
 
 func newLiveStatusCmd() *cobra.Command {
 	return newLiveReportCmd("status", "Print the endpoint state read from disk", func(_ context.Context, root string) (live.StatusReport, error) {
@@ -35,15 +32,20 @@ func stopLive(ctx context.Context, root string) (live.StopReport, error) {
 	return live.Retire(root)
 }
 
-// newLiveReportCmd is a `pikit live` subcommand that takes --root, calls run
+// newLiveReportCmd is a `pikit live` subcommand that takes --root (resolved
+// by [live.ResolveRoot]), calls run
 // and prints its report as one JSON line.
 func newLiveReportCmd[R any](name, short string, run func(ctx context.Context, root string) (R, error)) *cobra.Command {
 	var root string
 	cmd := &cobra.Command{
-		Use:   name + " --root DIR",
+		Use:   name + " [--root DIR]",
 		Short: short,
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			root, err := live.ResolveRoot("", root)
+			if err != nil {
+				return err
+			}
 			rep, err := run(cmd.Context(), root)
 			if err != nil {
 				return err
@@ -52,7 +54,6 @@ func newLiveReportCmd[R any](name, short string, run func(ctx context.Context, r
 			return err
 		},
 	}
-	cmd.Flags().StringVar(&root, "root", "", "run directory (required)")
-	_ = cmd.MarkFlagRequired("root")
+	cmd.Flags().StringVar(&root, "root", "", rootUsage)
 	return cmd
 }

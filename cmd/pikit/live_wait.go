@@ -23,12 +23,13 @@ const (
 func newLiveWaitCmd() *cobra.Command {
 	var root string
 	cmd := &cobra.Command{
-		Use:   "wait --root DIR",
+		Use:   "wait [--root DIR]",
 		Short: "Print one wake envelope (exit 0), session-ended (1), error (2) or wait-taken (3)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if root == "" {
-				return &exitError{code: waitError, err: errRootRequired}
+			root, err := live.ResolveRoot("", root)
+			if err != nil {
+				return &exitError{code: waitError, err: err}
 			}
 			if code := waitLive(cmd.Context(), root, os.Getenv, cmd.OutOrStdout(), cmd.ErrOrStderr()); code != 0 {
 				return &exitError{code: code}
@@ -36,7 +37,7 @@ func newLiveWaitCmd() *cobra.Command {
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&root, "root", "", "run directory (required)")
+	cmd.Flags().StringVar(&root, "root", "", rootUsage)
 	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &exitError{code: waitError, err: err} })
 	return cmd
 }
