@@ -79,9 +79,9 @@ func (rt *runtime) startCmd(ctx context.Context, c *piext.CommandCall) error {
 	if err != nil {
 		return err
 	}
-	root := resolveRoot(cwd, DefaultRoot)
-	if a.root != "" {
-		root = resolveRoot(cwd, a.root)
+	root, err := live.ResolveRoot(cwd, a.root)
+	if err != nil {
+		return notifyErr(ctx, c.Pi, err)
 	}
 	if w := rt.watching(); w != "" && w != root {
 		return notifyErr(ctx, c.Pi, fmt.Errorf("live: already watching %s; /live:stop it first", w))
@@ -97,6 +97,7 @@ func (rt *runtime) startCmd(ctx context.Context, c *piext.CommandCall) error {
 	}
 	out := strings.TrimSpace(string(live.MarshalLine(line)))
 	note := fmt.Sprintf("pikit live: watching from this Pi (pid %d); the endpoint stops, keeping the session, when Pi exits", rt.o.OwnerPID)
+	rt.kick() // a batch not delivered is tried again
 	switch err := rt.watch(root, false); {
 	case errors.Is(err, ErrWatchedElsewhere):
 		note = "pikit live: " + strings.TrimPrefix(err.Error(), "live: ")

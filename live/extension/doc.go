@@ -11,9 +11,9 @@
 //	/live:status
 //	/live:stop
 //
-// The root is resolved as `pikit live start --root` resolves it, against
-// Pi's working directory; without --root it is [DefaultRoot] under it, the
-// one endpoint of the project. /live:start prints the start line of
+// The root is resolved by [live.ResolveRoot], the rule of every `pikit
+// live` verb, against Pi's working directory; without --root it is
+// [DefaultRoot] under it, the one endpoint of the project. /live:start prints the start line of
 // `pikit live start` ({url, port, page_token, status}). The endpoint binds
 // loopback unless --host and --trust-proxy say otherwise. /live:stop ends
 // the session as `pikit live stop` does (both tokens retired, the logs kept).
@@ -37,6 +37,21 @@
 // batch again, and one killed after does not; a batch whose message is
 // already in the session (a kill between the message and the ack) is
 // acknowledged without a second delivery.
+//
+// A batch Pi cannot take is not acknowledged, and its delivery is
+// bounded. Pi 1.6.0's pi.sendUserMessage returns before Pi tries the
+// prompt; without a model (ctx.model is Pi's placeholder "unknown") or
+// credentials the prompt fails before the message is in the session, and
+// no event follows. So the watcher sends only while Pi has a model, and
+// after sending checks, once [Options.DeliveryCheck] has passed and again
+// after each agent_end, that the message is in the session or that Pi is
+// still busy with a queue. Otherwise the footer reads "live: batch not
+// delivered: " and the reason (no page data, paths or secrets), and the
+// batch is tried again, once per occasion, at the next agent_end,
+// model_select, session start or /live:start; an attempt first looks for
+// the message in the session, so a prompt Pi took late is not sent twice.
+// Meanwhile the page's presence stays "working" for that checkpoint (the
+// agent routes have no way to hand a served batch back).
 //
 // One Pi process watches a root: the watcher holds an exclusive lock on
 // state/watch.lock and writes Pi's pid into it; a second Pi says which pid

@@ -15,8 +15,8 @@ import (
 )
 
 // DefaultRoot is the project's endpoint root, relative to Pi's working
-// directory, when /live:start names none.
-const DefaultRoot = ".pikit/live"
+// directory, when /live:start names none: [live.DefaultRoot].
+const DefaultRoot = live.DefaultRoot
 
 // StatusKey is the footer status key the extension writes.
 const StatusKey = "live"
@@ -48,6 +48,10 @@ type Options struct {
 	// Retry is the pause before reaching an unreachable endpoint again;
 	// zero means 500 ms (doubling up to 5 s).
 	Retry time.Duration
+	// DeliveryCheck is how long after sending a batch the watcher first
+	// checks that Pi took it (later checks follow Pi's agent_end); zero
+	// means 2 s.
+	DeliveryCheck time.Duration
 	// Logger receives the watcher's problems (never payloads or tokens);
 	// nil discards.
 	Logger *slog.Logger
@@ -66,10 +70,13 @@ func New(o Options) *piext.Extension {
 	if o.Retry <= 0 {
 		o.Retry = 500 * time.Millisecond
 	}
+	if o.DeliveryCheck <= 0 {
+		o.DeliveryCheck = 2 * time.Second
+	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
-	rt := &runtime{o: o, expect: map[string]chan struct{}{}, piSet: make(chan struct{})}
+	rt := &runtime{o: o, expect: map[string]chan struct{}{}, piSet: make(chan struct{}), kicked: make(chan struct{})}
 	return &piext.Extension{
 		Name:     "live",
 		Tools:    rt.tools(),
@@ -106,6 +113,8 @@ type runtime struct {
 	// expect maps a batch being delivered to the channel its message_end
 	// closes.
 	expect map[string]chan struct{}
+	kicks  uint64        // kicks so far (see [runtime.kick])
+	kicked chan struct{} // closed by the next kick
 }
 
 // session returns the current session handle, waiting for one.
@@ -158,5 +167,5 @@ func (rt *runtime) rootOr(ctx context.Context, p *piext.Pi) (string, error) {
 			return "", err
 		}
 	}
-	return resolveRoot(cwd, DefaultRoot), nil
+	return live.ResolveRoot(cwd, "")
 }

@@ -3,7 +3,6 @@ package extension
 import (
 	"context"
 	"encoding/json"
-	"path/filepath"
 
 	"github.com/pikit-dev/pikit/live"
 	"github.com/pikit-dev/pikit/piext"
@@ -46,7 +45,16 @@ func (rt *runtime) hooks() []piext.Hook {
 		piext.HookFor(piext.Hook{}, rt.sessionStart),
 		piext.HookFor(piext.Hook{}, rt.sessionShutdown),
 		{Event: piext.EventMessageEnd, Handle: rt.messageEnd},
+		// The moments a batch Pi could not take may go in: a run ended (a
+		// queued follow-up was taken or dropped), a model was selected.
+		{Event: piext.EventAgentEnd, OmitPayload: true, Handle: rt.kickHook},
+		{Event: piext.EventModelSelect, OmitPayload: true, Handle: rt.kickHook},
 	}
+}
+
+func (rt *runtime) kickHook(context.Context, *piext.Event) (any, error) {
+	rt.kick()
+	return nil, nil
 }
 
 // sessionStart binds the runtime to the new session: the footer carries
@@ -69,13 +77,17 @@ func (rt *runtime) sessionStart(ctx context.Context, ev *piext.Event, p piext.Se
 	}
 	footer, watching := rt.footer, rt.w != nil
 	rt.mu.Unlock()
+	rt.kick()
 	if footer != "" {
 		_ = ev.Pi.SetStatus(ctx, StatusKey, footer)
 	}
 	if watching || p.Reason != "startup" {
 		return nil, nil
 	}
-	root := resolveRoot(cwd, DefaultRoot)
+	root, err := live.ResolveRoot(cwd, "")
+	if err != nil {
+		return nil, err
+	}
 	if sess, err := live.ReadSession(root); err != nil || sess.AgentToken == "" || live.EndedAndDrained(root) {
 		return nil, nil
 	}
@@ -126,13 +138,4 @@ func (rt *runtime) messageEnd(_ context.Context, ev *piext.Event) (any, error) {
 		}
 	}
 	return nil, nil
-}
-
-// resolveRoot resolves root as `pikit live start --root` does, against
-// cwd instead of the process's working directory.
-func resolveRoot(cwd, root string) string {
-	if !filepath.IsAbs(root) {
-		root = filepath.Join(cwd, root)
-	}
-	return filepath.Clean(root)
 }

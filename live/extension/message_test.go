@@ -82,3 +82,30 @@ func FuzzParseBatch(f *testing.F) {
 		}
 	})
 }
+
+func TestModelUsable(t *testing.T) {
+	for in, want := range map[string]bool{
+		`{"id":"fake-model","provider":"pikit-test","api":"openai-completions"}`:              true,
+		`{"id":"unknown","name":"unknown","api":"unknown","provider":"unknown","baseUrl":""}`: false,
+		`null`:                               false,
+		``:                                   false,
+		`{"id":"m"}`:                         false,
+		`{"id":"m","provider":"p","id":"n"}`: false,
+		`"p/m"`:                              false,
+	} {
+		if got := modelUsable([]byte(in)); got != want {
+			t.Errorf("modelUsable(%s) = %v, want %v", in, got, want)
+		}
+	}
+}
+
+func FuzzModelUsable(f *testing.F) {
+	f.Add(`{"id":"fake-model","provider":"pikit-test"}`)
+	f.Add(`{"id":"unknown","provider":"unknown"}`)
+	f.Add(`null`)
+	f.Fuzz(func(t *testing.T, in string) {
+		if modelUsable([]byte(in)) && !strings.Contains(in, "provider") {
+			t.Fatalf("usable without a provider: %q", in)
+		}
+	})
+}

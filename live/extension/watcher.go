@@ -40,6 +40,9 @@ type watcher struct {
 	// unacked are batches delivered whose ack failed: served again, they
 	// are acknowledged without a second delivery.
 	unacked map[string]bool
+	// maybeIn: the batch being delivered was sent and may be in the
+	// session although its delivery was not seen (Pi took it late).
+	maybeIn bool
 }
 
 // ErrWatchedElsewhere is what [runtime.watch] returns when another
@@ -273,7 +276,7 @@ func (w *watcher) serve(ctx context.Context, c, wc *live.AgentClient, pause *tim
 			return false, err
 		}
 		if !w.unacked[b.CheckpointID] {
-			if err := w.deliver(ctx, b); err != nil {
+			if err := w.deliverOrWait(ctx, b); err != nil {
 				return ctx.Err() != nil, err
 			}
 		}
@@ -288,18 +291,30 @@ func (w *watcher) serve(ctx context.Context, c, wc *live.AgentClient, pause *tim
 
 // deliver puts b into the current session as one user message and
 // returns once the session holds it (its message_end). A replacement of
-// the session before that delivers it again into the new one.
+// the session before that delivers it again into the new one. A batch Pi
+// cannot take (no model, or a prompt Pi dropped) is a [*notDelivered];
+// the next attempt first looks for the message in the session, so a
+// prompt Pi took late is not sent twice.
 func (w *watcher) deliver(ctx context.Context, b *batch) error {
 	for {
 		p, gone, err := w.rt.sessionGone(ctx)
 		if err != nil {
 			return err
 		}
-		if w.fresh {
+		if w.fresh || w.maybeIn {
 			if in, err := inSession(ctx, p, b.CheckpointID); err == nil && in {
-				w.fresh = false
+				w.fresh, w.maybeIn = false, false
 				return nil
 			}
+		}
+		since := w.rt.kickSeq()
+		switch ok, err := hasModel(ctx, p); {
+		case errors.Is(err, piext.ErrStaleSession) || errors.Is(err, piext.ErrStaleContext):
+			continue
+		case err != nil:
+			return fmt.Errorf("send batch: %w", err)
+		case !ok:
+			return &notDelivered{reason: reasonNoModel, since: since}
 		}
 		ch := w.rt.expectBatch(b.CheckpointID)
 		if err := p.SendUserMessage(ctx, b.message(), "followUp"); err != nil {
@@ -309,15 +324,35 @@ func (w *watcher) deliver(ctx context.Context, b *batch) error {
 			}
 			return fmt.Errorf("send batch: %w", err)
 		}
-		select {
-		case <-ch:
-			w.fresh = false
+		w.maybeIn = true
+		err = w.await(ctx, p, gone, ch, b.CheckpointID)
+		w.rt.unexpect(b.CheckpointID)
+		switch {
+		case err == nil:
+			w.fresh, w.maybeIn = false, false
 			return nil
-		case <-gone:
-			w.rt.unexpect(b.CheckpointID)
-		case <-ctx.Done():
-			w.rt.unexpect(b.CheckpointID)
-			return ctx.Err()
+		case errors.Is(err, errSessionGone):
+			w.maybeIn = false // the new session is checked by the send, not the old one
+			continue
+		}
+		return err
+	}
+}
+
+// deliverOrWait delivers b; while Pi cannot take it, the footer says so
+// and why, b stays unacknowledged, and delivery is tried again after each
+// kick ([runtime.kick]: Pi's next agent_end, a model selected, a session
+// start, /live:start), one attempt per kick.
+func (w *watcher) deliverOrWait(ctx context.Context, b *batch) error {
+	for {
+		err := w.deliver(ctx, b)
+		var nd *notDelivered
+		if !errors.As(err, &nd) {
+			return err
+		}
+		w.rt.setFooter(ctx, "live: batch not delivered: "+nd.reason)
+		if err := w.rt.waitKick(ctx, nd.since); err != nil {
+			return err
 		}
 	}
 }
