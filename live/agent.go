@@ -11,7 +11,10 @@ import (
 )
 
 // GET /wait (reference §2.5): the next batch, 204 after WaitTimeout, 409
-// when another wait is parked, 410 once the session ended.
+// when another wait is parked, 410 once the session ended. A page that
+// reconnects after a page-lost episode ends the wait early with 204 (the
+// next wait, when none is parked), so an agent that reported the page lost
+// learns it is back (GET /status has the page's state).
 func (e *Endpoint) handleWait(w http.ResponseWriter, r *http.Request) *Error {
 	e.mu.Lock()
 	if !e.agentQueue.park() {
@@ -49,21 +52,25 @@ func (e *Endpoint) handleWait(w http.ResponseWriter, r *http.Request) *Error {
 			e.mu.Unlock()
 			return &Error{Code: CodeSessionEnded}
 		}
-		if !parked {
-			parked = true
-			e.setPresenceLocked("listening", "")
-		}
-		ch := e.agentQueue.woken()
-		e.mu.Unlock()
-		select {
-		case <-ch:
+		if e.agentQueue.pageBack {
+			e.agentQueue.pageBack = false
+		} else {
+			if !parked {
+				parked = true
+				e.setPresenceLocked("listening", "")
+			}
+			ch := e.agentQueue.woken()
+			e.mu.Unlock()
+			select {
+			case <-ch:
+				e.mu.Lock()
+				continue
+			case <-timer.C:
+			case <-r.Context().Done():
+			case <-e.ctx.Done():
+			}
 			e.mu.Lock()
-			continue
-		case <-timer.C:
-		case <-r.Context().Done():
-		case <-e.ctx.Done():
 		}
-		e.mu.Lock()
 		e.agentQueue.unpark()
 		e.scheduleAwayLocked()
 		e.mu.Unlock()

@@ -23,6 +23,10 @@ const (
 	WaitEnded
 	// WaitTaken: 409, a newer wait took the agent's place; no body.
 	WaitTaken
+	// WaitIdle: 204, the wait ended with nothing to deliver (the wait
+	// timeout passed, or the page came back after a page-lost episode);
+	// only [AgentClient.Poll] returns it.
+	WaitIdle
 )
 
 // WaitAnswer is one final answer of GET /wait: its outcome and, for
@@ -40,29 +44,37 @@ type WaitAnswer struct {
 // it must exceed the endpoint's wait timeout.
 func (c *AgentClient) Wait(ctx context.Context) (WaitAnswer, error) {
 	for {
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.base+"/wait", nil)
-		if err != nil {
-			return WaitAnswer{}, err
-		}
-		req.Header.Set("Authorization", "Bearer "+c.token)
-		resp, err := c.http.Do(req)
-		if err != nil {
-			return WaitAnswer{}, fmt.Errorf("%w: %w", ErrUnreachable, err)
-		}
-		body, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		body = bytes.TrimSpace(body)
-		switch resp.StatusCode {
-		case http.StatusOK:
-			return WaitAnswer{Outcome: WaitBatch, Body: body}, nil
-		case http.StatusGone:
-			return WaitAnswer{Outcome: WaitEnded, Body: body}, nil
-		case http.StatusConflict:
-			return WaitAnswer{Outcome: WaitTaken}, nil
-		case http.StatusNoContent:
-			continue
-		default:
-			return WaitAnswer{}, &AnswerError{Status: resp.StatusCode, Body: string(body)}
+		a, err := c.Poll(ctx)
+		if err != nil || a.Outcome != WaitIdle {
+			return a, err
 		}
 	}
+}
+
+// Poll is one long poll of GET /wait: [Wait]'s answers, and [WaitIdle]
+// for a 204.
+func (c *AgentClient) Poll(ctx context.Context) (WaitAnswer, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.base+"/wait", nil)
+	if err != nil {
+		return WaitAnswer{}, err
+	}
+	req.Header.Set("Authorization", "Bearer "+c.token)
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return WaitAnswer{}, fmt.Errorf("%w: %w", ErrUnreachable, err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	body = bytes.TrimSpace(body)
+	switch resp.StatusCode {
+	case http.StatusOK:
+		return WaitAnswer{Outcome: WaitBatch, Body: body}, nil
+	case http.StatusGone:
+		return WaitAnswer{Outcome: WaitEnded, Body: body}, nil
+	case http.StatusConflict:
+		return WaitAnswer{Outcome: WaitTaken}, nil
+	case http.StatusNoContent:
+		return WaitAnswer{Outcome: WaitIdle}, nil
+	}
+	return WaitAnswer{}, &AnswerError{Status: resp.StatusCode, Body: string(body)}
 }

@@ -54,6 +54,10 @@ type ledger struct {
 type agentQueue struct {
 	parked bool
 	wakeC  chan struct{}
+	// pageBack: the page's stream came back after a page-lost episode and
+	// no wait has answered for it yet; the next wait without a batch ends
+	// at once with 204, so a watching agent learns of it.
+	pageBack bool
 }
 
 func newAgentQueue() agentQueue { return agentQueue{wakeC: make(chan struct{})} }

@@ -84,6 +84,10 @@ func (e *Endpoint) connectStream(c *sseClient) (first []byte, claimed []*oneShot
 	if e.board.WatchForLoss && e.watchTimer == nil {
 		e.armWatchLocked()
 	}
+	if e.board.Page.Stream == "lost" {
+		e.agentQueue.pageBack = true
+		e.agentQueue.wake()
+	}
 	e.board.Page.Stream = "connected"
 	e.derived.markDirty()
 	e.touchLocked()

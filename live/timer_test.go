@@ -2,6 +2,7 @@ package live
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -168,5 +169,60 @@ func TestTimers_PageLostGrace(t *testing.T) {
 			!strings.Contains(rec.Body.String(), `"lost_after_checkpoint_id":"cp1"`) || time.Since(applied) != DefaultPageLostGrace {
 			t.Fatalf("page lost: %d %s after %v", rec.Code, rec.Body, time.Since(applied))
 		}
+	})
+}
+
+// TestTimers_PageBackEndsWait: once a page-lost batch was served and
+// acknowledged, the page's stream coming back ends the parked wait at
+// once with 204 (not at the wait timeout) and GET /status reads the page
+// connected; the next wait parks as before.
+func TestTimers_PageBackEndsWait(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		r := newTimerRig(t)
+		r.post("unit", unitPayload("u1"))
+		r.post("checkpoint", checkpointPayload("cp1", "send", "smart"))
+		r.do("GET", "/wait", "agent-tok", "")
+		r.do("POST", "/checkpoints/cp1/ack", "agent-tok", "")
+		r.do("POST", "/units/u1/status", "agent-tok", `{"status":"applied"}`)
+		lost := r.do("GET", "/wait", "agent-tok", "") // at the page-lost grace
+		var env struct {
+			CheckpointID  string `json:"checkpoint_id"`
+			SessionStatus string `json:"session_status"`
+		}
+		if err := json.Unmarshal(lost.Body.Bytes(), &env); err != nil || env.SessionStatus != "page_lost" {
+			t.Fatalf("page-lost wait: %d %s", lost.Code, lost.Body)
+		}
+		r.do("POST", "/checkpoints/"+env.CheckpointID+"/ack", "agent-tok", "")
+		w := r.call("GET", "/wait", "agent-tok", "")
+		if !pending(w) {
+			t.Fatalf("wait ended before the page came back: %d", (<-w).Code)
+		}
+
+		ctx, cancel := context.WithCancel(context.Background())
+		req := httptest.NewRequest("GET", "/stream", nil).WithContext(ctx)
+		req.Header.Set("Authorization", "Bearer page-tok")
+		req.Header.Set("X-Riffrec-Session", "s1")
+		streamDone := make(chan struct{})
+		go func() {
+			defer close(streamDone)
+			r.h.ServeHTTP(httptest.NewRecorder(), req)
+		}()
+		start := time.Now()
+		if pending(w) {
+			t.Fatal("the page's return did not end the parked wait")
+		}
+		if rec := <-w; rec.Code != http.StatusNoContent || time.Since(start) != 0 {
+			t.Fatalf("wait after the page came back: %d after %v", rec.Code, time.Since(start))
+		}
+		if st := r.do("GET", "/status", "agent-tok", ""); !strings.Contains(st.Body.String(), `"stream":"connected"`) {
+			t.Errorf("status after the page came back: %s", st.Body)
+		}
+		w2 := r.call("GET", "/wait", "agent-tok", "")
+		if !pending(w2) {
+			t.Fatalf("the next wait did not park: %d", (<-w2).Code)
+		}
+		cancel()
+		<-streamDone
+		<-w2 // at the wait timeout
 	})
 }

@@ -206,11 +206,16 @@ func (p *page) postRetry(ctx context.Context, envs ...string) {
 // stream keeps the page stream open as a page does: the endpoint ends a
 // response shortly after each delivery (for buffering tunnels) and the page
 // reconnects, getting the replay. Its goroutine ends with the test.
-func (p *page) stream(ctx context.Context) {
+func (p *page) stream(ctx context.Context) { p.streamStop(ctx) }
+
+// streamStop is stream that also returns a function that closes the
+// stream for good (as a closed tab) and waits for its goroutine.
+func (p *page) streamStop(ctx context.Context) (stop func()) {
 	p.t.Helper()
 	ctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
-	p.t.Cleanup(func() { cancel(); <-done })
+	stop = func() { cancel(); <-done }
+	p.t.Cleanup(stop)
 	go func() {
 		defer close(done)
 		for ctx.Err() == nil {
@@ -226,6 +231,7 @@ func (p *page) stream(ctx context.Context) {
 			resp.Body.Close()
 		}
 	}()
+	return stop
 }
 
 // read records one stream response's events.

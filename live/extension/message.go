@@ -133,15 +133,32 @@ func plural(n int, what string) string {
 	return fmt.Sprintf("%d %ss", n, what)
 }
 
+// Footer texts of the page's state.
+const (
+	footerConnected = "live: connected"
+	footerPageLost  = "live: page lost"
+)
+
 // footerFor is the footer status after delivering b.
 func footerFor(b *batch) string {
 	switch {
 	case b.Kind == "final":
 		return "live: ended"
 	case b.Status == "page_lost":
-		return "live: page lost"
+		return footerPageLost
 	}
-	return "live: connected"
+	return footerConnected
+}
+
+// pageFooter is the footer status for the page's stream state as GET
+// /status reports it (never, connected, disconnected, lost): lost until a
+// stream is back, connected otherwise (a reload inside the grace window is
+// no loss).
+func pageFooter(stream string) string {
+	if stream == "lost" {
+		return footerPageLost
+	}
+	return footerConnected
 }
 
 // carries reports whether text (a user message) carries batch id.

@@ -247,16 +247,25 @@ func (w *watcher) ensureRunning(ctx context.Context) error {
 // and acknowledges through c until an error: done is true when the watch
 // is over (the session ended).
 func (w *watcher) serve(ctx context.Context, c, wc *live.AgentClient, pause *time.Duration) (done bool, err error) {
-	if w.rt.footerText() == "" || strings.Contains(w.rt.footerText(), "reattaching") || strings.Contains(w.rt.footerText(), "waiting") {
-		if _, err := c.Status(ctx); err != nil {
+	if f := w.rt.footerText(); f == "" || strings.Contains(f, "reattaching") || strings.Contains(f, "waiting") || f == footerPageLost {
+		sum, err := c.Status(ctx)
+		if err != nil {
 			w.rt.setFooter(ctx, "live: endpoint down; reattaching")
 			return false, err
 		}
-		w.rt.setFooter(ctx, "live: connected")
+		w.rt.setFooter(ctx, pageFooter(sum.Page.Stream))
 	}
 	for {
-		ans, err := wc.Wait(ctx)
+		ans, err := wc.Poll(ctx)
 		switch {
+		case err == nil && ans.Outcome == live.WaitIdle:
+			// The wait timed out, or the page came back after it was lost.
+			if w.rt.footerText() == footerPageLost {
+				if sum, err := c.Status(ctx); err == nil {
+					w.rt.setFooter(ctx, pageFooter(sum.Page.Stream))
+				}
+			}
+			continue
 		case ctx.Err() != nil:
 			return true, nil
 		case err != nil:
