@@ -95,6 +95,9 @@ func (rt *runtime) startCmd(ctx context.Context, c *piext.CommandCall) error {
 	if err != nil {
 		return notifyErr(ctx, c.Pi, err)
 	}
+	if err := writeRootFile(cwd, root); err != nil {
+		rt.o.Logger.Warn("live: record the root failed", "err", err)
+	}
 	out := strings.TrimSpace(string(live.MarshalLine(line)))
 	note := fmt.Sprintf("pikit live: watching from this Pi (pid %d); the endpoint stops, keeping the session, when Pi exits", rt.o.OwnerPID)
 	rt.kick() // a batch not delivered is tried again

@@ -53,12 +53,29 @@
 // Meanwhile the page's presence stays "working" for that checkpoint (the
 // agent routes have no way to hand a served batch back).
 //
+// The footer follows the page: "live: page lost" once the page-lost
+// batch is delivered, and "live: connected" again as soon as the page's
+// stream is back (the endpoint ends the parked wait early then, and the
+// watcher reads the page's state from GET /status); no polling.
+//
 // One Pi process watches a root: the watcher holds an exclusive lock on
 // state/watch.lock and writes Pi's pid into it; a second Pi says which pid
 // watches. When the endpoint is unreachable the footer says so and the
 // watcher retries, pausing between attempts (no busy polling), until the
 // endpoint is back. A final batch ends the watch once it is acknowledged
 // and the endpoint answers session-ended.
+//
+// # The project's root
+//
+// Each /live:start records the root it used in <cwd>/.pikit/live-root.json
+// ({"root": "<absolute path>"}, 0600, written crash-safely through
+// internal/durable). A Pi starting in the project (with or without -c)
+// attaches to that root when its session is unfinished, so a root given
+// with --root is found again after a restart; /live:status and the tools
+// use it while nothing is watched. A missing or malformed file means
+// [DefaultRoot]. The pointer lives in the project, not in the Pi session,
+// because any Pi started there may attach, not only one continuing the
+// session that ran /live:start.
 //
 // # Session replacement
 //

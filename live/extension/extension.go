@@ -153,7 +153,8 @@ func (rt *runtime) footerText() string {
 	return rt.footer
 }
 
-// rootOr returns the root in use, else the default root of Pi's cwd.
+// rootOr returns the root in use, else the project's root in Pi's cwd
+// ([projectRoot]).
 func (rt *runtime) rootOr(ctx context.Context, p *piext.Pi) (string, error) {
 	rt.mu.Lock()
 	root, cwd := rt.root, rt.cwd
@@ -167,5 +168,5 @@ func (rt *runtime) rootOr(ctx context.Context, p *piext.Pi) (string, error) {
 			return "", err
 		}
 	}
-	return live.ResolveRoot(cwd, "")
+	return projectRoot(cwd)
 }

@@ -59,8 +59,9 @@ func (rt *runtime) kickHook(context.Context, *piext.Event) (any, error) {
 
 // sessionStart binds the runtime to the new session: the footer carries
 // over, and the watch moves here. At startup a live session left in the
-// project's default root (not stopped, not ended and drained) is attached
-// to again, its endpoint resumed when no process serves it.
+// project's root (the one its last /live:start used, see [rootFileName];
+// not stopped, not ended and drained) is attached to again, its endpoint
+// resumed when no process serves it.
 func (rt *runtime) sessionStart(ctx context.Context, ev *piext.Event, p piext.SessionStartEvent) (any, error) {
 	cwd, err := ev.Pi.Cwd(ctx)
 	if err != nil {
@@ -84,7 +85,7 @@ func (rt *runtime) sessionStart(ctx context.Context, ev *piext.Event, p piext.Se
 	if watching || p.Reason != "startup" {
 		return nil, nil
 	}
-	root, err := live.ResolveRoot(cwd, "")
+	root, err := projectRoot(cwd)
 	if err != nil {
 		return nil, err
 	}

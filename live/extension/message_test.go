@@ -1,6 +1,7 @@
 package extension
 
 import (
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -106,6 +107,36 @@ func FuzzModelUsable(f *testing.F) {
 	f.Fuzz(func(t *testing.T, in string) {
 		if modelUsable([]byte(in)) && !strings.Contains(in, "provider") {
 			t.Fatalf("usable without a provider: %q", in)
+		}
+	})
+}
+
+func TestParseRootFile(t *testing.T) {
+	for in, want := range map[string]string{
+		`{"root":"/p/live"}`:               "/p/live",
+		`{"root":"rel"}`:                   "",
+		`{"root":"/p/../x"}`:               "",
+		`{"root":"/p","root":"/q"}`:        "",
+		`{"root":"/p","other":1}`:          "",
+		`{"root":""}`:                      "",
+		`["/p"]`:                           "",
+		`{"root":"/p/live"} {"root":"/q"}`: "",
+	} {
+		got, err := parseRootFile([]byte(in))
+		if got != want || (err == nil) != (want != "") {
+			t.Errorf("parseRootFile(%s) = %q, %v; want %q", in, got, err, want)
+		}
+	}
+}
+
+func FuzzParseRootFile(f *testing.F) {
+	f.Add(`{"root":"/p/live"}`)
+	f.Add(`{"root":"C:\\p\\live"}`)
+	f.Add(`{"root":"/p/\u0000"}`)
+	f.Fuzz(func(t *testing.T, in string) {
+		root, err := parseRootFile([]byte(in))
+		if err == nil && (!filepath.IsAbs(root) || filepath.Clean(root) != root) {
+			t.Fatalf("parseRootFile(%q) = %q", in, root)
 		}
 	})
 }
