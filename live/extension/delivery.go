@@ -51,7 +51,7 @@ func (rt *runtime) kickSeq() uint64 {
 }
 
 // kick records that Pi's state moved in a way that may let a batch in
-// (agent_end, model_select, session_start, /live:start) and wakes whoever
+// (agent_settled, model_select, session_start, /live:start) and wakes whoever
 // waits for it.
 func (rt *runtime) kick() {
 	rt.mu.Lock()
@@ -114,7 +114,7 @@ func modelUsable(raw []byte) bool {
 // message in the session is delivered; Pi idle with nothing queued and
 // the message not in the session is [notDelivered] (Pi dropped the
 // prompt); Pi busy waits for the next kick (the followUp is taken before
-// that run's agent_end). [errSessionGone] when the session was replaced.
+// that run settles). [errSessionGone] when the session was replaced.
 func (w *watcher) await(ctx context.Context, p *piext.Pi, gone <-chan struct{}, ch <-chan struct{}, id string) error {
 	timer := time.NewTimer(w.rt.o.DeliveryCheck)
 	defer timer.Stop()

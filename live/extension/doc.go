@@ -44,10 +44,10 @@
 // credentials the prompt fails before the message is in the session, and
 // no event follows. So the watcher sends only while Pi has a model, and
 // after sending checks, once [Options.DeliveryCheck] has passed and again
-// after each agent_end, that the message is in the session or that Pi is
-// still busy with a queue. Otherwise the footer reads "live: batch not
+// at each agent_settled (a run of Pi ended), that the message is in the
+// session or that Pi is still busy with a queue. Otherwise the footer reads "live: batch not
 // delivered: " and the reason (no page data, paths or secrets), and the
-// batch is tried again, once per occasion, at the next agent_end,
+// batch is tried again, once per occasion, at the next agent_settled,
 // model_select, session start or /live:start; an attempt first looks for
 // the message in the session, so a prompt Pi took late is not sent twice.
 // Meanwhile the page's presence stays "working" for that checkpoint (the

@@ -49,7 +49,7 @@ type Options struct {
 	// zero means 500 ms (doubling up to 5 s).
 	Retry time.Duration
 	// DeliveryCheck is how long after sending a batch the watcher first
-	// checks that Pi took it (later checks follow Pi's agent_end); zero
+	// checks that Pi took it (later checks follow Pi's agent_settled); zero
 	// means 2 s.
 	DeliveryCheck time.Duration
 	// Logger receives the watcher's problems (never payloads or tokens);

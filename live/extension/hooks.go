@@ -45,9 +45,10 @@ func (rt *runtime) hooks() []piext.Hook {
 		piext.HookFor(piext.Hook{}, rt.sessionStart),
 		piext.HookFor(piext.Hook{}, rt.sessionShutdown),
 		{Event: piext.EventMessageEnd, Handle: rt.messageEnd},
-		// The moments a batch Pi could not take may go in: a run ended (a
-		// queued follow-up was taken or dropped), a model was selected.
-		{Event: piext.EventAgentEnd, OmitPayload: true, Handle: rt.kickHook},
+		// The moments a batch Pi could not take may go in: a run settled
+		// (a queued follow-up was taken or dropped; Pi is idle), a model
+		// was selected.
+		{Event: piext.EventAgentSettled, OmitPayload: true, Handle: rt.kickHook},
 		{Event: piext.EventModelSelect, OmitPayload: true, Handle: rt.kickHook},
 	}
 }

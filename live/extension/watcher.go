@@ -350,7 +350,7 @@ func (w *watcher) deliver(ctx context.Context, b *batch) error {
 
 // deliverOrWait delivers b; while Pi cannot take it, the footer says so
 // and why, b stays unacknowledged, and delivery is tried again after each
-// kick ([runtime.kick]: Pi's next agent_end, a model selected, a session
+// kick ([runtime.kick]: Pi's next agent_settled, a model selected, a session
 // start, /live:start), one attempt per kick.
 func (w *watcher) deliverOrWait(ctx context.Context, b *batch) error {
 	for {
