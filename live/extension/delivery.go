@@ -84,13 +84,32 @@ func (rt *runtime) waitKick(ctx context.Context, since uint64) error {
 	}
 }
 
-// hasModel reports whether Pi has a model selected (ctx.model).
-func hasModel(ctx context.Context, p *piext.Pi) (bool, error) {
+// hasModel reports whether Pi has a model selected (ctx.model). A usable
+// model seen before (read here, or from model_select) is believed without
+// asking Pi again, keeping the round trip off each batch's path; a model
+// Pi takes away unseen (its provider logged out) is caught by the
+// delivery check. "No model" is always asked afresh.
+func (rt *runtime) hasModel(ctx context.Context, p *piext.Pi) (bool, error) {
+	rt.mu.Lock()
+	known := rt.modelOK
+	rt.mu.Unlock()
+	if known {
+		return true, nil
+	}
 	raw, err := p.Model(ctx)
 	if err != nil {
 		return false, err
 	}
-	return modelUsable(raw), nil
+	ok := modelUsable(raw)
+	rt.setModelOK(ok)
+	return ok, nil
+}
+
+// setModelOK records whether Pi's model is usable.
+func (rt *runtime) setModelOK(ok bool) {
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	rt.modelOK = ok
 }
 
 // modelUsable reports whether raw, Pi's ctx.model, names a model a prompt

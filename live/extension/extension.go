@@ -112,9 +112,10 @@ type runtime struct {
 	footer string        // the last footer status text
 	// expect maps a batch being delivered to the channel its message_end
 	// closes.
-	expect map[string]chan struct{}
-	kicks  uint64        // kicks so far (see [runtime.kick])
-	kicked chan struct{} // closed by the next kick
+	expect  map[string]chan struct{}
+	kicks   uint64        // kicks so far (see [runtime.kick])
+	kicked  chan struct{} // closed by the next kick
+	modelOK bool          // Pi was seen with a usable model (see [runtime.hasModel])
 }
 
 // session returns the current session handle, waiting for one.

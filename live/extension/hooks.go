@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 
+	"github.com/pikit-dev/pikit/internal/piinstall"
 	"github.com/pikit-dev/pikit/live"
 	"github.com/pikit-dev/pikit/piext"
 )
@@ -49,8 +50,15 @@ func (rt *runtime) hooks() []piext.Hook {
 		// (a queued follow-up was taken or dropped; Pi is idle), a model
 		// was selected.
 		{Event: piext.EventAgentSettled, OmitPayload: true, Handle: rt.kickHook},
-		{Event: piext.EventModelSelect, OmitPayload: true, Handle: rt.kickHook},
+		piext.HookFor(piext.Hook{}, rt.modelSelect),
 	}
+}
+
+// modelSelect records whether the selected model is usable and kicks.
+func (rt *runtime) modelSelect(_ context.Context, _ *piext.Event, p piext.ModelSelectEvent) (any, error) {
+	rt.setModelOK(p.Model.Provider != "" && piinstall.ModelUsable(p.Model.Provider, p.Model.ID))
+	rt.kick()
+	return nil, nil
 }
 
 func (rt *runtime) kickHook(context.Context, *piext.Event) (any, error) {
@@ -78,6 +86,7 @@ func (rt *runtime) sessionStart(ctx context.Context, ev *piext.Event, p piext.Se
 		rt.gone = make(chan struct{})
 	}
 	footer, watching := rt.footer, rt.w != nil
+	rt.modelOK = false // asked again: another session may run another model
 	rt.mu.Unlock()
 	rt.kick()
 	if footer != "" {

@@ -131,7 +131,8 @@ type page struct {
 	sid      string
 	seq      int
 	mu       sync.Mutex
-	events   []string // "event data" lines of the stream
+	events   []string    // "event data" lines of the stream
+	at       []time.Time // when each of events was read
 	changed  chan struct{}
 }
 
@@ -246,6 +247,7 @@ func (p *page) read(body io.Reader) {
 		} else if d, ok := strings.CutPrefix(line, "data: "); ok {
 			p.mu.Lock()
 			p.events = append(p.events, event+" "+d)
+			p.at = append(p.at, time.Now())
 			p.mu.Unlock()
 			select {
 			case p.changed <- struct{}{}:

@@ -41,6 +41,18 @@ func (a *arrivals) get(key string) (time.Time, bool) {
 	return t, ok
 }
 
+// firstAt is when the stream first carried an event containing want.
+func (p *page) firstAt(want string) (time.Time, bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for i, e := range p.events {
+		if strings.Contains(e, want) {
+			return p.at[i], true
+		}
+	}
+	return time.Time{}, false
+}
+
 // count is how many stream events so far contain want.
 func (p *page) count(want string) int {
 	p.mu.Lock()
@@ -106,20 +118,48 @@ func TestRealPi_LatencyVsCLI(t *testing.T) {
 	pg.stream(ctx)
 	root := filepath.Join(env.Dir, ".pikit", "live")
 	var ext []time.Duration
+	// The extension's path in four stages, from the POST's start: the
+	// POST answered (the endpoint committed and woke the wait), the batch
+	// served to the watcher (the page's "working" presence, read from its
+	// stream), the batch message in Pi (the user message_start on Pi's
+	// RPC stream), the model request.
+	var stPost, stServed, stInPi, stEnd, stReq []time.Duration
 	for i := range rounds {
 		pg.awaitCount(ctx, `agent {"state":"listening"`, i+1)
 		id := "ext" + strconv.Itoa(i)
 		pg.post(pg.env("unit", unitPayload("x"+strconv.Itoa(i))))
 		t0 := time.Now()
 		pg.post(pg.env("checkpoint", checkpointPayload(id, "send")))
-		settled()
+		tPost := time.Now()
+		var tInPi, tEnd time.Time
+		pitest.Until(t, ctx, c, func(ev pirpc.Event) bool {
+			if m, ok := ev.(*pirpc.MessageStart); ok && m.Message.Role == "user" && tInPi.IsZero() {
+				tInPi = time.Now()
+			}
+			if m, ok := ev.(*pirpc.MessageEnd); ok && m.Message.Role == "user" && tEnd.IsZero() {
+				tEnd = time.Now()
+			}
+			_, ok := ev.(*pirpc.AgentSettled)
+			return ok
+		})
 		t1, ok := arr.get(id)
 		if !ok {
 			t.Fatalf("batch %s never reached the model", id)
 		}
+		tServed, _ := pg.firstAt(`agent {"state":"working","since":`)
+		if at, ok := pg.firstAt(`"checkpoint_id":"` + id + `"}`); ok {
+			tServed = at
+		}
 		ext = append(ext, t1.Sub(t0))
+		stPost = append(stPost, tPost.Sub(t0))
+		stServed = append(stServed, tServed.Sub(tPost))
+		stInPi = append(stInPi, tInPi.Sub(tServed))
+		stReq = append(stReq, t1.Sub(tEnd))
+		stEnd = append(stEnd, tEnd.Sub(tInPi))
 		awaitDrained(t, ctx, root)
 	}
+	t.Logf("extension stages (medians): POST answered %v; → batch served to the watcher %v; → batch message in Pi (message_start) %v; → its message_end (hooks) %v; → model request %v",
+		median(stPost), median(stServed), median(stInPi), median(stEnd), median(stReq))
 
 	// The CLI loop on a second root: the bash tool runs `pikit live wait`.
 	root2 := filepath.Join(env.Dir, "cli-live")

@@ -317,7 +317,7 @@ func (w *watcher) deliver(ctx context.Context, b *batch) error {
 			}
 		}
 		since := w.rt.kickSeq()
-		switch ok, err := hasModel(ctx, p); {
+		switch ok, err := w.rt.hasModel(ctx, p); {
 		case errors.Is(err, piext.ErrStaleSession) || errors.Is(err, piext.ErrStaleContext):
 			continue
 		case err != nil:
