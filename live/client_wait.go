@@ -51,7 +51,7 @@ func (c *AgentClient) Wait(ctx context.Context) (WaitAnswer, error) {
 	}
 }
 
-// Poll is one long poll of GET /wait: [Wait]'s answers, and [WaitIdle]
+// Poll is one long poll of GET /wait: [AgentClient.Wait]'s answers, and [WaitIdle]
 // for a 204.
 func (c *AgentClient) Poll(ctx context.Context) (WaitAnswer, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.base+"/wait", nil)
