@@ -110,6 +110,7 @@ type runtime struct {
 	root   string        // absolute; "" before a start or attach
 	w      *watcher      // nil when not watching
 	footer string        // the last footer status text
+	shown  *piext.Pi     // the session handle known to show footer (nil: unknown)
 	// expect maps a batch being delivered to the channel its message_end
 	// closes.
 	expect  map[string]chan struct{}
@@ -137,13 +138,25 @@ func (rt *runtime) session(ctx context.Context) (*piext.Pi, error) {
 
 // setFooter shows text in the footer of the current session (kept for the
 // next one).
+// A text the current session already shows is not sent again: each call
+// runs on Pi's one JavaScript thread, and the one after a batch's ack
+// would compete with Pi building that batch's model request.
 func (rt *runtime) setFooter(ctx context.Context, text string) {
 	rt.mu.Lock()
-	rt.footer = text
 	p := rt.pi
+	if p != nil && text == rt.footer && rt.shown == p {
+		rt.mu.Unlock()
+		return
+	}
+	rt.footer = text
+	rt.shown = nil
 	rt.mu.Unlock()
-	if p != nil {
-		_ = p.SetStatus(ctx, StatusKey, text)
+	if p != nil && p.SetStatus(ctx, StatusKey, text) == nil {
+		rt.mu.Lock()
+		if rt.pi == p && rt.footer == text {
+			rt.shown = p
+		}
+		rt.mu.Unlock()
 	}
 }
 
