@@ -1,0 +1,96 @@
+package pimessage
+
+import (
+	"encoding/json"
+	"strings"
+
+	"github.com/pikit-dev/pikit/internal/strictjson"
+)
+
+// textPolicy decodes a content for [Text]: names exact, a repeated name
+// refused, invalid UTF-8 read as U+FFFD.
+var textPolicy = &strictjson.Policy{AllowInvalidUTF8: true}
+
+// Text joins the text of a content (reference §1.5): a JSON string content
+// as it is, or the "text" of the [KindText] parts of an array content
+// concatenated without separator; other kinds are skipped. A content that
+// is absent, null, another JSON type, or an array that does not decode
+// strictly (a repeated member name, a part that is not an object, a text
+// that is not a string) joins to "".
+func Text(content []byte) string {
+	switch firstByte(content) {
+	case '"':
+		var s string
+		if strictjson.Unmarshal(content, &s, textPolicy) != nil {
+			return ""
+		}
+		return s
+	case '[':
+		var parts []struct {
+			Type string `json:"type"`
+			Text string `json:"text"`
+		}
+		if strictjson.Unmarshal(content, &parts, textPolicy) != nil {
+			return ""
+		}
+		var b strings.Builder
+		for _, p := range parts {
+			if p.Type == KindText {
+				b.WriteString(p.Text)
+			}
+		}
+		return b.String()
+	}
+	return ""
+}
+
+// Part is one element of an array content kept as opaque JSON with typed
+// accessors; its kind is [Part.Type]. The zero Part is empty.
+type Part struct {
+	Raw json.RawMessage
+}
+
+// Parts returns the elements of an array content, each as it is written
+// (also elements that are not objects); nil for any other content.
+func Parts(content []byte) []Part {
+	if firstByte(content) != '[' {
+		return nil
+	}
+	var elems []json.RawMessage
+	if json.Unmarshal(content, &elems) != nil {
+		return nil
+	}
+	parts := make([]Part, len(elems))
+	for i, e := range elems {
+		parts[i] = Part{Raw: e}
+	}
+	return parts
+}
+
+// Type returns the part's kind ([KindText], [KindImage], [KindThinking],
+// [KindToolCall]), or "" when absent or not a string.
+func (p Part) Type() string { return str(p.Raw, "type") }
+
+// Text returns a text part's text.
+func (p Part) Text() string { return str(p.Raw, "text") }
+
+// Thinking returns a thinking part's thinking.
+func (p Part) Thinking() string { return str(p.Raw, "thinking") }
+
+// ToolCallID returns a toolCall part's id.
+func (p Part) ToolCallID() string { return str(p.Raw, "id") }
+
+// ToolName returns a toolCall part's name.
+func (p Part) ToolName() string { return str(p.Raw, "name") }
+
+// Arguments returns a toolCall part's raw arguments, nil when absent.
+func (p Part) Arguments() json.RawMessage {
+	v, _ := Lookup(p.Raw, "arguments")
+	return v
+}
+
+// Data returns an image part's base64 data.
+func (p Part) Data() string { return str(p.Raw, "data") }
+
+// MimeType returns an image part's MIME type ("image/png").
+func (p Part) MimeType() string { return str(p.Raw, "mimeType") }

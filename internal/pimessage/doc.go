@@ -1,0 +1,31 @@
+// Package pimessage is pikit's one model of Pi's data (reference
+// pi-rpc-and-extensions.md §1.5 AgentMessage, §4 session entries): a
+// [Message] (one AgentMessage), an [Entry] (one session entry) and the parts
+// of a message's content, each kept as opaque JSON with typed accessors, so
+// fields a newer Pi adds survive a round trip.
+//
+// It is the one place that knows Pi's roles ([RoleUser], [RoleAssistant],
+// …), content kinds ([KindText], [KindImage], [KindThinking],
+// [KindToolCall]) and entry types ([TypeMessage], …), and the one text join
+// ([Text]). pirpc, piext, internal/pisession, midcompact and the scripted
+// model server build on it; midcompact adds its JavaScript-coercion view on
+// top.
+//
+// # How members are read
+//
+// Accessors read a top-level member as JSON.parse does: names compare
+// exactly, a repeated name counts with its last value, and a member of
+// another JSON type than the accessor's reads as the zero value (a role that
+// is a number is ""). Invalid UTF-8 and lone surrogate escapes in strings
+// read as U+FFFD. Reading stops at a syntax error; members before it count.
+// Accessors never fail and never panic; they scan Raw on every call, so a
+// caller reading many members of one object decodes it once with
+// [DecodeObject].
+//
+// # Example
+//
+//	m := pimessage.Message{Raw: raw}
+//	if m.Role() == pimessage.RoleUser {
+//		fmt.Println(m.Text()) // the joined text parts
+//	}
+package pimessage
