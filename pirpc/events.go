@@ -2,7 +2,8 @@ package pirpc
 
 import (
 	"encoding/json"
-	"strings"
+
+	"github.com/pikit-dev/pikit/internal/pimessage"
 )
 
 // Record is one decoded line of Pi's stdout: a [*Response] or an [Event].
@@ -72,37 +73,10 @@ type AgentMessage struct {
 	CustomType   string          `json:"customType,omitempty"` // custom
 }
 
-// contentBlock is one element of an array content.
-type contentBlock struct {
-	Type string `json:"type"`
-	Text string `json:"text"`
-}
-
-// Text returns the concatenated "text" blocks of the content, or the content
-// itself when it is a string. Other block types are skipped.
-func (m *AgentMessage) Text() string {
-	if len(m.Content) == 0 {
-		return ""
-	}
-	var s string
-	if m.Content[0] == '"' {
-		if unmarshalStrict(m.Content, &s) == nil {
-			return s
-		}
-		return ""
-	}
-	var blocks []contentBlock
-	if unmarshalStrict(m.Content, &blocks) != nil {
-		return ""
-	}
-	var b strings.Builder
-	for _, bl := range blocks {
-		if bl.Type == "text" {
-			b.WriteString(bl.Text)
-		}
-	}
-	return b.String()
-}
+// Text returns the concatenated "text" parts of the content, or the content
+// itself when it is a string. Other part kinds are skipped (see
+// [pimessage.Text]).
+func (m *AgentMessage) Text() string { return pimessage.Text(m.Content) }
 
 // AgentStart starts one low-level run; retries and follow-ups start more.
 type AgentStart struct{}

@@ -32,6 +32,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/pikit-dev/pikit/internal/pimessage"
 )
 
 // MaxBodySize caps a request body in bytes.
@@ -78,30 +80,9 @@ type Message struct {
 	ToolCalls  json.RawMessage `json:"tool_calls,omitempty"`
 }
 
-// Text returns the content when it is a string, or its joined text parts.
-func (m Message) Text() string {
-	if len(m.Content) == 0 {
-		return ""
-	}
-	var s string
-	if json.Unmarshal(m.Content, &s) == nil {
-		return s
-	}
-	var parts []struct {
-		Type string `json:"type"`
-		Text string `json:"text"`
-	}
-	if json.Unmarshal(m.Content, &parts) != nil {
-		return ""
-	}
-	var b strings.Builder
-	for _, p := range parts {
-		if p.Type == "text" {
-			b.WriteString(p.Text)
-		}
-	}
-	return b.String()
-}
+// Text returns the content when it is a string, or its joined text parts
+// (see [pimessage.Text]).
+func (m Message) Text() string { return pimessage.Text(m.Content) }
 
 // Request is one recorded request.
 type Request struct {
