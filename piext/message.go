@@ -1,16 +1,17 @@
 package piext
 
 import (
-	"bytes"
 	"encoding/base64"
 	"encoding/json"
-	"strings"
 
-	"github.com/pikit-dev/pikit/piext/internal/wire"
+	"github.com/pikit-dev/pikit/internal/pimessage"
 )
 
 // Message is one Pi AgentMessage kept as opaque JSON (a newer Pi's fields
-// survive a round trip) with typed accessors. The zero Message is empty.
+// survive a round trip) with typed accessors. Accessors read a top-level
+// member as JSON.parse does: a repeated name counts with its last value, and
+// a member of another JSON type reads as its zero value. The zero Message is
+// empty.
 type Message struct {
 	Raw json.RawMessage
 	// origin is 1 + the index in the context input this message came from
@@ -28,108 +29,61 @@ func (m Message) Fresh() bool { return m.fresh }
 // NewMessage returns a message from its JSON.
 func NewMessage(raw json.RawMessage) Message { return Message{Raw: raw} }
 
+// pi is the message in pikit's one model of Pi's data.
+func (m Message) pi() pimessage.Message { return pimessage.Message{Raw: m.Raw} }
+
 // Role returns the role ("user", "assistant", "toolResult", "system",
 // "custom", ...), or "" when absent.
-func (m Message) Role() string { return str(m.Raw, "role") }
+func (m Message) Role() string { return m.pi().Role() }
 
 // Text joins the text of the message's content: a string content, or the
 // "text" parts of a content array.
-func (m Message) Text() string { return contentText(field(m.Raw, "content")) }
+func (m Message) Text() string { return m.pi().Text() }
 
 // Field returns the raw value of a top-level member, or nil.
-func (m Message) Field(name string) json.RawMessage { return field(m.Raw, name) }
+func (m Message) Field(name string) json.RawMessage { return m.pi().Field(name) }
 
 // Entry is one session entry (reference §4) as opaque JSON with typed
 // accessors.
 type Entry struct{ Raw json.RawMessage }
 
+func (e Entry) pi() pimessage.Entry { return pimessage.Entry{Raw: e.Raw} }
+
 // ID returns the entry's id.
-func (e Entry) ID() string { return str(e.Raw, "id") }
+func (e Entry) ID() string { return e.pi().ID() }
 
 // ParentID returns the parent's id, "" for a root.
-func (e Entry) ParentID() string { return str(e.Raw, "parentId") }
+func (e Entry) ParentID() string { return e.pi().ParentID() }
 
 // Type returns the entry type ("message", "custom", "label", ...).
-func (e Entry) Type() string { return str(e.Raw, "type") }
+func (e Entry) Type() string { return e.pi().Type() }
 
 // CustomType returns customType of custom and custom_message entries.
-func (e Entry) CustomType() string { return str(e.Raw, "customType") }
+func (e Entry) CustomType() string { return e.pi().CustomType() }
 
 // Message returns the message of a "message" entry (ok false otherwise).
 func (e Entry) Message() (Message, bool) {
-	raw := field(e.Raw, "message")
-	return Message{Raw: raw}, raw != nil
+	m, ok := e.pi().Message()
+	return Message{Raw: m.Raw}, ok
 }
 
 // Field returns the raw value of a top-level member, or nil.
-func (e Entry) Field(name string) json.RawMessage { return field(e.Raw, name) }
-
-// field returns a top-level member's raw value. It streams the object and
-// stops at the member, so a leading "role" or "id" costs little on a large
-// message. The last duplicate wins only among members read before the stop;
-// Pi never writes duplicates.
-func field(raw json.RawMessage, name string) json.RawMessage {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
-		return nil
-	}
-	for dec.More() {
-		tok, err := dec.Token()
-		if err != nil {
-			return nil
-		}
-		var v json.RawMessage
-		if k, _ := tok.(string); k == name {
-			if dec.Decode(&v) != nil {
-				return nil
-			}
-			return v
-		}
-		if dec.Decode(&v) != nil {
-			return nil
-		}
-	}
-	return nil
-}
-
-func str(raw json.RawMessage, name string) string {
-	var s string
-	_ = json.Unmarshal(field(raw, name), &s)
-	return s
-}
-
-func contentText(c json.RawMessage) string {
-	var s string
-	if json.Unmarshal(c, &s) == nil {
-		return s
-	}
-	var parts []Content
-	if wire.Decode(c, &parts) != nil {
-		return ""
-	}
-	var b strings.Builder
-	for _, p := range parts {
-		if p.Type == "text" {
-			b.WriteString(p.Text)
-		}
-	}
-	return b.String()
-}
+func (e Entry) Field(name string) json.RawMessage { return e.pi().Field(name) }
 
 // Content is one text or image part of a tool result or message.
 type Content struct {
-	Type     string `json:"type"` // "text" or "image"
+	Type     string `json:"type"` // pimessage.KindText or pimessage.KindImage
 	Text     string `json:"text,omitempty"`
 	Data     string `json:"data,omitempty"` // base64, for images
 	MimeType string `json:"mimeType,omitempty"`
 }
 
 // Text returns a text part.
-func Text(s string) Content { return Content{Type: "text", Text: s} }
+func Text(s string) Content { return Content{Type: pimessage.KindText, Text: s} }
 
 // Image returns an image part of data with its MIME type ("image/png").
 func Image(data []byte, mimeType string) Content {
-	return Content{Type: "image", Data: base64.StdEncoding.EncodeToString(data), MimeType: mimeType}
+	return Content{Type: pimessage.KindImage, Data: base64.StdEncoding.EncodeToString(data), MimeType: mimeType}
 }
 
 // UnmarshalJSON keeps the message's JSON as it is.
@@ -139,12 +93,7 @@ func (m *Message) UnmarshalJSON(b []byte) error {
 }
 
 // MarshalJSON writes the message's JSON as it is (null when empty).
-func (m Message) MarshalJSON() ([]byte, error) {
-	if len(m.Raw) == 0 {
-		return []byte("null"), nil
-	}
-	return m.Raw, nil
-}
+func (m Message) MarshalJSON() ([]byte, error) { return m.pi().MarshalJSON() }
 
 // UnmarshalJSON keeps the entry's JSON as it is.
 func (e *Entry) UnmarshalJSON(b []byte) error {
@@ -153,9 +102,4 @@ func (e *Entry) UnmarshalJSON(b []byte) error {
 }
 
 // MarshalJSON writes the entry's JSON as it is (null when empty).
-func (e Entry) MarshalJSON() ([]byte, error) {
-	if len(e.Raw) == 0 {
-		return []byte("null"), nil
-	}
-	return e.Raw, nil
-}
+func (e Entry) MarshalJSON() ([]byte, error) { return e.pi().MarshalJSON() }

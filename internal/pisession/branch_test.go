@@ -1,6 +1,7 @@
 package pisession_test
 
 import (
+	"encoding/json"
 	"errors"
 	"testing"
 
@@ -101,7 +102,7 @@ func TestAccessors(t *testing.T) {
 		return e
 	}
 	m, err := get("a").Message()
-	if err != nil || m.Role != "user" || string(m.Message) != `{"role":"user","content":"hi"}` {
+	if err != nil || m.Role() != "user" || string(m.Raw) != `{"role":"user","content":"hi"}` {
 		t.Errorf("Message = %+v, %v", m, err)
 	}
 	bs, err := get("d").BranchSummary()
@@ -139,5 +140,22 @@ func TestAccessors(t *testing.T) {
 	}
 	if _, ok := get("r2").Field("nope"); ok {
 		t.Error("Field(nope) present")
+	}
+}
+
+func TestEntriesOf(t *testing.T) {
+	raws := []json.RawMessage{
+		json.RawMessage(`{"type":"message","id":"b","parentId":"a","timestamp":"t","message":{"role":"user"}}`),
+		json.RawMessage(`{"type":"custom","id":"a","parentId":null,"id":"a2","Type":"x"}`),
+		json.RawMessage(`[1]`),
+	}
+	got := pisession.EntriesOf(raws)
+	want := []pisession.Entry{
+		{Raw: raws[0], ID: "b", ParentID: "a", Type: "message", Timestamp: "t"},
+		{Raw: raws[1], ID: "a2", Type: "custom"}, // the last id counts; names are exact
+		{Raw: raws[2]},
+	}
+	if !cmp.Equal(got, want) {
+		t.Errorf("EntriesOf = %+v, want %+v", got, want)
 	}
 }

@@ -48,8 +48,8 @@
 //	}
 //	path, err := f.Branch("") // the current leaf: the last entry
 //	for _, e := range path {
-//		if m, err := e.Message(); err == nil && m.Role == "user" {
-//			// m.Message is the raw AgentMessage
+//		if m, err := e.Message(); err == nil && m.Role() == pimessage.RoleUser {
+//			// m.Raw is the AgentMessage as written
 //		}
 //	}
 package pisession

@@ -6,27 +6,27 @@ import (
 
 	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/pikit-dev/pikit/internal/pimessage"
 )
 
-// Entry types Pi 1.6.0 writes (reference §4).
+// Entry types Pi 1.6.0 writes (reference §4), as [pimessage] names them.
 const (
-	TypeMessage             = "message"
-	TypeModelChange         = "model_change"
-	TypeThinkingLevelChange = "thinking_level_change"
-	TypeCompaction          = "compaction"
-	TypeBranchSummary       = "branch_summary"
-	TypeCustom              = "custom"
-	TypeCustomMessage       = "custom_message"
-	TypeLabel               = "label"
-	TypeSessionInfo         = "session_info"
+	TypeMessage             = pimessage.TypeMessage
+	TypeModelChange         = pimessage.TypeModelChange
+	TypeThinkingLevelChange = pimessage.TypeThinkingLevelChange
+	TypeCompaction          = pimessage.TypeCompaction
+	TypeBranchSummary       = pimessage.TypeBranchSummary
+	TypeCustom              = pimessage.TypeCustom
+	TypeCustomMessage       = pimessage.TypeCustomMessage
+	TypeLabel               = pimessage.TypeLabel
+	TypeSessionInfo         = pimessage.TypeSessionInfo
 )
 
-// Message is a "message" entry: Message is the AgentMessage as written,
-// Role its role ("user", "assistant", "toolResult", "system", "custom", …).
-type Message struct {
-	Role    string
-	Message json.RawMessage
-}
+// Message is the AgentMessage of a "message" entry, in pikit's one model of
+// Pi's data: Raw as written, Role() its role ("user", "assistant",
+// "toolResult", "system", "custom", …).
+type Message = pimessage.Message
 
 // Custom is a "custom" entry (pi.appendEntry; never in the model's
 // context). Data is nil when the entry has none.
@@ -99,18 +99,11 @@ func (e Entry) decodeAs(typ string, v any) error {
 
 // Field returns the raw value of the top-level member name (its last
 // occurrence), and whether it is present.
-func (e Entry) Field(name string) (json.RawMessage, bool) {
-	var m map[string]jsontext.Value
-	if jsonv2.Unmarshal(e.Raw, &m, jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true)) != nil {
-		return nil, false
-	}
-	v, ok := m[name]
-	return json.RawMessage(v), ok
-}
+func (e Entry) Field(name string) (json.RawMessage, bool) { return pimessage.Lookup(e.Raw, name) }
 
-// Message returns a "message" entry's message and role. Errors: a
-// *[TypeError] for another entry type, or a decode error when the members
-// have the wrong JSON types.
+// Message returns a "message" entry's message. Errors: a *[TypeError] for
+// another entry type, or a decode error when the members have the wrong
+// JSON types (a message object whose role is not a string).
 func (e Entry) Message() (Message, error) {
 	var w struct {
 		Message jsontext.Value `json:"message"`
@@ -118,15 +111,15 @@ func (e Entry) Message() (Message, error) {
 	if err := e.decodeAs(TypeMessage, &w); err != nil {
 		return Message{}, err
 	}
-	var role struct {
-		Role string `json:"role"`
-	}
 	if len(w.Message) > 0 && w.Message.Kind() == '{' {
+		var role struct {
+			Role string `json:"role"`
+		}
 		if err := jsonv2.Unmarshal(w.Message, &role, jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true)); err != nil {
 			return Message{}, fmt.Errorf("pisession: message entry %q (line %d): %w", e.ID, e.Line, err)
 		}
 	}
-	return Message{Role: role.Role, Message: raw(w.Message)}, nil
+	return Message{Raw: raw(w.Message)}, nil
 }
 
 // Custom returns a "custom" entry's customType and data.

@@ -26,7 +26,7 @@ not json: skipped, as Pi skips it
 		var roles []string
 		for _, e := range path {
 			if m, err := e.Message(); err == nil {
-				roles = append(roles, e.ID+":"+m.Role)
+				roles = append(roles, e.ID+":"+m.Role())
 			}
 		}
 		fmt.Println(len(path), roles)

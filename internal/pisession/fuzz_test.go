@@ -2,8 +2,10 @@ package pisession_test
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"os"
+	"reflect"
 	"testing"
 
 	"golang.org/x/text/encoding/unicode"
@@ -58,6 +60,10 @@ func FuzzRead(f *testing.F) {
 			_, _ = e.Custom()
 			_, _ = e.Label()
 			_, _ = e.Field("x")
+			got := pisession.EntriesOf([]json.RawMessage{e.Raw})[0]
+			if want := (pisession.Entry{Raw: e.Raw, ID: e.ID, ParentID: e.ParentID, Type: e.Type, Timestamp: e.Timestamp}); !reflect.DeepEqual(got, want) {
+				t.Fatalf("EntriesOf = %+v, Read = %+v", got, want)
+			}
 		}
 	})
 }

@@ -298,3 +298,19 @@ func (f *File) Entry(id string) (Entry, bool) {
 	}
 	return f.Entries[i], true
 }
+
+// EntriesOf returns the entries of entry objects as Pi sends them outside a
+// file (an extension's getEntries and getBranch), each with ID, ParentID,
+// Type and Timestamp read as [Read] reads them and Line 0. An element that
+// is not a JSON object keeps only Raw. Raw aliases the element.
+func EntriesOf(raws []json.RawMessage) []Entry {
+	out := make([]Entry, len(raws))
+	var sc scanner
+	for i, raw := range raws {
+		out[i].Raw = raw
+		if f, err := sc.scan(raw); err == nil {
+			out[i].ID, out[i].ParentID, out[i].Type, out[i].Timestamp = f.id, f.parentID, f.typ, f.timestamp
+		}
+	}
+	return out
+}

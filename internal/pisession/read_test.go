@@ -108,10 +108,10 @@ func TestRead_Recording(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !strings.HasPrefix(string(m.Message), `{"role":"`+m.Role+`"`) {
-			t.Errorf("message %s: raw %.40q does not match role %q", e.ID, m.Message, m.Role)
+		if !strings.HasPrefix(string(m.Raw), `{"role":"`+m.Role()+`"`) {
+			t.Errorf("message %s: raw %.40q does not match role %q", e.ID, m.Raw, m.Role())
 		}
-		roles = append(roles, m.Role)
+		roles = append(roles, m.Role())
 	}
 	if diff := cmp.Diff([]string{"system", "user", "assistant", "toolResult", "assistant", "user", "assistant"}, roles); diff != "" {
 		t.Errorf("roles (-want +got):\n%s", diff)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/pikit-dev/pikit/internal/pisession"
 	"github.com/pikit-dev/pikit/midcompact"
 	"github.com/pikit-dev/pikit/piext"
 )
@@ -28,7 +29,7 @@ func (rt *runtime) beforeCompact(_ context.Context, _ *piext.Event, in piext.Ses
 	for i, e := range in.BranchEntries {
 		raws[i] = e.Raw
 	}
-	branch := entriesOf(raws)
+	branch := pisession.EntriesOf(raws)
 	st := midcompact.Restore(branch).State
 	if st == nil || len(st.Blocks) == 0 {
 		return nil, nil

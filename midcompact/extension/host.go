@@ -33,8 +33,8 @@ type host interface {
 var _ host = (*piext.Pi)(nil)
 
 // sessionEntries converts Pi's entries (a JSON array) to the core's reader
-// type, reading each entry's top-level strings in one pass (a non-string
-// reads as ""). It decodes the raw array itself: piext.Entry keeps no Raw
+// type, reading each entry's top-level strings as pisession does (a
+// non-string reads as ""). It decodes the raw array itself: piext.Entry keeps no Raw
 // when decoded from JSON (Pi.GetBranch/GetEntries return empty entries).
 func sessionEntries(raw json.RawMessage) ([]pisession.Entry, error) {
 	var es []json.RawMessage
@@ -43,32 +43,7 @@ func sessionEntries(raw json.RawMessage) ([]pisession.Entry, error) {
 			return nil, fmt.Errorf("session entries: %w", err)
 		}
 	}
-	return entriesOf(es), nil
-}
-
-// entriesOf reads each entry's top-level fields; Raw keeps the entry.
-func entriesOf(es []json.RawMessage) []pisession.Entry {
-	out := make([]pisession.Entry, len(es))
-	for i, e := range es {
-		var top struct {
-			ID        json.RawMessage `json:"id"`
-			ParentID  json.RawMessage `json:"parentId"`
-			Type      json.RawMessage `json:"type"`
-			Timestamp json.RawMessage `json:"timestamp"`
-		}
-		_ = json.Unmarshal(e, &top) // an entry that is not an object keeps only Raw
-		out[i] = pisession.Entry{Raw: e, ID: jsonStr(top.ID), ParentID: jsonStr(top.ParentID),
-			Type: jsonStr(top.Type), Timestamp: jsonStr(top.Timestamp)}
-	}
-	return out
-}
-
-func jsonStr(raw json.RawMessage) string {
-	var s string
-	if len(raw) == 0 || raw[0] != '"' || json.Unmarshal(raw, &s) != nil {
-		return ""
-	}
-	return s
+	return pisession.EntriesOf(es), nil
 }
 
 // branch returns the session branch root → fromID ("" = the leaf).
