@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/pikit-dev/pikit/internal/pimessage"
 	"github.com/pikit-dev/pikit/internal/pisession"
 )
 
@@ -148,7 +149,7 @@ func (c *sessionKeyCache) Reset() { c.m, c.bytes = nil, 0 }
 func mapEntryIDs(keys []string, branch []pisession.Entry, parsed []*Message, cache keyCache) ([]string, error) {
 	queues := map[string][]string{}
 	for i, e := range branch {
-		if e.Type != "message" || parsed[i] == nil {
+		if e.Type != pimessage.TypeMessage || parsed[i] == nil {
 			continue
 		}
 		k, err := cache.key(parsed[i])
@@ -174,14 +175,14 @@ func buildAtoms(msgs []Message, keys, entryIDs []string) []Atom {
 	results := map[string][]int{}         // toolCallId → result message indexes
 	for i := range msgs {
 		switch msgs[i].Role {
-		case "assistant":
+		case pimessage.RoleAssistant:
 			for _, c := range msgs[i].ToolCalls() {
 				if callMsgs[c.ID] == nil {
 					callMsgs[c.ID] = map[int]bool{}
 				}
 				callMsgs[c.ID][i] = true
 			}
-		case "toolResult":
+		case pimessage.RoleToolResult:
 			results[msgs[i].ToolCallID] = append(results[msgs[i].ToolCallID], i)
 		}
 	}
@@ -193,11 +194,11 @@ func buildAtoms(msgs []Message, keys, entryIDs []string) []Atom {
 	for i := 0; i < len(msgs); {
 		m := &msgs[i]
 		switch {
-		case m.Role == "custom" && m.CustomType == summaryCustomType:
+		case m.Role == pimessage.RoleCustom && m.CustomType == summaryCustomType:
 			a := add(i, i+1, kindCompressed)
 			a.CompressedBlockID, a.ProtocolClosed = m.BlockID, true
 			i++
-		case m.Role == "assistant" && len(m.ToolCalls()) > 0:
+		case m.Role == pimessage.RoleAssistant && len(m.ToolCalls()) > 0:
 			j := exchangeEnd(msgs, i)
 			a := add(i, j, kindToolExchange)
 			classifyExchange(a, msgs, i, j, callMsgs, results)
@@ -220,15 +221,15 @@ func buildAtoms(msgs []Message, keys, entryIDs []string) []Atom {
 
 func singleKind(m *Message) AtomKind {
 	switch m.Role {
-	case "assistant":
+	case pimessage.RoleAssistant:
 		return kindAssistant
-	case "toolResult":
+	case pimessage.RoleToolResult:
 		return kindOrphanToolResult
-	case "user":
+	case pimessage.RoleUser:
 		return kindUser
-	case "bashExecution":
+	case pimessage.RoleBashExecution:
 		return kindBash
-	case "custom":
+	case pimessage.RoleCustom:
 		return kindCustom
 	}
 	return kindOther
@@ -245,7 +246,7 @@ func exchangeEnd(msgs []Message, i int) int {
 	j := i + 1
 	for j < len(msgs) && len(seen) < len(ids) {
 		r := &msgs[j]
-		if r.Role != "toolResult" || !ids[r.ToolCallID] {
+		if r.Role != pimessage.RoleToolResult || !ids[r.ToolCallID] {
 			break
 		}
 		seen[r.ToolCallID] = true
@@ -305,7 +306,7 @@ func newAtom(index int, kind AtomKind, msgs []Message, keys, entryIDs []string) 
 		for _, c := range m.ToolCalls() {
 			a.ToolNames = appendUnique(a.ToolNames, c.Name)
 		}
-		if m.Role == "toolResult" && m.ToolName != "" {
+		if m.Role == pimessage.RoleToolResult && m.ToolName != "" {
 			a.ToolNames = appendUnique(a.ToolNames, m.ToolName)
 		}
 	}

@@ -3,6 +3,8 @@ package midcompact
 import (
 	"encoding/json"
 	"math"
+
+	"github.com/pikit-dev/pikit/internal/pimessage"
 )
 
 // The three custom entry types midcompact persists on the session branch,
@@ -139,7 +141,7 @@ func (s *State) Block(id string) *Block {
 }
 
 // members reads a JSON object, nil when it is not one.
-func members(raw json.RawMessage) map[string]json.RawMessage {
+func members(raw json.RawMessage) pimessage.Object {
 	obj, err := decodeObject(raw)
 	if err != nil {
 		return nil
@@ -147,7 +149,7 @@ func members(raw json.RawMessage) map[string]json.RawMessage {
 	return obj
 }
 
-func isVersion1(obj map[string]json.RawMessage) bool {
+func isVersion1(obj pimessage.Object) bool {
 	n, ok := numberField(obj, "version")
 	return ok && n == entryVersion
 }
@@ -156,7 +158,7 @@ func isArray(v json.RawMessage) bool { return firstByte(v) == '[' }
 
 // coerceInt reads a number member as an int (truncated, clamped); any
 // non-number is 0 (reference §3.4 coercions).
-func coerceInt(obj map[string]json.RawMessage, name string) int {
+func coerceInt(obj pimessage.Object, name string) int {
 	n, ok := numberField(obj, name)
 	if !ok || math.IsNaN(n) {
 		return 0
@@ -180,7 +182,7 @@ func stringList(v json.RawMessage) []string {
 	return out
 }
 
-func optionalNumber(obj map[string]json.RawMessage, name string) *float64 {
+func optionalNumber(obj pimessage.Object, name string) *float64 {
 	if n, ok := numberField(obj, name); ok {
 		return &n
 	}
@@ -197,6 +199,6 @@ func decodeAnchorUsage(raw json.RawMessage) *AnchorUsage {
 		return nil
 	}
 	u := &AnchorUsage{ContextWindow: cw, Tokens: optionalNumber(obj, "tokens"), Percent: optionalNumber(obj, "percent")}
-	u.CapturedAt, _ = stringField(obj, "capturedAt")
+	u.CapturedAt, _ = obj.String("capturedAt")
 	return u
 }

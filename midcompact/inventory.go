@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/pikit-dev/pikit/internal/jsjson"
+	"github.com/pikit-dev/pikit/internal/pimessage"
 )
 
 // Group is a display label over consecutive atoms: a new group starts at
@@ -72,7 +73,7 @@ func userLandmark(a *Atom) string {
 	text := m.ContentString
 	if !m.ContentIsString {
 		for _, p := range m.Parts {
-			if p.Type == "text" {
+			if p.Type == pimessage.KindText {
 				text = p.Text
 				break
 			}

@@ -2,6 +2,8 @@ package midcompact
 
 import (
 	"strings"
+
+	"github.com/pikit-dev/pikit/internal/pimessage"
 )
 
 // Locate bounds (reference §1.2).
@@ -103,13 +105,13 @@ func (f *SearchFilter) match(a *Atom) bool {
 	}
 	switch f.Source {
 	case "user":
-		return has("user")
+		return has(pimessage.RoleUser)
 	case "assistant":
-		return has("assistant")
+		return has(pimessage.RoleAssistant)
 	case "tool_result":
-		return has("toolResult")
+		return has(pimessage.RoleToolResult)
 	case "tool_call":
-		return has("assistant") && len(a.ToolNames) > 0
+		return has(pimessage.RoleAssistant) && len(a.ToolNames) > 0
 	}
 	return true
 }

@@ -3,18 +3,23 @@ package midcompact
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"math"
+
+	"github.com/pikit-dev/pikit/internal/pimessage"
 )
 
-// Message is one AgentMessage as Pi holds it in memory and sends it through
-// the `context` hook: the JSON object (Raw) plus the fields midcompact reads.
-// Fields absent or of another JSON type read as their zero value, the way the
-// upstream checks `typeof x === "string"` (seed 001 §Atoms and ranges).
-// A Message is immutable once built; share it freely.
+// Message is midcompact's JavaScript-coercion view of one AgentMessage as Pi
+// holds it in memory and sends it through the `context` hook: the message
+// in pikit's one model of Pi's data (its Raw is the JSON object) plus the
+// fields midcompact reads, decoded once. Fields absent or of another JSON
+// type read as their zero value, the way the upstream checks
+// `typeof x === "string"` (seed 001 §Atoms and ranges). A Message is
+// immutable once built; share it freely.
 type Message struct {
-	// Raw is the message object as JSON text. It is what [MessageKey]
-	// hashes and what a projection hands back to Pi unchanged.
-	Raw json.RawMessage
+	// Message.Raw is the message object as JSON text. It is what
+	// [MessageKey] hashes and what a projection hands back to Pi unchanged.
+	pimessage.Message
 
 	Role string
 	// keyRole is JS String(role), the role part of [MessageKey].
@@ -49,8 +54,9 @@ type Message struct {
 	Provider, Model string
 }
 
-// Part is one element of an array `content`. Type is "" for a non-object
-// element or one without a string `type`.
+// Part is the coercion view of one element of an array `content`
+// (a [pimessage.Part]). Type is the part's kind ([pimessage.KindText], …),
+// "" for a non-object element or one without a string `type`.
 type Part struct {
 	Type     string
 	Text     string // text
@@ -73,8 +79,8 @@ func ParseMessage(raw []byte) (Message, error) {
 	if err != nil {
 		return Message{}, err
 	}
-	m := Message{Raw: json.RawMessage(bytes.Clone(raw))}
-	m.Role, _ = stringField(obj, "role")
+	m := Message{Message: pimessage.Message{Raw: json.RawMessage(bytes.Clone(raw))}}
+	m.Role, _ = obj.String("role")
 	m.keyRole = jsString(obj["role"])
 	if n, ok := numberField(obj, "timestamp"); ok {
 		m.Timestamp, m.HasTimestamp = n, true
@@ -95,20 +101,31 @@ func ParseMessage(raw []byte) (Message, error) {
 			}
 		}
 	}
-	m.ToolCallID, _ = stringField(obj, "toolCallId")
-	m.ToolName, _ = stringField(obj, "toolName")
-	m.Command, _ = stringField(obj, "command")
-	m.Output, _ = stringField(obj, "output")
-	m.Summary, m.HasSummary = stringField(obj, "summary")
-	m.CustomType, _ = stringField(obj, "customType")
-	m.Provider, _ = stringField(obj, "provider")
-	m.Model, _ = stringField(obj, "model")
+	m.ToolCallID, _ = obj.String("toolCallId")
+	m.ToolName, _ = obj.String("toolName")
+	m.Command, _ = obj.String("command")
+	m.Output, _ = obj.String("output")
+	m.Summary, m.HasSummary = obj.String("summary")
+	m.CustomType, _ = obj.String("customType")
+	m.Provider, _ = obj.String("provider")
+	m.Model, _ = obj.String("model")
 	if d, ok := obj["details"]; ok && firstByte(d) == '{' {
 		if details, err := decodeObject(d); err == nil {
-			m.BlockID, _ = stringField(details, "blockId")
+			m.BlockID, _ = details.String("blockId")
 		}
 	}
 	return m, nil
+}
+
+// UnmarshalJSON is [ParseMessage]: it keeps the JSON as Raw and decodes the
+// view. (Marshalling writes Raw as it is, through [pimessage.Message].)
+func (m *Message) UnmarshalJSON(b []byte) error {
+	p, err := ParseMessage(b)
+	if err != nil {
+		return err
+	}
+	*m = p
+	return nil
 }
 
 func parsePart(raw json.RawMessage) Part {
@@ -117,16 +134,16 @@ func parsePart(raw json.RawMessage) Part {
 		return Part{}
 	}
 	var p Part
-	p.Type, _ = stringField(obj, "type")
-	p.Text, _ = stringField(obj, "text")
-	p.Thinking, _ = stringField(obj, "thinking")
-	p.ID, p.HasID = stringField(obj, "id")
-	p.Name, p.HasName = stringField(obj, "name")
+	p.Type, _ = obj.String("type")
+	p.Text, _ = obj.String("text")
+	p.Thinking, _ = obj.String("thinking")
+	p.ID, p.HasID = obj.String("id")
+	p.Name, p.HasName = obj.String("name")
 	if a, ok := obj["arguments"]; ok {
 		p.Arguments = a
 	}
-	p.Data, p.HasData = stringField(obj, "data")
-	p.MimeType, _ = stringField(obj, "mimeType")
+	p.Data, p.HasData = obj.String("data")
+	p.MimeType, _ = obj.String("mimeType")
 	return p
 }
 
@@ -135,7 +152,7 @@ func parsePart(raw json.RawMessage) Part {
 func (m *Message) ToolCalls() []Part {
 	var calls []Part
 	for _, p := range m.Parts {
-		if p.Type == "toolCall" && p.HasID && p.HasName {
+		if p.Type == pimessage.KindToolCall && p.HasID && p.HasName {
 			calls = append(calls, p)
 		}
 	}
@@ -144,30 +161,15 @@ func (m *Message) ToolCalls() []Part {
 
 // decodeObject decodes a JSON object into its members; a repeated member
 // keeps the last value, as JSON.parse does.
-func decodeObject(raw []byte) (map[string]json.RawMessage, error) {
-	var obj map[string]json.RawMessage
-	if firstByte(raw) != '{' {
+func decodeObject(raw []byte) (pimessage.Object, error) {
+	obj, err := pimessage.DecodeObject(raw)
+	if errors.Is(err, pimessage.ErrNotObject) {
 		return nil, errNotObject
 	}
-	if err := json.Unmarshal(raw, &obj); err != nil {
-		return nil, err
-	}
-	return obj, nil
+	return obj, err
 }
 
-func stringField(obj map[string]json.RawMessage, name string) (string, bool) {
-	v, ok := obj[name]
-	if !ok || firstByte(v) != '"' {
-		return "", false
-	}
-	var s string
-	if json.Unmarshal(v, &s) != nil {
-		return "", false
-	}
-	return s, true
-}
-
-func numberField(obj map[string]json.RawMessage, name string) (float64, bool) {
+func numberField(obj pimessage.Object, name string) (float64, bool) {
 	v, ok := obj[name]
 	if !ok {
 		return 0, false

@@ -4,6 +4,8 @@ import (
 	"encoding/base64"
 	"encoding/binary"
 	"unicode/utf8"
+
+	"github.com/pikit-dev/pikit/internal/pimessage"
 )
 
 // Metrics are the factual content measurements of a message, atom or range
@@ -57,20 +59,20 @@ func messageMetrics(msg *Message) Metrics {
 	for i := range msg.Parts {
 		p := &msg.Parts[i]
 		switch p.Type {
-		case "text":
+		case pimessage.KindText:
 			m.ContentChars += utf8.RuneCountInString(p.Text)
-		case "thinking":
+		case pimessage.KindThinking:
 			m.ContentChars += utf8.RuneCountInString(p.Thinking)
-		case "toolCall":
+		case pimessage.KindToolCall:
 			m.ContentChars += utf8.RuneCountInString(p.Name) + utf8.RuneCountInString(argumentsJSON(p))
-		case "image":
+		case pimessage.KindImage:
 			m.Images = append(m.Images, imageFact(len(m.Images), p))
 		}
 	}
-	if msg.Role == "bashExecution" {
+	if msg.Role == pimessage.RoleBashExecution {
 		m.ContentChars += utf8.RuneCountInString(msg.Command) + utf8.RuneCountInString(msg.Output)
 	}
-	if msg.Role == "custom" && msg.HasSummary {
+	if msg.Role == pimessage.RoleCustom && msg.HasSummary {
 		m.ContentChars += utf8.RuneCountInString(msg.Summary)
 	}
 	return m

@@ -6,6 +6,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/pikit-dev/pikit/internal/jsjson"
+	"github.com/pikit-dev/pikit/internal/pimessage"
 )
 
 // recallHint is the v0.7 last line of a summary wrapper (package doc,
@@ -46,7 +47,7 @@ func summaryMessage(b *Block, timestamp float64) Message {
 		details.String("topic", b.Topic)
 	}
 	var o jsjson.Object
-	o.String("role", "custom")
+	o.String("role", pimessage.RoleCustom)
 	o.String("customType", summaryCustomType)
 	o.Raw("display", []byte("true"))
 	o.String("content", SummaryContent(b.ID, b.Topic, b.Summary))

@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/pikit-dev/pikit/internal/pimessage"
 	"github.com/pikit-dev/pikit/internal/pisession"
 )
 
@@ -71,7 +72,7 @@ func RecallRead(state *State, blockID string, full bool, lookup EntryLookup) (st
 	var parts []string
 	for _, id := range b.EntryIDs {
 		e, ok := lookup(id)
-		if !ok || e.Type != "message" {
+		if !ok || e.Type != pimessage.TypeMessage {
 			continue
 		}
 		m, err := ParseMessage(members(e.Raw)["message"])

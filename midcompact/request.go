@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"strings"
+
+	"github.com/pikit-dev/pikit/internal/pimessage"
 )
 
 // ToolName is the one tool midcompact registers.
@@ -116,7 +118,7 @@ func DecodeRequest(params []byte) (*Request, error) {
 	if obj == nil {
 		return nil, badRequest("request must be an object with an action.")
 	}
-	action, _ := stringField(obj, "action")
+	action, _ := obj.String("action")
 	allowed, ok := allowedFields[Action(action)]
 	if !ok {
 		return nil, badRequest("request.action must be one of: inspect, measure, locate_ref, locate_search, plan_show, plan_read, plan_add, plan_update, plan_remove, recall_list, recall_read.")
@@ -181,7 +183,7 @@ func contains(list []string, s string) bool {
 // fieldDecoder reads typed fields, keeping the first error.
 type fieldDecoder struct {
 	action string
-	obj    map[string]json.RawMessage
+	obj    pimessage.Object
 	err    error
 }
 
@@ -198,7 +200,7 @@ func (d *fieldDecoder) str(name string, required bool) string {
 		}
 		return ""
 	}
-	s, ok := stringField(d.obj, name)
+	s, ok := d.obj.String(name)
 	if !ok {
 		d.fail(name, "a string")
 	}
@@ -244,8 +246,8 @@ func (d *fieldDecoder) spans() []Span {
 	spans := make([]Span, 0, len(elems))
 	for _, e := range elems {
 		obj := members(e)
-		s, ok1 := stringField(obj, "start")
-		en, ok2 := stringField(obj, "end")
+		s, ok1 := obj.String("start")
+		en, ok2 := obj.String("end")
 		if obj == nil || !ok1 || !ok2 || len(obj) != 2 {
 			d.fail("candidates", "an array of {start, end} with string refs and no other fields")
 			return nil

@@ -3,6 +3,7 @@ package midcompact
 import (
 	"encoding/json"
 
+	"github.com/pikit-dev/pikit/internal/pimessage"
 	"github.com/pikit-dev/pikit/internal/pisession"
 )
 
@@ -26,11 +27,11 @@ type Restored struct {
 func Restore(branch []pisession.Entry) Restored {
 	var r Restored
 	for _, e := range branch {
-		if e.Type != "custom" {
+		if e.Type != pimessage.TypeCustom {
 			continue
 		}
 		obj := members(e.Raw)
-		ct, _ := stringField(obj, "customType")
+		ct, _ := obj.String("customType")
 		switch ct {
 		case StateEntryType:
 			if s, ok := DecodeState(obj["data"]); ok {
@@ -59,14 +60,14 @@ func DecodeTransaction(raw json.RawMessage) (*Transaction, bool) {
 	}
 	t := &Transaction{Version: entryVersion}
 	var ok1, ok2, ok3 bool
-	t.ID, ok1 = stringField(obj, "id")
-	t.AnchorEntryID, ok2 = stringField(obj, "anchorEntryId")
-	t.StartedAt, ok3 = stringField(obj, "startedAt")
+	t.ID, ok1 = obj.String("id")
+	t.AnchorEntryID, ok2 = obj.String("anchorEntryId")
+	t.StartedAt, ok3 = obj.String("startedAt")
 	if !ok1 || !ok2 || !ok3 {
 		return nil, false
 	}
 	t.StartMode = StartAgent
-	if m, _ := stringField(obj, "startMode"); m == string(StartUser) {
+	if m, _ := obj.String("startMode"); m == string(StartUser) {
 		t.StartMode = StartUser
 	}
 	t.AnchorUsage = decodeAnchorUsage(obj["anchorUsage"])
@@ -82,7 +83,7 @@ func DecodeDraft(raw json.RawMessage) (*Draft, bool) {
 	}
 	d := &Draft{Version: entryVersion}
 	var ok bool
-	if d.TransactionID, ok = stringField(obj, "transactionId"); !ok {
+	if d.TransactionID, ok = obj.String("transactionId"); !ok {
 		return nil, false
 	}
 	if _, ok = numberField(obj, "revision"); !ok || !isArray(obj["ranges"]) {
@@ -115,19 +116,19 @@ func coerceRange(raw json.RawMessage) (Range, bool) {
 		MessageKeys: stringList(obj["messageKeys"]),
 		Sizes:       coerceSizes(obj),
 	}
-	r.ID, _ = stringField(obj, "id")
-	r.StartRef, _ = stringField(obj, "startRef")
-	r.EndRef, _ = stringField(obj, "endRef")
-	r.Topic, _ = stringField(obj, "topic")
-	r.Summary, _ = stringField(obj, "summary")
-	r.StartPreview, _ = stringField(obj, "startPreview")
-	r.EndPreview, _ = stringField(obj, "endPreview")
+	r.ID, _ = obj.String("id")
+	r.StartRef, _ = obj.String("startRef")
+	r.EndRef, _ = obj.String("endRef")
+	r.Topic, _ = obj.String("topic")
+	r.Summary, _ = obj.String("summary")
+	r.StartPreview, _ = obj.String("startPreview")
+	r.EndPreview, _ = obj.String("endPreview")
 	return r, true
 }
 
 // coerceSizes reads the sizes of a persisted range or block: a member
 // that is not a number reads as 0 (reference §3.4 `coerceDraftRange`).
-func coerceSizes(obj map[string]json.RawMessage) Sizes {
+func coerceSizes(obj pimessage.Object) Sizes {
 	return Sizes{
 		OriginalContentChars:      coerceInt(obj, "originalContentChars"),
 		OriginalImageCount:        coerceInt(obj, "originalImageCount"),
@@ -148,7 +149,7 @@ func DecodeState(raw json.RawMessage) (*State, bool) {
 	}
 	s := &State{Version: entryVersion}
 	var ok bool
-	if s.CreatedAt, ok = stringField(obj, "createdAt"); !ok {
+	if s.CreatedAt, ok = obj.String("createdAt"); !ok {
 		return nil, false
 	}
 	var elems []json.RawMessage
@@ -181,12 +182,12 @@ func decodeBlock(raw json.RawMessage) (Block, bool) {
 		Sizes:       coerceSizes(obj),
 	}
 	var ok1, ok2 bool
-	b.ID, ok1 = stringField(obj, "id")
-	b.Summary, ok2 = stringField(obj, "summary")
+	b.ID, ok1 = obj.String("id")
+	b.Summary, ok2 = obj.String("summary")
 	if !ok1 || !ok2 {
 		return Block{}, false
 	}
-	b.Topic, _ = stringField(obj, "topic")
-	b.CreatedAt, _ = stringField(obj, "createdAt")
+	b.Topic, _ = obj.String("topic")
+	b.CreatedAt, _ = obj.String("createdAt")
 	return b, true
 }

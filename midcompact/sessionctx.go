@@ -8,6 +8,7 @@ import (
 	"strconv"
 
 	"github.com/pikit-dev/pikit/internal/jsjson"
+	"github.com/pikit-dev/pikit/internal/pimessage"
 	"github.com/pikit-dev/pikit/internal/pisession"
 )
 
@@ -57,7 +58,7 @@ func BuildSessionContext(path []pisession.Entry) (SessionContext, error) {
 // the snapshot maps entries without decoding them again.
 func buildContext(path []pisession.Entry) (SessionContext, []*Message, error) {
 	sc := SessionContext{ThinkingLevel: "off"}
-	fields := make([]map[string]json.RawMessage, len(path))
+	fields := make([]pimessage.Object, len(path))
 	parsed := make([]*Message, len(path))
 	latestCompaction := -1
 	for i, e := range path {
@@ -67,36 +68,36 @@ func buildContext(path []pisession.Entry) (SessionContext, []*Message, error) {
 		}
 		fields[i] = obj
 		switch e.Type {
-		case "thinking_level_change":
-			if s, ok := stringField(obj, "thinkingLevel"); ok {
+		case pimessage.TypeThinkingLevelChange:
+			if s, ok := obj.String("thinkingLevel"); ok {
 				sc.ThinkingLevel = s
 			}
-		case "model_change":
-			p, _ := stringField(obj, "provider")
-			m, _ := stringField(obj, "modelId")
+		case pimessage.TypeModelChange:
+			p, _ := obj.String("provider")
+			m, _ := obj.String("modelId")
 			sc.Model = &ModelRef{Provider: p, ModelID: m}
-		case "message":
+		case pimessage.TypeMessage:
 			if m, err := ParseMessage(obj["message"]); err == nil {
 				parsed[i] = &m
-				if m.Role == "assistant" {
+				if m.Role == pimessage.RoleAssistant {
 					sc.Model = &ModelRef{Provider: m.Provider, ModelID: m.Model}
 				}
 			}
-		case "compaction":
+		case pimessage.TypeCompaction:
 			latestCompaction = i
 		}
 	}
 	context := contextIndexes(path, fields, parsed, latestCompaction)
 	edits := map[string]int{}
 	for _, i := range context {
-		if path[i].Type == "context_edit" {
-			if t, ok := stringField(fields[i], "targetId"); ok {
+		if path[i].Type == pimessage.TypeContextEdit {
+			if t, ok := fields[i].String("targetId"); ok {
 				edits[t] = i
 			}
 		}
 	}
 	for k, i := range context {
-		if path[i].Type == "compaction" && k > 0 {
+		if path[i].Type == pimessage.TypeCompaction && k > 0 {
 			continue
 		}
 		msgs := entryMessages(path[i], fields[i], parsed[i])
@@ -109,7 +110,7 @@ func buildContext(path []pisession.Entry) (SessionContext, []*Message, error) {
 }
 
 // contextIndexes is Pi's `buildContextEntries` as indexes into path.
-func contextIndexes(path []pisession.Entry, fields []map[string]json.RawMessage, parsed []*Message, compaction int) []int {
+func contextIndexes(path []pisession.Entry, fields []pimessage.Object, parsed []*Message, compaction int) []int {
 	out := make([]int, 0, len(path))
 	if compaction < 0 {
 		for i := range path {
@@ -118,13 +119,13 @@ func contextIndexes(path []pisession.Entry, fields []map[string]json.RawMessage,
 		return out
 	}
 	out = append(out, compaction)
-	firstKept, _ := stringField(fields[compaction], "firstKeptEntryId")
+	firstKept, _ := fields[compaction].String("firstKeptEntryId")
 	found := false
 	for i := 0; i < compaction; i++ {
 		if path[i].ID == firstKept {
 			found = true
 		}
-		if found && !(parsed[i] != nil && parsed[i].Role == "system") {
+		if found && !(parsed[i] != nil && parsed[i].Role == pimessage.RoleSystem) {
 			out = append(out, i)
 		}
 	}
@@ -136,19 +137,19 @@ func contextIndexes(path []pisession.Entry, fields []map[string]json.RawMessage,
 
 // entryMessages is Pi's `sessionEntryToContextMessages`; parsed is the
 // entry's message for a `message` entry.
-func entryMessages(e pisession.Entry, obj map[string]json.RawMessage, parsed *Message) []Message {
+func entryMessages(e pisession.Entry, obj pimessage.Object, parsed *Message) []Message {
 	var raws []json.RawMessage
 	switch e.Type {
-	case "message":
+	case pimessage.TypeMessage:
 		if parsed == nil {
 			return nil
 		}
 		if parsed.ContentNullish {
 			msg := members(parsed.Raw)
 			switch parsed.Role {
-			case "system":
+			case pimessage.RoleSystem:
 				raws = append(raws, setMember(parsed.Raw, msg, "content", []byte(`""`)))
-			case "user", "assistant", "toolResult":
+			case pimessage.RoleUser, pimessage.RoleAssistant, pimessage.RoleToolResult:
 				raws = append(raws, setMember(parsed.Raw, msg, "content", []byte(`[]`)))
 			default:
 				return []Message{*parsed}
@@ -156,32 +157,32 @@ func entryMessages(e pisession.Entry, obj map[string]json.RawMessage, parsed *Me
 			break
 		}
 		return []Message{*parsed}
-	case "custom_message":
+	case pimessage.TypeCustomMessage:
 		content := obj["content"]
 		if jsNullish(content) {
 			content = []byte(`[]`)
 		}
 		var b jsjson.Object
-		b.Raw("role", []byte(`"custom"`))
+		b.Raw("role", []byte(`"`+pimessage.RoleCustom+`"`))
 		b.Raw("customType", obj["customType"])
 		b.Raw("content", content)
 		b.Raw("display", obj["display"])
 		b.Raw("details", obj["details"])
 		b.Raw("timestamp", jsNumber(jsDateMs(obj["timestamp"])))
 		raws = append(raws, rawObject(&b))
-	case "branch_summary":
+	case pimessage.TypeBranchSummary:
 		if !jsTruthy(obj["summary"]) {
 			return nil
 		}
 		var b jsjson.Object
-		b.Raw("role", []byte(`"branchSummary"`))
+		b.Raw("role", []byte(`"`+pimessage.RoleBranchSummary+`"`))
 		b.Raw("summary", obj["summary"])
 		b.Raw("fromId", obj["fromId"])
 		b.Raw("timestamp", jsNumber(jsDateMs(obj["timestamp"])))
 		raws = append(raws, rawObject(&b))
-	case "compaction":
+	case pimessage.TypeCompaction:
 		var b jsjson.Object
-		b.Raw("role", []byte(`"compactionSummary"`))
+		b.Raw("role", []byte(`"`+pimessage.RoleCompactionSummary+`"`))
 		b.Raw("summary", obj["summary"])
 		b.Raw("tokensBefore", obj["tokensBefore"])
 		b.Raw("timestamp", jsNumber(jsDateMs(obj["timestamp"])))
@@ -206,7 +207,7 @@ func parseAll(raws []json.RawMessage) []Message {
 }
 
 // applyContextEdit is Pi's `projectContextEntry` for an entry with an edit.
-func applyContextEdit(msgs []Message, edit map[string]json.RawMessage) []Message {
+func applyContextEdit(msgs []Message, edit pimessage.Object) []Message {
 	rep, ok := edit["replacement"]
 	if !ok {
 		return msgs
@@ -222,13 +223,13 @@ func applyContextEdit(msgs []Message, edit map[string]json.RawMessage) []Message
 	out := make([]Message, 0, len(msgs))
 	for _, m := range msgs {
 		switch m.Role {
-		case "user", "assistant", "toolResult", "custom":
+		case pimessage.RoleUser, pimessage.RoleAssistant, pimessage.RoleToolResult, pimessage.RoleCustom:
 		default:
 			out = append(out, m)
 			continue
 		}
 		c := content
-		if (m.Role == "assistant" || m.Role == "toolResult") && firstByte(content) == '"' {
+		if (m.Role == pimessage.RoleAssistant || m.Role == pimessage.RoleToolResult) && firstByte(content) == '"' {
 			var b jsjson.Object
 			b.Raw("type", []byte(`"text"`))
 			b.Raw("text", content)
@@ -243,7 +244,7 @@ func applyContextEdit(msgs []Message, edit map[string]json.RawMessage) []Message
 
 // setMember returns obj with member name set to v (nil deletes it), keeping
 // the member order of raw as a JS object spread does.
-func setMember(raw json.RawMessage, obj map[string]json.RawMessage, name string, v []byte) json.RawMessage {
+func setMember(raw json.RawMessage, obj pimessage.Object, name string, v []byte) json.RawMessage {
 	var b jsjson.Object
 	seen := false
 	for _, k := range memberOrder(raw) {

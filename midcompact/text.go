@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/pikit-dev/pikit/internal/jsjson"
+	"github.com/pikit-dev/pikit/internal/pimessage"
 	"github.com/pikit-dev/pikit/midcompact/internal/jstext"
 )
 
@@ -144,13 +145,13 @@ func contentText(m *Message) string {
 		p := &m.Parts[i]
 		var s string
 		switch p.Type {
-		case "text":
+		case pimessage.KindText:
 			s = p.Text
-		case "thinking":
+		case pimessage.KindThinking:
 			s = p.Thinking
-		case "toolCall":
+		case pimessage.KindToolCall:
 			s = p.Name + "(" + argumentsJSON(p) + ")"
-		case "image":
+		case pimessage.KindImage:
 			s = "[image: " + imageMime(p) + "]"
 		}
 		if s != "" {
@@ -185,7 +186,7 @@ func imageMime(p *Part) string {
 // content text, `$ <command>`, output and summary, non-empty parts joined
 // by "\n".
 func messageText(m *Message) string {
-	if m.Role == "toolResult" {
+	if m.Role == pimessage.RoleToolResult {
 		return "tool_result " + orDefault(m.ToolName, "tool") + ": " + contentText(m)
 	}
 	var pieces []string
@@ -200,15 +201,15 @@ func messageText(m *Message) string {
 // renderMessage is one message of an atom's full text (reference §2.4).
 func renderMessage(m *Message) string {
 	switch m.Role {
-	case "user":
+	case pimessage.RoleUser:
 		return "User: " + contentText(m)
-	case "assistant":
+	case pimessage.RoleAssistant:
 		return "Assistant: " + contentText(m)
-	case "toolResult":
+	case pimessage.RoleToolResult:
 		return "Tool result (" + orDefault(m.ToolName, "tool") + "): " + contentText(m)
-	case "bashExecution":
+	case pimessage.RoleBashExecution:
 		return "Bash: " + m.Command + "\n" + m.Output
-	case "custom":
+	case pimessage.RoleCustom:
 		return "Custom: " + messageText(m)
 	}
 	return m.keyRole + ": " + messageText(m)

@@ -36,4 +36,6 @@ const (
 	TypeCustomMessage       = "custom_message"
 	TypeLabel               = "label"
 	TypeSessionInfo         = "session_info"
+	TypeContextEdit         = "context_edit" // {targetId, replacement: {content} | null}
+	TypeUsage               = "usage"        // {kind, provider, model, usage, note?}
 )

@@ -21,6 +21,7 @@ const (
 	TypeCustomMessage       = pimessage.TypeCustomMessage
 	TypeLabel               = pimessage.TypeLabel
 	TypeSessionInfo         = pimessage.TypeSessionInfo
+	TypeContextEdit         = pimessage.TypeContextEdit
 )
 
 // Message is the AgentMessage of a "message" entry, in pikit's one model of

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/pikit-dev/pikit/internal/pimessage"
 	"github.com/pikit-dev/pikit/midcompact"
 	"github.com/pikit-dev/pikit/piext"
 )
@@ -187,7 +188,7 @@ func (p *projector) project(in []piext.Message, blocks []midcompact.Block, nowMs
 			if err != nil {
 				return nil
 			}
-			pm = parsedMessage{msg: midcompact.Message{Raw: m.Raw}, ts: ts}
+			pm = parsedMessage{msg: midcompact.Message{Message: pimessage.Message{Raw: m.Raw}}, ts: ts}
 		}
 		if !pm.full && (all || stamps[pm.ts]) {
 			msg, err := midcompact.ParseMessage(m.Raw)
