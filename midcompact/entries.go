@@ -154,7 +154,7 @@ func isVersion1(obj pimessage.Object) bool {
 	return ok && n == entryVersion
 }
 
-func isArray(v json.RawMessage) bool { return firstByte(v) == '[' }
+func isArray(v json.RawMessage) bool { return pimessage.FirstByte(v) == '[' }
 
 // coerceInt reads a number member as an int (truncated, clamped); any
 // non-number is 0 (reference §3.4 coercions).
@@ -175,7 +175,7 @@ func stringList(v json.RawMessage) []string {
 	out := make([]string, 0, len(elems))
 	for _, e := range elems {
 		var s string
-		if firstByte(e) == '"' && json.Unmarshal(e, &s) == nil {
+		if pimessage.FirstByte(e) == '"' && json.Unmarshal(e, &s) == nil {
 			out = append(out, s)
 		}
 	}

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/pikit-dev/pikit/internal/pimessage"
 )
 
 // FuzzDecodeRequest: the decoder never panics, and whatever it accepts
@@ -86,7 +88,7 @@ func FuzzMessageKey_RealNode(f *testing.F) {
 	f.Add([]byte(`{"b":1,"10":2,"2":3,"a":{"\ud800":"\udfff","é":-0}}`))
 	o := newOracle(f)
 	f.Fuzz(func(t *testing.T, data []byte) {
-		if !utf8.Valid(data) || !json.Valid(data) || firstByte(data) != '{' {
+		if !utf8.Valid(data) || !json.Valid(data) || pimessage.FirstByte(data) != '{' {
 			return
 		}
 		m, err := ParseMessage(data)

@@ -5,6 +5,8 @@ import (
 	"math"
 	"strconv"
 	"time"
+
+	"github.com/pikit-dev/pikit/internal/pimessage"
 )
 
 // maxTimeMs is ECMAScript's TimeClip bound (±8.64e15 ms).
@@ -20,7 +22,7 @@ const maxTimeMs = 8.64e15
 // legacy heuristics give NaN here. Numbers are clipped as TimeClip does;
 // true/false/null give 1/0/0; an absent value, arrays and objects give NaN.
 func jsDateMs(v json.RawMessage) float64 {
-	switch firstByte(v) {
+	switch pimessage.FirstByte(v) {
 	case 0:
 		return math.NaN()
 	case '"':

@@ -87,7 +87,7 @@ func ParseMessage(raw []byte) (Message, error) {
 	}
 	m.ContentNullish = jsNullish(obj["content"])
 	if c, ok := obj["content"]; ok {
-		switch firstByte(c) {
+		switch pimessage.FirstByte(c) {
 		case '"':
 			_ = json.Unmarshal(c, &m.ContentString)
 			m.ContentIsString = true
@@ -109,7 +109,7 @@ func ParseMessage(raw []byte) (Message, error) {
 	m.CustomType, _ = obj.String("customType")
 	m.Provider, _ = obj.String("provider")
 	m.Model, _ = obj.String("model")
-	if d, ok := obj["details"]; ok && firstByte(d) == '{' {
+	if d, ok := obj["details"]; ok && pimessage.FirstByte(d) == '{' {
 		if details, err := decodeObject(d); err == nil {
 			m.BlockID, _ = details.String("blockId")
 		}
@@ -174,7 +174,7 @@ func numberField(obj pimessage.Object, name string) (float64, bool) {
 	if !ok {
 		return 0, false
 	}
-	b := firstByte(v)
+	b := pimessage.FirstByte(v)
 	if b != '-' && (b < '0' || b > '9') {
 		return 0, false
 	}
@@ -187,15 +187,4 @@ func numberField(obj pimessage.Object, name string) (float64, bool) {
 		return math.Inf(1), true
 	}
 	return f, true
-}
-
-func firstByte(b []byte) byte {
-	for _, c := range b {
-		switch c {
-		case ' ', '\t', '\n', '\r':
-			continue
-		}
-		return c
-	}
-	return 0
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/pikit-dev/pikit/internal/jsjson"
+	"github.com/pikit-dev/pikit/internal/pimessage"
 )
 
 // fnv1a64 offset basis and prime (reference §2.2).
@@ -56,7 +57,7 @@ func fnv1a64(b []byte) uint64 {
 // undefined). Arrays and objects, which no Pi message role takes, read as
 // their elements joined by "," (null as empty) / "[object Object]".
 func jsString(v json.RawMessage) string {
-	switch firstByte(v) {
+	switch pimessage.FirstByte(v) {
 	case 0:
 		return "undefined"
 	case '"':
@@ -77,7 +78,7 @@ func jsString(v json.RawMessage) string {
 		_ = json.Unmarshal(v, &elems)
 		parts := make([]string, len(elems))
 		for i, e := range elems {
-			if firstByte(e) != 'n' {
+			if pimessage.FirstByte(e) != 'n' {
 				parts[i] = jsString(e)
 			}
 		}

@@ -217,7 +217,7 @@ func (d *fieldDecoder) optionalStr(name string) *string {
 
 func (d *fieldDecoder) enum(name string, values ...string) string {
 	s := d.str(name, false)
-	if s != "" && !contains(values, s) || s == "" && d.obj[name] != nil && firstByte(d.obj[name]) == '"' {
+	if s != "" && !contains(values, s) || s == "" && d.obj[name] != nil && pimessage.FirstByte(d.obj[name]) == '"' {
 		d.fail(name, "one of "+strings.Join(values, ", "))
 	}
 	return s

@@ -162,7 +162,7 @@ func DecodeState(raw json.RawMessage) (*State, bool) {
 		}
 		s.Blocks = append(s.Blocks, b)
 	}
-	if lc := obj["lastCommit"]; firstByte(lc) == '{' {
+	if lc := obj["lastCommit"]; pimessage.FirstByte(lc) == '{' {
 		var c LastCommit
 		if json.Unmarshal(lc, &c) == nil {
 			s.LastCommit = &c

@@ -212,7 +212,7 @@ func applyContextEdit(msgs []Message, edit pimessage.Object) []Message {
 	if !ok {
 		return msgs
 	}
-	if firstByte(rep) == 'n' {
+	if pimessage.FirstByte(rep) == 'n' {
 		return nil
 	}
 	repObj, err := decodeObject(rep)
@@ -229,7 +229,7 @@ func applyContextEdit(msgs []Message, edit pimessage.Object) []Message {
 			continue
 		}
 		c := content
-		if (m.Role == pimessage.RoleAssistant || m.Role == pimessage.RoleToolResult) && firstByte(content) == '"' {
+		if (m.Role == pimessage.RoleAssistant || m.Role == pimessage.RoleToolResult) && pimessage.FirstByte(content) == '"' {
 			var b jsjson.Object
 			b.Raw("type", []byte(`"text"`))
 			b.Raw("text", content)
@@ -306,13 +306,13 @@ func jsNumber(f float64) []byte {
 
 // jsNullish reports whether a member is absent or null (`== null`).
 func jsNullish(v json.RawMessage) bool {
-	b := firstByte(v)
+	b := pimessage.FirstByte(v)
 	return b == 0 || b == 'n'
 }
 
 // jsTruthy is JavaScript truthiness of a JSON value (absent is undefined).
 func jsTruthy(v json.RawMessage) bool {
-	switch firstByte(v) {
+	switch pimessage.FirstByte(v) {
 	case 0, 'n', 'f':
 		return false
 	case '"':

@@ -18,7 +18,7 @@ var textPolicy = &strictjson.Policy{AllowInvalidUTF8: true}
 // strictly (a repeated member name, a part that is not an object, a text
 // that is not a string) joins to "".
 func Text(content []byte) string {
-	switch firstByte(content) {
+	switch FirstByte(content) {
 	case '"':
 		var s string
 		if strictjson.Unmarshal(content, &s, textPolicy) != nil {
@@ -53,7 +53,7 @@ type Part struct {
 // Parts returns the elements of an array content, each as it is written
 // (also elements that are not objects); nil for any other content.
 func Parts(content []byte) []Part {
-	if firstByte(content) != '[' {
+	if FirstByte(content) != '[' {
 		return nil
 	}
 	var elems []json.RawMessage

@@ -94,7 +94,7 @@ type Object map[string]json.RawMessage
 // name keeping its last value as JSON.parse does. Errors: [ErrNotObject]
 // when raw is not an object, or the decoder's syntax error.
 func DecodeObject(raw []byte) (Object, error) {
-	if firstByte(raw) != '{' {
+	if FirstByte(raw) != '{' {
 		return nil, ErrNotObject
 	}
 	var obj Object
@@ -107,7 +107,7 @@ func DecodeObject(raw []byte) (Object, error) {
 // String returns member name and true when it is a JSON string.
 func (o Object) String(name string) (string, bool) {
 	v, ok := o[name]
-	if !ok || firstByte(v) != '"' {
+	if !ok || FirstByte(v) != '"' {
 		return "", false
 	}
 	var s string
@@ -117,8 +117,10 @@ func (o Object) String(name string) (string, bool) {
 	return s, true
 }
 
-// firstByte is the first byte of b that is not JSON whitespace, or 0.
-func firstByte(b []byte) byte {
+// FirstByte is the first byte of the JSON text b that is not whitespace:
+// it tells a value's JSON type ('"', '{', '[', 'n', 't', 'f', '-' or a
+// digit), and is 0 when b is empty or only whitespace.
+func FirstByte(b []byte) byte {
 	for _, c := range b {
 		switch c {
 		case ' ', '\t', '\n', '\r':
