@@ -1,28 +1,18 @@
 package midcompact
 
 import (
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/pikit-dev/pikit/internal/pisession"
+	"github.com/pikit-dev/pikit/midcompact/internal/sessiontest"
 )
 
 // fixture reads testdata/sessions/<name>.jsonl.
 func fixture(t testing.TB, name string) *pisession.File {
 	t.Helper()
-	f, err := os.Open(filepath.Join("testdata", "sessions", name+".jsonl"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	file, err := pisession.Read(f, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return file
+	return sessiontest.Fixture(t, name)
 }
 
 func snapshotOf(t testing.TB, f *pisession.File, leaf string) *Snapshot {

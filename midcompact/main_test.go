@@ -8,37 +8,28 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/pikit-dev/pikit/internal/leakcheck"
 	"github.com/pikit-dev/pikit/internal/pisession"
 	"github.com/pikit-dev/pikit/internal/pitest"
+	"github.com/pikit-dev/pikit/midcompact/internal/sessiontest"
 )
 
 func TestMain(m *testing.M) { os.Exit(leakcheck.Run(m)) }
 
-const testHeader = `{"type":"session","version":3,"id":"s1","timestamp":"2026-09-08T10:00:00.000Z","cwd":"/home/dev/project"}`
+const testHeader = sessiontest.Header
 
 // readSession parses a session file made of the header and entry lines.
 func readSession(t testing.TB, entries ...string) *pisession.File {
 	t.Helper()
-	text := testHeader + "\n" + strings.Join(entries, "\n") + "\n"
-	f, err := pisession.Read(strings.NewReader(text), nil)
-	if err != nil {
-		t.Fatalf("read session: %v", err)
-	}
-	return f
+	return sessiontest.Read(t, entries...)
 }
 
 // branchOf is the root→leaf path of f ("" = last entry).
 func branchOf(t testing.TB, f *pisession.File, leaf string) []pisession.Entry {
 	t.Helper()
-	b, err := f.Branch(leaf)
-	if err != nil {
-		t.Fatalf("branch %q: %v", leaf, err)
-	}
-	return b
+	return sessiontest.Branch(t, f, leaf)
 }
 
 // oracle is one Node process answering testdata/node/oracle.mjs requests.

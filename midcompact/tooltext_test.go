@@ -2,23 +2,15 @@ package midcompact
 
 import (
 	"errors"
-	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/pikit-dev/pikit/midcompact/internal/sessiontest"
 )
 
 // pairs is a session with an assistant prefix then n user/assistant pairs.
 func pairs(t *testing.T, n int) *Snapshot {
-	lines := []string{`{"type":"message","id":"p0","parentId":null,"timestamp":"t","message":{"role":"assistant","content":[{"type":"text","text":"hello"}],"timestamp":1}}`}
-	parent := "p0"
-	for i := range n {
-		u, a := fmt.Sprintf("u%d", i), fmt.Sprintf("a%d", i)
-		lines = append(lines,
-			fmt.Sprintf(`{"type":"message","id":%q,"parentId":%q,"timestamp":"t","message":{"role":"user","content":"question %d","timestamp":%d}}`, u, parent, i, 10+2*i),
-			fmt.Sprintf(`{"type":"message","id":%q,"parentId":%q,"timestamp":"t","message":{"role":"assistant","content":[{"type":"text","text":"answer %d"},{"type":"toolCall","id":"k%d","name":"grep","arguments":{}}],"timestamp":%d}}`, a, u, i, i, 11+2*i))
-		parent = a
-	}
-	return snapshotOf(t, readSession(t, lines...), "")
+	return snapshotOf(t, readSession(t, sessiontest.PairLines(n)...), "")
 }
 
 func TestInventory_Pages(t *testing.T) {
