@@ -6,7 +6,9 @@
 // Entries stay opaque JSON ([Entry.Raw]) with typed accessors, so fields a
 // newer Pi adds are never dropped; [Entry.Message], [Entry.Custom] and the
 // other accessors decode the common entry types into small views that keep
-// nested parts raw.
+// nested parts raw. Entry types, roles and messages are those of pikit's one
+// model of Pi's data, internal/pimessage ([Message] is pimessage.Message);
+// [EntriesOf] reads entries Pi hands an extension as Read reads lines.
 //
 // # What is read as Pi reads it
 //

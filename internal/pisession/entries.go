@@ -10,20 +10,6 @@ import (
 	"github.com/pikit-dev/pikit/internal/pimessage"
 )
 
-// Entry types Pi 1.6.0 writes (reference §4), as [pimessage] names them.
-const (
-	TypeMessage             = pimessage.TypeMessage
-	TypeModelChange         = pimessage.TypeModelChange
-	TypeThinkingLevelChange = pimessage.TypeThinkingLevelChange
-	TypeCompaction          = pimessage.TypeCompaction
-	TypeBranchSummary       = pimessage.TypeBranchSummary
-	TypeCustom              = pimessage.TypeCustom
-	TypeCustomMessage       = pimessage.TypeCustomMessage
-	TypeLabel               = pimessage.TypeLabel
-	TypeSessionInfo         = pimessage.TypeSessionInfo
-	TypeContextEdit         = pimessage.TypeContextEdit
-)
-
 // Message is the AgentMessage of a "message" entry, in pikit's one model of
 // Pi's data: Raw as written, Role() its role ("user", "assistant",
 // "toolResult", "system", "custom", …).
@@ -109,7 +95,7 @@ func (e Entry) Message() (Message, error) {
 	var w struct {
 		Message jsontext.Value `json:"message"`
 	}
-	if err := e.decodeAs(TypeMessage, &w); err != nil {
+	if err := e.decodeAs(pimessage.TypeMessage, &w); err != nil {
 		return Message{}, err
 	}
 	if len(w.Message) > 0 && w.Message.Kind() == '{' {
@@ -129,7 +115,7 @@ func (e Entry) Custom() (Custom, error) {
 		CustomType string         `json:"customType"`
 		Data       jsontext.Value `json:"data"`
 	}
-	if err := e.decodeAs(TypeCustom, &w); err != nil {
+	if err := e.decodeAs(pimessage.TypeCustom, &w); err != nil {
 		return Custom{}, err
 	}
 	return Custom{CustomType: w.CustomType, Data: raw(w.Data)}, nil
@@ -143,7 +129,7 @@ func (e Entry) CustomMessage() (CustomMessage, error) {
 		Display    bool           `json:"display"`
 		Details    jsontext.Value `json:"details"`
 	}
-	if err := e.decodeAs(TypeCustomMessage, &w); err != nil {
+	if err := e.decodeAs(pimessage.TypeCustomMessage, &w); err != nil {
 		return CustomMessage{}, err
 	}
 	return CustomMessage{CustomType: w.CustomType, Content: raw(w.Content), Display: w.Display, Details: raw(w.Details)}, nil
@@ -157,7 +143,7 @@ func (e Entry) Compaction() (Compaction, error) {
 		TokensBefore     float64        `json:"tokensBefore"`
 		Details          jsontext.Value `json:"details"`
 	}
-	if err := e.decodeAs(TypeCompaction, &w); err != nil {
+	if err := e.decodeAs(pimessage.TypeCompaction, &w); err != nil {
 		return Compaction{}, err
 	}
 	return Compaction{Summary: w.Summary, FirstKeptEntryID: w.FirstKeptEntryID, TokensBefore: w.TokensBefore, Details: raw(w.Details)}, nil
@@ -170,7 +156,7 @@ func (e Entry) BranchSummary() (BranchSummary, error) {
 		Summary string         `json:"summary"`
 		Details jsontext.Value `json:"details"`
 	}
-	if err := e.decodeAs(TypeBranchSummary, &w); err != nil {
+	if err := e.decodeAs(pimessage.TypeBranchSummary, &w); err != nil {
 		return BranchSummary{}, err
 	}
 	return BranchSummary{FromID: w.FromID, Summary: w.Summary, Details: raw(w.Details)}, nil
@@ -182,7 +168,7 @@ func (e Entry) Label() (Label, error) {
 		TargetID string  `json:"targetId"`
 		Label    *string `json:"label"`
 	}
-	if err := e.decodeAs(TypeLabel, &w); err != nil {
+	if err := e.decodeAs(pimessage.TypeLabel, &w); err != nil {
 		return Label{}, err
 	}
 	l := Label{TargetID: w.TargetID, Cleared: w.Label == nil || *w.Label == ""}
@@ -197,7 +183,7 @@ func (e Entry) SessionInfo() (SessionInfo, error) {
 	var w struct {
 		Name string `json:"name"`
 	}
-	if err := e.decodeAs(TypeSessionInfo, &w); err != nil {
+	if err := e.decodeAs(pimessage.TypeSessionInfo, &w); err != nil {
 		return SessionInfo{}, err
 	}
 	return SessionInfo{Name: w.Name}, nil
@@ -209,7 +195,7 @@ func (e Entry) ModelChange() (ModelChange, error) {
 		Provider string `json:"provider"`
 		ModelID  string `json:"modelId"`
 	}
-	if err := e.decodeAs(TypeModelChange, &w); err != nil {
+	if err := e.decodeAs(pimessage.TypeModelChange, &w); err != nil {
 		return ModelChange{}, err
 	}
 	return ModelChange{Provider: w.Provider, ModelID: w.ModelID}, nil
@@ -220,7 +206,7 @@ func (e Entry) ThinkingLevelChange() (ThinkingLevelChange, error) {
 	var w struct {
 		ThinkingLevel string `json:"thinkingLevel"`
 	}
-	if err := e.decodeAs(TypeThinkingLevelChange, &w); err != nil {
+	if err := e.decodeAs(pimessage.TypeThinkingLevelChange, &w); err != nil {
 		return ThinkingLevelChange{}, err
 	}
 	return ThinkingLevelChange{ThinkingLevel: w.ThinkingLevel}, nil

@@ -14,6 +14,7 @@ import (
 	"golang.org/x/text/encoding/unicode"
 
 	"github.com/pikit-dev/pikit/internal/jsonl"
+	"github.com/pikit-dev/pikit/internal/pimessage"
 )
 
 // CurrentVersion is the session format version Pi 1.6.0 writes.
@@ -120,7 +121,7 @@ func Read(r io.Reader, opts *Options) (*File, error) {
 		copy(raw, line)
 		slab = slab[len(line):]
 		if !haveHeader {
-			if fields.typ != "session" || !fields.idString {
+			if fields.typ != pimessage.TypeSession || !fields.idString {
 				return nil, fmt.Errorf("%w: line %d is not a session header", ErrNotSession, lr.Record())
 			}
 			h, err := readHeader(raw)
@@ -131,7 +132,7 @@ func Read(r io.Reader, opts *Options) (*File, error) {
 			haveHeader = true
 			continue
 		}
-		if fields.typ == "session" {
+		if fields.typ == pimessage.TypeSession {
 			continue // not an entry (Pi's getEntries leaves these out)
 		}
 		e := Entry{Raw: raw, ID: fields.id, ParentID: fields.parentID, Type: fields.typ, Timestamp: fields.timestamp, Line: lr.Record()}
