@@ -92,11 +92,10 @@ func ParseMessage(raw []byte) (Message, error) {
 			_ = json.Unmarshal(c, &m.ContentString)
 			m.ContentIsString = true
 		case '[':
-			var elems []json.RawMessage
-			if json.Unmarshal(c, &elems) == nil {
-				m.Parts = make([]Part, len(elems))
-				for i, e := range elems {
-					m.Parts[i] = parsePart(e)
+			if parts := pimessage.Parts(c); parts != nil {
+				m.Parts = make([]Part, len(parts))
+				for i, p := range parts {
+					m.Parts[i] = parsePart(p.Raw)
 				}
 			}
 		}
