@@ -17,9 +17,8 @@ var parseOpts = []jsontext.Options{jsontext.AllowDuplicateNames(true), jsontext.
 // not an object has no members; a syntax error ends the reading, and
 // members before it count. The value aliases raw.
 func Lookup(raw []byte, name string) (json.RawMessage, bool) {
-	var rd bytes.Reader
-	rd.Reset(raw)
-	dec := jsontext.NewDecoder(&rd, parseOpts...)
+	// A *bytes.Buffer is parsed in place, without a copy.
+	dec := jsontext.NewDecoder(bytes.NewBuffer(raw), parseOpts...)
 	if dec.PeekKind() != '{' {
 		return nil, false
 	}

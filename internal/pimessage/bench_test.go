@@ -1,0 +1,82 @@
+package pimessage_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/pikit-dev/pikit/internal/pimessage"
+)
+
+// benchMessage is an assistant message of about size bytes with role first
+// and toolCallId last, as Pi writes them.
+func benchMessage(size int) []byte {
+	text := strings.Repeat("lorem ipsum dolor sit amet ", size/27)
+	m := map[string]any{"content": []map[string]string{{"type": "text", "text": text}}, "timestamp": 1}
+	b, _ := json.Marshal(m)
+	return append([]byte(`{"role":"toolResult",`), append(b[1:len(b)-1], []byte(`,"toolCallId":"c1"}`)...)...)
+}
+
+// streamField is the member reader piext had before pimessage (the first
+// occurrence, stopping there): the in-run baseline.
+func streamField(raw []byte, name string) json.RawMessage {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return nil
+	}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil
+		}
+		var v json.RawMessage
+		if dec.Decode(&v) != nil {
+			return nil
+		}
+		if k, _ := tok.(string); k == name {
+			return v
+		}
+	}
+	return nil
+}
+
+// BenchmarkLookup reads the first member (role) and the last (toolCallId)
+// of 1 KiB and 1 MiB messages; Baseline is the former streaming reader.
+func BenchmarkLookup(b *testing.B) {
+	for _, size := range []struct {
+		name string
+		n    int
+	}{{"1KiB", 1 << 10}, {"1MiB", 1 << 20}} {
+		raw := benchMessage(size.n)
+		for _, member := range []string{"role", "toolCallId"} {
+			b.Run(size.name+"/"+member+"/Baseline", func(b *testing.B) {
+				b.SetBytes(int64(len(raw)))
+				for b.Loop() {
+					if streamField(raw, member) == nil {
+						b.Fatal("absent")
+					}
+				}
+			})
+			b.Run(size.name+"/"+member+"/Lookup", func(b *testing.B) {
+				b.SetBytes(int64(len(raw)))
+				for b.Loop() {
+					if _, ok := pimessage.Lookup(raw, member); !ok {
+						b.Fatal("absent")
+					}
+				}
+			})
+		}
+	}
+}
+
+// BenchmarkText joins a 1 MiB text content.
+func BenchmarkText(b *testing.B) {
+	content := pimessage.Message{Raw: benchMessage(1 << 20)}.Content()
+	b.SetBytes(int64(len(content)))
+	for b.Loop() {
+		if pimessage.Text(content) == "" {
+			b.Fatal("empty")
+		}
+	}
+}
