@@ -14,7 +14,9 @@ import (
 // in pikit's one model of Pi's data (its Raw is the JSON object) plus the
 // fields midcompact reads, decoded once. Fields absent or of another JSON
 // type read as their zero value, the way the upstream checks
-// `typeof x === "string"` (seed 001 §Atoms and ranges). A Message is
+// `typeof x === "string"` (seed 001 §Atoms and ranges). Role, Parts,
+// ToolCallID, ToolName and CustomType are decoded once and stand in front of
+// the embedded message's scanning accessors of the same names. A Message is
 // immutable once built; share it freely.
 type Message struct {
 	// Message.Raw is the message object as JSON text. It is what
