@@ -3,6 +3,7 @@ package tui
 import (
 	"fmt"
 	"github.com/pikit-dev/pikit/midcompact"
+	"github.com/pikit-dev/pikit/midcompact/internal/sessiontest"
 	"strings"
 	"testing"
 )
@@ -57,7 +58,7 @@ func benchSnapshot(b *testing.B, n int) *midcompact.Snapshot {
 		lines = append(lines, fmt.Sprintf(`{"type":"message","id":"m%d","parentId":%s,"timestamp":"t","message":{"role":%q,"content":[{"type":"text","text":"message %d"}],"timestamp":%d}}`, i, parent, role, i, i+1))
 		parent = fmt.Sprintf("%q", fmt.Sprintf("m%d", i))
 	}
-	s := snapshotOf(b, readSession(b, lines...), "")
+	s := snapshotOf(b, sessiontest.Read(b, lines...), "")
 	text := strings.Repeat("lorem ipsum dolor sit amet ", 55)
 	for i := range s.Atoms {
 		s.Atoms[i].FullText = text

@@ -13,14 +13,6 @@ import (
 
 func TestMain(m *testing.M) { os.Exit(leakcheck.Run(m)) }
 
-const testHeader = sessiontest.Header
-
-// readSession parses a session file made of the header and entry lines.
-func readSession(t testing.TB, entries ...string) *pisession.File {
-	t.Helper()
-	return sessiontest.Read(t, entries...)
-}
-
 // snapshotOf is the snapshot of f's branch to leaf ("" = last entry).
 func snapshotOf(t testing.TB, f *pisession.File, leaf string) *midcompact.Snapshot {
 	t.Helper()
@@ -33,7 +25,7 @@ func snapshotOf(t testing.TB, f *pisession.File, leaf string) *midcompact.Snapsh
 
 // pairs is an assistant prefix then n user/assistant pairs.
 func pairs(t *testing.T, n int) *midcompact.Snapshot {
-	return snapshotOf(t, readSession(t, sessiontest.PairLines(n)...), "")
+	return snapshotOf(t, sessiontest.Read(t, sessiontest.PairLines(n)...), "")
 }
 
 // TestViewGroups_InventoryNames: the TUI names a group as the tool's
@@ -46,10 +38,4 @@ func TestViewGroups_InventoryNames(t *testing.T) {
 			t.Errorf("TUI group %s not the inventory's", g.ref)
 		}
 	}
-}
-
-// fixture reads midcompact's testdata/sessions/<name>.jsonl.
-func fixture(t testing.TB, name string) *pisession.File {
-	t.Helper()
-	return sessiontest.Fixture(t, name)
 }

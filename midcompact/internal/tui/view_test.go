@@ -2,6 +2,7 @@ package tui
 
 import (
 	"github.com/pikit-dev/pikit/midcompact"
+	"github.com/pikit-dev/pikit/midcompact/internal/sessiontest"
 	"reflect"
 	"strings"
 	"testing"
@@ -10,7 +11,7 @@ import (
 // twoAtoms is the reference's Selection example: `"phase one"` (9 chars)
 // and `"old exploration"` (15).
 func twoAtoms(t *testing.T) *midcompact.Snapshot {
-	return snapshotOf(t, readSession(t,
+	return snapshotOf(t, sessiontest.Read(t,
 		`{"type":"message","id":"e1","parentId":null,"timestamp":"t","message":{"role":"user","content":"phase one","timestamp":1}}`,
 		`{"type":"message","id":"e2","parentId":"e1","timestamp":"t","message":{"role":"assistant","content":[{"type":"text","text":"old exploration"}],"timestamp":2}}`,
 	), "")
@@ -68,7 +69,7 @@ func TestSelectionView_EscSavesOnlyWhenDirty(t *testing.T) {
 // Reference §5.5 keys: j/k/↑/↓ move, K keeps a selected atom, g selects
 // the group, d clears the contiguous run, protected atoms refuse.
 func TestSelectionView_Keys(t *testing.T) {
-	s := snapshotOf(t, fixture(t, "kinds"), "")
+	s := snapshotOf(t, sessiontest.Fixture(t, "kinds"), "")
 	v := NewSelectionView(s, midcompact.NewDraft("tx"))
 	keys(v, "g") // the cursor's group: a0001 (user) and its answers
 	spans, _ := v.Selection()
@@ -272,7 +273,7 @@ func FuzzOverlayKeys(f *testing.F) {
 	f.Add("j x K g d s", 80, 24)
 	f.Add("end space pageUp G D escape", 40, 10)
 	f.Add("n p right left e t d x home end pageDown q", 120, 40)
-	s := snapshotOf(f, fixture(f, "kinds"), "")
+	s := snapshotOf(f, sessiontest.Fixture(f, "kinds"), "")
 	d, _, err := midcompact.NewDraft("tx").AddRange(s, "a0001", "a0003", "summary", "topic")
 	if err != nil {
 		f.Fatal(err)
