@@ -59,6 +59,13 @@ type Options struct {
 	// order on one worker goroutine (Pi's hooks of one session); all other
 	// requests run concurrently, one goroutine each.
 	Ordered func(method string) bool
+	// Inline, when set, names the notifications handled on the read loop
+	// itself, before the next message is read: a response that follows
+	// one on the stream is delivered only after its handler returned (a
+	// tool's progress update before the tool's result). Their handlers
+	// must be quick and must not call the peer; a call (with an id) of
+	// such a method is handled as usual.
+	Inline func(method string) bool
 	// CancelTimeout bounds the background write of a $/cancelRequest notice;
 	// zero means DefaultCancelTimeout.
 	CancelTimeout time.Duration

@@ -173,6 +173,46 @@ func TestConn_OrderedMethodsRunOneAtATimeInOrder(t *testing.T) {
 	}
 }
 
+// TestConn_InlineNotificationBeforeFollowingResponse: a notification the
+// peer wrote before its answer is handled by the time the call returns
+// (without Inline it runs on its own goroutine, which may come later).
+func TestConn_InlineNotificationBeforeFollowingResponse(t *testing.T) {
+	var mu sync.Mutex
+	var got []int
+	opts := handler(func(ctx context.Context, req *jsonrpc.Request) (any, error) {
+		var p struct{ N int }
+		_ = json.Unmarshal(req.Params, &p)
+		mu.Lock()
+		got = append(got, p.N)
+		mu.Unlock()
+		return nil, nil
+	})
+	opts.Inline = func(m string) bool { return m == "update" }
+	var b *jsonrpc.Conn
+	a, b := pair(t, opts, handler(func(ctx context.Context, req *jsonrpc.Request) (any, error) {
+		for i := range 50 {
+			if err := b.Notify(ctx, "update", map[string]int{"N": i}); err != nil {
+				return nil, err
+			}
+		}
+		return "done", nil
+	}))
+	for round := range 20 {
+		mu.Lock()
+		got = nil
+		mu.Unlock()
+		if err := a.Call(t.Context(), "tool", nil, nil); err != nil {
+			t.Fatal(err)
+		}
+		mu.Lock()
+		n := len(got)
+		mu.Unlock()
+		if n != 50 {
+			t.Fatalf("round %d: %d of 50 updates handled when the call returned", round, n)
+		}
+	}
+}
+
 func TestConn_CloseUnblocksPendingCalls(t *testing.T) {
 	block := make(chan struct{})
 	defer close(block)

@@ -140,6 +140,12 @@ func (c *Conn) dispatch(req *Request, handlers *sync.WaitGroup) {
 		}
 		return
 	}
+	if !req.IsCall() && c.opts.Inline != nil && c.opts.Inline(req.Method) {
+		if c.opts.Handler != nil {
+			c.opts.Handler.Handle(c.ctx, req)
+		}
+		return
+	}
 	ctx, cancel := context.WithCancel(c.ctx)
 	c.mu.Lock()
 	if c.closed {

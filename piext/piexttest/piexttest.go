@@ -133,7 +133,10 @@ func New(ext *piext.Extension, opts *Options) (*Bridge, error) {
 		b.done <- err
 	}()
 	b.closeIn = toExtW
-	b.conn = jsonrpc.NewConn(&pipe{fromExtR, toExtW}, &jsonrpc.Options{Handler: jsonrpc.HandlerFunc(b.handle), Logger: log})
+	b.conn = jsonrpc.NewConn(&pipe{fromExtR, toExtW}, &jsonrpc.Options{Handler: jsonrpc.HandlerFunc(b.handle), Logger: log,
+		// As the JavaScript bridge does (one thread, lines in order): a
+		// tool's updates are recorded before its result is taken.
+		Inline: func(m string) bool { return m == wire.MethodToolUpdate }})
 	ctx := context.Background()
 	var init wire.InitializeResult
 	if err := b.conn.Call(ctx, wire.MethodInitialize, wire.InitializeParams{Protocol: wire.ProtocolVersion, Name: b.manifest.Name}, &init); err != nil {
