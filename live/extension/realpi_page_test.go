@@ -2,6 +2,9 @@ package extension_test
 
 import (
 	"testing"
+
+	"github.com/pikit-dev/pikit/internal/pitest"
+	"github.com/pikit-dev/pikit/pirpc"
 )
 
 // The footer follows the page: a page that closes after an applied unit
@@ -28,4 +31,35 @@ func TestRealPi_FooterFollowsPage(t *testing.T) {
 	if n := len(batchRequests(env, "the page was lost")); n != 1 {
 		t.Errorf("the page-lost batch reached the model %d times, want 1", n)
 	}
+}
+
+// A start after a stop in the same Pi shows the new watch's state in the
+// footer at once, not the "ended" of the watch before (a fresh-user trial
+// saw "live: ended" for 20 s, until the first batch).
+func TestRealPi_RestartAfterStopClearsEnded(t *testing.T) {
+	t.Parallel()
+	env := newEnv(t)
+	ctx := testCtx(t)
+	c := startPi(t, env)
+	liveStart(t, ctx, c, "--app-origin "+appOrigin)
+	// The footer may change before or after a command's notice.
+	commandFooter := func(text, want string) {
+		t.Helper()
+		if _, err := c.Prompt(ctx, pirpc.PromptCommand{Message: text}); err != nil {
+			t.Fatal(err)
+		}
+		var notified bool
+		var last string
+		pitest.Until(t, ctx, c, func(ev pirpc.Event) bool {
+			if r, ok := ev.(*pirpc.ExtensionUIRequest); ok && r.Method == "notify" {
+				notified = true
+			}
+			if f := footer(ev); f != "" {
+				last = f
+			}
+			return notified && last == want
+		})
+	}
+	commandFooter("/live:stop", "live: ended")
+	commandFooter("/live:start --app-origin "+appOrigin, "live: connected")
 }

@@ -247,14 +247,14 @@ func (w *watcher) ensureRunning(ctx context.Context) error {
 // and acknowledges through c until an error: done is true when the watch
 // is over (the session ended).
 func (w *watcher) serve(ctx context.Context, c, wc *live.AgentClient, pause *time.Duration) (done bool, err error) {
-	if f := w.rt.footerText(); f == "" || strings.Contains(f, "reattaching") || strings.Contains(f, "waiting") || f == footerPageLost {
-		sum, err := c.Status(ctx)
-		if err != nil {
-			w.rt.setFooter(ctx, "live: endpoint down; reattaching")
-			return false, err
-		}
-		w.rt.setFooter(ctx, pageFooter(sum.Page.Stream))
+	// Each (re)attach shows the page's state: what the footer said before
+	// (ended, stopped, endpoint down) was about an earlier watch.
+	sum, err := c.Status(ctx)
+	if err != nil {
+		w.rt.setFooter(ctx, "live: endpoint down; reattaching")
+		return false, err
 	}
+	w.rt.setFooter(ctx, pageFooter(sum.Page.Stream))
 	for {
 		ans, err := wc.Poll(ctx)
 		switch {
