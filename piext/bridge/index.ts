@@ -135,7 +135,7 @@ type Install = {
     name: string;
     tools: any[];
     commands: { name: string; description?: string; completions?: boolean }[];
-    hooks: { event: string; failClosed: boolean; timeoutMs?: number; omitPayload?: boolean }[];
+    hooks: { event: string; failClosed: boolean; timeoutMs?: number; omitPayload?: boolean; pass?: boolean }[];
     skills?: boolean;
     host?: { file: string; symbol: string };
   };
@@ -655,7 +655,7 @@ class Sidecar {
   // exit (rejected within a second), the timeout or the signal.
   request(method: string, params: any, opts: { timeoutMs?: number; signal?: AbortSignal } = {}): Promise<any> {
     const id = ++this.nextId;
-    const what = method === "hook" ? `hook ${params?.event}` : method;
+    const what = method === "hook" ? `hook ${params?.event}${params?.probe ? " probe" : ""}` : method;
     return new Promise((resolve, reject) => {
       let timer: any = null;
       const onAbort = () => finish(rpcError(CODE.cancelled, "aborted"), undefined, true);
@@ -1141,7 +1141,10 @@ export default function (pi: any) {
 
   const forward = async (event: string, ev: any, ctx: any) => {
     const spec = hooks.get(event)!;
-    if (event === "context" || event === "context_with_system") warmSoon.cancel();
+    const isContext = event === "context" || event === "context_with_system";
+    // A context call drops the warm-up (it sends what the sidecar lacks),
+    // unless its hook may pass it (below).
+    if (isContext && !spec.pass) warmSoon.cancel();
     else warmSoon.defer();
     // A hook with its own (longer) timeout is also cancelled by Pi's abort
     // of the run (ctx.signal), so it cannot outlive the run.
@@ -1161,8 +1164,21 @@ export default function (pi: any) {
         }
         const input: any[] = ev.messages ?? [];
         const cache = (sc.ctxCache ??= new ContextCache());
-        // A warm-up still in flight goes first in Go anyway: wait for it
-        // here, so the hook's timeout counts only the hook's own work.
+        // A hook with Pass (piext Hook.Pass) is asked first, with no
+        // message: when it passes, nothing is sent and the call is
+        // unchanged; the warm-up stays armed and the mirror is as it was
+        // (the next call that is not passed sends what it lacks). A failed
+        // ask goes on as if the hook had no Pass. A warm-up still in flight
+        // goes first in Go anyway: wait for it here, so the hook's timeout
+        // counts only the hook's own work.
+        if (spec.pass) {
+          if (cache.warming) await cache.warming;
+          if (await passes(base, timeoutMs, signal)) {
+            trace(name, "context: pass");
+            return undefined;
+          }
+          warmSoon.cancel();
+        }
         if (cache.warming) await cache.warming;
         // Known once sent: the sidecar mirrors a call even when its answer
         // comes too late; if it did not, it answers "unknown message" and
@@ -1190,6 +1206,15 @@ export default function (pi: any) {
         return undefined;
       }
       return sc.hookFailed(event, spec.failClosed, e);
+    }
+  };
+
+  // passes asks a context hook with Pass whether the call passes unchanged.
+  const passes = async (base: any, timeoutMs: number, signal: AbortSignal | undefined): Promise<boolean> => {
+    try {
+      return (await sc.call("hook", { ...base, probe: true }, { timeoutMs, signal }))?.pass === true;
+    } catch {
+      return false;
     }
   };
 
