@@ -177,9 +177,9 @@
 // (runs of unchanged input plus new messages) built from the
 // [ContextResult]. A hook with [Hook.Pass] is asked first, with no
 // message, whether it has anything to do: while it says no, calls pass
-// unchanged and nothing is sent (a session's first call then does not wait
-// for its transcript); the first call it takes sends what the mirror
-// lacks.
+// unchanged and nothing is sent, not even the warm-up (a session's first
+// call then does not wait for its transcript); the first call it takes
+// sends what the mirror lacks.
 //
 // # Extra files and host objects
 //

@@ -134,10 +134,13 @@ type Hook struct {
 	// the call unchanged without sending the transcript or running Handle;
 	// false sends the call as without Pass, with every message the mirror
 	// lacks (those of the calls passed since included), so a hook that
-	// becomes active again sees the full list. It runs in hook order
-	// within the hook's timeout and may call into Pi (ev.Pi); an ask that
-	// fails or times out counts as false. Nil: every call runs Handle.
-	// Manifest panics when it is set on another event.
+	// becomes active again sees the full list. The warm-up ([Hook.Warm])
+	// asks it too and is skipped while every context hook passes; any
+	// context call drops a warm-up not yet sent. It runs in hook order
+	// within the hook's timeout and may call into Pi (ev.Pi; bound to the
+	// session when the warm-up asks); an ask that fails or times out
+	// counts as false. Nil: every call runs Handle. Manifest panics when it
+	// is set on another event.
 	Pass func(ctx context.Context, ev *Event) bool
 	// Timeout bounds Handle, in the bridge and in Go, instead of
 	// HookTimeout (zero: HookTimeout; negative: Manifest panics). For a hook whose work may

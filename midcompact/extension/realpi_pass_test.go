@@ -13,8 +13,8 @@ import (
 
 // Seed 001 §Projection: only active blocks change a request. A real Pi
 // resumed on a long session with no committed block, prompted at once:
-// every context call passes (piext Hook.Pass) and no context call carries
-// a message to Go, yet the model gets the whole transcript.
+// every context call passes (piext Hook.Pass), no context call or warm-up
+// carries a message to Go, yet the model gets the whole transcript.
 func TestRealPi_NoBlocksContextSendsNoMessages(t *testing.T) {
 	t.Parallel()
 	env := newEnv(t)
@@ -41,7 +41,15 @@ func TestRealPi_NoBlocksContextSendsNoMessages(t *testing.T) {
 	if sent := contextSends(lines); len(sent) != 0 {
 		t.Errorf("context calls sent messages: %q", sent)
 	}
+	for _, l := range lines {
+		if warmSend.MatchString(l) {
+			t.Errorf("a warm-up sent the transcript: %q", l)
+		}
+	}
 }
+
+// warmSend is the trace line of a warm-up that sends messages.
+var warmSend = regexp.MustCompile(`^context/warm: \d+ messages$`)
 
 // bridgeTrace is the midcompact bridge trace of every Pi process so far,
 // without the line heads.
