@@ -175,7 +175,11 @@
 // not kept behind that: its first call sends what the sidecar lacks. Go keeps the mirror, hands the handler the full [Event.Messages]
 // ([Message.Fresh]: content it had not seen) and sends back an edit list
 // (runs of unchanged input plus new messages) built from the
-// [ContextResult].
+// [ContextResult]. A hook with [Hook.Pass] is asked first, with no
+// message, whether it has anything to do: while it says no, calls pass
+// unchanged and nothing is sent, not even the warm-up (a session's first
+// call then does not wait for its transcript); the first call it takes
+// sends what the mirror lacks.
 //
 // # Extra files and host objects
 //

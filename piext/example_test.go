@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"sync/atomic"
 
 	"github.com/pikit-dev/pikit/piext"
 	"github.com/pikit-dev/pikit/piext/piexttest"
@@ -103,6 +104,27 @@ func ExampleHookFor_context() {
 	// (hidden)
 	// file 1
 	// file 2
+}
+
+// A context hook that is idle until something turns it on says so with
+// Pass: while Pass is true the bridge sends no message (a long session's
+// first LLM call does not wait for its transcript) and Handle does not run;
+// the first call it takes gets every message.
+func ExampleHook_pass() {
+	var on atomic.Bool
+	tag := piext.HookFor(piext.Hook{Pass: func(ctx context.Context, ev *piext.Event) bool { return !on.Load() }},
+		func(ctx context.Context, ev *piext.Event, p piext.ContextEvent) (*piext.ContextResult, error) {
+			fmt.Println("handler sees", len(p.Messages), "messages")
+			return nil, nil
+		})
+	b, _ := piexttest.New(&piext.Extension{Name: "tag", Hooks: []piext.Hook{tag}}, nil)
+	defer b.Close()
+	msgs := []json.RawMessage{json.RawMessage(`{"role":"user","content":"hi","timestamp":1}`)}
+	b.Context(context.Background(), piext.EventContext, msgs) // passed: nothing printed
+	on.Store(true)
+	b.Context(context.Background(), piext.EventContext, msgs)
+	// Output:
+	// handler sees 1 messages
 }
 
 // A dialog from a command: the user is asked, and the answer's Status

@@ -22,6 +22,7 @@ type (
 	RenderParams     = wire.RenderParams
 	InputParams      = wire.InputParams
 	RenderResult     = wire.RenderResult
+	PassResult       = wire.PassResult
 )
 
 const (

@@ -126,6 +126,22 @@ type Hook struct {
 	// one there). It runs in hook order, within HookTimeout; ev.Payload is
 	// null. Nil: nothing to prepare.
 	Warm func(ctx context.Context, ev *Event)
+	// Pass, on a context or context_with_system hook, reports whether
+	// Handle would leave the LLM call unchanged right now (for example,
+	// nothing is configured for the session yet), cheaply and without the
+	// messages. When set, the bridge asks it before every such call,
+	// sending no message (ev.Messages nil, ev.Payload null): true passes
+	// the call unchanged without sending the transcript or running Handle;
+	// false sends the call as without Pass, with every message the mirror
+	// lacks (those of the calls passed since included), so a hook that
+	// becomes active again sees the full list. The warm-up ([Hook.Warm])
+	// asks it too and is skipped while every context hook passes; any
+	// context call drops a warm-up not yet sent. It runs in hook order
+	// within the hook's timeout and may call into Pi (ev.Pi; bound to the
+	// session when the warm-up asks); an ask that fails or times out
+	// counts as false. Nil: every call runs Handle. Manifest panics when it
+	// is set on another event.
+	Pass func(ctx context.Context, ev *Event) bool
 	// Timeout bounds Handle, in the bridge and in Go, instead of
 	// HookTimeout (zero: HookTimeout; negative: Manifest panics). For a hook whose work may
 	// legitimately take longer (a handler awaiting slow producers); Pi
@@ -150,7 +166,8 @@ var commandPattern = regexp.MustCompile(`^[a-z0-9][a-z0-9-]*(:[a-z0-9][a-z0-9-]*
 // commands and hooks from before the program runs. It panics on a
 // programming error, as registration mistakes do in net/http: a bad or
 // duplicate name, a missing handler, tool parameters whose root is not an
-// object schema, a negative [Hook.Timeout], bad [Extension.Files].
+// object schema, a negative [Hook.Timeout], a [Hook.Pass] on another hook than
+// context or context_with_system, bad [Extension.Files].
 func (e *Extension) Manifest() json.RawMessage {
 	b, err := json.Marshal(e.manifest())
 	if err != nil {
@@ -208,9 +225,12 @@ func (e *Extension) manifest() wire.Manifest {
 		if h.Timeout < 0 {
 			panic(fmt.Sprintf("piext: hook %q: negative Timeout %v", h.Event, h.Timeout))
 		}
+		if h.Pass != nil && h.Event != EventContext && h.Event != EventContextWithSystem {
+			panic(fmt.Sprintf("piext: hook %q: Pass is for the context hooks", h.Event))
+		}
 		seen["h:"+h.Event] = true
 		closed := h.Failure == FailClosed || (h.Failure == FailDefault && h.Event == EventToolCall)
-		m.Hooks = append(m.Hooks, wire.HookSpec{Event: h.Event, FailClosed: closed, TimeoutMs: h.Timeout.Milliseconds(), OmitPayload: h.OmitPayload})
+		m.Hooks = append(m.Hooks, wire.HookSpec{Event: h.Event, FailClosed: closed, TimeoutMs: h.Timeout.Milliseconds(), OmitPayload: h.OmitPayload, Pass: h.Pass != nil})
 	}
 	return m
 }

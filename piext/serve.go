@@ -310,6 +310,9 @@ func (rt *runtime) hook(ctx context.Context, p *wire.HookParams) (any, error) {
 	defer cancel()
 	ev := &Event{Name: p.Event, Payload: p.Payload, Session: rt.current(), Pi: rt.bound(p.CtxID, p.Generation)}
 	isContext := p.Event == EventContext || p.Event == EventContextWithSystem
+	if p.Probe {
+		return wire.PassResult{Pass: isContext && h.Pass != nil && h.Pass(ctx, ev)}, nil
+	}
 	if isContext {
 		msgs, err := rt.mirror.apply(p.Messages)
 		if err != nil {

@@ -34,7 +34,10 @@
 // already sent are parsed and hashed once (keyed by the mirror's bytes).
 // The hook makes no call back into Pi: the active state is kept in memory,
 // set by restore and by commit. A message it cannot read leaves the request
-// unchanged.
+// unchanged. While no block is active (a session never compacted), the
+// hook passes (piext Hook.Pass): the bridge sends no message, so a long
+// session's first request does not wait for its transcript to reach Go;
+// the first request after a commit sends what the mirror lacks.
 //
 // # Pi's compaction
 //

@@ -140,7 +140,8 @@ func (rt *runtime) hooks() []piext.Hook {
 				return nil, nil
 			}
 			return res, nil
-		}, Warm: func(ctx context.Context, ev *piext.Event) { rt.proj.warm(ev.Messages, rt.mem.blocks()) }},
+		}, Warm: func(ctx context.Context, ev *piext.Event) { rt.proj.warm(ev.Messages, rt.mem.blocks()) },
+			Pass: func(ctx context.Context, ev *piext.Event) bool { return rt.contextIdle(ctx, ev.Pi) }},
 	}
 }
 

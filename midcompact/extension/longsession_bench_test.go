@@ -184,7 +184,7 @@ func median(xs []float64) float64 {
 
 // writeLongSession writes a Pi session file of n alternating user and
 // assistant text messages of about size bytes each.
-func writeLongSession(b *testing.B, file, cwd string, n, size int) {
+func writeLongSession(b testing.TB, file, cwd string, n, size int) {
 	b.Helper()
 	f, err := os.Create(file)
 	if err != nil {

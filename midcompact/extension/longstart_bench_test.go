@@ -20,12 +20,15 @@ import (
 // startPhaseNames are the bridge's trace events (PIKIT_PIEXT_TRACE=1) a
 // long-session start is broken into, in the order they usually come:
 // the sidecar's spawn, session_start's handler, its hook in Go, Go's
-// getBranch, the context warm-up, before_agent_start's hook and the first
-// context hook (each "X" when sent, "X done" when answered).
+// getBranch, the context warm-up, before_agent_start's and agent_start's
+// hooks, the first context hook's Pass probe and its outcome ("context: pass"), and the
+// first context hook that sends messages (each "X" when sent, "X done"
+// when answered).
 var startPhaseNames = []string{
 	"spawn", "session_start: begin", "hook session_start", "session.getBranch", "session.getBranch done",
 	"hook session_start done", "session_start: end", "context/warm", "hook before_agent_start",
-	"hook before_agent_start done", "hook context", "context/warm done", "hook context done",
+	"hook before_agent_start done", "hook agent_start", "hook agent_start done", "hook context probe", "hook context probe done", "context: pass",
+	"hook context", "context/warm done", "hook context done",
 }
 
 // traceLine is one bridge log line: its time and what it says.

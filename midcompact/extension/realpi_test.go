@@ -96,8 +96,18 @@ func TestRealPi_PlanCommitProjectRecallRestart(t *testing.T) {
 		t.Errorf("no midcompact label on the state entry")
 	}
 
+	// Before the commit no block was active: the context calls passed
+	// without sending a message (piext Hook.Pass); the first call after it
+	// sends what the mirror lacks.
+	before := bridgeTrace(t, env)
+	if countPrefix(before, "context: pass") == 0 || len(contextSends(before)) != 0 {
+		t.Errorf("before the commit: %d passed context calls, %q sent; want passes only", countPrefix(before, "context: pass"), contextSends(before))
+	}
 	s.prompt(t, ctx, "after commit gamma")
 	assertProjected(t, env.Server.Requests())
+	if after := bridgeTrace(t, env)[len(before):]; countPrefix(after, "context: pass") != 0 || len(contextSends(after)) != 1 {
+		t.Errorf("after the commit: %q; want one context call with messages, none passed", after)
+	}
 
 	evs = s.prompt(t, ctx, "RECALL c0001 please")
 	if texts := toolTexts(evs); len(texts) != 1 || !strings.Contains(texts[0], firstUser) || strings.Contains(texts[0], wrapperC1) {
@@ -113,9 +123,13 @@ func TestRealPi_PlanCommitProjectRecallRestart(t *testing.T) {
 		t.Logf("close: %v", err)
 	}
 	s2 := startPi(t, env, "--session", st.SessionFile)
+	n := len(bridgeTrace(t, env))
 	s2.prompt(t, ctx, "restarted delta")
 	assertProjected(t, env.Server.Requests())
 	assertRestartedStart(t, env)
+	if after := bridgeTrace(t, env)[n:]; countPrefix(after, "context: pass") != 0 || len(contextSends(after)) != 1 {
+		t.Errorf("the restarted Pi: %q; want one context call with messages, none passed", after)
+	}
 }
 
 // assertRestartedStart checks the bridge trace of the last Pi process up

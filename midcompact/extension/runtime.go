@@ -120,6 +120,20 @@ func (rt *runtime) contextHook(ctx context.Context, h host, msgs []piext.Message
 	return rt.proj.project(msgs, rt.mem.blocks(), float64(rt.now().UnixMilli()))
 }
 
+// contextIdle answers the context hook's Pass: true while no committed
+// block is active on the branch, so the bridge sends no transcript and the
+// request goes unchanged (seed 001 §Projection: only active blocks are
+// projected). A sidecar that never restored restores first, as
+// contextHook does; a failed restore passes (the hook would fail open).
+func (rt *runtime) contextIdle(ctx context.Context, h host) bool {
+	if !rt.mem.isRestored() {
+		if err := rt.restore(ctx, h); err != nil {
+			return true
+		}
+	}
+	return len(rt.mem.blocks()) == 0
+}
+
 // current restores the branch's midcompact state. Commands and surfaces
 // act on the branch only; the tool's fallback to memory (reference §1.3)
 // is the core's (midcompact.ToolEnv.Memory).

@@ -136,7 +136,7 @@ const here = typeof __dirname === "string" ? __dirname : path.dirname(fileURLToP
                  
                  
                                                                               
-                                                                                               
+                                                                                                               
                      
                                             
     
@@ -656,7 +656,7 @@ class Sidecar {
   // exit (rejected within a second), the timeout or the signal.
   request(method        , params     , opts                                               = {})               {
     const id = ++this.nextId;
-    const what = method === "hook" ? `hook ${params?.event}` : method;
+    const what = method === "hook" ? `hook ${params?.event}${params?.probe ? " probe" : ""}` : method;
     return new Promise((resolve, reject) => {
       let timer      = null;
       const onAbort = () => finish(rpcError(CODE.cancelled, "aborted"), undefined, true);
@@ -1139,11 +1139,18 @@ export default function (pi     ) {
   }
 
   const hooks = new Map(install.manifest.hooks.map((h) => [h.event, h]));
+  let contextCalls = 0; // context events forwarded by this factory run
 
   const forward = async (event        , ev     , ctx     ) => {
     const spec = hooks.get(event) ;
-    if (event === "context" || event === "context_with_system") warmSoon.cancel();
-    else warmSoon.defer();
+    const isContext = event === "context" || event === "context_with_system";
+    // A context call drops the warm-up: it sends what the sidecar lacks,
+    // or its hook passes it (then the warm-up could only compete with
+    // Pi's own work on the call).
+    if (isContext) {
+      contextCalls++;
+      warmSoon.cancel();
+    } else warmSoon.defer();
     // A hook with its own (longer) timeout is also cancelled by Pi's abort
     // of the run (ctx.signal), so it cannot outlive the run.
     let signal                         ;
@@ -1165,6 +1172,15 @@ export default function (pi     ) {
         // A warm-up still in flight goes first in Go anyway: wait for it
         // here, so the hook's timeout counts only the hook's own work.
         if (cache.warming) await cache.warming;
+        // A hook with Pass (piext Hook.Pass) is asked first, with no
+        // message: when it passes, nothing is sent and the call is
+        // unchanged; the mirror stays as it was (the next call that is not
+        // passed sends what it lacks). A failed ask goes on as if the hook
+        // had no Pass.
+        if (spec.pass && (await passes(base, timeoutMs, signal))) {
+          trace(name, "context: pass");
+          return undefined;
+        }
         // Known once sent: the sidecar mirrors a call even when its answer
         // comes too late; if it did not, it answers "unknown message" and
         // the caller resends in full.
@@ -1194,6 +1210,26 @@ export default function (pi     ) {
     }
   };
 
+  // passes asks a context hook with Pass whether the call passes unchanged.
+  const passes = async (base     , timeoutMs        , signal                         )                   => {
+    try {
+      return (await sc.call("hook", { ...base, probe: true }, { timeoutMs, signal }))?.pass === true;
+    } catch {
+      return false;
+    }
+  };
+
+  // contextPasses asks every context hook whether it passes (none may
+  // lack Pass), bound to the session (no handler's context).
+  const contextPasses = async (generation        )                   => {
+    const specs = ["context", "context_with_system"].flatMap((e) => hooks.get(e) ?? []);
+    if (specs.length === 0 || specs.some((h) => !h.pass)) return false;
+    for (const h of specs) {
+      if (!(await passes({ event: h.event, ctxId: "", generation }, h.timeoutMs ?? HOOK_TIMEOUT_MS, undefined))) return false;
+    }
+    return true;
+  };
+
   // preparationEdits applies a session_before_compact result's
   // `preparation` (fields of Pi's CompactionPreparation) to the event's own
   // preparation object, which Pi 1.6.0 then hands to its default summarizer,
@@ -1214,7 +1250,13 @@ export default function (pi     ) {
   // carries) to the sidecar's context mirror in the background, so that
   // call sends ids only instead of the whole transcript. Best effort: when
   // it fails, the first call sends in full.
-  const warmContext = (ctx     ) => {
+  const warmContext = async (ctx     , generation        ) => {
+    // While every context hook passes (piext Hook.Pass), no call needs
+    // the mirror: nothing is sent. A context call made meanwhile sent what
+    // it needed: the warm-up is moot.
+    const calls = contextCalls;
+    if (await contextPasses(generation)) return trace(name, "context/warm: pass");
+    if (calls !== contextCalls || generation !== sc.generation) return;
     let msgs     ;
     try {
       const sm = ctx.sessionManager;
@@ -1253,7 +1295,7 @@ export default function (pi     ) {
       timer = setTimeout(() => {
         const p = pending;
         timer = pending = null;
-        if (p && p.generation === sc.generation) warmContext(p.ctx);
+        if (p && p.generation === sc.generation) warmContext(p.ctx, p.generation);
       }, WARM_QUIET_MS);
       timer.unref?.();
     };

@@ -90,13 +90,23 @@ func (b *Bridge) Hook(ctx context.Context, event string, payload any) (json.RawM
 // (each a Pi AgentMessage as JSON) the way the bridge does (only messages
 // the extension does not hold cross in full) and returns the messages Pi
 // would send on: the handler's edits applied, or messages itself when
-// unchanged (changed false) or ext has no hook for event.
+// unchanged (changed false) or ext has no hook for event. A hook with
+// [piext.Hook.Pass] is asked first, with no message, as the bridge does:
+// when it passes, nothing is sent and messages come back unchanged.
 func (b *Bridge) Context(ctx context.Context, event string, messages []json.RawMessage) (out []json.RawMessage, changed bool, err error) {
-	if _, ok := b.hook(event); !ok {
+	spec, ok := b.hook(event)
+	if !ok {
 		return messages, false, nil
 	}
 	ctxID, gen, release := b.enter()
 	defer release()
+	if spec.Pass {
+		var res wire.PassResult
+		err := b.conn.Call(ctx, wire.MethodHook, wire.HookParams{Event: event, CtxID: ctxID, Generation: gen, Probe: true}, &res)
+		if err == nil && res.Pass {
+			return messages, false, nil
+		}
+	}
 	send := func(full bool) (*wire.ContextEdits, error) {
 		b.mu.Lock()
 		msgs := make([]wire.WireMessage, len(messages))

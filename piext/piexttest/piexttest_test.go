@@ -392,3 +392,27 @@ func TestBridge_HandlerAcrossReplacement(t *testing.T) {
 		t.Errorf("call after the replacement: %v, want ErrStaleSession", err)
 	}
 }
+
+// TestBridge_ContextPass: a context hook with Pass is asked first, as the
+// bridge does: while it passes, the handler does not run and the messages
+// come back unchanged; once it does not, the handler gets every message.
+func TestBridge_ContextPass(t *testing.T) {
+	active := false
+	var seen []int
+	hook := piext.HookFor(piext.Hook{Pass: func(ctx context.Context, ev *piext.Event) bool { return !active }},
+		func(ctx context.Context, ev *piext.Event, p piext.ContextEvent) (*piext.ContextResult, error) {
+			seen = append(seen, len(p.Messages))
+			return &piext.ContextResult{Messages: p.Messages[1:]}, nil
+		})
+	b := start(t, &piext.Extension{Name: "pass", Hooks: []piext.Hook{hook}}, nil)
+	msgs := []json.RawMessage{json.RawMessage(`{"role":"user","content":"a","timestamp":1}`), json.RawMessage(`{"role":"user","content":"b","timestamp":2}`)}
+	out, changed, err := b.Context(t.Context(), piext.EventContext, msgs)
+	if err != nil || changed || len(out) != 2 || len(seen) != 0 {
+		t.Fatalf("passed: %d messages, changed %v, %v; handler saw %v", len(out), changed, err, seen)
+	}
+	active = true
+	out, changed, err = b.Context(t.Context(), piext.EventContext, msgs)
+	if err != nil || !changed || len(out) != 1 || !cmp.Equal(seen, []int{2}) {
+		t.Fatalf("active: %d messages, changed %v, %v; handler saw %v", len(out), changed, err, seen)
+	}
+}

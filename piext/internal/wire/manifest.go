@@ -41,6 +41,9 @@ type HookSpec struct {
 	FailClosed  bool   `json:"failClosed"`
 	TimeoutMs   int64  `json:"timeoutMs,omitempty"`   // the hook's own timeout in ms; absent: the default
 	OmitPayload bool   `json:"omitPayload,omitempty"` // send null as the payload
+	// Pass: a context hook the bridge asks first (HookParams.Probe) whether
+	// the event passes unchanged, before sending any message.
+	Pass bool `json:"pass,omitempty"`
 }
 
 // HostSpec names the extra file whose default export makes the host object

@@ -89,13 +89,23 @@ type BindParams struct {
 
 // HookParams carry one Pi event to its hook. For context and
 // context_with_system Payload is null and Messages holds the incremental
-// message list.
+// message list. Probe, on a context hook whose spec has Pass, asks only
+// whether the event passes unchanged (no Messages; the mirror is left as
+// it is): the answer is a PassResult.
 type HookParams struct {
 	Event      string          `json:"event"`
 	CtxID      string          `json:"ctxId"`
 	Generation uint64          `json:"generation"`
 	Payload    json.RawMessage `json:"payload,omitempty"`
 	Messages   []WireMessage   `json:"messages,omitempty"`
+	Probe      bool            `json:"probe,omitempty"`
+}
+
+// PassResult answers a probe: Pass true means the event passes unchanged
+// and the bridge sends nothing more for it; false means the bridge sends
+// the hook call with its messages.
+type PassResult struct {
+	Pass bool `json:"pass"`
 }
 
 // WireMessage is one message of an incremental context: its content id
