@@ -41,6 +41,10 @@ var unitStatuses = []string{StatusInitial, StatusTriaging, StatusAccepted, Statu
 // agentStatuses are the statuses POST /units/{id}/status accepts.
 var agentStatuses = unitStatuses[1:]
 
+// AgentStatuses returns the statuses POST /units/{id}/status accepts, in
+// lifecycle order (a copy).
+func AgentStatuses() []string { return slices.Clone(agentStatuses) }
+
 // boardUnit is one requested change as the board keeps it: the page's payload
 // fields (statement, anchors, evidence, …) in Fields, plus board fields.
 type boardUnit struct {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net"
 	"net/http"
 	"net/url"
@@ -18,6 +19,10 @@ import (
 // ErrNotRunning is what [NewAgentClient] returns for a root whose
 // session.json holds no agent token (never started, or stopped).
 var ErrNotRunning = errors.New("live: no agent token in session.json (endpoint never started or stopped)")
+
+// ErrNoSession is returned by [NewAgentClient] for a root no endpoint was
+// ever started in (no session.json); it wraps [ErrNotRunning].
+var ErrNoSession = fmt.Errorf("live: no session in this root (start one with pikit live start, or pass --root): %w", ErrNotRunning)
 
 // AgentURL is the base URL an agent on this machine reaches the endpoint
 // at: the loopback address of the bind host (127.0.0.1 for 0.0.0.0 and an
@@ -43,8 +48,13 @@ type AgentClient struct {
 }
 
 // NewAgentClient reads root's session.json; timeout bounds each request.
+// A root without one gives [ErrNoSession], a stopped endpoint
+// [ErrNotRunning].
 func NewAgentClient(root string, timeout time.Duration) (*AgentClient, error) {
 	sess, err := ReadSession(root)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, ErrNoSession
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -28,6 +28,9 @@ answer exits 1 with the endpoint's answer on stderr.`,
 				return err
 			}
 			c, err := live.NewAgentClient(root, ackTimeout)
+			if errors.Is(err, live.ErrNoSession) {
+				return err
+			}
 			if errors.Is(err, live.ErrNotRunning) {
 				return errors.New("live: the endpoint is stopped; its checkpoints cannot be acknowledged")
 			}

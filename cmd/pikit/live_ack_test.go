@@ -138,6 +138,11 @@ func TestCLI_Ack(t *testing.T) {
 	if code, _, errOut := runPikitStderr(t, nil, "live", "ack", "--root", root, wake.CheckpointID); code != 1 || !strings.Contains(errOut, "endpoint is stopped") {
 		t.Fatalf("ack after stop: %d %q", code, errOut)
 	}
+	// A root no endpoint was started in: said in words, no path.
+	empty := t.TempDir()
+	if code, _, errOut := runPikitStderr(t, nil, "live", "ack", "--root", empty, "cp1"); code != 1 || !strings.Contains(errOut, "live: no session in this root") || strings.Contains(errOut, empty) {
+		t.Fatalf("ack in a root without a session: %d %q", code, errOut)
+	}
 }
 
 // TestCLI_StartSaysWhyTheServerExited: a server that exits during start

@@ -2,10 +2,12 @@ package extension
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
 
+	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/pikit-dev/pikit/live"
 	"github.com/pikit-dev/pikit/piext"
 )
@@ -27,10 +29,28 @@ type readArgs struct {
 	UnitID string `json:"unit_id,omitempty" jsonschema:"one unit's id; empty reads the whole board"`
 }
 
+// unitStatusSchema is live_unit_status's parameters: the schema of
+// unitStatusArgs with status limited to what the endpoint accepts.
+func unitStatusSchema() json.RawMessage {
+	s, err := jsonschema.For[unitStatusArgs](nil)
+	if err != nil {
+		panic(err) // a programming error: unitStatusArgs is a plain struct
+	}
+	for _, v := range live.AgentStatuses() {
+		s.Properties["status"].Enum = append(s.Properties["status"].Enum, v)
+	}
+	b, err := json.Marshal(s)
+	if err != nil {
+		panic(err)
+	}
+	return b
+}
+
 func (rt *runtime) tools() []piext.Tool {
 	return []piext.Tool{
 		piext.ToolFor(piext.Tool{Name: "live_unit_status", Label: "Live unit status",
-			Description: "Report a live-session unit's status to the page: accepted when you take it, applied when it is in the code, blocked with a reason when it cannot be done."},
+			Description: "Report a live-session unit's status to the page: accepted when you take it, applied when it is in the code, blocked with a reason when it cannot be done.",
+			Parameters:  unitStatusSchema()},
 			rt.unitStatus),
 		piext.ToolFor(piext.Tool{Name: "live_ask", Label: "Live ask",
 			Description: "Ask the riffer a question about one live-session unit through the page; the answer arrives as a later batch."},
