@@ -148,12 +148,7 @@ func TestTimers_WaitTimeoutAndAwayGrace(t *testing.T) {
 // (15 s) exactly: a page_lost batch is queued and a parked wait gets it.
 func TestTimers_PageLostGrace(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		r := newTimerRig(t)
-		r.post("unit", unitPayload("u1"))
-		r.post("checkpoint", checkpointPayload("cp1", "send", "smart"))
-		r.do("GET", "/wait", "agent-tok", "")
-		r.do("POST", "/checkpoints/cp1/ack", "agent-tok", "")
-		r.do("POST", "/units/u1/status", "agent-tok", `{"status":"applied"}`)
+		r := appliedWithoutPage(t)
 		applied := time.Now()
 		w := r.call("GET", "/wait", "agent-tok", "")
 		time.Sleep(DefaultPageLostGrace - time.Millisecond)
@@ -178,12 +173,7 @@ func TestTimers_PageLostGrace(t *testing.T) {
 // connected; the next wait parks as before.
 func TestTimers_PageBackEndsWait(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		r := newTimerRig(t)
-		r.post("unit", unitPayload("u1"))
-		r.post("checkpoint", checkpointPayload("cp1", "send", "smart"))
-		r.do("GET", "/wait", "agent-tok", "")
-		r.do("POST", "/checkpoints/cp1/ack", "agent-tok", "")
-		r.do("POST", "/units/u1/status", "agent-tok", `{"status":"applied"}`)
+		r := appliedWithoutPage(t)
 		lost := r.do("GET", "/wait", "agent-tok", "") // at the page-lost grace
 		var env struct {
 			CheckpointID  string `json:"checkpoint_id"`
@@ -225,4 +215,18 @@ func TestTimers_PageBackEndsWait(t *testing.T) {
 		<-streamDone
 		<-w2 // at the wait timeout
 	})
+}
+
+// appliedWithoutPage is a timer rig where the agent took cp1 (unit u1),
+// acknowledged it and reported u1 applied, with no page stream open: the
+// page-lost grace runs from now.
+func appliedWithoutPage(t *testing.T) *timerRig {
+	t.Helper()
+	r := newTimerRig(t)
+	r.post("unit", unitPayload("u1"))
+	r.post("checkpoint", checkpointPayload("cp1", "send", "smart"))
+	r.do("GET", "/wait", "agent-tok", "")
+	r.do("POST", "/checkpoints/cp1/ack", "agent-tok", "")
+	r.do("POST", "/units/u1/status", "agent-tok", `{"status":"applied"}`)
+	return r
 }
