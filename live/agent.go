@@ -117,6 +117,7 @@ func (e *Endpoint) ack(id string) (AckResult, *Error) {
 	if err := e.commitOpLocked(opLine{Kind: opAck, Ack: id}); err != nil {
 		e.board.Pending = prevPending
 		e.board.AckedCheckpointIDs = e.board.AckedCheckpointIDs[:len(e.board.AckedCheckpointIDs)-1]
+		e.board.idx = nil // the index may hold the id just taken back
 		return AckResult{}, &Error{Code: CodeStorageFailed, Err: err, CheckpointID: id}
 	}
 	delete(e.batches, id)

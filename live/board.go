@@ -131,6 +131,9 @@ type Board struct {
 
 	// undo records the transaction in progress (see [Board.begin]).
 	undo *undoLog
+	// idx is derived from the fields above (see boardIndex); nil until
+	// first use.
+	idx *boardIndex
 }
 
 // undoLog is what [Board.rollback] needs to put a board back as it was
@@ -179,6 +182,7 @@ func (b *Board) rollback() {
 	}
 	*b = u.fields // the maps are the same maps, now restored
 	b.undo = nil
+	b.idx = nil // it may list as released units the rollback put back
 }
 
 // putUnit sets the entry of unit id, recording the one it replaces.
@@ -398,7 +402,7 @@ func (b *Board) applyWithdraw(p obj, produced *effects) {
 	produced.notices = append(produced.notices, mkNotice("unit_status", unitStatusNotice{UnitID: uid, Status: StatusWithdrawn}))
 }
 
-func (b *Board) acked(id string) bool { return slices.Contains(b.AckedCheckpointIDs, id) }
+func (b *Board) acked(id string) bool { return b.index().acked[id] }
 
 func (b *Board) removePending(id string) bool {
 	i := slices.IndexFunc(b.Pending, func(r batchRef) bool { return r.CheckpointID == id })
@@ -452,7 +456,7 @@ func (b *Board) snapshot() *Board {
 	s.ReleasedAnnotationIDs = slices.Clone(b.ReleasedAnnotationIDs)
 	s.PendingWithdrawn = slices.Clone(b.PendingWithdrawn)
 	s.Pending = slices.Clone(b.Pending)
-	s.undo = nil
+	s.undo, s.idx = nil, nil
 	return &s
 }
 

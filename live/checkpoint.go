@@ -21,8 +21,8 @@ func derivedID(sessionID string, seq int64, salt string) string {
 // uniqueCheckpointID suffixes -2, -3, … to an id already used by a batch.
 func (b *Board) uniqueCheckpointID(id string) string {
 	used := func(c string) bool {
-		return slices.ContainsFunc(b.Checkpoints, func(r checkpointRecord) bool { return r.ID == c }) ||
-			slices.Contains(b.AckedCheckpointIDs, c) ||
+		x := b.index()
+		return x.checkpoints[c] || x.acked[c] ||
 			slices.ContainsFunc(b.Pending, func(r batchRef) bool { return r.CheckpointID == c })
 	}
 	if !used(id) {
@@ -38,17 +38,7 @@ func (b *Board) uniqueCheckpointID(id string) string {
 
 // held reports whether anything would be released now.
 func (b *Board) held() bool {
-	for _, id := range b.UnitOrder {
-		if u := b.Units[id]; !u.Released && u.Status != StatusWithdrawn {
-			return true
-		}
-	}
-	for _, id := range b.AnnotationOrder {
-		if !b.Annotations[id].Released {
-			return true
-		}
-	}
-	return len(b.PendingWithdrawn) > 0
+	return len(b.heldUnits()) > 0 || len(b.index().unreleasedAnns) > 0 || len(b.PendingWithdrawn) > 0
 }
 
 func (b *Board) backlog() []*boardUnit {
@@ -65,12 +55,7 @@ func (b *Board) backlog() []*boardUnit {
 // accepted backlog). Without force an empty release creates no batch.
 // It reports whether a batch was enqueued.
 func (b *Board) release(id, kind, mode string, t float64, withBacklog, force bool, produced *effects) bool {
-	var newly []string
-	for _, uid := range b.UnitOrder {
-		if u := b.Units[uid]; !u.Released && u.Status != StatusWithdrawn {
-			newly = append(newly, uid)
-		}
-	}
+	newly := b.heldUnits()
 	// Leaving Collect for Smart releases only the backlog; held work waits
 	// for the next page checkpoint.
 	if kind == KindModeChange && mode != ModeInstant {
@@ -78,11 +63,7 @@ func (b *Board) release(id, kind, mode string, t float64, withBacklog, force boo
 	}
 	var anns []string
 	if kind != KindModeChange || mode == ModeInstant {
-		for _, aid := range b.AnnotationOrder {
-			if a := b.Annotations[aid]; !a.Released {
-				anns = append(anns, aid)
-			}
-		}
+		anns = b.heldAnnotations()
 	}
 	withdrawals := b.PendingWithdrawn
 	if kind == KindModeChange && mode != ModeInstant {
@@ -123,6 +104,7 @@ func (b *Board) release(id, kind, mode string, t float64, withBacklog, force boo
 		b.ReleasedAnnotationIDs = append(b.ReleasedAnnotationIDs, a.ID)
 		env.Annotations = append(env.Annotations, WakeAnnotation{ID: a.ID, Fields: a.Fields})
 	}
+	b.markedReleased()
 	b.Checkpoints = append(b.Checkpoints, checkpointRecord{ID: id, Kind: kind, Mode: mode, T: t})
 	b.enqueue(env, produced)
 	return true
