@@ -160,11 +160,9 @@ func TestBrowser_LivePage(t *testing.T) {
 		t.Helper()
 		ctx, cancel := context.WithTimeout(tab, 20*time.Second)
 		defer cancel()
-		raw, err := chromedp.Run(ctx, chromedp.Evaluate[[]byte](js, chromedp.EvalAwaitPromise))
-		for staleContext(err) && ctx.Err() == nil { // not run: the page was replaced under it
-			time.Sleep(10 * time.Millisecond)
-			raw, err = chromedp.Run(ctx, chromedp.Evaluate[[]byte](js, chromedp.EvalAwaitPromise))
-		}
+		raw, err := browsertest.RunFresh(ctx, func() ([]byte, error) {
+			return chromedp.Run(ctx, chromedp.Evaluate[[]byte](js, chromedp.EvalAwaitPromise))
+		})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -187,11 +185,9 @@ func TestBrowser_LivePage(t *testing.T) {
 		t.Helper()
 		ctx, cancel := context.WithTimeout(tab, 20*time.Second)
 		defer cancel()
-		_, err := chromedp.Run(ctx, chromedp.Poll[bool](cond, chromedp.WithPollingTimeout(10*time.Second)))
-		for staleContext(err) && ctx.Err() == nil {
-			time.Sleep(10 * time.Millisecond)
-			_, err = chromedp.Run(ctx, chromedp.Poll[bool](cond, chromedp.WithPollingTimeout(10*time.Second)))
-		}
+		_, err := browsertest.RunFresh(ctx, func() (bool, error) {
+			return chromedp.Run(ctx, chromedp.Poll[bool](cond, chromedp.WithPollingTimeout(10*time.Second)))
+		})
 		if err != nil {
 			dctx, dcancel := context.WithTimeout(tab, 5*time.Second)
 			defer dcancel()
@@ -267,11 +263,4 @@ func TestBrowser_LivePage(t *testing.T) {
 	if err != nil || rep.Board.Page.Stream != "lost" || rep.Board.Page.LostEpisodes != 1 {
 		t.Fatalf("status: %+v %v", rep.Board.Page, err)
 	}
-}
-
-// staleContext reports the DevTools error of an evaluation sent to the
-// execution context of a document a reload has just replaced: the
-// evaluation did not run, so it can be sent again.
-func staleContext(err error) bool {
-	return err != nil && strings.Contains(err.Error(), "Cannot find context with specified id")
 }

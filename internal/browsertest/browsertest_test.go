@@ -2,6 +2,8 @@ package browsertest_test
 
 import (
 	"bytes"
+	"context"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -154,4 +156,36 @@ func isPNG(t *testing.T, path string) bool {
 		t.Fatal(err)
 	}
 	return bytes.HasPrefix(data, []byte("\x89PNG\r\n\x1a\n"))
+}
+
+// TestRunFresh: an action DevTools refused for a replaced document is sent
+// again until it runs; any other error, or the end of ctx, ends the retries.
+func TestRunFresh(t *testing.T) {
+	stale := errors.New("exception: Cannot find context with specified id (-32000)")
+	calls := 0
+	v, err := browsertest.RunFresh(t.Context(), func() (int, error) {
+		if calls++; calls < 3 {
+			return 0, stale
+		}
+		return 7, nil
+	})
+	if v != 7 || err != nil || calls != 3 {
+		t.Fatalf("RunFresh = %d, %v after %d calls; want 7, nil after 3", v, err, calls)
+	}
+	other := errors.New("net::ERR_CONNECTION_REFUSED")
+	calls = 0
+	if _, err := browsertest.RunFresh(t.Context(), func() (int, error) { calls++; return 0, other }); err != other || calls != 1 {
+		t.Fatalf("another error: %v after %d calls; want it after 1", err, calls)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	calls = 0
+	_, err = browsertest.RunFresh(ctx, func() (int, error) {
+		if calls++; calls == 2 {
+			cancel()
+		}
+		return 0, stale
+	})
+	if err != stale || calls != 2 {
+		t.Fatalf("after ctx ended: %v after %d calls; want the stale error after 2", err, calls)
+	}
 }

@@ -3,7 +3,9 @@ package browsertest
 import (
 	"context"
 	"os"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/emulation"
@@ -80,7 +82,30 @@ func (d *chromiumTab) navigate(_ context.Context, url string) error {
 func (d *chromiumTab) reload(context.Context) error { return chromedp.Do(d.ctx, chromedp.Reload()) }
 
 func (d *chromiumTab) evalString(_ context.Context, expr string) (string, error) {
-	return chromedp.Run(d.ctx, chromedp.Evaluate[string](expr, chromedp.EvalAwaitPromise))
+	return RunFresh(d.ctx, func() (string, error) {
+		return chromedp.Run(d.ctx, chromedp.Evaluate[string](expr, chromedp.EvalAwaitPromise))
+	})
+}
+
+// staleContextMsg is DevTools' refusal of an evaluation sent to the
+// execution context of a document that a navigation or reload has just
+// replaced; the evaluation did not run.
+const staleContextMsg = "Cannot find context with specified id"
+
+// RunFresh returns run's result, calling it again every 10 ms while
+// DevTools refuses it for a document just replaced (the action did not run,
+// so sending it again is safe), until ctx ends.
+func RunFresh[T any](ctx context.Context, run func() (T, error)) (T, error) {
+	v, err := run()
+	for err != nil && strings.Contains(err.Error(), staleContextMsg) {
+		select {
+		case <-ctx.Done():
+			return v, err
+		case <-time.After(10 * time.Millisecond):
+		}
+		v, err = run()
+	}
+	return v, err
 }
 
 func (d *chromiumTab) pointer(_ context.Context, x, y float64, press, release bool) error {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -289,4 +290,28 @@ func batchRequests(env *pitest.Env, want string) []modelserver.Request {
 		}
 	}
 	return out
+}
+
+// startWatching starts Pi in env and runs /live:start there with
+// "--app-origin appOrigin" after args; it returns the test's context, Pi
+// and the start line.
+func startWatching(t *testing.T, env *pitest.Env, args string) (context.Context, *pirpc.Client, startLine) {
+	t.Helper()
+	ctx := testCtx(t)
+	c := startPi(t, env)
+	l, _ := liveStart(t, ctx, c, strings.TrimSpace(args+" --app-origin "+appOrigin))
+	return ctx, c, l
+}
+
+// defaultRoot is the live root /live:start uses in env's project.
+func defaultRoot(env *pitest.Env) string { return filepath.Join(env.Dir, ".pikit", "live") }
+
+// send posts a unit and a send checkpoint.
+func (p *page) send(unit, checkpoint string) {
+	p.post(p.env("unit", unitPayload(unit)), p.env("checkpoint", checkpointPayload(checkpoint, "send")))
+}
+
+// sendRetry is send through postRetry.
+func (p *page) sendRetry(ctx context.Context, unit, checkpoint string) {
+	p.postRetry(ctx, p.env("unit", unitPayload(unit)), p.env("checkpoint", checkpointPayload(checkpoint, "send")))
 }

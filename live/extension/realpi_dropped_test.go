@@ -34,10 +34,10 @@ func TestRealPi_DroppedBatchRetriedAtNextTurn(t *testing.T) {
 	ctx := testCtx(t)
 	c := startPi(t, env)
 	l, _ := liveStart(t, ctx, c, "--app-origin "+appOrigin)
-	root := filepath.Join(env.Dir, ".pikit", "live")
+	root := defaultRoot(env)
 	pg := newPage(t, l)
 	pg.stream(ctx)
-	pg.post(pg.env("unit", unitPayload("u1")), pg.env("checkpoint", checkpointPayload("cp1", "send")))
+	pg.send("u1", "cp1")
 
 	evs := untilFooter(t, ctx, c, "not delivered")
 	if got := footer(evs[len(evs)-1]); !strings.Contains(got, "did not start a turn") {

@@ -45,18 +45,16 @@ func untilToolEnd(t *testing.T, ctx context.Context, c *pirpc.Client) {
 func TestRealPi_KilledMidBatchDeliveredOnce(t *testing.T) {
 	t.Parallel()
 	env := newEnv(t)
-	ctx := testCtx(t)
-	c := startPi(t, env)
-	l, _ := liveStart(t, ctx, c, "--app-origin "+appOrigin)
+	ctx, c, l := startWatching(t, env, "")
 	pg := newPage(t, l)
 	pg.stream(ctx)
-	root := filepath.Join(env.Dir, ".pikit", "live")
+	root := defaultRoot(env)
 
 	if _, err := c.Prompt(ctx, pirpc.PromptCommand{Message: "HANG on"}); err != nil {
 		t.Fatal(err)
 	}
 	pitest.Until(t, ctx, c, func(ev pirpc.Event) bool { _, ok := ev.(*pirpc.MessageUpdate); return ok })
-	pg.post(pg.env("unit", unitPayload("u1")), pg.env("checkpoint", checkpointPayload("cp1", "send")))
+	pg.send("u1", "cp1")
 	pitest.Until(t, ctx, c, func(ev pirpc.Event) bool {
 		q, ok := ev.(*pirpc.QueueUpdate)
 		return ok && len(q.FollowUp) == 1 && strings.Contains(q.FollowUp[0], `"checkpoint_id":"cp1"`)
@@ -77,7 +75,7 @@ func TestRealPi_KilledMidBatchDeliveredOnce(t *testing.T) {
 	killPi(t, ctx, c)
 
 	c = startPi(t, env, "-c") // resumes the endpoint its killed predecessor owned
-	pg.postRetry(ctx, pg.env("unit", unitPayload("u2")), pg.env("checkpoint", checkpointPayload("cp2", "send")))
+	pg.sendRetry(ctx, "u2", "cp2")
 	pg.awaitEvent(ctx, `unit_status {"unit_id":"u2","status":"applied"`)
 	awaitDrained(t, ctx, root)
 	if n := len(batchRequests(env, `"checkpoint_id":"cp1"`)); n != 1 {
@@ -111,9 +109,7 @@ func awaitDrained(t *testing.T, ctx context.Context, root string) {
 func TestRealPi_TwoPiOneWatcher(t *testing.T) {
 	t.Parallel()
 	env := newEnv(t)
-	ctx := testCtx(t)
-	c1 := startPi(t, env)
-	l, _ := liveStart(t, ctx, c1, "--app-origin "+appOrigin)
+	ctx, c1, l := startWatching(t, env, "")
 	c2 := startPi(t, env)
 	l2, out := liveStart(t, ctx, c2, "")
 	if l2.Status != "running" || l2.URL != l.URL {
@@ -123,7 +119,7 @@ func TestRealPi_TwoPiOneWatcher(t *testing.T) {
 		t.Errorf("second /live:start = %q, want it to say %q", out, want)
 	}
 	pg := newPage(t, l)
-	pg.post(pg.env("unit", unitPayload("u1")), pg.env("checkpoint", checkpointPayload("cp1", "send")))
+	pg.send("u1", "cp1")
 	untilToolEnd(t, ctx, c1)
 	if n := len(batchRequests(env, `"checkpoint_id":"cp1"`)); n != 1 {
 		t.Errorf("the batch reached the model %d times, want 1", n)
@@ -136,11 +132,9 @@ func TestRealPi_TwoPiOneWatcher(t *testing.T) {
 func TestRealPi_EndpointKilledReattaches(t *testing.T) {
 	t.Parallel()
 	env := newEnv(t)
-	ctx := testCtx(t)
-	c := startPi(t, env)
-	l, _ := liveStart(t, ctx, c, "--app-origin "+appOrigin)
+	ctx, c, l := startWatching(t, env, "")
 	untilFooter(t, ctx, c, "live: connected")
-	root := filepath.Join(env.Dir, ".pikit", "live")
+	root := defaultRoot(env)
 	data, err := os.ReadFile(filepath.Join(root, "state", "server.pid"))
 	if err != nil {
 		t.Fatal(err)
@@ -159,7 +153,7 @@ func TestRealPi_EndpointKilledReattaches(t *testing.T) {
 	}
 	untilFooter(t, ctx, c, "live: connected")
 	pg := newPage(t, l)
-	pg.post(pg.env("unit", unitPayload("u1")), pg.env("checkpoint", checkpointPayload("cp1", "send")))
+	pg.send("u1", "cp1")
 	untilToolEnd(t, ctx, c)
 }
 
@@ -168,9 +162,7 @@ func TestRealPi_EndpointKilledReattaches(t *testing.T) {
 func TestRealPi_NewSessionMovesWatch(t *testing.T) {
 	t.Parallel()
 	env := newEnv(t)
-	ctx := testCtx(t)
-	c := startPi(t, env)
-	l, _ := liveStart(t, ctx, c, "--app-origin "+appOrigin)
+	ctx, c, l := startWatching(t, env, "")
 	untilFooter(t, ctx, c, "live: connected")
 	before, err := c.GetState(ctx)
 	if err != nil {
@@ -180,7 +172,7 @@ func TestRealPi_NewSessionMovesWatch(t *testing.T) {
 		t.Fatal(err)
 	}
 	pg := newPage(t, l)
-	pg.post(pg.env("unit", unitPayload("u1")), pg.env("checkpoint", checkpointPayload("cp1", "send")))
+	pg.send("u1", "cp1")
 	untilToolEnd(t, ctx, c)
 	after, err := c.GetState(ctx)
 	if err != nil {

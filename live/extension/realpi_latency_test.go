@@ -116,7 +116,7 @@ func TestRealPi_LatencyVsCLI(t *testing.T) {
 	l, _ := liveStart(t, ctx, c, "--app-origin "+appOrigin)
 	pg := newPage(t, l)
 	pg.stream(ctx)
-	root := filepath.Join(env.Dir, ".pikit", "live")
+	root := defaultRoot(env)
 	var ext []time.Duration
 	// The extension's path in four stages, from the POST's start: the
 	// POST answered (the endpoint committed and woke the wait), the batch

@@ -68,10 +68,10 @@ func TestRealPi_NoModelDeliveredOnModelSelect(t *testing.T) {
 		t.Fatalf("Pi started with model %+v (%v), want none (its placeholder)", st.Model, err)
 	}
 	l, _ := liveStart(t, ctx, c, "--app-origin "+appOrigin)
-	root := filepath.Join(env.Dir, ".pikit", "live")
+	root := defaultRoot(env)
 	pg := newPage(t, l)
 	pg.stream(ctx)
-	pg.post(pg.env("unit", unitPayload("u1")), pg.env("checkpoint", checkpointPayload("cp1", "send")))
+	pg.send("u1", "cp1")
 
 	evs := untilFooter(t, ctx, c, "not delivered")
 	got := footer(evs[len(evs)-1])

@@ -20,7 +20,7 @@ func TestRealPi_FooterFollowsPage(t *testing.T) {
 	l, _ := liveStart(t, ctx, c, "--app-origin "+appOrigin)
 	pg := newPage(t, l)
 	stop := pg.streamStop(ctx)
-	pg.post(pg.env("unit", unitPayload("u1")), pg.env("checkpoint", checkpointPayload("cp1", "send")))
+	pg.send("u1", "cp1")
 	untilToolEnd(t, ctx, c)
 	pg.awaitEvent(ctx, `applied {"checkpoint_id":"cp1"`)
 	stop() // the tab closes within the grace window of the applied notice

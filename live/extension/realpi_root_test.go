@@ -11,13 +11,11 @@ import (
 func TestRealPi_RestartFindsNonDefaultRoot(t *testing.T) {
 	t.Parallel()
 	env := newEnv(t)
-	ctx := testCtx(t)
-	c := startPi(t, env)
-	l, _ := liveStart(t, ctx, c, "--root other/live --app-origin "+appOrigin)
+	ctx, c, l := startWatching(t, env, "--root other/live")
 	root := filepath.Join(env.Dir, "other", "live")
 	pg := newPage(t, l)
 	pg.stream(ctx)
-	pg.post(pg.env("unit", unitPayload("u1")), pg.env("checkpoint", checkpointPayload("cp1", "send")))
+	pg.send("u1", "cp1")
 	untilToolEnd(t, ctx, c)
 	awaitDrained(t, ctx, root)
 	killPi(t, ctx, c)
@@ -25,7 +23,7 @@ func TestRealPi_RestartFindsNonDefaultRoot(t *testing.T) {
 	// The restarted Pi attaches during its startup, before RPC events flow:
 	// the page stream and the endpoint show the delivery.
 	startPi(t, env, "-c")
-	pg.postRetry(ctx, pg.env("unit", unitPayload("u2")), pg.env("checkpoint", checkpointPayload("cp2", "send")))
+	pg.sendRetry(ctx, "u2", "cp2")
 	pg.awaitEvent(ctx, `unit_status {"unit_id":"u2","status":"applied"`)
 	awaitDrained(t, ctx, root)
 	if n := len(batchRequests(env, `"checkpoint_id":"cp2"`)); n != 1 {
