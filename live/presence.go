@@ -1,4 +1,5 @@
 // Presence and page-lost (reference §4.9, §4.10).
+
 package live
 
 import (

@@ -40,7 +40,7 @@
 //     events (session_start/tree/shutdown, agent_start/settled, context).
 //   - The terminal overlays (Selection and Review, reference §5.5) are
 //     midcompact/internal/tui, for the extension; the JavaScript text
-//     rules they share with the tools are midcompact/internal/jstext.
+//     rules they share with the tools are internal/jstext.
 //
 // # Example
 //

@@ -9,7 +9,7 @@ import (
 
 	"github.com/pikit-dev/pikit/internal/jsjson"
 	"github.com/pikit-dev/pikit/internal/pimessage"
-	"github.com/pikit-dev/pikit/midcompact/internal/jstext"
+	"github.com/pikit-dev/pikit/internal/jstext"
 )
 
 // Lengths and budgets in this package count UTF-16 code units, as JS

@@ -50,8 +50,13 @@ type Tool struct {
 	// Parameters is the JSON Schema of the arguments, sent to Pi as given;
 	// its root must be an object schema ({"type": "object", ...}). Nil
 	// means an object with no properties.
-	Parameters       json.RawMessage
-	PromptSnippet    string
+	Parameters json.RawMessage
+	// PromptSnippet ("" for none) opts the tool into a one-line entry in
+	// the <tools> section of Pi's default system prompt.
+	PromptSnippet string
+	// PromptGuidelines are bullets Pi appends, flat and unprefixed, to the
+	// <rules> section of its system prompt while the tool is active: each
+	// should name the tool it is about.
 	PromptGuidelines []string
 	// ExecutionMode is "", "sequential" or "parallel" ("" is Pi's default).
 	ExecutionMode string

@@ -46,11 +46,11 @@ func (o *Object) member(name string) {
 	o.buf = append(o.buf, ':')
 }
 
-// Raw writes member name with value text v, the concatenation of parts
-// (surrounding JSON whitespace of a single part trimmed). The text is
-// written as given, not checked or re-encoded: it must be JSON the caller
-// wrote or read. A nil v (no parts, or one nil part) is an absent member
-// (JS undefined), which JSON.stringify leaves out.
+// Raw writes member name with the value text that is the concatenation of
+// parts (surrounding JSON whitespace of a single part trimmed). The text
+// is written as given, not checked or re-encoded: it must be JSON the
+// caller wrote or read. No text (no parts, or one nil part) is an absent
+// member (JS undefined), which JSON.stringify leaves out.
 func (o *Object) Raw(name string, parts ...[]byte) {
 	if len(parts) == 0 || (len(parts) == 1 && parts[0] == nil) {
 		return

@@ -7,8 +7,8 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
-	"unicode"
 
+	"github.com/pikit-dev/pikit/internal/jstext"
 	"github.com/pikit-dev/pikit/internal/loopback"
 	"github.com/pikit-dev/pikit/midcompact"
 )
@@ -244,7 +244,7 @@ func (w *workbench) serveEdit(summary bool) func(http.ResponseWriter, *http.Requ
 		if err != nil {
 			return err
 		}
-		v = jsTrim(v)
+		v = jstext.Trim(v)
 		id := r.PathValue("id")
 		return w.mutate(rw, r, func(ctx context.Context) error {
 			var err error
@@ -274,10 +274,4 @@ func rangeErr(id string, err error) error {
 		return &apiError{http.StatusNotFound, "Unknown range " + id}
 	}
 	return err
-}
-
-// jsTrim is String.prototype.trim: white space and line terminators,
-// U+FEFF included.
-func jsTrim(s string) string {
-	return strings.TrimFunc(s, func(r rune) bool { return (unicode.IsSpace(r) && r != '\u0085') || r == '\uFEFF' })
 }

@@ -2,7 +2,7 @@ package tui
 
 import (
 	"github.com/pikit-dev/pikit/midcompact"
-	"github.com/pikit-dev/pikit/midcompact/internal/jstext"
+	"github.com/pikit-dev/pikit/internal/jstext"
 	"strconv"
 )
 

@@ -1,5 +1,6 @@
-// Package jstext holds the JavaScript text rules midcompact's tools and its
-// terminal views share (reference §2.6 `normalize`).
+// Package jstext holds JavaScript's text rules where Go's differ: the
+// `\s` class and String.prototype.trim (ECMA-262 §12.2, §12.3), and
+// midcompact's whitespace normalization (reference §2.6 `normalize`).
 package jstext
 
 import "strings"
@@ -13,6 +14,12 @@ func IsSpace(r rune) bool {
 	}
 	return r >= 0x2000 && r <= 0x200A
 }
+
+// Trim is String.prototype.trim: s without leading and trailing
+// WhiteSpace and LineTerminator characters (tab, VT, FF, space, NBSP,
+// ZWNBSP, Zs, LF, CR, LS, PS; not U+0085, which Go's unicode.IsSpace
+// counts).
+func Trim(s string) string { return strings.TrimFunc(s, IsSpace) }
 
 // Normalize collapses every run of whitespace to one space and trims
 // (reference §2.6 `normalize`).
