@@ -8,8 +8,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/pikit-dev/pikit/internal/jsjson"
-	"github.com/pikit-dev/pikit/internal/pimessage"
 	"github.com/pikit-dev/pikit/internal/jstext"
+	"github.com/pikit-dev/pikit/internal/pimessage"
 )
 
 // Lengths and budgets in this package count UTF-16 code units, as JS

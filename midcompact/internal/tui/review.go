@@ -1,8 +1,8 @@
 package tui
 
 import (
-	"github.com/pikit-dev/pikit/midcompact"
 	"github.com/pikit-dev/pikit/internal/jstext"
+	"github.com/pikit-dev/pikit/midcompact"
 	"strconv"
 )
 
