@@ -6,6 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/pikit-dev/pikit/internal/strictjson"
+	"github.com/pikit-dev/pikit/live"
 )
 
 // Delimiters of the untrusted data in a batch message; the JSON between
@@ -36,13 +39,15 @@ type batch struct {
 var errBadBatch = errors.New("live: malformed wake envelope")
 
 // parseBatch decodes one wake envelope: a JSON object of at most maxBatch
-// bytes with a non-empty string checkpoint_id; numbers keep their text.
+// bytes with a non-empty string checkpoint_id, read by the project's
+// strict decoder (exact member names, a repeated one refused); numbers
+// keep their text.
 func parseBatch(data []byte) (*batch, error) {
 	if len(data) > maxBatch {
 		return nil, fmt.Errorf("%w: %d bytes", errBadBatch, len(data))
 	}
 	var b batch
-	if err := json.Unmarshal(data, &b); err != nil {
+	if err := strictjson.Unmarshal(data, &b, &strictjson.Policy{MaxBytes: maxBatch}); err != nil {
 		return nil, fmt.Errorf("%w: %v", errBadBatch, err)
 	}
 	if b.CheckpointID == "" {
@@ -91,7 +96,7 @@ func known(v string, values ...string) string {
 // message is the user message of b: what the batch means in plain words,
 // what to do, then the envelope as untrusted data.
 func (b *batch) message() string {
-	mode := known(b.Mode, "instant", "smart", "collect")
+	mode := known(b.Mode, live.ModeInstant, live.ModeSmart, live.ModeCollect)
 	var head string
 	switch {
 	case b.Status == "page_lost" && len(b.Units) == 0:

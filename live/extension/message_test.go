@@ -46,7 +46,9 @@ func TestBatch_Message(t *testing.T) {
 }
 
 func TestParseBatch_Refuses(t *testing.T) {
-	for _, in := range []string{``, `[]`, `{}`, `{"checkpoint_id":""}`, `{"checkpoint_id":1}`, `{"checkpoint_id":"a"} x`} {
+	for _, in := range []string{``, `[]`, `{}`, `{"checkpoint_id":""}`, `{"checkpoint_id":1}`, `{"checkpoint_id":"a"} x`,
+		// Names are exact and not repeated: the batch named is the batch delivered.
+		`{"Checkpoint_ID":"a"}`, `{"checkpoint_id":"a","checkpoint_id":"b"}`} {
 		if _, err := parseBatch([]byte(in)); err == nil {
 			t.Errorf("parseBatch(%q) accepted", in)
 		}
