@@ -3,13 +3,18 @@
 // everything else the piext bridge sends, the taskbar broker's protocol,
 // and live's HTTP bodies and logs.
 //
+// StateFlow's store decodes meta.json and runtime.json through it too
+// (with AllowInvalidUTF8, reading kept strings and values as JSON.parse
+// does through internal/jsjson), so a repeated member name refuses such a
+// file although JSON.parse would keep the last.
+//
 // Two readers of untrusted JSON keep their own decoder on purpose:
 // taskbar/contract builds the json.Number tree its JSON Schema validation
 // needs (it refuses duplicates and bounds size and depth itself), and
-// StateFlow's store reads meta.json and runtime.json as JSON.parse does
-// (duplicate names last-wins, lone surrogates kept, upstream's order of
-// checks and messages), since the TypeScript extension writes and reads
-// the same files.
+// StateFlow reads semantic values (checkpoint.json, patches.jsonl lines,
+// tool arguments) as JSON.parse does (stateflow.DecodeValue: duplicate
+// names last-wins, lone surrogates kept), since they are data the
+// TypeScript extension writes and reads the same way, not messages.
 //
 // # Policy
 //

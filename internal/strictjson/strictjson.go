@@ -1,6 +1,7 @@
 package strictjson
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 
@@ -49,6 +50,11 @@ var (
 type Error struct {
 	Kind   error // one of the Err* kinds
 	Offset int64 // byte offset in data where decoding stopped; -1 when unknown
+	// Pointer is the JSON Pointer (RFC 6901) of the value where decoding
+	// stopped ("" for the whole text or when unknown); for ErrDuplicateName
+	// it names the repeated member ("/identity/cwd": member "cwd" of the
+	// object at "/identity").
+	Pointer jsontext.Pointer
 	// JSONKind is the kind of JSON value that did not fit ('"', '0', '{',
 	// '[', 't', 'f' or 'n'; 0 when unknown), for ErrType and ErrUnknownMember.
 	JSONKind jsontext.Kind
@@ -110,7 +116,7 @@ func Unmarshal(data []byte, v any, p *Policy) error {
 func classify(err error) *Error {
 	var se *jsontext.SyntacticError
 	if errors.As(err, &se) {
-		e := &Error{Kind: ErrSyntax, Offset: se.ByteOffset, Err: err}
+		e := &Error{Kind: ErrSyntax, Offset: se.ByteOffset, Pointer: se.JSONPointer, Err: err}
 		switch {
 		case errors.Is(err, jsontext.ErrDuplicateName):
 			e.Kind = ErrDuplicateName
@@ -121,7 +127,7 @@ func classify(err error) *Error {
 	}
 	var te *jsonv2.SemanticError
 	if errors.As(err, &te) {
-		e := &Error{Kind: ErrType, Offset: te.ByteOffset, JSONKind: te.JSONKind, Err: err}
+		e := &Error{Kind: ErrType, Offset: te.ByteOffset, Pointer: te.JSONPointer, JSONKind: te.JSONKind, Err: err}
 		if errors.Is(err, jsonv2.ErrUnknownName) {
 			e.Kind = ErrUnknownMember
 		}
@@ -137,8 +143,13 @@ func isDepthError(se *jsontext.SyntacticError) bool {
 }
 
 // tooDeep returns the offset of the first '[' or '{' that opens level
-// max+1, or -1. It skips strings; invalid text is left to the decoder.
+// max+1, or -1. It skips strings; invalid text is left to the decoder. A
+// text with at most max brackets (counted fast, in strings too) is not
+// scanned.
 func tooDeep(data []byte, max int) int64 {
+	if bytes.Count(data, []byte{'{'})+bytes.Count(data, []byte{'['}) <= max {
+		return -1
+	}
 	depth, inString := 0, false
 	for i := 0; i < len(data); i++ {
 		c := data[i]

@@ -31,6 +31,7 @@ func TestUnmarshal(t *testing.T) {
 		{"long s", `{"ſuccess":true}`, &strictjson.Policy{RejectUnknownMembers: true}, strictjson.ErrUnknownMember, 1},
 		{"duplicate", `{"type":"a","type":"b"}`, nil, strictjson.ErrDuplicateName, 12},
 		{"nested duplicate", `{"data":{"x":1,"x":2}}`, nil, strictjson.ErrDuplicateName, 15},
+		{"duplicate in array", `{"data":[{},{"a/b":1,"a/b":2}]}`, nil, strictjson.ErrDuplicateName, 21},
 		{"syntax", `{"type":}`, nil, strictjson.ErrSyntax, 8},
 		{"trailing", `{} x`, nil, strictjson.ErrSyntax, 3},
 		{"type", `{"success":"yes"}`, nil, strictjson.ErrType, 11},
@@ -63,8 +64,21 @@ func TestUnmarshal(t *testing.T) {
 			if e.Offset != tc.offset {
 				t.Errorf("offset = %d, want %d (%v)", e.Offset, tc.offset, err)
 			}
+			if want, ok := pointers[tc.name]; ok && e.Pointer != want {
+				t.Errorf("pointer = %q, want %q", e.Pointer, want)
+			}
 		})
 	}
+}
+
+// pointers are the Error.Pointer values TestUnmarshal checks.
+var pointers = map[string]jsontext.Pointer{
+	"duplicate":          "/type",
+	"nested duplicate":   "/data/x",
+	"duplicate in array": "/data/1/a~1b",
+	"type":               "/success",
+	"invalid utf8":       "/type",
+	"trailing":           "",
 }
 
 // FuzzUnmarshal checks the policy against encoding/json on any text: what

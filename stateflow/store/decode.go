@@ -117,9 +117,9 @@ func decodeScope(l Layout, roots *sf.Roots, c capture, scope string, prevTail []
 	if err != nil {
 		return fail(err)
 	}
-	var mobj map[string]any
+	var mdoc *metaDoc
 	if meta.Exists {
-		if mobj, err = parseMeta(meta.Data, scope); err != nil {
+		if mdoc, err = parseMeta(meta.Data, scope); err != nil {
 			return fail(err)
 		}
 	}
@@ -127,12 +127,13 @@ func decodeScope(l Layout, roots *sf.Roots, c capture, scope string, prevTail []
 	if err != nil {
 		return fail(err)
 	}
-	temporal, list, err := temporalOf(mobj, scope)
+	temporal, err := temporalOf(mdoc, scope)
 	if err != nil {
 		return fail(err)
 	}
+	list := temporal.Patches.Items
 	if scope == sf.ScopeCWD {
-		if err := ownerCheck(mobj, l.CWD); err != nil {
+		if err := ownerCheck(mdoc, l.CWD); err != nil {
 			return fail(err)
 		}
 	}
@@ -144,7 +145,7 @@ func decodeScope(l Layout, roots *sf.Roots, c capture, scope string, prevTail []
 		return fail(err)
 	}
 	var ok bool
-	if m.Checkpoint, ok = boundaryOf(temporal["checkpoint"]); !ok {
+	if m.Checkpoint, ok = temporal.Checkpoint.B, temporal.Checkpoint.OK; !ok {
 		return fail(&sf.TemporalError{Msg: sf.MsgInvalidBoundary})
 	}
 	if cpReason != "" {
@@ -157,7 +158,7 @@ func decodeScope(l Layout, roots *sf.Roots, c capture, scope string, prevTail []
 		return fail(&sf.TemporalError{Msg: msgRevisionPast})
 	}
 	for i, e := range list {
-		b, ok := boundaryOf(e)
+		b, ok := e.B, e.OK
 		if !ok {
 			return fail(&sf.TemporalError{Msg: sf.MsgInvalidBoundary})
 		}
@@ -166,7 +167,7 @@ func decodeScope(l Layout, roots *sf.Roots, c capture, scope string, prevTail []
 		}
 		m.Patches = append(m.Patches, b)
 	}
-	prov := metaProvenance(mobj, filepath.Join(l.Root, filepath.FromSlash(rel(dir, fileMeta))), m)
+	prov := metaProvenance(mdoc, filepath.Join(l.Root, filepath.FromSlash(rel(dir, fileMeta))), m)
 	s := &sf.Stream{Revision: m.Revision, Checkpoint: sf.Checkpoint{Through: m.Checkpoint, State: roots.Filter(state)}}
 	for i := range patches { // lines[i] holds patches[i] (a reused line keeps its filtered record)
 		var p map[string]any

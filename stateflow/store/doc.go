@@ -20,6 +20,28 @@
 // meta.json v1 is read (revision credited as the tail length), v2 written;
 // unknown meta keys are preserved.
 //
+// # File formats: meta.json and runtime.json
+//
+// Both are decoded by one strict typed decode through internal/strictjson,
+// whose policy holds for them as for every untrusted JSON: member names
+// match exactly (a "Version" member is not version: it is an unknown
+// member, kept), and a member name repeated in any object refuses the
+// file. Upstream reads these files with JSON.parse, which keeps the last
+// of repeated members; but neither upstream nor pikit ever writes one, so
+// such a file is a damaged store: refused, every file left as it is,
+// with our text "State Flow <scope> metadata repeats member "<name>""
+// (or "State Flow session runtime repeats member …"), followed by `within
+// "<JSON pointer>"` when the object is not the top level. Text JSON.parse
+// itself refuses, or nested too deeply, keeps its text above (it is
+// checked first). Otherwise the decode is JSON.parse's reading: strings
+// and kept members as JSON.parse reads them (lone surrogate escapes kept,
+// invalid UTF-8 as U+FFFD; a name is compared with both as U+FFFD, so
+// two names differing only there count as repeated), numbers as
+// JavaScript's (integers only where safe, a number beyond the float64
+// range refused as upstream's value checks refuse it), and every check in
+// upstream's order with its texts. The files are not bounded in size
+// (upstream does not bound them).
+//
 // # Classification messages
 //
 // A cohort is classified in upstream's order and with its exact texts

@@ -1,10 +1,10 @@
 package store
 
 import (
-	"errors"
 	"fmt"
-	"math"
 	"regexp"
+
+	"github.com/go-json-experiment/json/jsontext"
 
 	sf "github.com/pikit-dev/pikit/stateflow"
 )
@@ -49,55 +49,71 @@ const (
 	msgRevisionPast = "Temporal scope revision predates its retained patch tail"
 )
 
-// parseMeta parses meta.json into its object: text that is not JSON is
-// "State Flow <scope> metadata contains invalid JSON", JSON that is not an
-// object "Invalid State Flow <scope> metadata" (upstream's texts), text
-// nested too deeply ours.
-func parseMeta(data []byte, scope string) (map[string]any, error) {
-	if obj, ok := fastObject(data, metaForm); ok {
-		return obj, nil
-	}
-	v, err := sf.DecodeValue(data)
-	switch {
-	case errors.Is(err, sf.ErrTooDeep):
-		return nil, &Error{Msg: sf.TooDeepMsg(fmt.Sprintf("State Flow %s metadata", scope)), Err: err}
-	case errors.Is(err, sf.ErrNonFinite):
-		// JSON.parse reads it; the value check below refuses it as upstream's
-		// isObject would not: a non-finite number is in some member.
-		return nil, &Error{Msg: fmt.Sprintf("Invalid State Flow %s metadata", scope)}
-	case err != nil:
-		return nil, &Error{Msg: fmt.Sprintf("State Flow %s metadata contains invalid JSON", scope)}
-	}
-	obj, ok := v.(map[string]any)
-	if !ok {
-		return nil, &Error{Msg: fmt.Sprintf("Invalid State Flow %s metadata", scope)}
-	}
-	return obj, nil
+// metaDoc is meta.json as the strict decoder reads it (reference §2.2,
+// §2.3); Extra holds the other members, raw.
+type metaDoc struct {
+	Version     jsonNumber                               `json:"version"`
+	Temporal    object[temporalDoc]                      `json:"temporal"`
+	Artifacts   jsontext.Value                           `json:"artifacts"`
+	Owner       object[ownerDoc]                         `json:"owner"`
+	Descriptors object[map[string]object[descriptorDoc]] `json:"descriptors"`
+	Extra       jsontext.Value                           `json:",unknown"`
 }
 
-// temporalOf returns meta's temporal member and its patches list when they
-// have the form upstream requires (an object with a checkpoint member and
-// a patches array); else "Unsupported State Flow <scope> storage format".
-// A nil meta (no meta.json) has no temporal member.
-func temporalOf(meta map[string]any, scope string) (map[string]any, []any, error) {
-	temporal, ok := meta["temporal"].(map[string]any)
-	_, hasCheckpoint := temporal["checkpoint"]
-	patches, isList := temporal["patches"].([]any)
-	if !ok || !hasCheckpoint || !isList {
-		return nil, nil, &Error{Msg: fmt.Sprintf("Unsupported State Flow %s storage format", scope)}
+// temporalDoc is meta.json's temporal member; its other members are
+// ignored (a write renders temporal from [Meta]).
+type temporalDoc struct {
+	Revision   jsonNumber   `json:"revision"`
+	Checkpoint boundaryDoc  `json:"checkpoint"`
+	Patches    boundaryList `json:"patches"`
+}
+
+// ownerDoc is meta.json's owner member ({"cwd"} in the CWD scope).
+type ownerDoc struct {
+	CWD   jsonString     `json:"cwd"`
+	Other jsontext.Value `json:",unknown"`
+}
+
+// descriptorDoc is one retained module descriptor (seed 003).
+type descriptorDoc struct {
+	Immutable     jsonKind       `json:"immutable"`
+	SchemaVersion jsonNumber     `json:"schemaVersion"`
+	Other         jsontext.Value `json:",unknown"`
+}
+
+// parseMeta decodes meta.json (decodeDoc): text that is not JSON is
+// "State Flow <scope> metadata contains invalid JSON", JSON that is not an
+// object (or holds a non-finite number, which JSON.parse reads and
+// upstream's checks then refuse) "Invalid State Flow <scope> metadata"
+// (upstream's texts); text nested too deeply or repeating a member name is
+// ours.
+func parseMeta(data []byte, scope string) (*metaDoc, error) {
+	doc := &metaDoc{}
+	if err := decodeDoc(data, doc, fmt.Sprintf("State Flow %s metadata", scope), fmt.Sprintf("Invalid State Flow %s metadata", scope)); err != nil {
+		return nil, err
 	}
-	return temporal, patches, nil
+	return doc, nil
+}
+
+// temporalOf returns meta's temporal member when it has the form upstream
+// requires (an object with a checkpoint member and a patches array); else
+// "Unsupported State Flow <scope> storage format". A nil meta (no
+// meta.json) has no temporal member.
+func temporalOf(meta *metaDoc, scope string) (*temporalDoc, error) {
+	if meta == nil || meta.Temporal.Kind != '{' || meta.Temporal.V.Checkpoint.Kind == 0 || meta.Temporal.V.Patches.Kind != '[' {
+		return nil, &Error{Msg: fmt.Sprintf("Unsupported State Flow %s storage format", scope)}
+	}
+	return &meta.Temporal.V, nil
 }
 
 // revisionOf is temporal.revision (absent: tailLen, the credit of a v1
 // meta); a revision that is not a safe non-negative integer is upstream's
 // envelope error.
-func revisionOf(temporal map[string]any, tailLen int) (int, error) {
-	r, has := temporal["revision"]
-	if !has {
+func revisionOf(temporal *temporalDoc, tailLen int) (int, error) {
+	if temporal.Revision.Kind == 0 {
 		return tailLen, nil
 	}
-	n, ok := intOf(r)
+	n, ok := temporal.Revision.Int()
 	if !ok || n < 0 {
 		return 0, &sf.TemporalError{Msg: msgEnvelope}
 	}
@@ -110,19 +126,15 @@ func revisionOf(temporal map[string]any, tailLen int) (int, error) {
 // scope decoder runs these steps itself, interleaved with the checkpoint
 // and tail checks; decodeMeta is the same steps for one file.
 func decodeMeta(data []byte, scope, absPath string, tailLen int) (*Meta, error) {
-	obj, err := parseMeta(data, scope)
+	doc, err := parseMeta(data, scope)
 	if err != nil {
 		return nil, err
 	}
-	return decodeMetaObject(obj, scope, absPath, tailLen)
-}
-
-// decodeMetaObject is decodeMeta after parseMeta.
-func decodeMetaObject(obj map[string]any, scope, absPath string, tailLen int) (*Meta, error) {
-	temporal, list, err := temporalOf(obj, scope)
+	temporal, err := temporalOf(doc, scope)
 	if err != nil {
 		return nil, err
 	}
+	list := temporal.Patches.Items
 	if len(list) != tailLen {
 		return nil, &Error{Msg: fmt.Sprintf("State Flow %s temporal metadata does not match its semantic tail", scope)}
 	}
@@ -131,7 +143,7 @@ func decodeMetaObject(obj map[string]any, scope, absPath string, tailLen int) (*
 		return nil, err
 	}
 	var ok bool
-	if m.Checkpoint, ok = boundaryOf(temporal["checkpoint"]); !ok {
+	if m.Checkpoint, ok = temporal.Checkpoint.B, temporal.Checkpoint.OK; !ok {
 		return nil, &sf.TemporalError{Msg: sf.MsgInvalidBoundary}
 	}
 	if len(list) > sf.MaxHistoryLimit {
@@ -141,42 +153,43 @@ func decodeMetaObject(obj map[string]any, scope, absPath string, tailLen int) (*
 		return nil, &sf.TemporalError{Msg: msgRevisionPast}
 	}
 	for _, e := range list {
-		b, ok := boundaryOf(e)
+		b, ok := e.B, e.OK
 		if !ok {
 			return nil, &sf.TemporalError{Msg: sf.MsgInvalidBoundary}
 		}
 		m.Patches = append(m.Patches, b)
 	}
-	return m, metaProvenance(obj, absPath, m)
+	return m, metaProvenance(doc, absPath, m)
 }
 
 // metaProvenance reads the members of meta.json other than temporal into m:
 // version (1 to 4), artifacts, owner, descriptors (v4 only) and unknown
-// siblings (kept in Extra). A member of the wrong form is "Invalid State
+// members (kept in Extra). A member of the wrong form is "Invalid State
 // Flow provenance document: "<path>"" (upstream checks the version when it
 // parses provenance; the rest of the rules are ours). m is filled as far as
 // it could be read.
-func metaProvenance(obj map[string]any, absPath string, m *Meta) error {
-	m.Extra, m.Artifacts = map[string]any{}, map[string]any{}
-	for k, e := range obj {
-		switch k {
-		case "version", "temporal", "artifacts", "owner", metaKeyDescriptors:
-		default:
-			m.Extra[k] = e
-		}
+func metaProvenance(doc *metaDoc, absPath string, m *Meta) error {
+	m.Artifacts = map[string]any{}
+	extra, ok := keptObject(doc.Extra)
+	if !ok {
+		return provenanceError(absPath) // unreachable: decodeDoc read the text
 	}
-	if o, has := obj["owner"]; has {
-		om, _ := o.(map[string]any)
-		m.OwnerCWD, _ = om["cwd"].(string)
+	if m.Extra = extra; extra == nil {
+		m.Extra = map[string]any{}
+	}
+	if doc.Owner.Kind != 0 {
+		if o := doc.Owner.V.CWD; doc.Owner.Kind == '{' && o.Kind == '"' {
+			m.OwnerCWD = o.S
+		}
 		m.HasOwner = true
 	}
-	ver, ok := intOf(obj["version"])
+	ver, ok := doc.Version.Int()
 	if !ok || ver < 1 || ver > 4 {
 		return provenanceError(absPath)
 	}
 	m.Version = ver
-	if a, has := obj["artifacts"]; has {
-		am, ok := a.(map[string]any)
+	if len(doc.Artifacts) > 0 {
+		am, ok := keptObject(doc.Artifacts)
 		if !ok {
 			return provenanceError(absPath)
 		}
@@ -191,11 +204,11 @@ func metaProvenance(obj map[string]any, absPath string, m *Meta) error {
 			}
 		}
 	}
-	if d, has := obj[metaKeyDescriptors]; has {
+	if doc.Descriptors.Kind != 0 {
 		if ver != 4 {
 			return provenanceError(absPath) // a descriptor never predates v4
 		}
-		if m.Descriptors, ok = decodeDescriptors(d); !ok {
+		if m.Descriptors, ok = descriptorsOf(doc.Descriptors); !ok {
 			return provenanceError(absPath)
 		}
 	}
@@ -205,18 +218,21 @@ func metaProvenance(obj map[string]any, absPath string, m *Meta) error {
 // ownerCheck is upstream's CWD identity rule: meta.owner must be exactly
 // {"cwd": cwd}; absent it is "…is missing", any other form or value
 // "…mismatch" (the one place upstream writes CWD literally).
-func ownerCheck(meta map[string]any, cwd string) error {
-	o, has := meta["owner"]
-	if !has {
+func ownerCheck(meta *metaDoc, cwd string) error {
+	o := meta.Owner
+	if o.Kind == 0 {
 		return &Error{Msg: "State Flow CWD scope identity is missing"}
 	}
-	om, ok := o.(map[string]any)
-	if got, isStr := om["cwd"].(string); !ok || len(om) != 1 || !isStr || got != cwd {
+	if o.Kind != '{' || len(o.V.Other) > 0 || o.V.CWD.Kind != '"' || o.V.CWD.S != cwd {
 		return &Error{Msg: "State Flow CWD scope identity mismatch"}
 	}
 	return nil
 }
 
+// validProvenance reports whether e, a kept artifacts entry, is a
+// provenance entry: an object of sourceHash ("sha256:" and 64 lower-case
+// hex digits), sourceFingerprint (exactly {size: safe integer, mtimeNs:
+// string}), compilerRevision and compiledAt (strings), each optional.
 func validProvenance(e any) bool {
 	m, ok := e.(map[string]any)
 	if !ok {
@@ -251,28 +267,23 @@ func validProvenance(e any) bool {
 	return true
 }
 
-// decodeDescriptors parses {"x_…": {"immutable": bool, "schemaVersion":
-// 1..2^53-1}, …}: exactly those two keys per descriptor, x_* ids only.
-func decodeDescriptors(v any) (map[string]sf.Descriptor, bool) {
-	obj, ok := v.(map[string]any)
-	if !ok {
+// descriptorsOf reads {"x_…": {"immutable": bool, "schemaVersion":
+// 1..2^53-1}, …}: exactly those two members per descriptor, x_* ids only.
+func descriptorsOf(o object[map[string]object[descriptorDoc]]) (map[string]sf.Descriptor, bool) {
+	if o.Kind != '{' {
 		return nil, false
 	}
-	out := make(map[string]sf.Descriptor, len(obj))
-	for root, e := range obj {
-		d, ok := e.(map[string]any)
-		if !ok || !sf.IsExternalRoot(root) || len(d) != 2 {
+	out := make(map[string]sf.Descriptor, len(o.V))
+	for root, e := range o.V {
+		d := e.V
+		if e.Kind != '{' || !sf.IsExternalRoot(root) || len(d.Other) > 0 || d.Immutable != 't' && d.Immutable != 'f' {
 			return nil, false
 		}
-		imm, ok := d["immutable"].(bool)
-		if !ok {
-			return nil, false
-		}
-		sv, ok := intOf(d["schemaVersion"])
+		sv, ok := d.SchemaVersion.Int()
 		if !ok || sv < 1 {
 			return nil, false
 		}
-		out[root] = sf.Descriptor{SchemaVersion: int64(sv), Immutable: imm}
+		out[root] = sf.Descriptor{SchemaVersion: int64(sv), Immutable: d.Immutable == 't'}
 	}
 	return out, true
 }
@@ -336,46 +347,11 @@ func (m *Meta) encode(scope string, rawExternal bool) ([]byte, error) {
 	return sf.CanonicalLine(obj)
 }
 
-// boundaryOf parses {"id", "parent", "position"} (exactly those members)
-// and reports whether it is a valid boundary ([sf.ValidBoundary]).
-func boundaryOf(v any) (sf.Boundary, bool) {
-	if b, ok := v.(sf.Boundary); ok {
-		return b, sf.ValidBoundary(b) // read by fastObject
-	}
-	m, ok := v.(map[string]any)
-	if !ok || len(m) != 3 {
-		return sf.Boundary{}, false
-	}
-	id, ok := m["id"].(string)
-	if !ok {
-		return sf.Boundary{}, false
-	}
-	pos, ok := intOf(m["position"])
-	if !ok {
-		return sf.Boundary{}, false
-	}
-	b := sf.Boundary{ID: id, Position: pos}
-	switch p := m["parent"].(type) {
-	case nil:
-		if _, has := m["parent"]; !has {
-			return sf.Boundary{}, false
-		}
-	case string:
-		if p == "" {
-			return sf.Boundary{}, false
-		}
-		b.Parent = p
-	default:
-		return sf.Boundary{}, false
-	}
-	return b, sf.ValidBoundary(b)
-}
-
-// intOf accepts a safe non-negative-or-negative integer number.
+// intOf accepts a kept value that is a safe integer ([safeInt]).
 func intOf(v any) (int, bool) {
 	f, ok := v.(float64)
-	if !ok || f != math.Trunc(f) || math.Abs(f) > 1<<53-1 {
+	if !ok {
 		return 0, false
 	}
-	return int(f), true
+	return safeInt(f)
 }

@@ -4,8 +4,8 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"maps"
-	"slices"
+
+	"github.com/go-json-experiment/json/jsontext"
 
 	sf "github.com/pikit-dev/pikit/stateflow"
 )
@@ -60,7 +60,7 @@ type Runtime struct {
 // decodeSessionRuntime decodes a session's config.json and runtime.json in
 // upstream's order: config text that is not JSON, then config that is not
 // one mode member (or one legacy enabled member), then runtime text that is
-// not JSON; then runtimeFromObject. cwd and sessionID are the identity the
+// not JSON; then decodeRuntime. cwd and sessionID are the identity the
 // runtime must name (sessionID "": not checked). It returns the mode and the
 // runtime.
 func decodeSessionRuntime(cfgData, rtData []byte, cwd, sessionID string) (string, *Runtime, error) {
@@ -104,124 +104,119 @@ func modeOf(v any) (string, bool) {
 	return "", false
 }
 
-// decodeRuntime decodes runtime.json (see [decodeSessionRuntime]): text
-// that is not JSON is MsgRuntimeJSON, a value that is not an object (or
-// holds a non-finite number) MsgRuntimeEnvelope; text nested too deeply
-// ours.
+// runtimeDoc is runtime.json as the strict decoder reads it (reference
+// §2.2); Extra holds the members upstream ignores, raw.
+type runtimeDoc struct {
+	Version       jsonNumber            `json:"version"`
+	Identity      object[identityDoc]   `json:"identity"`
+	Lineage       boundaryList          `json:"lineage"`
+	State         jsonKind              `json:"state"` // the semantic members: refused
+	Contract      jsonKind              `json:"contract"`
+	Working       jsonKind              `json:"working"`
+	Response      jsonKind              `json:"response"`
+	Step          jsonNumber            `json:"step"`
+	Specification jsonString            `json:"specification"`
+	Validation    object[validationDoc] `json:"validation"`
+	Bootstrap     jsonKind              `json:"bootstrap"`
+	Temporal      jsonKind              `json:"temporal"`  // retired: dropped
+	Artifacts     jsonKind              `json:"artifacts"` // retired: dropped
+	Extra         jsontext.Value        `json:",unknown"`
+}
+
+// identityDoc is runtime.json's identity member.
+type identityDoc struct {
+	CWD       jsonString     `json:"cwd"`
+	SessionID jsonString     `json:"sessionId"`
+	Other     jsontext.Value `json:",unknown"`
+}
+
+// validationDoc is runtime.json's legacy validation marker.
+type validationDoc struct {
+	Attempt     jsonNumber     `json:"attempt"`
+	Error       jsonString     `json:"error"`
+	Instruction jsonString     `json:"instruction"`
+	Other       jsontext.Value `json:",unknown"`
+}
+
+// decodeRuntime decodes runtime.json (see [decodeSessionRuntime]) with
+// decodeDoc: text that is not JSON is MsgRuntimeJSON, a value that is not
+// an object (or holds a non-finite number) MsgRuntimeEnvelope; text nested
+// too deeply or repeating a member name is ours. Then, in upstream's order
+// of checks: version 1 (MsgRuntimeVersion); identity exactly {cwd,
+// sessionId} naming cwd and sessionID, the id non-blank and trimmed
+// (MsgRuntimeIdentity); the lineage (sf.ValidateLineage at the format
+// limit of 100); no semantic member (MsgRuntimeSemantic); then the
+// counters — step a safe integer from 0 (required), specification a
+// string, validation the legacy {attempt 0–7, error, instruction},
+// bootstrap a boolean (else MsgRuntimeInvalid). The retired temporal and
+// artifacts members are dropped; other members are ignored as upstream
+// does and kept in Extra.
 func decodeRuntime(data []byte, cwd, sessionID string) (*Runtime, error) {
-	obj, ok := fastObject(data, runtimeForm)
-	if !ok {
-		var err error
-		if obj, err = runtimeObject(data); err != nil {
-			return nil, err
-		}
+	doc := &runtimeDoc{}
+	if err := decodeDoc(data, doc, "State Flow session runtime", MsgRuntimeEnvelope); err != nil {
+		return nil, err
 	}
-	return runtimeFromObject(obj, cwd, sessionID)
-}
-
-// runtimeObject decodes runtime.json with the general decoder (the errors
-// of decodeRuntime).
-func runtimeObject(data []byte) (map[string]any, error) {
-	v, err := sf.DecodeValue(data)
-	switch {
-	case errors.Is(err, sf.ErrTooDeep):
-		return nil, &Error{Msg: sf.TooDeepMsg("State Flow session runtime"), Err: err}
-	case errors.Is(err, sf.ErrNonFinite):
-		return nil, &Error{Msg: MsgRuntimeEnvelope}
-	case err != nil:
-		return nil, &Error{Msg: MsgRuntimeJSON}
-	}
-	obj, ok := v.(map[string]any)
-	if !ok {
-		return nil, &Error{Msg: MsgRuntimeEnvelope}
-	}
-	return obj, nil
-}
-
-// runtimeFromObject reads a decoded runtime.json object (boundaries as
-// maps, or as sf.Boundary from fastObject) in upstream's order of checks:
-// version 1 (MsgRuntimeVersion); identity exactly {cwd, sessionId} naming
-// cwd and sessionID, the id non-blank and trimmed (MsgRuntimeIdentity);
-// the lineage (sf.ValidateLineage at the format limit of 100); no semantic
-// member (MsgRuntimeSemantic); then the counters — step a safe integer
-// from 0 (required), specification a string, validation the legacy
-// {attempt 0–7, error, instruction}, bootstrap a boolean (else
-// MsgRuntimeInvalid). The retired temporal and artifacts members are
-// dropped; other members are ignored as upstream does and kept in Extra.
-func runtimeFromObject(obj map[string]any, cwd, sessionID string) (*Runtime, error) {
 	rt := &Runtime{}
-	if n, ok := intOf(obj["version"]); !ok || n != 1 {
+	if n, ok := doc.Version.Int(); !ok || n != 1 {
 		return nil, &Error{Msg: MsgRuntimeVersion}
 	}
-	idm, ok := obj["identity"].(map[string]any)
-	idCWD, ok1 := idm["cwd"].(string)
-	id, ok2 := idm["sessionId"].(string)
-	if !ok || !ok1 || !ok2 || len(idm) != 2 || idCWD != cwd || (sessionID != "" && id != sessionID) || id == "" || sf.JSTrim(id) != id {
+	idm, idCWD, id := doc.Identity.V, doc.Identity.V.CWD.S, doc.Identity.V.SessionID.S
+	if doc.Identity.Kind != '{' || idm.CWD.Kind != '"' || idm.SessionID.Kind != '"' || len(idm.Other) > 0 ||
+		idCWD != cwd || (sessionID != "" && id != sessionID) || id == "" || sf.JSTrim(id) != id {
 		return nil, &Error{Msg: MsgRuntimeIdentity}
 	}
 	rt.CWD, rt.SessionID = idCWD, id
-	list, _ := obj["lineage"].([]any)
-	rt.Lineage = make([]sf.Boundary, len(list))
-	for i, x := range list {
-		rt.Lineage[i], _ = boundaryOf(x) // an invalid one fails ValidateLineage in order
+	rt.Lineage = make([]sf.Boundary, len(doc.Lineage.Items)) // a lineage that is no list is empty
+	for i, x := range doc.Lineage.Items {
+		rt.Lineage[i] = x.B // an invalid one (zero) fails ValidateLineage in order
 	}
 	if err := sf.ValidateLineage(rt.Lineage, sf.MaxHistoryLimit); err != nil {
 		return nil, err
 	}
-	for _, k := range []string{"state", "contract", "working", "response"} {
-		if _, has := obj[k]; has {
-			return nil, &Error{Msg: MsgRuntimeSemantic}
-		}
+	if doc.State != 0 || doc.Contract != 0 || doc.Working != 0 || doc.Response != 0 {
+		return nil, &Error{Msg: MsgRuntimeSemantic}
 	}
-	for _, k := range slices.Sorted(maps.Keys(obj)) {
-		e := obj[k]
-		switch k {
-		case "version", "identity", "lineage", "temporal", "artifacts":
-		case "step":
-			n, ok := intOf(e)
-			if !ok || n < 0 {
-				return nil, &Error{Msg: MsgRuntimeInvalid}
-			}
-			rt.Step = n
-		case "specification":
-			s, ok := e.(string)
-			if !ok {
-				return nil, &Error{Msg: MsgRuntimeInvalid}
-			}
-			rt.Specification, rt.HasSpec = s, true
-		case "validation":
-			m, ok := e.(map[string]any)
-			if !ok || !legacyValidation(m) {
-				return nil, &Error{Msg: MsgRuntimeInvalid}
-			}
-			rt.Validation = m
-		case "bootstrap":
-			b, ok := e.(bool)
-			if !ok {
-				return nil, &Error{Msg: MsgRuntimeInvalid}
-			}
-			rt.Bootstrap = b
-		default:
-			if rt.Extra == nil {
-				rt.Extra = map[string]any{}
-			}
-			rt.Extra[k] = e
-		}
+	if err := rt.readCounters(doc); err != nil {
+		return nil, err
 	}
-	if _, has := obj["step"]; !has {
-		return nil, &Error{Msg: MsgRuntimeInvalid}
+	var ok bool
+	if rt.Extra, ok = keptObject(doc.Extra); !ok {
+		return nil, &Error{Msg: MsgRuntimeEnvelope} // unreachable: decodeDoc read the text
 	}
 	return rt, nil
 }
 
-// legacyValidation reports whether m is the legacy validation marker
-// upstream keeps: exactly {attempt: integer 0–7, error: string,
-// instruction: string}.
-func legacyValidation(m map[string]any) bool {
-	n, ok := intOf(m["attempt"])
-	_, e := m["error"].(string)
-	_, i := m["instruction"].(string)
-	return ok && n >= 0 && n <= 7 && e && i && len(m) == 3
+// readCounters reads runtime.json's counters into rt (see decodeRuntime);
+// any of the wrong form, or no step, is MsgRuntimeInvalid.
+func (rt *Runtime) readCounters(doc *runtimeDoc) error {
+	invalid := &Error{Msg: MsgRuntimeInvalid}
+	n, ok := doc.Step.Int()
+	if !ok || n < 0 {
+		return invalid
+	}
+	rt.Step = n
+	switch doc.Specification.Kind {
+	case 0:
+	case '"':
+		rt.Specification, rt.HasSpec = doc.Specification.S, true
+	default:
+		return invalid
+	}
+	if v := doc.Validation; v.Kind != 0 {
+		attempt, ok := v.V.Attempt.Int()
+		if v.Kind != '{' || !ok || attempt < 0 || attempt > 7 || v.V.Error.Kind != '"' || v.V.Instruction.Kind != '"' || len(v.V.Other) > 0 {
+			return invalid
+		}
+		rt.Validation = map[string]any{"attempt": v.V.Attempt.F, "error": v.V.Error.S, "instruction": v.V.Instruction.S}
+	}
+	switch doc.Bootstrap {
+	case 0:
+	case 't', 'f':
+		rt.Bootstrap = doc.Bootstrap == 't'
+	default:
+		return invalid
+	}
+	return nil
 }
 
 func (rt *Runtime) encode() ([]byte, error) {
