@@ -157,6 +157,9 @@ func decodeScope(l Layout, roots *sf.Roots, c capture, scope string, prevTail []
 	if m.Revision < len(patches) {
 		return fail(&sf.TemporalError{Msg: msgRevisionPast})
 	}
+	if len(list) > 0 {
+		m.Patches = make([]sf.Boundary, 0, len(list))
+	}
 	for i, e := range list {
 		b, ok := e.B, e.OK
 		if !ok {

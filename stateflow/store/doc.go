@@ -32,15 +32,19 @@
 // with our text "State Flow <scope> metadata repeats member "<name>""
 // (or "State Flow session runtime repeats member …"), followed by `within
 // "<JSON pointer>"` when the object is not the top level. Text JSON.parse
-// itself refuses, or nested too deeply, keeps its text above (it is
-// checked first). Otherwise the decode is JSON.parse's reading: strings
+// itself refuses, or nested too deeply, keeps its text (see Classification
+// messages): those are checked first. Otherwise the decode reads as
+// JSON.parse does: strings
 // and kept members as JSON.parse reads them (lone surrogate escapes kept,
 // invalid UTF-8 as U+FFFD; a name is compared with both as U+FFFD, so
 // two names differing only there count as repeated), numbers as
 // JavaScript's (integers only where safe, a number beyond the float64
 // range refused as upstream's value checks refuse it), and every check in
 // upstream's order with its texts. The files are not bounded in size
-// (upstream does not bound them).
+// (upstream does not bound them). A file in the written form (canonical
+// JSON, as both writers write it) has its boundaries (meta's temporal,
+// runtime's lineage: the bulk of both) read by a scan of that form alone
+// and its other members by the strict decode; the reading is the same.
 //
 // # Classification messages
 //

@@ -81,13 +81,21 @@ type descriptorDoc struct {
 	Other         jsontext.Value `json:",unknown"`
 }
 
-// parseMeta decodes meta.json (decodeDoc): text that is not JSON is
+// parseMeta decodes meta.json (decodeDoc; writtenMeta first): text that is not JSON is
 // "State Flow <scope> metadata contains invalid JSON", JSON that is not an
 // object (or holds a non-finite number, which JSON.parse reads and
 // upstream's checks then refuse) "Invalid State Flow <scope> metadata"
 // (upstream's texts); text nested too deeply or repeating a member name is
 // ours.
 func parseMeta(data []byte, scope string) (*metaDoc, error) {
+	if doc, ok := writtenMeta(data); ok {
+		return doc, nil
+	}
+	return strictMeta(data, scope)
+}
+
+// strictMeta is parseMeta by the strict decode of the whole text.
+func strictMeta(data []byte, scope string) (*metaDoc, error) {
 	doc := &metaDoc{}
 	if err := decodeDoc(data, doc, fmt.Sprintf("State Flow %s metadata", scope), fmt.Sprintf("Invalid State Flow %s metadata", scope)); err != nil {
 		return nil, err
@@ -151,6 +159,9 @@ func decodeMeta(data []byte, scope, absPath string, tailLen int) (*Meta, error) 
 	}
 	if m.Revision < len(list) {
 		return nil, &sf.TemporalError{Msg: msgRevisionPast}
+	}
+	if len(list) > 0 {
+		m.Patches = make([]sf.Boundary, 0, len(list))
 	}
 	for _, e := range list {
 		b, ok := e.B, e.OK

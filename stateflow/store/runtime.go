@@ -139,7 +139,7 @@ type validationDoc struct {
 }
 
 // decodeRuntime decodes runtime.json (see [decodeSessionRuntime]) with
-// decodeDoc: text that is not JSON is MsgRuntimeJSON, a value that is not
+// decodeDoc (writtenRuntime first): text that is not JSON is MsgRuntimeJSON, a value that is not
 // an object (or holds a non-finite number) MsgRuntimeEnvelope; text nested
 // too deeply or repeating a member name is ours. Then, in upstream's order
 // of checks: version 1 (MsgRuntimeVersion); identity exactly {cwd,
@@ -152,9 +152,12 @@ type validationDoc struct {
 // artifacts members are dropped; other members are ignored as upstream
 // does and kept in Extra.
 func decodeRuntime(data []byte, cwd, sessionID string) (*Runtime, error) {
-	doc := &runtimeDoc{}
-	if err := decodeDoc(data, doc, "State Flow session runtime", MsgRuntimeEnvelope); err != nil {
-		return nil, err
+	doc, ok := writtenRuntime(data)
+	if !ok {
+		var err error
+		if doc, err = strictRuntime(data); err != nil {
+			return nil, err
+		}
 	}
 	rt := &Runtime{}
 	if n, ok := doc.Version.Int(); !ok || n != 1 {
@@ -179,11 +182,20 @@ func decodeRuntime(data []byte, cwd, sessionID string) (*Runtime, error) {
 	if err := rt.readCounters(doc); err != nil {
 		return nil, err
 	}
-	var ok bool
 	if rt.Extra, ok = keptObject(doc.Extra); !ok {
 		return nil, &Error{Msg: MsgRuntimeEnvelope} // unreachable: decodeDoc read the text
 	}
 	return rt, nil
+}
+
+// strictRuntime decodes runtime.json by the strict decode of the whole
+// text (decodeRuntime's errors up to the document).
+func strictRuntime(data []byte) (*runtimeDoc, error) {
+	doc := &runtimeDoc{}
+	if err := decodeDoc(data, doc, "State Flow session runtime", MsgRuntimeEnvelope); err != nil {
+		return nil, err
+	}
+	return doc, nil
 }
 
 // readCounters reads runtime.json's counters into rt (see decodeRuntime);

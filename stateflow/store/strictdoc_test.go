@@ -86,6 +86,67 @@ func FuzzDecodeRuntime(f *testing.F) {
 	})
 }
 
+// FuzzWrittenDoc: where writtenMeta or writtenRuntime reads a text, the
+// strict decode of the whole text reads the same document.
+func FuzzWrittenDoc(f *testing.F) {
+	for _, s := range docSeeds(f) {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if doc, ok := writtenMeta(data); ok {
+			want, err := strictMeta(data, "global")
+			if err != nil || !reflect.DeepEqual(doc, want) {
+				t.Fatalf("written form read %+v, strict decode %+v, %v: %q", doc, want, err, data)
+			}
+		}
+		if doc, ok := writtenRuntime(data); ok {
+			want, err := strictRuntime(data)
+			if err != nil || !reflect.DeepEqual(doc, want) {
+				t.Fatalf("written form read %+v, strict decode %+v, %v: %q", doc, want, err, data)
+			}
+		}
+	})
+}
+
+// TestWrittenDoc_takesWrittenFiles: the files this package writes are read
+// in the written form (else FuzzWrittenDoc would compare nothing real),
+// and other forms are left to the strict decode.
+func TestWrittenDoc_takesWrittenFiles(t *testing.T) {
+	n := 0
+	for _, s := range docSeeds(t) {
+		if !strings.Contains(s, "00000000-0000-4000-8000") { // written files
+			continue
+		}
+		var ok bool
+		if strings.Contains(s, `"lineage"`) {
+			_, ok = writtenRuntime([]byte(s))
+		} else {
+			_, ok = writtenMeta([]byte(s))
+		}
+		if !ok && !strings.Contains(s, `"version":1`) { // v1: no revision
+			t.Errorf("written file declined: %s", s)
+		}
+		n++
+	}
+	if n < 10 {
+		t.Fatalf("only %d written files found", n)
+	}
+	const b0 = `{"id":"o","parent":null,"position":0}`
+	for _, s := range []string{
+		`{"temporal":{"checkpoint":{"id":"\u006f","parent":null,"position":0},"patches":[],"revision":0},"version":2}`,
+		`{"temporal":{"checkpoint":` + b0 + `,"patches":[],"revision":0}, "version":2}`,
+		`{"temporal":{"checkpoint":` + b0 + `,"patches":[],"revision":0},"version":2,"version":2}`,
+		`{"temporal":{"checkpoint":` + b0 + `,"patches":[],"revision":0},"version":2,"x":{"a":1,"a":2}}`,
+		`{"temporal":{"checkpoint":` + b0 + `,"patches":[],"revision":0},"version":2}x`,
+		`{"temporal":{"patches":[],"checkpoint":` + b0 + `,"revision":0},"version":2}`,
+		`{"version":2}`, `{}`, `{"temporal":0}`,
+	} {
+		if _, ok := writtenMeta([]byte(s)); ok {
+			t.Errorf("accepted %s", s)
+		}
+	}
+}
+
 // runtimeErrors are the texts decodeRuntime may return (identity "/p").
 var runtimeErrors = map[string]bool{
 	MsgRuntimeJSON: true, MsgRuntimeEnvelope: true, MsgRuntimeVersion: true, MsgRuntimeIdentity: true,
@@ -188,8 +249,9 @@ func TestDecodeDoc_repeatedMember(t *testing.T) {
 
 // BenchmarkDecodeBoundaryFiles: a full-tail Session meta.json (100
 // boundaries) and a runtime.json of a session with 110 transitions, through
-// decodeMeta/decodeRuntime (the strict typed decode) against JSON.parse's
-// reading alone (sf.DecodeValue, the baseline) in the same run.
+// decodeMeta/decodeRuntime (the written form's scan of the boundaries,
+// the strict decode of the other members) against JSON.parse's reading
+// alone (sf.DecodeValue, the baseline) in the same run.
 func BenchmarkDecodeBoundaryFiles(b *testing.B) {
 	var sb strings.Builder
 	bound := func(i int) string {
