@@ -2,6 +2,7 @@ package piext_test
 
 import (
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 
@@ -16,9 +17,11 @@ func contextScript(t *testing.T, exe, mode string) map[string]json.RawMessage {
 }
 
 // contextCall is one context call seen from the bridge: the texts of the
-// messages Go returned (nil: unchanged) and the bytes of each hook request.
+// messages Go returned (nil: unchanged), whether each is the very object
+// Pi passed at its index, and the bytes of each hook request.
 type contextCall struct {
 	Texts     []string
+	Kept      []bool
 	HookBytes []int
 }
 
@@ -33,7 +36,8 @@ func (c contextCall) sent() int {
 // A message of 60 KB that changes in its middle without changing its
 // length is detected: Go gets it (Fresh) and only it, once; an object
 // edited in place after a call does not make the bridge believe the
-// sidecar holds its new content.
+// sidecar holds its new content. The messages Go left unchanged go back to
+// Pi as Pi's own objects, neither re-sent by Go nor rebuilt.
 func TestBridge_ContextSameLengthEditInTheMiddle(t *testing.T) {
 	t.Parallel()
 	exe := pitest.BuildCommand(t, "./piext/internal/testext")
@@ -54,6 +58,9 @@ func TestBridge_ContextSameLengthEditInTheMiddle(t *testing.T) {
 	}
 	if len(r.Second.Texts) != 3 || !strings.Contains(r.Second.Texts[1], "CTXEDIT-SEEN-BY-GO") || strings.Contains(r.Second.Texts[0]+r.Second.Texts[2], "CTXEDIT") {
 		t.Errorf("same-length edit: Go did not see it (texts %d)", len(r.Second.Texts))
+	}
+	if want := []bool{true, false, true}; !slices.Equal(r.Second.Kept, want) {
+		t.Errorf("same-length edit: returned messages are Pi's objects %v, want %v", r.Second.Kept, want)
 	}
 	if r.Third.Texts != nil || r.Third.sent() < msg || r.Third.sent() > 2*msg {
 		t.Errorf("after an in-place edit: %d bytes sent, texts %v; want the original message again", r.Third.sent(), r.Third.Texts)

@@ -25,7 +25,11 @@ type Extension struct {
 	Hooks    []Hook
 	// Skills holds skill folders (each with a SKILL.md) that install copies
 	// next to the bridge; Pi finds them through resources_discover. Nil
-	// means none.
+	// means none. Keep every SKILL.md within Latin-1 (up to U+00FF): one
+	// wider character anywhere in it makes Pi's system prompt, and so every
+	// request body Pi serializes, a two-byte string
+	// ([github.com/pikit-dev/pikit/piext/piexttest.CheckSkills] says why
+	// and checks it).
 	Skills fs.FS
 	// Files are extra files install writes beside the bridge, by slash
 	// path relative to the folder (.ts, .js, .mjs or .json; never index.ts, index.mjs,

@@ -4,54 +4,70 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/pikit-dev/pikit/internal/modelserver"
 	"github.com/pikit-dev/pikit/internal/pitest"
+	"github.com/pikit-dev/pikit/midcompact"
 	"github.com/pikit-dev/pikit/pirpc"
 )
 
 // noopContextTS is the in-run baseline: a TypeScript extension whose
 // context handler changes nothing. It also records, at each context call,
-// a JSON line of Pi's GC time so far (ms, from perf_hooks "gc" entries)
-// and its V8 heap in use (bytes) into the file named by %q.
+// a JSON line of Pi's GC time so far (ms, from perf_hooks "gc" entries),
+// its V8 heap in use (bytes) and the CPU time of Pi's process so far (ms,
+// user and system, every thread) into the file named by %q.
 const noopContextTS = `import { appendFileSync } from "node:fs";
 import { PerformanceObserver } from "node:perf_hooks";
 export default function (pi) {
   let gc = 0;
   new PerformanceObserver((l) => { for (const e of l.getEntries()) gc += e.duration; }).observe({ entryTypes: ["gc"] });
-  pi.on("context", () => { appendFileSync(%q, JSON.stringify({ gc, heap: process.memoryUsage().heapUsed }) + "\n"); return undefined; });
+  pi.on("context", () => { const u = process.cpuUsage(); appendFileSync(%q, JSON.stringify({ gc, heap: process.memoryUsage().heapUsed, cpu: (u.user + u.system) / 1000 }) + "\n"); return undefined; });
 }
 `
 
 // BenchmarkLongSessionRequest is how much later each model request of a
 // real Pi 1.6.0 resumed on a 16 MB session (1,200 messages) arrives at the
-// scripted model server with midcompact installed (no blocks: its context
-// hook changes nothing) than with a TypeScript extension whose context
-// handler is a no-op, in the same run. Three Pi processes (none, ts-noop,
-// midcompact) share one model server; each round prompts each of them once,
-// in a rotating order, and the model answers every prompt with a chain of
-// tool calls (read of a small file) before its text: between two requests
-// of one chain Pi runs the tool and the per-request work (the context
-// hook, converting and sending the 16 MB). It times those gaps at the
-// model server (request arrival times) and reports each variant's p50 in
-// ms and midcompact's and none's p50 over ts-noop's; the first round (the
-// warm-up of a resumed session) is not counted. The midcompact process
-// also loads the no-op extension, which records Pi's GC time and heap at
-// each context call: V-gc-p50-ms is the GC time between two requests of a
-// chain, V-heap-p50-MB the V8 heap in use (ts-noop against midcompact).
+// scripted model server with midcompact installed than with a TypeScript
+// extension whose context handler is a no-op, in the same run. Variants:
+// none (no extension); ts-noop (the baseline); midcompact with no block
+// (its context hook passes: piext Hook.Pass); midcompact-block, whose
+// session ends with one committed block over two messages in the middle
+// (its hook projects: the request carries the block's summary wrapper in
+// their place, about the same bytes); midcompact-block-wideskill, the
+// same with one character above U+00FF added to the installed SKILL.md
+// (what piexttest.CheckSkills refuses: Pi's system prompt, the start of
+// every request body, becomes a two-byte string). The Pi processes share
+// one model server; each round prompts each of them once, in a rotating
+// order, and the model answers every prompt with a chain of tool calls
+// (read of a small file) before its text: between two requests of one
+// chain Pi runs the tool and the per-request work (the context hook,
+// converting and sending the 16 MB). It times those gaps at the model
+// server (request arrival times) and reports each variant's p50 in ms and
+// the others' p50 over ts-noop's; the first round (the warm-up of a
+// resumed session) is not counted. Every variant but none loads the no-op
+// extension, which records Pi's GC time, heap and CPU time at each context
+// call: V-gc-p50-ms is the GC time between two requests of a chain,
+// V-cpu-p50-ms the CPU time of Pi's process between them (less sensitive
+// to the machine's load than the gaps), V-heap-p50-MB the V8 heap in use.
+//
+// With PIKIT_BENCH_CPU_PROF set to a directory, each Pi process writes a
+// V8 CPU profile (node --cpu-prof) into DIR/VARIANT when it exits.
 //
 //	go test -run XX -bench LongSessionRequest -benchtime 1x ./midcompact/extension/
 func BenchmarkLongSessionRequest(b *testing.B) {
 	const rounds, chain = 8, 6
 	var mu sync.Mutex
+	var blockMissed atomic.Bool
 	arrived := map[string][]time.Time{}
 	srv := modelserver.New(func(r *modelserver.Request) modelserver.Script {
 		now := time.Now()
@@ -60,6 +76,9 @@ func BenchmarkLongSessionRequest(b *testing.B) {
 		arrived[word] = append(arrived[word], now)
 		n := len(arrived[word])
 		mu.Unlock()
+		if strings.Contains(word, "midcompact-block") && !blockProjected(r.Body) {
+			blockMissed.Store(true)
+		}
 		if n < chain {
 			return modelserver.Script{ToolCalls: []modelserver.ToolCall{{Name: "read", Arguments: []string{`{"path":"small.txt"}`}}}}
 		}
@@ -70,28 +89,52 @@ func BenchmarkLongSessionRequest(b *testing.B) {
 		src := fmt.Sprintf(noopContextTS, filepath.Join(probes, name+".jsonl"))
 		return []string{"-e", pitest.WriteExtension(b, "", "noop.ts", src)}
 	}
+	midcompactProbe := func(name string, wide bool) func(e *pitest.Env) []string {
+		return func(e *pitest.Env) []string {
+			folder := e.InstallExtension(b, "midcompact", "")
+			if wide {
+				f, err := os.OpenFile(filepath.Join(folder, "skills", "midcompact", "SKILL.md"), os.O_APPEND|os.O_WRONLY, 0)
+				if err == nil {
+					_, err = f.WriteString("\nAt most \u2264 one.\n")
+					err = errors.Join(err, f.Close())
+				}
+				if err != nil {
+					b.Fatal(err)
+				}
+			}
+			return probe(name)
+		}
+	}
 	variants := []struct {
 		name  string
 		setup func(e *pitest.Env) []string
+		block bool // the session ends with a committed block
 	}{
-		{"none", func(*pitest.Env) []string { return nil }},
-		{"ts-noop", func(*pitest.Env) []string { return probe("ts-noop") }},
-		{"midcompact", func(e *pitest.Env) []string {
-			e.InstallExtension(b, "midcompact", "")
-			return probe("midcompact")
-		}},
+		{"none", func(*pitest.Env) []string { return nil }, false},
+		{"ts-noop", func(*pitest.Env) []string { return probe("ts-noop") }, false},
+		{"midcompact", midcompactProbe("midcompact", false), false},
+		{"midcompact-block", midcompactProbe("midcompact-block", false), true},
+		{"midcompact-block-wideskill", midcompactProbe("midcompact-block-wideskill", true), true},
 	}
+	profiles := os.Getenv("PIKIT_BENCH_CPU_PROF")
 	for range b.N {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
 		clients := make([]*pirpc.Client, len(variants))
 		for i, v := range variants {
 			e := pitest.New(b, &pitest.Options{Server: srv, Session: true})
 			extra := v.setup(e)
+			if profiles != "" {
+				e.Env = append(e.Env, "NODE_OPTIONS=--cpu-prof --cpu-prof-dir="+filepath.Join(profiles, v.name))
+			}
 			if err := os.WriteFile(filepath.Join(e.Dir, "small.txt"), []byte("small\n"), 0o600); err != nil {
 				b.Fatal(err)
 			}
 			file := filepath.Join(e.SessionDir, "long.jsonl")
-			writeLongSession(b, file, e.Dir, 1200, 13<<10+330)
+			from := 0
+			if v.block {
+				from = 600
+			}
+			writeLongSessionBlock(b, file, e.Dir, 1200, 13<<10+330, from, from+2)
 			c, err := pirpc.Start(ctx, e.Options(append(extra, "--session", file)...))
 			if err != nil {
 				b.Fatal(err)
@@ -127,37 +170,58 @@ func BenchmarkLongSessionRequest(b *testing.B) {
 			}
 		}
 		cancel()
+		if blockMissed.Load() {
+			b.Fatal("a midcompact-block request lacks the block's projection")
+		}
 		p50 := make([]float64, len(variants))
 		for i, v := range variants {
 			p50[i] = median(gaps[i])
 			b.ReportMetric(p50[i], v.name+"-p50-ms")
 			b.Logf("%s: %v", v.name, gaps[i])
 		}
-		b.ReportMetric(p50[2]-p50[1], "midcompact-over-ts-noop-ms")
-		b.ReportMetric(p50[0]-p50[1], "none-over-ts-noop-ms")
-		for _, name := range []string{"ts-noop", "midcompact"} {
-			gc, heap := probed(b, filepath.Join(probes, name+".jsonl"), chain)
+		for i, v := range variants {
+			if v.name != "ts-noop" {
+				b.ReportMetric(p50[i]-p50[1], v.name+"-over-ts-noop-ms")
+			}
+		}
+		for _, v := range variants[1:] {
+			name := v.name
+			gc, cpu, heap := probed(b, filepath.Join(probes, name+".jsonl"), chain)
 			b.ReportMetric(gc, name+"-gc-p50-ms")
+			b.ReportMetric(cpu, name+"-cpu-p50-ms")
 			b.ReportMetric(heap, name+"-heap-p50-MB")
 		}
 	}
 }
 
+// blockSummary is the summary of the committed block of
+// [writeLongSessionBlock].
+const blockSummary = "The bench block's summary."
+
+// blockProjected reports whether a model request body carries the block of
+// [writeLongSessionBlock] (from 600) projected: its summary in place of
+// the messages it covers.
+func blockProjected(body []byte) bool {
+	return strings.Contains(string(body), blockSummary) && !strings.Contains(string(body), "m600 lorem") &&
+		!strings.Contains(string(body), "m601 lorem") && strings.Contains(string(body), "m602 lorem")
+}
+
 // probed reads a probe file (noopContextTS) and returns the median GC time
-// between two context calls of one chain (ms) and the median heap in use
-// (MB), the first chain (round 0) left out.
-func probed(b *testing.B, file string, chain int) (gc, heap float64) {
+// and CPU time between two context calls of one chain (ms) and the median
+// heap in use (MB), the first chain (round 0) left out.
+func probed(b *testing.B, file string, chain int) (gc, cpu, heap float64) {
 	b.Helper()
 	data, err := os.ReadFile(file)
 	if err != nil {
 		b.Fatal(err)
 	}
-	var gcs, heaps []float64
-	var last float64
+	var gcs, cpus, heaps []float64
+	var last, lastCPU float64
 	for i, l := range strings.Split(strings.TrimSpace(string(data)), "\n") {
 		var p struct {
 			GC   float64 `json:"gc"`
 			Heap float64 `json:"heap"`
+			CPU  float64 `json:"cpu"`
 		}
 		if err := json.Unmarshal([]byte(l), &p); err != nil {
 			b.Fatal(err)
@@ -165,12 +229,13 @@ func probed(b *testing.B, file string, chain int) (gc, heap float64) {
 		if i >= chain {
 			if i%chain != 0 {
 				gcs = append(gcs, p.GC-last)
+				cpus = append(cpus, p.CPU-lastCPU)
 			}
 			heaps = append(heaps, p.Heap/(1<<20))
 		}
-		last = p.GC
+		last, lastCPU = p.GC, p.CPU
 	}
-	return median(gcs), median(heaps)
+	return median(gcs), median(cpus), median(heaps)
 }
 
 func median(xs []float64) float64 {
@@ -186,6 +251,15 @@ func median(xs []float64) float64 {
 // assistant text messages of about size bytes each.
 func writeLongSession(b testing.TB, file, cwd string, n, size int) {
 	b.Helper()
+	writeLongSessionBlock(b, file, cwd, n, size, 0, 0)
+}
+
+// writeLongSessionBlock is [writeLongSession] whose branch ends with a
+// midcompact state entry of one committed block over messages [from, to)
+// (none when from == to), active on the branch: midcompact's context hook
+// replaces them by the block's summary wrapper.
+func writeLongSessionBlock(b testing.TB, file, cwd string, n, size, from, to int) {
+	b.Helper()
 	f, err := os.Create(file)
 	if err != nil {
 		b.Fatal(err)
@@ -200,6 +274,7 @@ func writeLongSession(b testing.TB, file, cwd string, n, size int) {
 	}
 	put(map[string]any{"type": "session", "version": 3, "id": "0190a000-0000-7000-8000-000000000001", "timestamp": t0.Format(time.RFC3339Nano), "cwd": cwd})
 	parent := any(nil)
+	block := midcompact.Block{ID: "c0001", Topic: "bench", Summary: blockSummary}
 	for i := range n {
 		id := fmt.Sprintf("%08x", i+1)
 		ts := t0.Add(time.Duration(i) * time.Second)
@@ -216,6 +291,28 @@ func writeLongSession(b testing.TB, file, cwd string, n, size int) {
 		}
 		put(map[string]any{"type": "message", "id": id, "parentId": parent, "timestamp": ts.Format(time.RFC3339Nano), "message": msg})
 		parent = id
+		if i >= from && i < to {
+			raw, err := json.Marshal(msg)
+			if err != nil {
+				b.Fatal(err)
+			}
+			m, err := midcompact.ParseMessage(raw)
+			if err != nil {
+				b.Fatal(err)
+			}
+			key, err := midcompact.MessageKey(&m)
+			if err != nil {
+				b.Fatal(err)
+			}
+			block.EntryIDs = append(block.EntryIDs, id)
+			block.MessageKeys = append(block.MessageKeys, key)
+		}
+	}
+	if from < to {
+		ts := t0.Add(time.Duration(n) * time.Second).Format(time.RFC3339Nano)
+		block.CreatedAt = ts
+		state := midcompact.State{Version: 1, CreatedAt: ts, Blocks: []midcompact.Block{block}}
+		put(map[string]any{"type": "custom", "customType": midcompact.StateEntryType, "data": state, "id": "state001", "parentId": parent, "timestamp": ts})
 	}
 	if err := w.Flush(); err != nil {
 		b.Fatal(err)

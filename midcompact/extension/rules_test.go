@@ -11,6 +11,7 @@ import (
 
 	"github.com/pikit-dev/pikit/midcompact"
 	"github.com/pikit-dev/pikit/piext"
+	"github.com/pikit-dev/pikit/piext/piexttest"
 )
 
 // dialogHost is a fakeHost whose close-webui confirmation and UI presence
@@ -603,4 +604,14 @@ func isEnumValue(props map[string]struct{ Enum []string }, v string) bool {
 		}
 	}
 	return false
+}
+
+// The shipped skill keeps Pi's system prompt a one-byte string
+// (piexttest.CheckSkills): with a character above U+00FF in SKILL.md,
+// every request of a 16 MB conversation was serialized in two-byte form
+// (BenchmarkLongSessionRequest).
+func TestRules_SkillKeepsThePromptOneByte(t *testing.T) {
+	if err := piexttest.CheckSkills(skills()); err != nil {
+		t.Error(err)
+	}
 }

@@ -33,6 +33,7 @@
 //	session.go    ReplaceSession: the session and the context calls run in
 //	pi.go         the extension's calls into Pi, answered by Options.Pi
 //	component.go  the components the extension shows
+//	skills.go     CheckSkills: a skill that keeps Pi's system prompt one-byte
 package piexttest
 
 import (

@@ -48,9 +48,15 @@ const take = (method) => {
   sent = [];
   return got;
 };
+// kept: per returned message, whether it is the very object Pi passed at
+// that index (an unchanged message is handed back, not rebuilt).
 const context = async (messages) => {
   const res = await emit("context", { type: "context", messages });
-  return { texts: res?.messages?.map((m) => short(m.content?.[0]?.text ?? null)) ?? null, hookBytes: take("hook") };
+  return {
+    texts: res?.messages?.map((m) => short(m.content?.[0]?.text ?? null)) ?? null,
+    kept: res?.messages?.map((m, i) => m === messages[i]) ?? null,
+    hookBytes: take("hook"),
+  };
 };
 const big = (i, fill) => ({ role: "user", content: [{ type: "text", text: ("m" + i + " ").padEnd(60000, fill) }], timestamp: i });
 const mid = (s, word) => s.slice(0, 30000) + word + s.slice(30000 + word.length);
