@@ -3,6 +3,7 @@ package piext_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"os/exec"
 	"path/filepath"
@@ -79,16 +80,7 @@ func BenchmarkServeContext(b *testing.B) {
 	ext := &piext.Extension{Name: "demo", Hooks: []piext.Hook{{Event: "context", Handle: noop}, {Event: "agent_start", Handle: noop}}}
 	conn := serveBench(b, ext)
 	ctx := context.Background()
-	full := make([]piext.WireMessage, 300)
-	ids := make([]piext.WireMessage, len(full))
-	for i := range full {
-		raw, _ := json.Marshal(map[string]any{"role": "user", "timestamp": i, "content": []any{map[string]any{"type": "text", "text": strings.Repeat("x", 50<<10)}}})
-		full[i] = piext.WireMessage{Hash: "k" + itoa(i), Message: raw}
-		ids[i] = piext.WireMessage{Hash: full[i].Hash}
-	}
-	if err := conn.Call(ctx, piext.MethodContextWarm, piext.WarmParams{Generation: 1, Messages: full}, nil); err != nil {
-		b.Fatal(err)
-	}
+	ids := warmContext(b, conn)
 	b.Run("hook-baseline", func(b *testing.B) {
 		for range b.N {
 			if err := conn.Call(ctx, piext.MethodHook, piext.HookParams{Event: "agent_start", Generation: 1, Payload: json.RawMessage(`{}`)}, nil); err != nil {
@@ -103,6 +95,57 @@ func BenchmarkServeContext(b *testing.B) {
 			}
 		}
 	})
+}
+
+// BenchmarkServeContextRead is BenchmarkServeContext's 15 MB call with a
+// handler reading role, timestamp and content of every message (the
+// members a context handler selects on), against the no-op handler in the
+// same run: what reading costs once the mirror holds the messages.
+//
+//	go test -run XX -bench ServeContextRead -benchmem ./piext/
+func BenchmarkServeContextRead(b *testing.B) {
+	read := false
+	handle := func(_ context.Context, ev *piext.Event) (any, error) {
+		for _, m := range ev.Messages {
+			if read && (m.Role() != "user" || m.Field("timestamp") == nil || m.Field("content") == nil) {
+				return nil, errors.New("member absent")
+			}
+		}
+		return nil, nil
+	}
+	conn := serveBench(b, &piext.Extension{Name: "demo", Hooks: []piext.Hook{{Event: "context", Handle: handle}}})
+	ids := warmContext(b, conn)
+	for _, c := range []struct {
+		name string
+		read bool
+	}{{"noop", false}, {"read", true}} {
+		b.Run(c.name, func(b *testing.B) {
+			read = c.read
+			for range b.N {
+				if err := conn.Call(context.Background(), piext.MethodHook, piext.HookParams{Event: "context", Generation: 1, Messages: ids}, nil); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// warmContext sends conn's sidecar 300 user messages of 50 KB (15 MB) by
+// context/warm and returns them as ids, the way the bridge sends messages
+// the mirror holds.
+func warmContext(b *testing.B, conn *jsonrpc.Conn) []piext.WireMessage {
+	b.Helper()
+	full := make([]piext.WireMessage, 300)
+	ids := make([]piext.WireMessage, len(full))
+	for i := range full {
+		raw, _ := json.Marshal(map[string]any{"role": "user", "timestamp": i, "content": []any{map[string]any{"type": "text", "text": strings.Repeat("x", 50<<10)}}})
+		full[i] = piext.WireMessage{Hash: "k" + itoa(i), Message: raw}
+		ids[i] = piext.WireMessage{Hash: full[i].Hash}
+	}
+	if err := conn.Call(context.Background(), piext.MethodContextWarm, piext.WarmParams{Generation: 1, Messages: full}, nil); err != nil {
+		b.Fatal(err)
+	}
+	return ids
 }
 
 // serveBench serves ext over in-process pipes, bound to generation 1, and

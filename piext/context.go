@@ -1,10 +1,10 @@
 package piext
 
 import (
-	"encoding/json"
 	"fmt"
 
 	"github.com/pikit-dev/pikit/internal/jsonrpc"
+	"github.com/pikit-dev/pikit/internal/pimessage"
 	"github.com/pikit-dev/pikit/piext/internal/wire"
 )
 
@@ -13,10 +13,11 @@ import (
 // not seen. It restarts empty on every bind and initialize (a respawn).
 type mirror struct{ byID map[string]mirrored }
 
-// mirrored is one message's JSON; warm is true while it arrived only by
+// mirrored is one message, its members scanned at most once however many
+// context calls hand it to a handler; warm is true while it arrived only by
 // context/warm, so the first handler that sees it gets it as Fresh.
 type mirrored struct {
-	raw  json.RawMessage
+	msg  pimessage.Message
 	warm bool
 }
 
@@ -40,17 +41,18 @@ func (m *mirror) take(msgs []wire.WireMessage, warm bool) ([]Message, error) {
 	next := make(map[string]mirrored, len(msgs))
 	out := make([]Message, len(msgs))
 	for i, w := range msgs {
-		e, ok := mirrored{raw: w.Message, warm: warm}, w.Message != nil
-		if !ok {
-			if e, ok = next[w.Hash]; !ok {
-				e, ok = m.byID[w.Hash]
-			}
-			if !ok {
+		var e mirrored
+		var ok bool
+		if w.Message != nil {
+			e = mirrored{msg: pimessage.NewMessage(w.Message), warm: warm}
+		} else if e, ok = next[w.Hash]; !ok {
+			if e, ok = m.byID[w.Hash]; !ok {
 				m.reset()
 				return nil, &jsonrpc.Error{Code: wire.CodeUnknownMessage, Message: fmt.Sprintf("piext: context message %d: unknown id", i)}
 			}
 		}
-		out[i] = Message{Raw: e.raw, origin: i + 1, fresh: w.Message != nil || e.warm}
+		out[i] = fromModel(e.msg)
+		out[i].origin, out[i].fresh = i+1, w.Message != nil || e.warm
 		if !warm {
 			e.warm = false
 		}

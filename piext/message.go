@@ -14,6 +14,9 @@ import (
 // empty.
 type Message struct {
 	Raw json.RawMessage
+	// model is Raw in pikit's one model of Pi's data, holding the scan of
+	// its members that every copy shares (see [Message.pi]).
+	model pimessage.Message
 	// origin is 1 + the index in the context input this message came from
 	// unchanged; 0 for a new or edited message.
 	origin int
@@ -27,10 +30,20 @@ type Message struct {
 func (m Message) Fresh() bool { return m.fresh }
 
 // NewMessage returns a message from its JSON.
-func NewMessage(raw json.RawMessage) Message { return Message{Raw: raw} }
+func NewMessage(raw json.RawMessage) Message { return fromModel(pimessage.NewMessage(raw)) }
 
-// pi is the message in pikit's one model of Pi's data.
-func (m Message) pi() pimessage.Message { return pimessage.Message{Raw: m.Raw} }
+// fromModel returns the message pm, sharing its scan of the members.
+func fromModel(pm pimessage.Message) Message { return Message{Raw: pm.Raw, model: pm} }
+
+// pi is the message in pikit's one model of Pi's data: its members read in
+// one scan, shared by m's copies, when m came from [NewMessage], decoding
+// or the context hook; a literal, or a Raw replaced since, scans Raw on
+// every call.
+func (m Message) pi() pimessage.Message {
+	pm := m.model
+	pm.Raw = m.Raw // pimessage keeps the scan only while Raw is its bytes
+	return pm
+}
 
 // Role returns the role ("user", "assistant", "toolResult", "system",
 // "custom", ...), or "" when absent.
@@ -64,7 +77,7 @@ func (e Entry) CustomType() string { return e.pi().CustomType() }
 // Message returns the message of a "message" entry (ok false otherwise).
 func (e Entry) Message() (Message, bool) {
 	m, ok := e.pi().Message()
-	return Message{Raw: m.Raw}, ok
+	return fromModel(m), ok
 }
 
 // Field returns the raw value of a top-level member, or nil.
@@ -88,7 +101,8 @@ func Image(data []byte, mimeType string) Content {
 
 // UnmarshalJSON keeps the message's JSON as it is.
 func (m *Message) UnmarshalJSON(b []byte) error {
-	m.Raw = append(json.RawMessage(nil), b...)
+	m.model = pimessage.NewMessage(append(json.RawMessage(nil), b...))
+	m.Raw = m.model.Raw
 	return nil
 }
 

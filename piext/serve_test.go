@@ -242,3 +242,24 @@ func TestEntryAndMessage_KeepRawJSON(t *testing.T) {
 		t.Errorf("round trip:\n%s\n%s", out, in)
 	}
 }
+
+// TestMessage_RawReplaced holds a message's accessors to its current Raw:
+// the scan NewMessage keeps answers only for the bytes it was made for.
+func TestMessage_RawReplaced(t *testing.T) {
+	m := piext.NewMessage(json.RawMessage(`{"role":"user","timestamp":1}`))
+	if m.Role() != "user" || string(m.Field("timestamp")) != "1" {
+		t.Fatalf("read %q %s", m.Role(), m.Field("timestamp"))
+	}
+	edited := m
+	edited.Raw = json.RawMessage(`{"role":"assistant"}`)
+	if edited.Role() != "assistant" || edited.Field("timestamp") != nil {
+		t.Errorf("replaced Raw read as %q %s", edited.Role(), edited.Field("timestamp"))
+	}
+	if m.Role() != "user" {
+		t.Errorf("original read as %q after a copy's Raw changed", m.Role())
+	}
+	var decoded piext.Message
+	if err := json.Unmarshal([]byte(`{"role":"toolResult","role":"custom"}`), &decoded); err != nil || decoded.Role() != "custom" {
+		t.Errorf("decoded: %q, %v", decoded.Role(), err)
+	}
+}

@@ -70,9 +70,49 @@ func BenchmarkLookup(b *testing.B) {
 	}
 }
 
+// BenchmarkMessage reads four members (role, toolCallId, isError and
+// content, as a context handler does) of one 1 KiB and one 1 MiB message:
+// Baseline is the former streaming reader once per member, Scans a Message
+// literal (one scan per accessor), OneScan a Message from NewMessage (one
+// scan, then lookups).
+func BenchmarkMessage(b *testing.B) {
+	members := []string{"role", "toolCallId", "isError", "content"}
+	for _, size := range []struct {
+		name string
+		n    int
+	}{{"1KiB", 1 << 10}, {"1MiB", 1 << 20}} {
+		raw := benchMessage(size.n)
+		b.Run(size.name+"/Baseline", func(b *testing.B) {
+			b.SetBytes(int64(len(raw)))
+			for b.Loop() {
+				for _, name := range members {
+					_ = streamField(raw, name)
+				}
+			}
+		})
+		read := func(b *testing.B, m pimessage.Message) {
+			if m.Role() == "" || m.ToolCallID() == "" || m.IsError() || m.Content() == nil {
+				b.Fatal("absent")
+			}
+		}
+		b.Run(size.name+"/Scans", func(b *testing.B) {
+			b.SetBytes(int64(len(raw)))
+			for b.Loop() {
+				read(b, pimessage.Message{Raw: raw})
+			}
+		})
+		b.Run(size.name+"/OneScan", func(b *testing.B) {
+			b.SetBytes(int64(len(raw)))
+			for b.Loop() {
+				read(b, pimessage.NewMessage(raw))
+			}
+		})
+	}
+}
+
 // BenchmarkText joins a 1 MiB text content.
 func BenchmarkText(b *testing.B) {
-	content := pimessage.Message{Raw: benchMessage(1 << 20)}.Content()
+	content := pimessage.NewMessage(benchMessage(1 << 20)).Content()
 	b.SetBytes(int64(len(content)))
 	for b.Loop() {
 		if pimessage.Text(content) == "" {

@@ -45,9 +45,12 @@ func Text(content []byte) string {
 }
 
 // Part is one element of an array content kept as opaque JSON with typed
-// accessors; its kind is [Part.Type]. The zero Part is empty.
+// accessors; its kind is [Part.Type]. The zero Part is empty. A Part from
+// [Parts] reads its members in one scan on first use, as a [Message] from
+// [NewMessage] does.
 type Part struct {
 	Raw json.RawMessage
+	ms  *members
 }
 
 // Parts returns the elements of an array content, each as it is written
@@ -61,36 +64,35 @@ func Parts(content []byte) []Part {
 		return nil
 	}
 	parts := make([]Part, len(elems))
+	ms := make([]members, len(elems))
 	for i, e := range elems {
-		parts[i] = Part{Raw: e}
+		ms[i].raw = e
+		parts[i] = Part{Raw: e, ms: &ms[i]}
 	}
 	return parts
 }
 
 // Type returns the part's kind ([KindText], [KindImage], [KindThinking],
 // [KindToolCall]), or "" when absent or not a string.
-func (p Part) Type() string { return str(p.Raw, "type") }
+func (p Part) Type() string { return p.ms.str(p.Raw, "type") }
 
 // Text returns a text part's text.
-func (p Part) Text() string { return str(p.Raw, "text") }
+func (p Part) Text() string { return p.ms.str(p.Raw, "text") }
 
 // Thinking returns a thinking part's thinking.
-func (p Part) Thinking() string { return str(p.Raw, "thinking") }
+func (p Part) Thinking() string { return p.ms.str(p.Raw, "thinking") }
 
 // ToolCallID returns a toolCall part's id.
-func (p Part) ToolCallID() string { return str(p.Raw, "id") }
+func (p Part) ToolCallID() string { return p.ms.str(p.Raw, "id") }
 
 // ToolName returns a toolCall part's name.
-func (p Part) ToolName() string { return str(p.Raw, "name") }
+func (p Part) ToolName() string { return p.ms.str(p.Raw, "name") }
 
 // Arguments returns a toolCall part's raw arguments, nil when absent.
-func (p Part) Arguments() json.RawMessage {
-	v, _ := Lookup(p.Raw, "arguments")
-	return v
-}
+func (p Part) Arguments() json.RawMessage { return p.ms.field(p.Raw, "arguments") }
 
 // Data returns an image part's base64 data.
-func (p Part) Data() string { return str(p.Raw, "data") }
+func (p Part) Data() string { return p.ms.str(p.Raw, "data") }
 
 // MimeType returns an image part's MIME type ("image/png").
-func (p Part) MimeType() string { return str(p.Raw, "mimeType") }
+func (p Part) MimeType() string { return p.ms.str(p.Raw, "mimeType") }

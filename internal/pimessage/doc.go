@@ -18,13 +18,17 @@
 // another JSON type than the accessor's reads as the zero value (a role that
 // is a number is ""). Invalid UTF-8 and lone surrogate escapes in strings
 // read as U+FFFD. Reading stops at a syntax error; members before it count.
-// Accessors never fail and never panic; they scan Raw on every call, so a
-// caller reading many members of one object decodes it once with
-// [DecodeObject].
+// Accessors never fail and never panic.
+//
+// A value built by [NewMessage], [NewEntry], [Parts], [Entry.Message] or
+// decoding scans Raw once, on its first accessor call, and its copies share
+// that scan; later calls look the member up among the ones found. A value
+// written as a literal (Message{Raw: raw}) has no place to keep the scan and
+// scans Raw on every call, as [Lookup] does.
 //
 // # Example
 //
-//	m := pimessage.Message{Raw: raw}
+//	m := pimessage.NewMessage(raw)
 //	if m.Role() == pimessage.RoleUser {
 //		fmt.Println(m.Text()) // the joined text parts
 //	}

@@ -7,8 +7,8 @@ import (
 )
 
 func ExampleMessage() {
-	m := pimessage.Message{Raw: []byte(`{"role":"assistant","content":[` +
-		`{"type":"thinking","thinking":"…"},{"type":"text","text":"Hello, "},{"type":"text","text":"Pi."}]}`)}
+	m := pimessage.NewMessage([]byte(`{"role":"assistant","content":[` +
+		`{"type":"thinking","thinking":"…"},{"type":"text","text":"Hello, "},{"type":"text","text":"Pi."}]}`))
 	fmt.Println(m.Role() == pimessage.RoleAssistant)
 	fmt.Println(m.Text())
 	for _, p := range m.Parts() {

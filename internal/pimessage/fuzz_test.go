@@ -6,8 +6,14 @@ import (
 	"github.com/pikit-dev/pikit/internal/pimessage"
 )
 
+// fuzzNames are the members FuzzLookup reads: message, entry and part names.
+var fuzzNames = []string{"role", "content", "type", "text", "id"}
+
 // FuzzLookup holds Lookup to DecodeObject (both JSON.parse's view of the
-// top-level members) on valid objects, and Text to never panicking.
+// top-level members) on valid objects; the one-scan accessors of a Message,
+// Entry and Part to Lookup on any input (a syntax error included) and so to
+// DecodeObject on valid objects, on the first call and from the kept scan;
+// and Text to never panicking.
 func FuzzLookup(f *testing.F) {
 	for _, s := range []string{
 		`{"role":"user","content":"hi"}`,
@@ -17,18 +23,19 @@ func FuzzLookup(f *testing.F) {
 		`[{"type":"text","text":"a"}]`,
 		"{\"role\":\"\xff\"}",
 		`{"role":`,
+		`{"type":"message","id":"a","id":"b","message":{"role":"user"}}`,
+		`{"content":[{"type":"toolCall","id":"c","t\u0079pe":"text"},"x",{"text":1}]}`,
 	} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, raw []byte) {
 		_ = pimessage.Text(raw)
-		m := pimessage.Message{Raw: raw}
-		_, _ = m.Role(), m.Parts()
+		holdsToLookup(t, raw)
 		obj, err := pimessage.DecodeObject(raw)
 		if err != nil {
 			return
 		}
-		for _, name := range []string{"role", "content", "type", "text"} {
+		for _, name := range fuzzNames {
 			got, ok := pimessage.Lookup(raw, name)
 			want, wantOK := obj[name]
 			if ok != wantOK || string(got) != string(want) {
@@ -41,4 +48,35 @@ func FuzzLookup(f *testing.F) {
 			}
 		}
 	})
+}
+
+// holdsToLookup checks that a Message, an Entry and the Parts of raw's
+// content read each member as Lookup and String do, twice (the first call
+// scans, the second reads the kept scan).
+func holdsToLookup(t *testing.T, raw []byte) {
+	t.Helper()
+	m, e := pimessage.NewMessage(raw), pimessage.NewEntry(raw)
+	for range 2 {
+		for _, name := range fuzzNames {
+			want, _ := pimessage.Lookup(raw, name)
+			if got := m.Field(name); string(got) != string(want) {
+				t.Fatalf("Message(%q).Field(%q) = %s; Lookup has %s", raw, name, got, want)
+			}
+			if got := e.Field(name); string(got) != string(want) {
+				t.Fatalf("Entry(%q).Field(%q) = %s; Lookup has %s", raw, name, got, want)
+			}
+		}
+		role, _ := pimessage.String(raw, "role")
+		typ, _ := pimessage.String(raw, "type")
+		if m.Role() != role || e.Type() != typ {
+			t.Fatalf("%q: Role %q, Type %q; String has %q, %q", raw, m.Role(), e.Type(), role, typ)
+		}
+		for _, p := range m.Parts() {
+			pt, _ := pimessage.String(p.Raw, "type")
+			pid, _ := pimessage.String(p.Raw, "id")
+			if p.Type() != pt || p.ToolCallID() != pid {
+				t.Fatalf("part %q: Type %q, ToolCallID %q; String has %q, %q", p.Raw, p.Type(), p.ToolCallID(), pt, pid)
+			}
+		}
+	}
 }

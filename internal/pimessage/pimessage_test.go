@@ -153,3 +153,47 @@ func TestDecodeObject(t *testing.T) {
 		t.Errorf("array: err = %v", err)
 	}
 }
+
+func TestNewMessage_oneScan(t *testing.T) {
+	raw := json.RawMessage(`{"role":"user","role":"assistant","x":1}`)
+	m := pimessage.NewMessage(raw)
+	copied := m
+	if m.Role() != pimessage.RoleAssistant || copied.Role() != pimessage.RoleAssistant || string(copied.Field("x")) != "1" {
+		t.Errorf("read %q, copy %q %s", m.Role(), copied.Role(), copied.Field("x"))
+	}
+	// A Raw replaced after the scan is read, not answered from the scan.
+	copied.Raw = json.RawMessage(`{"role":"user"}`)
+	if got := copied.Role(); got != pimessage.RoleUser {
+		t.Errorf("replaced Raw: Role = %q, want user", got)
+	}
+	if got := copied.Field("x"); got != nil {
+		t.Errorf("replaced Raw: Field(x) = %s, want nil", got)
+	}
+	if got := m.Role(); got != pimessage.RoleAssistant {
+		t.Errorf("original after a copy's Raw changed: Role = %q", got)
+	}
+}
+
+func TestNewMessage_concurrent(t *testing.T) {
+	m := pimessage.NewMessage(json.RawMessage(`{"role":"toolResult","toolCallId":"c1"}`))
+	done := make(chan string)
+	for range 4 {
+		go func() { done <- m.Role() + m.ToolCallID() }()
+	}
+	for range 4 {
+		if got := <-done; got != "toolResultc1" {
+			t.Errorf("read %q", got)
+		}
+	}
+}
+
+func TestEntry_oneScan(t *testing.T) {
+	e := pimessage.NewEntry(json.RawMessage(`{"type":"message","id":"a","message":{"role":"user","content":[{"type":"text","text":"hi"}]}}`))
+	m, ok := e.Message()
+	if !ok || e.ID() != "a" || m.Role() != pimessage.RoleUser || m.Text() != "hi" || m.Parts()[0].Text() != "hi" {
+		t.Errorf("entry read as %q %v %q %q", e.ID(), ok, m.Role(), m.Text())
+	}
+	if m, ok := pimessage.NewEntry(json.RawMessage(`{"type":"label"}`)).Message(); ok || m.Raw != nil {
+		t.Errorf("label entry has message %s", m.Raw)
+	}
+}

@@ -106,7 +106,7 @@ func (e Entry) Message() (Message, error) {
 			return Message{}, fmt.Errorf("pisession: message entry %q (line %d): %w", e.ID, e.Line, err)
 		}
 	}
-	return Message{Raw: raw(w.Message)}, nil
+	return pimessage.NewMessage(raw(w.Message)), nil
 }
 
 // Custom returns a "custom" entry's customType and data.
