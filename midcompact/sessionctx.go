@@ -231,7 +231,7 @@ func applyContextEdit(msgs []Message, edit pimessage.Object) []Message {
 		c := content
 		if (m.Role == pimessage.RoleAssistant || m.Role == pimessage.RoleToolResult) && pimessage.FirstByte(content) == '"' {
 			var b jsjson.Object
-			b.Raw("type", []byte(`"text"`))
+			b.Raw("type", []byte(`"`+pimessage.KindText+`"`))
 			b.Raw("text", content)
 			c = append(append([]byte{'['}, rawObject(&b)...), ']')
 		}

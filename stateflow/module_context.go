@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"github.com/pikit-dev/pikit/internal/pimessage"
 )
 
 // OwnerContext is what one module's Context returned for one owner scope.
@@ -152,18 +154,18 @@ func conversationUnits(conversation []json.RawMessage) [][]int {
 			units = append(units, []int{i})
 			continue
 		}
-		if m.Role == "toolResult" {
+		if m.Role == pimessage.RoleToolResult {
 			if u, ok := unitOf[m.ToolCallID]; ok {
 				units[u] = append(units[u], i)
 				continue
 			}
 		}
 		units = append(units, []int{i})
-		if m.Role == "assistant" {
+		if m.Role == pimessage.RoleAssistant {
 			var parts []part
 			if json.Unmarshal(m.Content, &parts) == nil {
 				for _, p := range parts {
-					if p.Type == "toolCall" && p.ID != "" {
+					if p.Type == pimessage.KindToolCall && p.ID != "" {
 						unitOf[p.ID] = len(units) - 1
 					}
 				}

@@ -1,7 +1,9 @@
 package fakepi
 
+import "github.com/pikit-dev/pikit/internal/pimessage"
+
 func assistant(text, stop, errMsg string) obj {
-	m := obj{"role": "assistant", "content": []any{obj{"type": "text", "text": text}}, "api": "openai-completions",
+	m := obj{"role": pimessage.RoleAssistant, "content": []any{obj{"type": pimessage.KindText, "text": text}}, "api": "openai-completions",
 		"provider": "test", "model": "fake-pi", "stopReason": stop, "timestamp": 1}
 	if errMsg != "" {
 		m["errorMessage"] = errMsg

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 
 	"github.com/pikit-dev/pikit/internal/piinstall"
+	"github.com/pikit-dev/pikit/internal/pimessage"
 	"github.com/pikit-dev/pikit/live"
 	"github.com/pikit-dev/pikit/piext"
 )
@@ -136,7 +137,7 @@ func (rt *runtime) messageEnd(_ context.Context, ev *piext.Event) (any, error) {
 		return nil, nil
 	}
 	m := piext.NewMessage(p.Message)
-	if m.Role() != "user" {
+	if m.Role() != pimessage.RoleUser {
 		return nil, nil
 	}
 	text := m.Text()

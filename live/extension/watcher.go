@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/pikit-dev/pikit/internal/durable"
+	"github.com/pikit-dev/pikit/internal/pimessage"
 	"github.com/pikit-dev/pikit/internal/platform"
 	"github.com/pikit-dev/pikit/live"
 	"github.com/pikit-dev/pikit/piext"
@@ -373,7 +374,7 @@ func inSession(ctx context.Context, p *piext.Pi, id string) (bool, error) {
 		return false, err
 	}
 	for _, e := range es {
-		if m, ok := e.Message(); ok && m.Role() == "user" && carries(m.Text(), id) {
+		if m, ok := e.Message(); ok && m.Role() == pimessage.RoleUser && carries(m.Text(), id) {
 			return true, nil
 		}
 	}

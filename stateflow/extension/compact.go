@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"strings"
 
+	"github.com/pikit-dev/pikit/internal/pimessage"
 	"github.com/pikit-dev/pikit/piext"
 	"github.com/pikit-dev/pikit/stateflow/store"
 )
@@ -94,7 +95,7 @@ func runStart(es []piext.Entry, anchor json.RawMessage) string {
 		return ""
 	}
 	for _, e := range es[:at] {
-		if m, ok := e.Message(); ok && m.Role() != "system" {
+		if m, ok := e.Message(); ok && m.Role() != pimessage.RoleSystem {
 			return es[at].ID()
 		}
 	}
@@ -112,7 +113,7 @@ func (x *ext) onBeforeCompact(ctx context.Context, ev *piext.Event, p piext.Sess
 		return nil, nil
 	}
 	for _, e := range p.BranchEntries {
-		if e.Type() == "message" && e.ID() == id {
+		if e.Type() == pimessage.TypeMessage && e.ID() == id {
 			return &piext.SessionBeforeCompactResult{Compaction: &piext.CompactionResult{
 				Summary:          compactSummary,
 				FirstKeptEntryID: id,
@@ -126,7 +127,7 @@ func (x *ext) onBeforeCompact(ctx context.Context, ev *piext.Event, p piext.Sess
 
 func isUserEntry(e piext.Entry) bool {
 	m, ok := e.Message()
-	return ok && m.Role() == "user"
+	return ok && m.Role() == pimessage.RoleUser
 }
 
 func messageField(e piext.Entry, name string) json.RawMessage {

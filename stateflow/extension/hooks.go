@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/pikit-dev/pikit/internal/pimessage"
+	"github.com/pikit-dev/pikit/internal/strictjson"
 	"github.com/pikit-dev/pikit/piext"
 	sf "github.com/pikit-dev/pikit/stateflow"
 	"github.com/pikit-dev/pikit/stateflow/store"
@@ -120,7 +122,7 @@ func (x *ext) activeContext(ctx context.Context, sess *session, ev *piext.Event)
 			return nil, nil
 		}
 		for i := len(msgs) - 1; i >= 0; i-- {
-			if msgs[i].Role() == "user" {
+			if msgs[i].Role() == pimessage.RoleUser {
 				r.anchor = msgs[i].Field("timestamp")
 				break
 			}
@@ -202,7 +204,7 @@ func anchorIndex(msgs []piext.Message, anchor json.RawMessage) int {
 	}
 	for i := len(msgs) - 1; i >= 0; i-- {
 		m := msgs[i]
-		if bytes.Contains(m.Raw, anchor) && m.Role() == "user" && bytes.Equal(m.Field("timestamp"), anchor) {
+		if bytes.Contains(m.Raw, anchor) && m.Role() == pimessage.RoleUser && bytes.Equal(m.Field("timestamp"), anchor) {
 			return i
 		}
 	}
@@ -213,7 +215,7 @@ func anchorIndex(msgs []piext.Message, anchor json.RawMessage) int {
 // projection, reference §1.11); only messages whose bytes mention
 // "custom" are decoded.
 func isCustom(m piext.Message) bool {
-	return bytes.Contains(m.Raw, []byte(`"custom"`)) && m.Role() == "custom"
+	return bytes.Contains(m.Raw, []byte(`"`+pimessage.RoleCustom+`"`)) && m.Role() == pimessage.RoleCustom
 }
 
 // userMessage is a synthetic user message of text blocks (user-level data,
@@ -230,7 +232,7 @@ func userMessage(ts json.RawMessage, texts ...string) (piext.Message, error) {
 		Role      string          `json:"role"`
 		Content   []piext.Content `json:"content"`
 		Timestamp json.RawMessage `json:"timestamp"`
-	}{"user", content, ts})
+	}{pimessage.RoleUser, content, ts})
 	return piext.NewMessage(raw), err
 }
 
@@ -260,6 +262,10 @@ func (x *ext) onMessageEnd(ctx context.Context, ev *piext.Event) (any, error) {
 	return nil, nil
 }
 
+// payloadPolicy reads invalid UTF-8 in a hook payload as U+FFFD, as
+// JSON.parse does.
+var payloadPolicy = &strictjson.Policy{AllowInvalidUTF8: true}
+
 // assistant is what the barrier and response reconciliation need of an
 // assistant message: its tool calls in order, its text blocks joined and
 // its stop reason.
@@ -268,8 +274,9 @@ type assistant struct {
 	text, stop string
 }
 
-// decodeAssistant reads a message_end payload; ok is false for anything
-// but an assistant message.
+// decodeAssistant reads a message_end payload with the strict decoder
+// (names exact, a repeated name refused); ok is false for anything but an
+// assistant message.
 func decodeAssistant(payload []byte) (assistant, bool) {
 	var p struct {
 		Message struct {
@@ -283,16 +290,16 @@ func decodeAssistant(payload []byte) (assistant, bool) {
 			} `json:"content"`
 		} `json:"message"`
 	}
-	if json.Unmarshal(payload, &p) != nil || p.Message.Role != "assistant" {
+	if strictjson.Unmarshal(payload, &p, payloadPolicy) != nil || p.Message.Role != pimessage.RoleAssistant {
 		return assistant{}, false
 	}
 	var a assistant
 	var b strings.Builder
 	for _, c := range p.Message.Content {
 		switch c.Type {
-		case "toolCall":
+		case pimessage.KindToolCall:
 			a.ids, a.names = append(a.ids, c.ID), append(a.names, c.Name)
-		case "text":
+		case pimessage.KindText:
 			b.WriteString(c.Text)
 		}
 	}

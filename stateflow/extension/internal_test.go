@@ -55,6 +55,13 @@ func TestDecodeAssistant(t *testing.T) {
 	if _, ok := decodeAssistant([]byte(`{"message":{"role":"user","content":"hi"}}`)); ok {
 		t.Error("a user message decoded as assistant")
 	}
+	// Names are exact, as JSON.parse reads them: "Role" is not "role".
+	if _, ok := decodeAssistant([]byte(`{"message":{"Role":"assistant","content":[]}}`)); ok {
+		t.Error("a message with Role (not role) decoded as assistant")
+	}
+	if a, ok := decodeAssistant([]byte(`{"message":{"role":"assistant","content":[{"Type":"toolCall","id":"c1","name":"bash"}]}}`)); !ok || len(a.ids) != 0 {
+		t.Errorf("a part with Type (not type) decoded as a tool call: %+v, %v", a, ok)
+	}
 }
 
 func TestAnchorIndex(t *testing.T) {

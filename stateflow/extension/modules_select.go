@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 
+	"github.com/pikit-dev/pikit/internal/pimessage"
 	"github.com/pikit-dev/pikit/piext"
 )
 
@@ -22,7 +23,7 @@ func completedSegment(msgs []piext.Message, anchor json.RawMessage, spec *string
 	at := -1
 	if len(anchor) == 0 {
 		for i := len(msgs) - 1; i >= 0; i-- {
-			if msgs[i].Role() == "user" {
+			if msgs[i].Role() == pimessage.RoleUser {
 				at = i
 				break
 			}
@@ -37,11 +38,11 @@ func completedSegment(msgs []piext.Message, anchor json.RawMessage, spec *string
 		return nil, spec
 	}
 	if spec == nil {
-		t := userText(msgs[at])
+		t := msgs[at].Text()
 		spec = &t
 	}
 	for i, m := range msgs {
-		if i != at && bytes.Contains(m.Raw, anchor) && m.Role() == "user" && bytes.Equal(m.Field("timestamp"), anchor) {
+		if i != at && bytes.Contains(m.Raw, anchor) && m.Role() == pimessage.RoleUser && bytes.Equal(m.Field("timestamp"), anchor) {
 			return nil, spec // ambiguous anchor: withheld
 		}
 	}

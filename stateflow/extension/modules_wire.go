@@ -3,7 +3,6 @@ package extension
 import (
 	"context"
 	"encoding/json"
-	"strings"
 	"sync"
 
 	"github.com/pikit-dev/pikit/piext"
@@ -196,30 +195,6 @@ func frameFor(mode, owner string, conv []json.RawMessage, prompt *string, in *sf
 		f.Input = sf.Clone(in.Value)
 	}
 	return f
-}
-
-func userText(m piext.Message) string {
-	var u struct {
-		Content json.RawMessage `json:"content"`
-	}
-	if json.Unmarshal(m.Raw, &u) != nil {
-		return ""
-	}
-	var s string
-	if json.Unmarshal(u.Content, &s) == nil {
-		return s
-	}
-	var parts []struct {
-		Type, Text string
-	}
-	_ = json.Unmarshal(u.Content, &parts)
-	var b strings.Builder
-	for _, p := range parts {
-		if p.Type == "text" {
-			b.WriteString(p.Text)
-		}
-	}
-	return b.String()
 }
 
 // withModuleContext adds the module data of one provider request after

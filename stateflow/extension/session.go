@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/pikit-dev/pikit/internal/pimessage"
 	"github.com/pikit-dev/pikit/piext"
 	sf "github.com/pikit-dev/pikit/stateflow"
 	"github.com/pikit-dev/pikit/stateflow/store"
@@ -220,7 +221,7 @@ func branchMode(ctx context.Context, pi *piext.Pi) (string, bool) {
 // {disabled:true} reads as Off. Malformed entries are skipped.
 func modeOf(es []piext.Entry) (string, bool) {
 	for i := len(es) - 1; i >= 0; i-- {
-		if es[i].Type() != "custom" || es[i].CustomType() != entrySnapshot {
+		if es[i].Type() != pimessage.TypeCustom || es[i].CustomType() != entrySnapshot {
 			continue
 		}
 		var d struct {
@@ -249,7 +250,7 @@ func hasConversation(ctx context.Context, pi *piext.Pi) bool {
 		return false
 	}
 	for _, e := range es {
-		if e.Type() == "message" {
+		if e.Type() == pimessage.TypeMessage {
 			return true
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"io"
 	"slices"
 
+	"github.com/pikit-dev/pikit/internal/pimessage"
 	"github.com/pikit-dev/pikit/piext"
 	sf "github.com/pikit-dev/pikit/stateflow"
 	"github.com/pikit-dev/pikit/stateflow/store"
@@ -49,7 +50,7 @@ func refreshSection(msgs []piext.Message, want string) ([]piext.Message, bool, e
 	at := -1
 	cur, present := "", false
 	for i, m := range msgs {
-		if !bytes.Contains(m.Raw, []byte(`"system"`)) {
+		if !bytes.Contains(m.Raw, []byte(`"`+pimessage.RoleSystem+`"`)) {
 			continue
 		}
 		sm, err := decodeSystem(m.Raw)
@@ -105,7 +106,7 @@ func decodeSystem(raw json.RawMessage) (*systemMessage, error) {
 	for i, m := range top {
 		switch m.key {
 		case "role":
-			system = string(m.val) == `"system"`
+			system = string(m.val) == `"`+pimessage.RoleSystem+`"`
 		case "sections":
 			sm.at = i
 		}

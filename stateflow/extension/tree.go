@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/pikit-dev/pikit/internal/pimessage"
 	"github.com/pikit-dev/pikit/piext"
 	sf "github.com/pikit-dev/pikit/stateflow"
 	"github.com/pikit-dev/pikit/stateflow/store"
@@ -84,7 +85,7 @@ func recordForkPending(ctx context.Context, pi *piext.Pi, child, parent string) 
 // branch that this session (key) owns, or "".
 func pendingFork(es []piext.Entry, key string) string {
 	for i := len(es) - 1; i >= 0; i-- {
-		if es[i].Type() != "custom" || es[i].CustomType() != entryPassiveStop {
+		if es[i].Type() != pimessage.TypeCustom || es[i].CustomType() != entryPassiveStop {
 			continue
 		}
 		var d forkPending
@@ -142,7 +143,7 @@ func forkParent(ctx context.Context, pi *piext.Pi, cwd, parentFile string) strin
 		return ""
 	}
 	h, err := readHeader(parentFile)
-	if err != nil || h.Type != "session" || h.Cwd != cwd || h.ID != id {
+	if err != nil || h.Type != pimessage.TypeSession || h.Cwd != cwd || h.ID != id {
 		return ""
 	}
 	return key

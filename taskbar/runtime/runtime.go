@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/pikit-dev/pikit/internal/pimessage"
 	"github.com/pikit-dev/pikit/pirpc"
 )
 
@@ -590,7 +591,7 @@ func (r *Runtime) applyEventLocked(ev pirpc.Event) {
 			fail(classifyFailure(string(ev.AssistantMessageEvent.Error), errMessageError))
 		}
 	case *pirpc.MessageEnd:
-		if ev.Message.Role == "assistant" && ev.Message.StopReason == "error" && running {
+		if ev.Message.Role == pimessage.RoleAssistant && ev.Message.StopReason == "error" && running {
 			// Pi may retry it (auto_retry_start); if not, it ends the task.
 			r.providerFail = classifyFailure(ev.Message.ErrorMessage, errMessageError)
 		}
