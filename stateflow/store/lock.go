@@ -80,6 +80,25 @@ type heldLock struct {
 	// recovered: an abandoned lock (dead or reused PID, or an empty or
 	// malformed file past the grace) was removed before this acquisition.
 	recovered bool
+	// reclaimed identifies each file this acquisition removed as abandoned,
+	// in order. More than one: a writer stalled between creating its file
+	// and locking it for longer than the grace had its file judged
+	// abandoned too (that writer then starts over: errLockRaced).
+	reclaimed []removedLock
+}
+
+// removedLock identifies a lock file removed as abandoned: its identity
+// and its modification time (an identity alone may be reused at once by
+// the next file created).
+type removedLock struct {
+	ID      platform.FileID
+	MtimeNs int64
+}
+
+// String is "dev:ino@mtime" (the volume and file index on Windows; the
+// modification time in Unix nanoseconds), for diagnostics.
+func (r removedLock) String() string {
+	return fmt.Sprintf("%d:%d@%d", r.ID.Dev, r.ID.Ino, r.MtimeNs)
 }
 
 // lockWaiter acquires the store-wide PID-file lock (reference §2.7):
@@ -145,14 +164,14 @@ func (w *lockWaiter) acquire(ctx context.Context, root string) (*heldLock, error
 	if grace == 0 {
 		grace = lockPendingGrace
 	}
-	recovered := false
+	var reclaimed []removedLock
 	var seen pendingWatch
 	holder := 0
 	for {
 		h, err := createLock(ctx, path, content)
 		switch {
 		case err == nil:
-			h.recovered = recovered
+			h.recovered, h.reclaimed = len(reclaimed) > 0, reclaimed
 			return h, nil
 		case errors.Is(err, errLockRaced):
 			continue
@@ -164,7 +183,7 @@ func (w *lockWaiter) acquire(ctx context.Context, root string) (*heldLock, error
 			case lockAbsent:
 				continue
 			case lockReclaimed:
-				recovered = true
+				reclaimed = append(reclaimed, o.removed)
 				continue
 			case lockUnavailable:
 				return nil, o.err
@@ -260,9 +279,10 @@ const (
 
 // lockObservation is what inspectLock found.
 type lockObservation struct {
-	state lockState
-	pid   int   // the holder's PID (lockLive), 0 when not written yet
-	err   error // lockUnavailable
+	state   lockState
+	pid     int         // the holder's PID (lockLive), 0 when not written yet
+	removed removedLock // the file removed (lockReclaimed)
+	err     error       // lockUnavailable
 }
 
 // pendingWatch remembers the empty or malformed lock file a waiter has
@@ -337,7 +357,7 @@ func inspectLock(path string, seen *pendingWatch, grace time.Duration) lockObser
 	}
 	switch err := platform.RemoveSame(path, f); {
 	case err == nil:
-		return lockObservation{state: lockReclaimed}
+		return lockObservation{state: lockReclaimed, removed: removedLock{st.ID, st.MtimeNs}}
 	case errors.Is(err, platform.ErrNotSameFile), errors.Is(err, fs.ErrNotExist):
 		return lockObservation{state: lockAbsent}
 	case errors.Is(err, platform.ErrDeletePending):

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/pikit-dev/pikit/internal/platform"
 )
 
 // startHolder runs a child that holds the store lock for hold.
@@ -304,5 +306,46 @@ func TestRecovery_rollsForwardOrDiscards(t *testing.T) {
 				t.Fatal("roll forward did not restore the post-images")
 			}
 		})
+	}
+}
+
+// TestLock_reclaimedFilesNamed: an acquisition names each file it removed
+// as abandoned by identity and modification time, so the abandoned lock
+// (modified an hour ago) and a stalled writer's new empty file (created,
+// not yet locked, judged abandoned after the grace) are told apart even
+// when the new file reuses the old one's identity.
+func TestLock_reclaimedFilesNamed(t *testing.T) {
+	root := t.TempDir()
+	p := filepath.Join(root, fileLock)
+	planted := plantLock(t, root, "garbage")
+	w := &lockWaiter{pid: os.Getpid(), grace: 20 * time.Millisecond}
+	h, err := w.acquire(context.Background(), root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(h.reclaimed) != 1 || h.reclaimed[0].String() != planted {
+		t.Fatalf("reclaimed %v, want exactly the planted %s", h.reclaimed, planted)
+	}
+	if err := w.release(h); err != nil {
+		t.Fatal(err)
+	}
+	// A writer that created its file and stalls before locking it.
+	f, err := platform.CreateExcl(p, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err = w.acquire(context.Background(), root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.release(h)
+	want := removedLock{st.ID, st.MtimeNs}.String()
+	if len(h.reclaimed) != 1 || h.reclaimed[0].String() != want || want == planted {
+		t.Fatalf("reclaimed %v, want the stalled writer's %s (not the planted %s)", h.reclaimed, want, planted)
 	}
 }

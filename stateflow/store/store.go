@@ -221,7 +221,10 @@ func (s *Store) recover(h *heldLock) error {
 		s.opts.Logger.Warn("stateflow: cohort journal discarded", "file", re.Path)
 	}
 	if h.recovered {
-		s.opts.Logger.Info("stateflow: stale publication lock removed")
+		s.opts.Logger.Info("stateflow: stale publication lock removed", "files", len(h.reclaimed))
+		for _, r := range h.reclaimed {
+			s.opts.Logger.Debug("stateflow: removed abandoned lock file", "file", r.String())
+		}
 		for _, scope := range s.layout.Scopes() {
 			d := s.layout.Root
 			if sd := s.layout.ScopeDir(scope); sd != "" {
