@@ -347,8 +347,12 @@ func writeJSON(t testing.TB, path string, v any) {
 // with the fake Pi as an optional role (fakepi.Role): the fake Pi when the
 // binary was started as one, else the tests, then a failed run if
 // goroutines outlive them (internal/leakcheck).
-func Main(m *testing.M) {
+func Main(m *testing.M) { os.Exit(Run(m)) }
+
+// Run is [Main] returning its exit code instead of exiting, for a TestMain
+// that removes what its tests shared before it exits.
+func Run(m *testing.M) int {
 	procs := testproc.New(map[string]testproc.Role{fakepi.Role: fakepi.Run},
 		&testproc.Options{Optional: []string{fakepi.Role}})
-	os.Exit(procs.Run(m))
+	return procs.Run(m)
 }

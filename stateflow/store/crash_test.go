@@ -218,8 +218,10 @@ func TestCrash_KillTrialsModules(t *testing.T) {
 // TestConcurrent_GlobalNoLostUpdate runs 8 processes × 100 patches to
 // Global; every key must be present. Subtest "modules": half of each
 // process's patches write the Go-native x_trial_notes root instead of
-// global.working.
+// global.working. It runs beside TestLock_ReclaimRace (t.Parallel): both
+// count patches and rounds, not time.
 func TestConcurrent_GlobalNoLostUpdate(t *testing.T) {
+	t.Parallel()
 	const procs, n = 8, 100
 	t.Run("planes", func(t *testing.T) {
 		root := filepath.Join(t.TempDir(), "state-flow")

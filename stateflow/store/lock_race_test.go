@@ -42,7 +42,12 @@ var staleLocks = []string{"", "garbage", "12", "0\n", "-3\n", " 7\n", "%d\n"}
 // contender commits one patch_state through the store, as `pikit
 // stateflow patch` does, and every patch must be acknowledged (none
 // reported as a failure) and present afterwards.
+//
+// It runs beside TestConcurrent_GlobalNoLostUpdate (t.Parallel): each has
+// its own root and processes, and a round waits on its contenders, not on
+// a clock, so sharing the machine changes only how long it takes.
 func TestLock_ReclaimRace(t *testing.T) {
+	t.Parallel()
 	const procs = 8
 	rounds := 100
 	if s := os.Getenv("STATEFLOW_LOCK_ROUNDS"); s != "" {
