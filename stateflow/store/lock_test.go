@@ -312,7 +312,7 @@ func TestRecovery_rollsForwardOrDiscards(t *testing.T) {
 // TestLock_reclaimedFilesNamed: an acquisition names each file it removed
 // as abandoned by identity and modification time, so the abandoned lock
 // (modified an hour ago) and a stalled writer's new empty file (created,
-// not yet locked, judged abandoned after the grace) are told apart even
+// not locked, judged abandoned after the grace) are told apart even
 // when the new file reuses the old one's identity.
 func TestLock_reclaimedFilesNamed(t *testing.T) {
 	root := t.TempDir()
@@ -329,13 +329,15 @@ func TestLock_reclaimedFilesNamed(t *testing.T) {
 	if err := w.release(h); err != nil {
 		t.Fatal(err)
 	}
-	// A writer that created its file and stalls before locking it.
+	// A writer that created its file and went no further (stalled, or
+	// killed before locking it): a new, empty file. Closed here, as a
+	// stalled writer's open file keeps Windows from deleting it.
 	f, err := platform.CreateExcl(p, 0o600)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
 	st, err := f.Stat()
+	f.Close()
 	if err != nil {
 		t.Fatal(err)
 	}
