@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -61,14 +60,7 @@ const guardTwinTS = `export default function (pi) {
 //	go test -run XX -bench ToolRoundTrip -benchtime 1x ./piext/
 func BenchmarkRealPi_ToolRoundTrip(b *testing.B) {
 	const rounds = 9
-	var mu sync.Mutex
-	arrived := map[string][]time.Time{}
 	srv := modelserver.New(func(r *modelserver.Request) modelserver.Script {
-		now := time.Now()
-		word := r.LastUserText()
-		mu.Lock()
-		arrived[word] = append(arrived[word], now)
-		mu.Unlock()
 		if r.Last().Role == "user" {
 			return modelserver.Script{ToolCalls: []modelserver.ToolCall{{Name: "word_count", Arguments: []string{`{"text":"one two three"}`}}}}
 		}
@@ -89,10 +81,14 @@ func BenchmarkRealPi_ToolRoundTrip(b *testing.B) {
 		{name: "go", env: goEnv},
 		{name: "ts", env: tsEnv, extra: []string{"-e", pitest.WriteExtension(b, "", "guard.ts", guardTwinTS)}},
 	}
-	arrivals := func(word string) []time.Time {
-		mu.Lock()
-		defer mu.Unlock()
-		return slices.Clone(arrived[word])
+	arrivals := func(word string) []time.Time { // of the requests of word's prompt
+		var at []time.Time
+		for _, r := range srv.Requests() {
+			if r.LastUserText() == word {
+				at = append(at, r.Arrived)
+			}
+		}
+		return at
 	}
 	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 	for range b.N {

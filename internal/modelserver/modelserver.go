@@ -91,7 +91,8 @@ type Request struct {
 	Messages []Message
 	Tools    []string // function names offered to the model
 	Header   http.Header
-	Body     []byte // the raw JSON body
+	Body     []byte    // the raw JSON body
+	Arrived  time.Time // when the whole body had been read
 }
 
 // LastUserText returns the text of the last message with role "user".
@@ -172,6 +173,7 @@ func (s *Server) completions(w http.ResponseWriter, r *http.Request) {
 	default:
 	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxBodySize))
+	arrived := time.Now()
 	if err != nil {
 		writeJSONError(w, http.StatusRequestEntityTooLarge, "request body too large")
 		return
@@ -181,7 +183,7 @@ func (s *Server) completions(w http.ResponseWriter, r *http.Request) {
 		writeJSONError(w, http.StatusBadRequest, "invalid JSON body")
 		return
 	}
-	req := Request{Model: wr.Model, Stream: wr.Stream, Messages: wr.Messages, Header: r.Header.Clone(), Body: body}
+	req := Request{Model: wr.Model, Stream: wr.Stream, Messages: wr.Messages, Header: r.Header.Clone(), Body: body, Arrived: arrived}
 	for _, t := range wr.Tools {
 		req.Tools = append(req.Tools, t.Function.Name)
 	}
