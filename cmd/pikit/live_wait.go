@@ -25,7 +25,20 @@ func newLiveWaitCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "wait [--root DIR]",
 		Short: "Print one wake envelope (exit 0), session-ended (1), error (2) or wait-taken (3)",
-		Args:  cobra.NoArgs,
+		Long: `Long-poll the endpoint of --root for the next batch and print one line.
+
+Exit 0: the wake envelope of a batch. Until that batch is acknowledged
+(` + "`live ack CHECKPOINT_ID`" + `), every later wait serves it again, oldest first, so
+a batch is never lost to a crashed agent; acknowledge it once handled.
+Exit 1: {"status":"session-ended"}: the session ended and no batch is left.
+Exit 2: an error, or the endpoint is not running (an ended session that
+still holds batches exits 2: run ` + "`live start`" + ` to resume it).
+Exit 3: {"status":"wait-taken"}: another wait is already parked on this
+endpoint (one waiter at a time); the endpoint keeps running.
+
+A wait with nothing to serve polls again every CE_LIVE_WAIT_TIMEOUT_MS
+(default 30 s) until a batch arrives or the session ends.`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			root, err := live.ResolveRoot("", root)
 			if err != nil {

@@ -26,8 +26,16 @@ type stateflowFlags struct {
 func newStateflowCmd() *cobra.Command {
 	f := &stateflowFlags{}
 	cmd := &cobra.Command{
-		Use:           "stateflow",
-		Short:         "Read, patch, check and list a StateFlow memory store offline",
+		Use:   "stateflow",
+		Short: "Read, patch, check and list a StateFlow memory store offline",
+		Long: `Read, patch, check and list a StateFlow memory store offline.
+
+The store is <agent-dir>/state-flow, shared with Pi running State Flow. A patch
+takes the store's publication lock, <agent-dir>/state-flow/.state-flow-publication.lock
+(the writer's PID and a newline), and waits while a running process holds it.
+A lock whose PID is dead, or that is empty or malformed for 2 s, was left by a
+crashed writer and is removed; if the lock names a running process that is not
+Pi or pikit (a reused PID), remove the file by hand.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}

@@ -43,7 +43,11 @@ func (e *busyError) Error() string {
 // written its PID yet) and what to do about it, for messages.
 func describeHolder(pid int) string {
 	if pid > 0 {
-		return "held by PID " + strconv.Itoa(pid) + ", a running State Flow writer; retry once it has finished, or stop that process"
+		n := strconv.Itoa(pid)
+		// The PID is running, but whether it is a State Flow writer is not
+		// known: a PID can be reused by an unrelated process.
+		return "held by PID " + n + ", which is running; retry once it has finished, or stop that process" +
+			" (if PID " + n + " is not Pi with State Flow or pikit stateflow, its PID was reused: remove the lock file)"
 	}
 	return "held by a process that has not written its PID yet; retry in a moment (an empty or malformed lock is reclaimed once abandoned for " + lockPendingGrace.String() + ")"
 }

@@ -51,7 +51,7 @@ func TestLock_waitsForLiveHolderAndCancels(t *testing.T) {
 	if waitedOn != holder.Process.Pid {
 		t.Fatalf("reported holder %d, want %d", waitedOn, holder.Process.Pid)
 	}
-	if want := "held by PID " + strconv.Itoa(holder.Process.Pid) + ", a running State Flow writer; retry once it has finished"; !strings.Contains(err.Error(), want) {
+	if want := "held by PID " + strconv.Itoa(holder.Process.Pid) + ", which is running; retry once it has finished"; !strings.Contains(err.Error(), want) {
 		t.Fatalf("err = %v, does not say %q", err, want)
 	}
 	if _, err := os.Stat(filepath.Join(root, "checkpoint.json")); !errors.Is(err, os.ErrNotExist) {
@@ -230,7 +230,8 @@ func TestLock_busyNamesHolder(t *testing.T) {
 	w := &lockWaiter{pid: os.Getpid(), noWait: true}
 	_, err := w.acquire(context.Background(), root)
 	want := "State Flow publication lock is busy at " + jsQuote(filepath.Join(root, fileLock)) + ": held by PID " + strconv.Itoa(holder.Process.Pid) +
-		", a running State Flow writer; retry once it has finished, or stop that process"
+		", which is running; retry once it has finished, or stop that process" +
+		" (if PID " + strconv.Itoa(holder.Process.Pid) + " is not Pi with State Flow or pikit stateflow, its PID was reused: remove the lock file)"
 	if !errors.Is(err, ErrLockBusy) || err.Error() != want {
 		t.Fatalf("err = %v, want %s", err, want)
 	}
