@@ -9,7 +9,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -19,26 +18,17 @@ import (
 	"github.com/pikit-dev/pikit/pirpc"
 )
 
-// arrivals records when the model server first saw a request carrying a
-// key.
-type arrivals struct {
-	mu sync.Mutex
-	at map[string]time.Time
-}
-
-func (a *arrivals) note(key string) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if _, ok := a.at[key]; !ok {
-		a.at[key] = time.Now()
+// batchArrived is when the model server first received a request
+// carrying the batch of checkpoint id: in its last user message (the
+// extension's delivery) or in a tool result (the CLI loop's `live wait`).
+func batchArrived(srv *modelserver.Server, id string) (time.Time, bool) {
+	key := `"checkpoint_id":"` + id + `"`
+	for _, r := range srv.Requests() {
+		if last := r.Last(); last.Role == "tool" && strings.Contains(last.Text(), key) || strings.Contains(r.LastUserText(), "{"+key) {
+			return r.Arrived, true
+		}
 	}
-}
-
-func (a *arrivals) get(key string) (time.Time, bool) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	t, ok := a.at[key]
-	return t, ok
+	return time.Time{}, false
 }
 
 // firstAt is when the stream first carried an event containing want.
@@ -86,19 +76,11 @@ func (p *page) awaitCount(ctx context.Context, want string, n int) {
 func TestRealPi_LatencyVsCLI(t *testing.T) {
 	const rounds = 5
 	pikit := pitest.BuildCommand(t, "./cmd/pikit")
-	arr := &arrivals{at: map[string]time.Time{}}
 	env := pitest.New(t, &pitest.Options{Session: true, Script: func(r *modelserver.Request) modelserver.Script {
-		last := r.Last()
-		if last.Role == "tool" {
-			if i := strings.Index(last.Text(), `"checkpoint_id":"cli`); i >= 0 {
-				arr.note(strings.SplitN(last.Text()[i+len(`"checkpoint_id":"`):], `"`, 2)[0])
-			}
+		if r.Last().Role == "tool" {
 			return modelserver.Script{Text: []string{"ok"}}
 		}
 		u := r.LastUserText()
-		if i := strings.Index(u, `{"checkpoint_id":"ext`); i >= 0 {
-			arr.note(strings.SplitN(u[i+len(`{"checkpoint_id":"`):], `"`, 2)[0])
-		}
 		if root, ok := strings.CutPrefix(u, "CLIWAIT "); ok {
 			return modelserver.Script{ToolCalls: []modelserver.ToolCall{{ID: "call_wait", Name: "bash",
 				Arguments: []string{fmt.Sprintf(`{"command":"%s live wait --root %s"}`, pikit, root)}}}}
@@ -142,7 +124,7 @@ func TestRealPi_LatencyVsCLI(t *testing.T) {
 			_, ok := ev.(*pirpc.AgentSettled)
 			return ok
 		})
-		t1, ok := arr.get(id)
+		t1, ok := batchArrived(env.Server, id)
 		if !ok {
 			t.Fatalf("batch %s never reached the model", id)
 		}
@@ -190,7 +172,7 @@ func TestRealPi_LatencyVsCLI(t *testing.T) {
 		t0 := time.Now()
 		pg2.post(pg2.env("checkpoint", checkpointPayload(id, "send")))
 		settled()
-		t1, ok := arr.get(id)
+		t1, ok := batchArrived(env.Server, id)
 		if !ok {
 			t.Fatalf("batch %s never reached the model", id)
 		}
