@@ -32,9 +32,12 @@ import (
 // call). The first call of a session is timed three ways: cold (no
 // warm-up, as after a sidecar respawn: the 15 MB cross the pipe inside the
 // hook; logged when it fails open), warmed (the bridge sent the session's
-// messages ahead after session_start) and raced (the call right after
-// session_start, waiting for that warm-up); warmed and raced must project,
-// not fail open on the 5 s hook timeout.
+// messages ahead once the session was quiet after session_start) and
+// raced (the call right after session_start, before that warm-up: it
+// sends what the sidecar lacks); warmed and raced must project, not fail
+// open on the 5 s hook timeout. unchanged passes the call (midcompact's
+// Pass: no committed block), so it is the bridge's probe, not a 15 MB
+// round trip.
 //
 //	go test -run XX -bench ContextProjection -benchtime 1x ./midcompact/extension/
 func BenchmarkContextProjection(b *testing.B) {

@@ -80,9 +80,16 @@ const floor = await time(noop);
 const projection = await time(ours);
 // A resumed session: the bridge sends the session's messages ahead
 // (context/warm). warmed: the first call once that is done; raced: the
-// first call right after session_start (it waits for the warm-up in Go).
+// first call right after session_start, before the warm-up (which it
+// drops: it sends what the sidecar lacks itself).
 ctx.sessionManager.buildSessionProjection = () => ({ entries: [], messages: structuredClone(base), thinkingLevel: "off", model: null });
 await emit("session_start", { reason: "resume" });
+// The bridge sends the warm-up once the session has been quiet for a
+// second after session_start: wait until it is sent, then answered.
+for (const deadline = Date.now() + 30_000; sidecar.pending.size === 0; ) {
+  if (Date.now() > deadline) throw new Error("no context/warm within 30 s of session_start");
+  await new Promise((r) => setTimeout(r, 5));
+}
 await idle();
 const warmed = await call();
 await emit("session_start", { reason: "resume" });
