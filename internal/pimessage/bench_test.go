@@ -120,3 +120,31 @@ func BenchmarkText(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkPart_Text reads the text of the one part of a 1 KiB and a 1 MiB
+// content through Part.Text; Text is the in-run baseline (the same
+// content joined).
+func BenchmarkPart_Text(b *testing.B) {
+	for _, size := range []struct {
+		name string
+		n    int
+	}{{"1KiB", 1 << 10}, {"1MiB", 1 << 20}} {
+		content := pimessage.NewMessage(benchMessage(size.n)).Content()
+		b.Run(size.name+"/Text", func(b *testing.B) {
+			b.SetBytes(int64(len(content)))
+			for b.Loop() {
+				if pimessage.Text(content) == "" {
+					b.Fatal("empty")
+				}
+			}
+		})
+		b.Run(size.name+"/Part.Text", func(b *testing.B) {
+			b.SetBytes(int64(len(content)))
+			for b.Loop() {
+				if pimessage.Parts(content)[0].Text() == "" {
+					b.Fatal("empty")
+				}
+			}
+		})
+	}
+}

@@ -26,10 +26,7 @@ func Text(content []byte) string {
 		}
 		return s
 	case '[':
-		var parts []struct {
-			Type string `json:"type"`
-			Text string `json:"text"`
-		}
+		var parts []textPart
 		if strictjson.Unmarshal(content, &parts, textPolicy) != nil {
 			return ""
 		}
@@ -42,6 +39,12 @@ func Text(content []byte) string {
 		return b.String()
 	}
 	return ""
+}
+
+// textPart is what [Text] and [Part.Text] decode of a part.
+type textPart struct {
+	Type string `json:"type"`
+	Text string `json:"text"`
 }
 
 // Part is one element of an array content kept as opaque JSON with typed
@@ -60,6 +63,8 @@ func Parts(content []byte) []Part {
 		return nil
 	}
 	var elems []json.RawMessage
+	// Splitting an array matches no member names: encoding/json reads it
+	// as JSON.parse does; each part is read by the accessors.
 	if json.Unmarshal(content, &elems) != nil {
 		return nil
 	}
@@ -76,8 +81,19 @@ func Parts(content []byte) []Part {
 // [KindToolCall]), or "" when absent or not a string.
 func (p Part) Type() string { return p.ms.str(p.Raw, "type") }
 
-// Text returns a text part's text.
-func (p Part) Text() string { return p.ms.str(p.Raw, "text") }
+// Text returns a text part's text, read as [Text] reads it: "" when the
+// part does not decode strictly (a member name repeated anywhere in it, a
+// "type" or "text" that is not a string) or is not an object.
+func (p Part) Text() string {
+	if FirstByte(p.Raw) != '{' {
+		return ""
+	}
+	var tp textPart
+	if strictjson.Unmarshal(p.Raw, &tp, textPolicy) != nil {
+		return ""
+	}
+	return tp.Text
+}
 
 // Thinking returns a thinking part's thinking.
 func (p Part) Thinking() string { return p.ms.str(p.Raw, "thinking") }

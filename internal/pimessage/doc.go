@@ -20,6 +20,14 @@
 // read as U+FFFD. Reading stops at a syntax error; members before it count.
 // Accessors never fail and never panic.
 //
+// Text is read strictly, with internal/strictjson's policy: a repeated
+// member name is refused, not resolved. [Text] (and [Message.Text]) joins to
+// "" when any part of the content repeats a member name, at any depth, and
+// [Part.Text] is "" for such a part, so no reader of pikit takes a text that
+// another reader (JSON.parse keeps the last, a type sniffer often the first)
+// would not. Roles, kinds, ids and other single members keep JSON.parse's
+// view, which is what Pi itself routes on.
+//
 // A value built by [NewMessage], [NewEntry], [Parts], [Entry.Message] or
 // decoding scans Raw once, on its first accessor call, and its copies share
 // that scan; later calls look the member up among the ones found. A value

@@ -1,6 +1,7 @@
 package pimessage_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/pikit-dev/pikit/internal/pimessage"
@@ -79,4 +80,34 @@ func holdsToLookup(t *testing.T, raw []byte) {
 			}
 		}
 	}
+}
+
+// FuzzText holds Text and Part.Text to one policy: a content that joins to
+// a text joins to the text of its text parts read one by one.
+func FuzzText(f *testing.F) {
+	for _, s := range []string{
+		`[{"type":"text","text":"a"},{"type":"image","data":"x"},{"type":"text","text":"b"}]`,
+		`[{"type":"text","text":"a","text":"b"}]`,
+		`[{"type":"text","text":"a"},{"type":"text","text":"b","x":{"k":1,"k":2}}]`,
+		`[{"type":"text","TEXT":"a","text":"b"},null,{"t\u0079pe":"text","text":"c"}]`,
+		"[{\"type\":\"text\",\"text\":\"\xff\\ud800\"}]",
+		`"plain"`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, content []byte) {
+		got := pimessage.Text(content)
+		if pimessage.FirstByte(content) != '[' || got == "" {
+			return
+		}
+		var join strings.Builder
+		for _, p := range pimessage.Parts(content) {
+			if p.Type() == pimessage.KindText {
+				join.WriteString(p.Text())
+			}
+		}
+		if got != join.String() {
+			t.Fatalf("Text(%q) = %q; its text parts join to %q", content, got, join.String())
+		}
+	})
 }

@@ -197,3 +197,29 @@ func TestEntry_oneScan(t *testing.T) {
 		t.Errorf("label entry has message %s", m.Raw)
 	}
 }
+
+// Part.Text reads as Text does: a part that repeats a member name (at any
+// depth) has no text, as its content joins to "".
+func TestPart_TextStrict(t *testing.T) {
+	tests := []struct{ name, content, want string }{
+		{"text", `[{"type":"text","text":"a"}]`, "a"},
+		{"repeated text refused", `[{"type":"text","text":"a","text":"b"}]`, ""},
+		{"repeated nested member refused", `[{"type":"text","text":"a","x":{"k":1,"k":2}}]`, ""},
+		{"case variant ignored", `[{"type":"text","text":"a","TEXT":"b"}]`, "a"},
+		{"text not a string", `[{"type":"text","text":1}]`, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ps := pimessage.Parts([]byte(tt.content))
+			if len(ps) != 1 {
+				t.Fatalf("Parts(%s): %d parts", tt.content, len(ps))
+			}
+			if got := ps[0].Text(); got != tt.want {
+				t.Errorf("Part(%s).Text() = %q, want %q", ps[0].Raw, got, tt.want)
+			}
+			if got := pimessage.Text([]byte(tt.content)); got != tt.want {
+				t.Errorf("Text(%s) = %q, want %q", tt.content, got, tt.want)
+			}
+		})
+	}
+}
