@@ -26,6 +26,7 @@ func FuzzRead(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, src []byte) {
 		file, err := pisession.Read(bytes.NewReader(src), &pisession.Options{MaxRecord: 4096})
+		sameHeader(t, src, file, err)
 		if err != nil {
 			var ve *pisession.VersionError
 			var le *pisession.LineError
@@ -66,4 +67,25 @@ func FuzzRead(f *testing.F) {
 			}
 		}
 	})
+}
+
+// sameHeader holds ReadHeader to Read: the same header, or the same error
+// when Read fails before its header (an oversized or unreadable line after
+// the header fails Read only).
+func sameHeader(t *testing.T, src []byte, file *pisession.File, readErr error) {
+	t.Helper()
+	h, err := pisession.ReadHeader(bytes.NewReader(src), &pisession.Options{MaxRecord: 4096})
+	var le *pisession.LineError
+	switch {
+	case readErr == nil || (errors.As(readErr, &le) && err == nil):
+		if err != nil {
+			t.Fatalf("ReadHeader: %v; Read read a header", err)
+		}
+		if readErr == nil && (!bytes.Equal(h.Raw, file.Header.Raw) || h.ID != file.Header.ID || h.Cwd != file.Header.Cwd ||
+			h.Version != file.Header.Version || h.Timestamp != file.Header.Timestamp || h.ParentSession != file.Header.ParentSession) {
+			t.Fatalf("ReadHeader = %+v; Read has %+v", h, file.Header)
+		}
+	case err == nil || err.Error() != readErr.Error():
+		t.Fatalf("ReadHeader: %v; Read: %v", err, readErr)
+	}
 }

@@ -75,19 +75,14 @@ type File struct {
 // kind of record), [*VersionError], a [*LineError] for a line over the cap
 // or a read error. Malformed lines do not fail Read (see [File.Skipped]).
 func Read(r io.Reader, opts *Options) (*File, error) {
-	var o Options
-	if opts != nil {
-		o = *opts
-	}
-	// Pi parses a last line that has no LF; one more LF makes jsonl see it
-	// as a record (and an already terminated file only gains a blank line).
-	// Pi decodes the bytes as UTF-8 with U+FFFD for each maximal invalid
-	// subsequence (WHATWG), which x/text's UTF-8 decoder does too.
-	in := unicode.UTF8.NewDecoder().Reader(io.MultiReader(r, strings.NewReader("\n")))
-	lr := jsonl.NewReader(in, o.MaxRecord)
+	lr := newLineReader(r, opts)
 	f := &File{index: map[string]int{}}
 	var sc scanner
-	haveHeader := false
+	h, err := nextHeader(lr, &sc, func(s Skipped) { f.Skipped = append(f.Skipped, s) })
+	if err != nil {
+		return nil, err
+	}
+	f.Header = h
 	var slab []byte   // Raw copies are cut from shared blocks
 	block := 16 << 10 // the next block's size: doubling up to 1 MiB
 	for {
@@ -103,15 +98,14 @@ func Read(r io.Reader, opts *Options) (*File, error) {
 		}
 		fields, err := sc.scan(line)
 		if err == errNotObjectTruthy {
-			if !haveHeader {
-				// Pi takes the first truthy JSON value as the header.
-				return nil, fmt.Errorf("%w: line %d is not a session header", ErrNotSession, lr.Record())
-			}
 			err = ErrNotObject
 		}
 		if err != nil {
 			f.Skipped = append(f.Skipped, Skipped{Line: lr.Record(), Offset: lr.Offset(), Size: len(line), Err: err})
 			continue
+		}
+		if fields.typ == pimessage.TypeSession {
+			continue // not an entry (Pi's getEntries leaves these out)
 		}
 		if len(slab) < len(line) {
 			slab = make([]byte, max(len(line), block))
@@ -120,31 +114,65 @@ func Read(r io.Reader, opts *Options) (*File, error) {
 		raw := slab[:len(line):len(line)]
 		copy(raw, line)
 		slab = slab[len(line):]
-		if !haveHeader {
-			if fields.typ != pimessage.TypeSession || !fields.idString {
-				return nil, fmt.Errorf("%w: line %d is not a session header", ErrNotSession, lr.Record())
-			}
-			h, err := readHeader(raw)
-			if err != nil {
-				return nil, err
-			}
-			f.Header = h
-			haveHeader = true
-			continue
-		}
-		if fields.typ == pimessage.TypeSession {
-			continue // not an entry (Pi's getEntries leaves these out)
-		}
 		e := Entry{Raw: raw, ID: fields.id, ParentID: fields.parentID, Type: fields.typ, Timestamp: fields.timestamp, Line: lr.Record()}
 		if e.ID != "" {
 			f.index[e.ID] = len(f.Entries)
 		}
 		f.Entries = append(f.Entries, e)
 	}
-	if !haveHeader {
-		return nil, fmt.Errorf("%w: no header line", ErrNotSession)
-	}
 	return f, nil
+}
+
+// ReadHeader reads a session file's header from r as [Read] does (lines
+// before it that Pi skips are skipped) and reads no further than the
+// header's line. Errors are Read's: [ErrNotSession], [*VersionError], a
+// [*LineError] for a line over [Options.MaxRecord] or a read error.
+func ReadHeader(r io.Reader, opts *Options) (Header, error) {
+	var sc scanner
+	return nextHeader(newLineReader(r, opts), &sc, func(Skipped) {})
+}
+
+// newLineReader reads r's lines as Pi does: UTF-8 decoded with U+FFFD for
+// each maximal invalid subsequence (WHATWG, as x/text's decoder does) and
+// a last line without LF parsed too (one more LF makes jsonl see it as a
+// record; an already terminated file only gains a blank line).
+func newLineReader(r io.Reader, opts *Options) *jsonl.Reader {
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	in := unicode.UTF8.NewDecoder().Reader(io.MultiReader(r, strings.NewReader("\n")))
+	return jsonl.NewReader(in, o.MaxRecord)
+}
+
+// nextHeader reads lines up to the header, the first line Pi parses to a
+// truthy value, and decodes it; skip gets each malformed line before it.
+func nextHeader(lr *jsonl.Reader, sc *scanner, skip func(Skipped)) (Header, error) {
+	for {
+		line, err := lr.Next()
+		if err == io.EOF {
+			return Header{}, fmt.Errorf("%w: no header line", ErrNotSession)
+		}
+		if err != nil {
+			return Header{}, &LineError{Line: lr.Record(), Offset: lr.Offset(), Err: err}
+		}
+		if isBlank(line) {
+			continue
+		}
+		fields, err := sc.scan(line)
+		if err == errNotObjectTruthy {
+			// Pi takes the first truthy JSON value as the header.
+			return Header{}, fmt.Errorf("%w: line %d is not a session header", ErrNotSession, lr.Record())
+		}
+		if err != nil {
+			skip(Skipped{Line: lr.Record(), Offset: lr.Offset(), Size: len(line), Err: err})
+			continue
+		}
+		if fields.typ != pimessage.TypeSession || !fields.idString {
+			return Header{}, fmt.Errorf("%w: line %d is not a session header", ErrNotSession, lr.Record())
+		}
+		return readHeader(bytes.Clone(line))
+	}
 }
 
 // isBlank reports a line of JSON whitespace only.

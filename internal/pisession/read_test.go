@@ -244,3 +244,35 @@ func TestRead_ReadError(t *testing.T) {
 		t.Fatalf("error = %v, want the read error", err)
 	}
 }
+
+func TestReadHeader(t *testing.T) {
+	tests := []struct {
+		name, src string
+		wantID    string
+		wantErr   error
+	}{
+		{"header then entries", `{"type":"session","version":3,"id":"s1","timestamp":"t","cwd":"/p"}` + "\n" + `{"type":"message","id":"a"}` + "\n", "s1", nil},
+		{"skipped lines first", "\n{bad\n" + `{"type":"session","version":3,"id":"s1","cwd":"/p"}`, "s1", nil},
+		{"case-variant type", `{"Type":"session","version":3,"id":"s1","cwd":"/p"}`, "", pisession.ErrNotSession},
+		{"case-variant id", `{"type":"session","version":3,"ID":"s1","cwd":"/p"}`, "", pisession.ErrNotSession},
+		{"another record first", `{"type":"message","id":"a"}` + "\n" + `{"type":"session","version":3,"id":"s1"}`, "", pisession.ErrNotSession},
+		{"empty", "", "", pisession.ErrNotSession},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h, err := pisession.ReadHeader(strings.NewReader(tt.src), nil)
+			if !errors.Is(err, tt.wantErr) || h.ID != tt.wantID {
+				t.Errorf("ReadHeader = %q, %v; want %q, %v", h.ID, err, tt.wantID, tt.wantErr)
+			}
+		})
+	}
+	// Only the header line is read: a line over the cap after it is not.
+	src := `{"type":"session","version":3,"id":"s1","cwd":"/p"}` + "\n" + strings.Repeat("x", 200) + "\n"
+	if h, err := pisession.ReadHeader(strings.NewReader(src), &pisession.Options{MaxRecord: 100}); err != nil || h.Cwd != "/p" {
+		t.Errorf("ReadHeader with a long line after the header = %+v, %v", h, err)
+	}
+	var le *pisession.LineError
+	if _, err := pisession.ReadHeader(strings.NewReader(strings.Repeat("x", 200)), &pisession.Options{MaxRecord: 100}); !errors.As(err, &le) {
+		t.Errorf("ReadHeader of an oversized first line: %v, want a *LineError", err)
+	}
+}
