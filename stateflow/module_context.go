@@ -134,40 +134,27 @@ func checkSelection(conversation []json.RawMessage, indices []int) ([]int, error
 // conversationUnits groups a Pi message list into units that must be kept
 // or dropped whole: an assistant message with toolCall content and the
 // toolResult messages answering its call ids (by toolCallId); every other
-// message is a unit of its own. Units are in message order; messages that
-// do not decode are units of their own.
+// message is a unit of its own. Units are in message order. Messages are
+// read with pimessage's accessors (names exact, as Pi reads them): a
+// message that is not an object, or whose role, toolCallId or part id is
+// not a string, is a unit of its own.
 func conversationUnits(conversation []json.RawMessage) [][]int {
-	type msg struct {
-		Role       string `json:"role"`
-		ToolCallID string `json:"toolCallId"`
-		Content    json.RawMessage
-	}
-	type part struct {
-		Type string `json:"type"`
-		ID   string `json:"id"`
-	}
 	unitOf := map[string]int{} // tool call id → unit index
 	var units [][]int
 	for i, raw := range conversation {
-		var m msg
-		if json.Unmarshal(raw, &m) != nil {
-			units = append(units, []int{i})
-			continue
-		}
-		if m.Role == pimessage.RoleToolResult {
-			if u, ok := unitOf[m.ToolCallID]; ok {
+		m := pimessage.NewMessage(raw)
+		role := m.Role()
+		if role == pimessage.RoleToolResult {
+			if u, ok := unitOf[m.ToolCallID()]; ok {
 				units[u] = append(units[u], i)
 				continue
 			}
 		}
 		units = append(units, []int{i})
-		if m.Role == pimessage.RoleAssistant {
-			var parts []part
-			if json.Unmarshal(m.Content, &parts) == nil {
-				for _, p := range parts {
-					if p.Type == pimessage.KindToolCall && p.ID != "" {
-						unitOf[p.ID] = len(units) - 1
-					}
+		if role == pimessage.RoleAssistant {
+			for _, p := range m.Parts() {
+				if id := p.ToolCallID(); p.Type() == pimessage.KindToolCall && id != "" {
+					unitOf[id] = len(units) - 1
 				}
 			}
 		}

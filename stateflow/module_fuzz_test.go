@@ -65,6 +65,7 @@ func FuzzStageModules(f *testing.F) {
 func FuzzConversationUnits(f *testing.F) {
 	f.Add([]byte(`[{"role":"assistant","content":[{"type":"toolCall","id":"a"}]},{"role":"toolResult","toolCallId":"a"},{"role":"user","content":"x"}]`))
 	f.Add([]byte(`[{"role":"toolResult","toolCallId":"a"},1,"x",{"role":"assistant","content":"t"}]`))
+	f.Add([]byte(`[{"role":"assistant","content":[{"type":"toolCall","id":"a","ID":"b"},"x",{"type":1}]},{"Role":"toolResult","toolCallId":"a"},{"role":"toolResult","toolCallId":"a","toolCallId":"b"}]`))
 	f.Fuzz(func(t *testing.T, raw []byte) {
 		var conv []json.RawMessage
 		if json.Unmarshal(raw, &conv) != nil {

@@ -2,12 +2,12 @@ package extension
 
 import (
 	"context"
-	"encoding/json"
 	"path/filepath"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/pikit-dev/pikit/internal/strictjson"
 	"github.com/pikit-dev/pikit/piext"
 	sf "github.com/pikit-dev/pikit/stateflow"
 	"github.com/pikit-dev/pikit/stateflow/store"
@@ -265,7 +265,7 @@ func decodeReadResult(payload []byte, cwd string) (string, bool) {
 			Path string `json:"path"`
 		} `json:"input"`
 	}
-	if json.Unmarshal(payload, &p) != nil || p.ToolName != "read" || p.IsError {
+	if strictjson.Unmarshal(payload, &p, payloadPolicy) != nil || p.ToolName != "read" || p.IsError {
 		return "", false
 	}
 	path := strings.TrimPrefix(p.Input.Path, "@")
@@ -294,11 +294,11 @@ func decodeSkills(raw []byte) map[string]string {
 		} `json:"sourceInfo"`
 	}
 	var list []command
-	if json.Unmarshal(raw, &list) != nil {
+	if strictjson.Unmarshal(raw, &list, payloadPolicy) != nil {
 		var wrapped struct {
 			Commands []command `json:"commands"`
 		}
-		if json.Unmarshal(raw, &wrapped) != nil {
+		if strictjson.Unmarshal(raw, &wrapped, payloadPolicy) != nil {
 			return nil
 		}
 		list = wrapped.Commands

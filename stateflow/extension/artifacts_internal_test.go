@@ -63,6 +63,8 @@ func FuzzDecodeArtifactPayloads(f *testing.F) {
 	f.Add([]byte(`{"toolName":"read","input":{"path":"docs/a.md"},"isError":false}`), "/w")
 	f.Add([]byte(`[{"source":"skill","sourceInfo":{"path":"/s/SKILL.md","scope":"project"}}]`), "")
 	f.Add([]byte(`{"commands":[{"source":"skill","sourceInfo":{"path":"/s/../SKILL.md","scope":"user"}}]}`), "/")
+	f.Add([]byte(`{"TOOLNAME":"read","toolName":"read","input":{"path":"a","Path":"b"},"IsError":true}`), "/w")
+	f.Add([]byte(`[{"source":"skill","Source":"x","sourceInfo":{"path":"/s/SKILL.md","scope":"user","scope":"project"}}]`), "")
 	f.Fuzz(func(t *testing.T, payload []byte, cwd string) {
 		if p, ok := decodeReadResult(payload, cwd); ok && (p == "" || p[0] != '/') {
 			t.Fatalf("read path %q", p)

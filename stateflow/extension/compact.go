@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/pikit-dev/pikit/internal/pimessage"
+	"github.com/pikit-dev/pikit/internal/strictjson"
 	"github.com/pikit-dev/pikit/piext"
 	"github.com/pikit-dev/pikit/stateflow/store"
 )
@@ -57,10 +58,7 @@ func (x *ext) onAgentSettled(ctx context.Context, ev *piext.Event) (any, error) 
 	if err != nil {
 		return nil, nil
 	}
-	var usage struct {
-		Tokens *float64 `json:"tokens"`
-	}
-	if json.Unmarshal(raw, &usage) != nil || usage.Tokens == nil || *usage.Tokens < compactThreshold {
+	if tokens, ok := contextTokens(raw); !ok || tokens < compactThreshold {
 		return nil, nil
 	}
 	es, err := getBranch(ctx, ev.Pi)
@@ -73,6 +71,19 @@ func (x *ext) onAgentSettled(ctx context.Context, ev *piext.Event) (any, error) 
 	}
 	_ = ev.Pi.Compact(ctx, boundaryMarker+id)
 	return nil, nil
+}
+
+// contextTokens reads the tokens of Pi's getContextUsage() answer
+// ({tokens: number|null, contextWindow, percent}, read strictly); ok is
+// false when Pi reports none or the answer does not decode.
+func contextTokens(raw []byte) (float64, bool) {
+	var usage struct {
+		Tokens *float64 `json:"tokens"`
+	}
+	if strictjson.Unmarshal(raw, &usage, payloadPolicy) != nil || usage.Tokens == nil {
+		return 0, false
+	}
+	return *usage.Tokens, true
 }
 
 // runStart is the entry id of the latest run's first user message (the

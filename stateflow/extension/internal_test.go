@@ -127,7 +127,16 @@ func FuzzDecodePayloads(f *testing.F) {
 	f.Add([]byte(`{"message":{"role":"assistant","content":[{"type":"toolCall","id":"a","name":"patch_state"}]}}`))
 	f.Add([]byte(`{"type":"custom","customType":"state-flow-snapshot","data":{"mode":"active","bootstrap":true}}`))
 	f.Add([]byte(`{"message":{"role":"assistant","content":"x"}}`))
+	f.Add([]byte(`{"type":"custom","customType":"state-flow-snapshot","data":{"Mode":"active","mode":"off","mode":"passive"}}`))
+	f.Add([]byte(`{"tokens":150000,"TOKENS":1,"parentSession":"/s/p.jsonl"}`))
+	f.Add([]byte("{\"tokens\":1e999,\"parentSession\":\"\xff\\ud800\"}"))
 	f.Fuzz(func(t *testing.T, data []byte) {
+		if n, ok := contextTokens(data); !ok && n != 0 {
+			t.Fatalf("contextTokens = %v without tokens", n)
+		}
+		if p, ok := parentSessionOf(data); !ok && p != "" {
+			t.Fatalf("parentSessionOf = %q from a header that does not decode", p)
+		}
 		if a, ok := decodeAssistant(data); ok {
 			if len(a.ids) != len(a.names) {
 				t.Fatalf("ids %d names %d", len(a.ids), len(a.names))

@@ -86,6 +86,7 @@ const modulePattern = `^x_[a-z][a-z0-9_]*$`
 // level (unscoped module patches) and inside each scope wrapper.
 func withModuleRoots(schema json.RawMessage) json.RawMessage {
 	var s map[string]any
+	// schema is our own patch_state schema (embedded), not input.
 	if json.Unmarshal(schema, &s) != nil {
 		return schema
 	}

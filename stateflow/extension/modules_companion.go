@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"sync"
 
+	"github.com/pikit-dev/pikit/internal/strictjson"
 	"github.com/pikit-dev/pikit/piext"
 	sf "github.com/pikit-dev/pikit/stateflow"
 )
@@ -78,7 +79,9 @@ func (m *jsModule) call(ctx context.Context, fn string, out any, args ...any) er
 	if out == nil {
 		return nil
 	}
-	if err := json.Unmarshal(raw, out); err != nil {
+	// A companion's answer is untrusted (third-party JavaScript, through
+	// host.ts's JSON.stringify): read strictly.
+	if err := strictjson.Unmarshal(raw, out, payloadPolicy); err != nil {
 		return fmt.Errorf("%w: %s.%s: %v", ErrCallbackRefused, m.pol.ID, fn, err)
 	}
 	return nil
@@ -150,20 +153,20 @@ func decodeContributions(id string, raw []json.RawMessage) ([]sf.ModuleContribut
 	for _, r := range raw {
 		var c map[string]json.RawMessage
 		var kind string
-		if json.Unmarshal(r, &c) != nil || json.Unmarshal(c["kind"], &kind) != nil {
+		if strictjson.Unmarshal(r, &c, payloadPolicy) != nil || strictjson.Unmarshal(c["kind"], &kind, payloadPolicy) != nil {
 			return nil, fmt.Errorf("%w: %s.context: a contribution is not {kind, value|indices}", ErrCallbackRefused, id)
 		}
 		value, hasValue := c["value"]
 		switch {
 		case kind == sf.ContributionData && hasValue:
 			var v any
-			if err := json.Unmarshal(value, &v); err != nil {
+			if err := strictjson.Unmarshal(value, &v, payloadPolicy); err != nil {
 				return nil, fmt.Errorf("%w: %s.context: %v", ErrCallbackRefused, id, err)
 			}
 			out = append(out, sf.ModuleContribution{Kind: sf.ContributionData, Value: v})
 		case kind == sf.ContributionConversation:
 			var idx []int
-			if json.Unmarshal(c["indices"], &idx) != nil || idx == nil {
+			if strictjson.Unmarshal(c["indices"], &idx, payloadPolicy) != nil || idx == nil {
 				return nil, fmt.Errorf("%w: %s.context: conversation indices must be an array of integers", ErrCallbackRefused, id)
 			}
 			for _, i := range idx {
@@ -248,7 +251,7 @@ func (c *moduleCatalog) refresh(ctx context.Context, calls hostCaller) sf.Catalo
 	var snap jsSnapshot
 	raw, err := calls.CallHost(ctx, HostSymbol, "catalog")
 	if err == nil {
-		err = json.Unmarshal(raw, &snap)
+		err = strictjson.Unmarshal(raw, &snap, payloadPolicy)
 	}
 	if err != nil {
 		snap = jsSnapshot{}

@@ -162,6 +162,8 @@ func FuzzDecodeContributions(f *testing.F) {
 	f.Add(`[{"kind":"data","value":{"n":1}}]`)
 	f.Add(`[{"kind":"conversation","indices":[0,1]}]`)
 	f.Add(`[{"kind":"data"},{"kind":1}]`)
+	f.Add(`[{"kind":"data","Kind":"conversation","value":{"a":1,"A":2}},{"kind":"conversation","indices":[0],"indices":[1]}]`)
+	f.Add("[{\"kind\":\"data\",\"value\":\"\\ud800\xff\"}]")
 	f.Fuzz(func(t *testing.T, s string) {
 		var raw []json.RawMessage
 		if json.Unmarshal([]byte(s), &raw) != nil {

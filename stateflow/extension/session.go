@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/pikit-dev/pikit/internal/pimessage"
+	"github.com/pikit-dev/pikit/internal/strictjson"
 	"github.com/pikit-dev/pikit/piext"
 	sf "github.com/pikit-dev/pikit/stateflow"
 	"github.com/pikit-dev/pikit/stateflow/store"
@@ -229,7 +230,7 @@ func modeOf(es []piext.Entry) (string, bool) {
 			Bootstrap bool   `json:"bootstrap"`
 			Disabled  bool   `json:"disabled"`
 		}
-		if json.Unmarshal(es[i].Field("data"), &d) != nil {
+		if strictjson.Unmarshal(es[i].Field("data"), &d, payloadPolicy) != nil {
 			continue
 		}
 		switch {
@@ -266,6 +267,8 @@ func getBranch(ctx context.Context, pi *piext.Pi) ([]piext.Entry, error) {
 		return nil, err
 	}
 	var list []json.RawMessage
+	// Splitting the array matches no member names; each entry is read by
+	// pimessage's accessors.
 	if err := json.Unmarshal(raw, &list); err != nil {
 		return nil, err
 	}

@@ -66,6 +66,7 @@ func refreshSection(msgs []piext.Message, want string) ([]piext.Message, bool, e
 				continue
 			}
 			var v *string
+			// A string or null: no member names to match.
 			if err := json.Unmarshal(s.val, &v); err != nil {
 				return nil, false, err
 			}
@@ -172,7 +173,9 @@ type member struct {
 }
 
 // orderedObject decodes a JSON object's members in document order; absent
-// or null is no members.
+// or null is no members. It matches no names itself: callers compare the
+// names exactly and take the last of a repeated one, as JSON.parse does,
+// and an edited message keeps every member as Pi sent it.
 func orderedObject(raw json.RawMessage) ([]member, error) {
 	if len(raw) == 0 || string(raw) == "null" {
 		return nil, nil

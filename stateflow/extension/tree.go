@@ -1,17 +1,16 @@
 package extension
 
 import (
-	"bufio"
 	"context"
-	"encoding/json"
 	"errors"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/pikit-dev/pikit/internal/pimessage"
+	"github.com/pikit-dev/pikit/internal/pisession"
+	"github.com/pikit-dev/pikit/internal/strictjson"
 	"github.com/pikit-dev/pikit/piext"
 	sf "github.com/pikit-dev/pikit/stateflow"
 	"github.com/pikit-dev/pikit/stateflow/store"
@@ -89,7 +88,7 @@ func pendingFork(es []piext.Entry, key string) string {
 			continue
 		}
 		var d forkPending
-		if json.Unmarshal(es[i].Field("data"), &d) != nil || d.ForkPending == "" {
+		if strictjson.Unmarshal(es[i].Field("data"), &d, payloadPolicy) != nil || d.ForkPending == "" {
 			continue
 		}
 		if d.Owner == key && store.ValidSessionKey(d.ForkPending) {
@@ -131,10 +130,7 @@ func forkParent(ctx context.Context, pi *piext.Pi, cwd, parentFile string) strin
 	if err != nil {
 		return ""
 	}
-	var child struct {
-		ParentSession string `json:"parentSession"`
-	}
-	if json.Unmarshal(raw, &child) != nil || child.ParentSession != parentFile {
+	if parent, ok := parentSessionOf(raw); !ok || parent != parentFile {
 		return ""
 	}
 	key := strings.TrimSuffix(filepath.Base(parentFile), ".jsonl")
@@ -149,26 +145,40 @@ func forkParent(ctx context.Context, pi *piext.Pi, cwd, parentFile string) strin
 	return key
 }
 
-// sessionHeader is the first line of a Pi session file.
+// parentSessionOf reads parentSession ("" when absent) of the header Pi's
+// getHeader() answers, read strictly; ok is false when it does not decode.
+func parentSessionOf(header []byte) (parent string, ok bool) {
+	var h struct {
+		ParentSession string `json:"parentSession"`
+	}
+	if strictjson.Unmarshal(header, &h, payloadPolicy) != nil {
+		return "", false
+	}
+	return h.ParentSession, true
+}
+
+// sessionHeader is what forkParent needs of a Pi session file's header.
 type sessionHeader struct {
-	Type string `json:"type"`
-	ID   string `json:"id"`
-	Cwd  string `json:"cwd"`
+	Type string // pimessage.TypeSession
+	ID   string
+	Cwd  string
 }
 
 // maxHeader bounds the header line read from a parent session file.
 const maxHeader = 64 << 10
 
+// readHeader reads the header of the session file at path as Pi does
+// (pisession.ReadHeader: names exact; lines Pi skips before it skipped).
+// Errors: the file's, or pisession's for a file that is not a session.
 func readHeader(path string) (sessionHeader, error) {
-	var h sessionHeader
 	f, err := os.Open(path)
 	if err != nil {
-		return h, err
+		return sessionHeader{}, err
 	}
 	defer f.Close()
-	line, err := bufio.NewReaderSize(io.LimitReader(f, maxHeader), maxHeader).ReadSlice('\n')
-	if err != nil && !errors.Is(err, io.EOF) {
-		return h, err
+	h, err := pisession.ReadHeader(f, &pisession.Options{MaxRecord: maxHeader})
+	if err != nil {
+		return sessionHeader{}, err
 	}
-	return h, json.Unmarshal(line, &h)
+	return sessionHeader{Type: pimessage.TypeSession, ID: h.ID, Cwd: h.Cwd}, nil
 }
