@@ -114,11 +114,17 @@ func decodeCursor(c string, groups int) int {
 	if err != nil {
 		return 0
 	}
-	var v struct{ G *float64 }
-	if json.Unmarshal(b, &v) != nil || v.G == nil || math.IsNaN(*v.G) {
+	// The cursor comes back through the model: read member "g" exactly, as
+	// JSON.parse(…).g does.
+	obj, err := pimessage.DecodeObject(b)
+	if err != nil {
 		return 0
 	}
-	return int(max(0, min(float64(groups), math.Trunc(*v.G))))
+	var g *float64
+	if json.Unmarshal(obj["g"], &g) != nil || g == nil || math.IsNaN(*g) {
+		return 0
+	}
+	return int(max(0, min(float64(groups), math.Trunc(*g))))
 }
 
 // FormatInventory renders an inspect page (reference §1.4).

@@ -5,6 +5,7 @@ import (
 
 	"github.com/pikit-dev/pikit/internal/pimessage"
 	"github.com/pikit-dev/pikit/internal/pisession"
+	"github.com/pikit-dev/pikit/internal/strictjson"
 )
 
 // Restored is what a branch says about midcompact (seed 001 §Persistence):
@@ -164,7 +165,9 @@ func DecodeState(raw json.RawMessage) (*State, bool) {
 	}
 	if lc := obj["lastCommit"]; pimessage.FirstByte(lc) == '{' {
 		var c LastCommit
-		if json.Unmarshal(lc, &c) == nil {
+		// A struct read from the session file: names exact, a repeated
+		// member refuses the record.
+		if strictjson.Unmarshal(lc, &c, &strictjson.Policy{AllowInvalidUTF8: true}) == nil {
 			s.LastCommit = &c
 		}
 	}

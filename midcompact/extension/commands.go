@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"time"
 
+	"github.com/pikit-dev/pikit/internal/strictjson"
 	"github.com/pikit-dev/pikit/midcompact"
 	"github.com/pikit-dev/pikit/piext"
 )
@@ -117,7 +118,7 @@ func contextUsage(ctx context.Context, h host) (*midcompact.AnchorUsage, error) 
 		ContextWindow *float64 `json:"contextWindow"`
 		Percent       *float64 `json:"percent"`
 	}
-	if json.Unmarshal(raw, &u) != nil || u.ContextWindow == nil {
+	if strictjson.Unmarshal(raw, &u, &strictjson.Policy{AllowInvalidUTF8: true}) != nil || u.ContextWindow == nil {
 		return nil, nil
 	}
 	return &midcompact.AnchorUsage{Tokens: u.Tokens, ContextWindow: *u.ContextWindow, Percent: u.Percent}, nil

@@ -124,16 +124,18 @@ func blockTimestamps(blocks []midcompact.Block) (set map[float64]bool, all bool)
 	return set, false
 }
 
-// scanTimestamp reads a message's `timestamp` as its key does: the JSON
-// number, else 0.
+// scanTimestamp reads a message's `timestamp` as its key does (names
+// exact, the last of a repeated name): the JSON number, else 0. A message
+// that is neither an object nor null is an error.
 func scanTimestamp(raw json.RawMessage) (float64, error) {
-	var top struct {
-		Timestamp json.RawMessage `json:"timestamp"`
+	switch pimessage.FirstByte(raw) {
+	case '{':
+	case 'n':
+		return 0, nil
+	default:
+		return 0, pimessage.ErrNotObject
 	}
-	if err := json.Unmarshal(raw, &top); err != nil {
-		return 0, err
-	}
-	if t := top.Timestamp; len(t) > 0 && (t[0] == '-' || t[0] >= '0' && t[0] <= '9') {
+	if t, _ := pimessage.Lookup(raw, "timestamp"); len(t) > 0 && (t[0] == '-' || t[0] >= '0' && t[0] <= '9') {
 		if f, err := strconv.ParseFloat(string(t), 64); err == nil {
 			return f, nil
 		}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 
+	"github.com/pikit-dev/pikit/internal/pimessage"
 	"github.com/pikit-dev/pikit/internal/pisession"
 	"github.com/pikit-dev/pikit/midcompact"
 	"github.com/pikit-dev/pikit/piext"
@@ -79,15 +80,20 @@ func (rt *runtime) tool(ctx context.Context, h host, params json.RawMessage) (st
 	return res.Text, nil
 }
 
-// requestAction peeks at request.action ("" when unreadable).
+// requestAction peeks at request.action ("" when unreadable or not a
+// string), reading the tool arguments as midcompact.Execute does (names
+// exact, the last of a repeated name).
 func requestAction(params json.RawMessage) string {
-	var p struct {
-		Request struct {
-			Action string `json:"action"`
-		} `json:"request"`
+	p, err := pimessage.DecodeObject(params)
+	if err != nil {
+		return ""
 	}
-	_ = json.Unmarshal(params, &p)
-	return p.Request.Action
+	req, err := pimessage.DecodeObject(p["request"])
+	if err != nil {
+		return ""
+	}
+	action, _ := req.String("action")
+	return action
 }
 
 // tool is the piext registration of the `midcompact` tool.
