@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/pikit-dev/pikit/internal/jsonl"
+	"github.com/pikit-dev/pikit/internal/strictjson"
 )
 
 // MethodCancelRequest is the notification that cancels a call in flight,
@@ -272,7 +273,8 @@ func (c *Conn) Call(ctx context.Context, method string, params, result any) erro
 		if result == nil {
 			return nil
 		}
-		if err := json.Unmarshal(resp.Result, result); err != nil {
+		// The peer's result, read strictly (names exact) into the caller's type.
+		if err := strictjson.Unmarshal(resp.Result, result, &strictjson.Policy{AllowInvalidUTF8: true}); err != nil {
 			return fmt.Errorf("jsonrpc: decode %s result: %w", method, err)
 		}
 		return nil

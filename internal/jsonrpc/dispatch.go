@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/pikit-dev/pikit/internal/jsonl"
+	"github.com/pikit-dev/pikit/internal/strictjson"
 )
 
 // The read side: one read loop decodes records, answers calls' responses,
@@ -131,7 +132,7 @@ func (c *Conn) dispatch(req *Request, handlers *sync.WaitGroup) {
 		var p struct {
 			ID ID `json:"id"`
 		}
-		if json.Unmarshal(req.Params, &p) == nil {
+		if strictjson.Unmarshal(req.Params, &p, &strictjson.Policy{AllowInvalidUTF8: true}) == nil {
 			c.mu.Lock()
 			if cancel, ok := c.inflight[p.ID]; ok {
 				cancel()
