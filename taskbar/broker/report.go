@@ -39,6 +39,8 @@ func (r *reporter) snapshot(snap []byte) {
 	if r.primed && !terminal {
 		return
 	}
+	// snap is our broker's snapshot (its runtime's JSON) in a frame
+	// decodeStrict accepted.
 	var s struct {
 		Task *runtime.TaskState `json:"task"`
 	}

@@ -39,7 +39,7 @@ func loadTask(path string, log *slog.Logger) *runtime.TaskState {
 	if err != nil {
 		return nil
 	}
-	var rec taskRecord
+	var rec taskRecord // our own record, a private file we wrote
 	if err := json.Unmarshal(data, &rec); err != nil || rec.Task == nil {
 		log.Warn("taskbar broker: ignoring an unreadable task record")
 		return nil
@@ -62,8 +62,9 @@ type taskRecorder struct {
 
 // record writes the task of snapshot snap if its id or status changed.
 func (r *taskRecorder) record(snap []byte) {
-	// Most changes are output deltas: look at id and status only (no copy
-	// of the output) before decoding the whole task.
+	// snap is our runtime's own frame. Most changes are output deltas: look
+	// at id and status only (no copy of the output) before decoding the
+	// whole task.
 	var head struct {
 		Task *struct {
 			ID     string             `json:"id"`

@@ -179,7 +179,7 @@ func (t *Taskbar) watchSession(ctx context.Context, fn func(runtime.SessionState
 	}
 	for {
 		f, changed := t.rt.Watch()
-		var s runtime.Snapshot
+		var s runtime.Snapshot // our runtime's own frame
 		if err := json.Unmarshal(f.JSON, &s); err == nil && fn(s.Session) {
 			return
 		}
@@ -196,7 +196,7 @@ func (t *Taskbar) watchBroker(ctx context.Context, fn func(runtime.SessionState)
 	defer tick.Stop()
 	for {
 		if b, err := t.bc.State(ctx); err == nil {
-			var s runtime.Snapshot
+			var s runtime.Snapshot // our broker's snapshot, in a frame read strictly
 			if json.Unmarshal(b, &s) == nil && fn(s.Session) {
 				return
 			}

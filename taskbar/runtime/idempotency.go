@@ -65,7 +65,7 @@ func (r *Runtime) Once(key, op string, do func() (Result, Frame, error)) (Result
 			ID string `json:"id"`
 		} `json:"task"`
 	}
-	_ = json.Unmarshal(f.JSON, &snap)
+	_ = json.Unmarshal(f.JSON, &snap) // our own frame, from do
 	id := ""
 	if snap.Task != nil {
 		id = snap.Task.ID
