@@ -3,9 +3,7 @@ package extension_test
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -30,13 +28,6 @@ var startPhaseNames = []string{
 	"hook before_agent_start done", "hook agent_start", "hook agent_start done", "hook context probe", "hook context probe done", "context: pass",
 	"hook context", "context/warm done", "hook context done",
 }
-
-// traceLine is one bridge log line: its time and what it says.
-var traceLine = regexp.MustCompile(`^\[piext \S+ bridge \d+ (\S+)\] (.*)$`)
-
-// traceEvent names a trace line's event: "request|serve N WHAT" is WHAT,
-// "settled|served N WHAT" is "WHAT done"; other lines are themselves.
-var traceEvent = regexp.MustCompile(`^(request|settled|serve|served) \d+ (.+?)(?: error: .*)?$`)
 
 // BenchmarkLongSessionStartup is where the time of a real Pi 1.6.0 resumed
 // on a 16 MB session (1,200 messages) goes before its first model request,
@@ -141,29 +132,6 @@ func startLong(b *testing.B, e *pitest.Env, file, word string) (time.Duration, t
 	if err := c.Close(ctx); err != nil {
 		b.Logf("close: %v", err)
 	}
-	phases := map[string]time.Time{}
-	data, _ := os.ReadFile(piext.LogPath(e.AgentDir, "midcompact"))
-	for _, l := range strings.Split(string(data), "\n") {
-		m := traceLine.FindStringSubmatch(l)
-		if m == nil {
-			continue
-		}
-		t, err := time.Parse(time.RFC3339Nano, m[1])
-		if err != nil {
-			continue
-		}
-		name := m[2]
-		if strings.HasPrefix(name, "started sidecar") {
-			name = "spawn"
-		} else if ev := traceEvent.FindStringSubmatch(name); ev != nil {
-			name = ev[2]
-			if ev[1] == "settled" || ev[1] == "served" {
-				name += " done"
-			}
-		}
-		if _, ok := phases[name]; !ok {
-			phases[name] = t
-		}
-	}
+	phases := pitest.BridgeTrace(piext.LogPath(e.AgentDir, "midcompact"), at)
 	return accepted, at, phases
 }
