@@ -129,10 +129,13 @@
 // operations) cannot cross to Go.
 //
 // The bridge awaits each hook; Go runs one session's hooks one at a time
-// in arrival order, tools and commands concurrently. The sidecar starts in
-// session_start or on first use, one per installed extension per Pi
-// process (kept across /reload), is rebound on every session_start and
-// after a respawn, and respawns on the next call after a crash.
+// in arrival order, tools and commands concurrently. The sidecar starts
+// when Pi loads the extension, one per installed extension per Pi process
+// (kept across /reload), without Pi waiting for it: its start overlaps
+// Pi's own start-up. It is rebound on every session_start and after a
+// respawn, and respawns on the next call after a crash. Pi waits in
+// session_start for the start and the bind only when the extension has a
+// session_start hook; every call to Go is sent after the session's bind.
 //
 // # Calling back into Pi
 //

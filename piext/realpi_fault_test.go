@@ -261,7 +261,7 @@ func TestRealPi_LargePayloadWhileSidecarDies(t *testing.T) {
 	}
 	t.Cleanup(func() { c.Close(context.Background()) })
 	ctx := testCtxFor(t, 4*time.Minute)
-	p.waitRecord(t, ctx, func(r record) bool { return r.Ev == "start" }) // started in session_start
+	p.waitRecord(t, ctx, func(r record) bool { return r.Ev == "start" }) // started at load
 	for round, prompt := range []string{"BIG", "ECHO"} {
 		if _, err := c.Prompt(ctx, pirpc.PromptCommand{Message: prompt}); err != nil {
 			t.Fatalf("round %d: %v", round, err)

@@ -97,3 +97,52 @@ func TestRealPi_SlowFirstStartRespawns(t *testing.T) {
 		t.Errorf("the log does not explain the failed start:\n%s", logged)
 	}
 }
+
+// TestRealPi_StartOverlapsPiStartup: the bridge starts the sidecar when Pi
+// loads the extension (before session_start), and an extension without a
+// session_start hook does not hold Pi's start-up for it: Pi answers a
+// command while the sidecar's start is held at a gate. The same sidecar,
+// let through, is bound before the first call reaches it and serves it.
+func TestRealPi_StartOverlapsPiStartup(t *testing.T) {
+	t.Parallel()
+	env := pitest.New(t, &pitest.Options{Session: true, Script: echoScript})
+	p := &probe{env: env, out: filepath.Join(t.TempDir(), "probe.jsonl")}
+	env.Env = append(env.Env, "PIKIT_PROBE_OUT="+p.out, "PIKIT_PROBE_HOOKS=0", "PIKIT_PIEXT_TRACE=1")
+	env.InstallExtension(t, "probe", pitest.BuildCommand(t, "./piext/internal/testext"))
+	gate := filepath.Join(t.TempDir(), "open")
+	env.Env = append(env.Env, "PIKIT_PROBE_START_GATE="+gate)
+	c := p.start(t)
+	ctx := testCtx(t)
+	if _, err := c.GetState(ctx); err != nil {
+		t.Fatal(err)
+	}
+	gated := p.waitRecord(t, ctx, func(r record) bool { return r.Ev == "gated" })
+	for _, r := range p.records(t) {
+		if r.Ev == "serving" {
+			t.Fatalf("the sidecar served before its gate opened")
+		}
+	}
+	if err := os.WriteFile(gate, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if end := echoOnce(t, c); end.IsError || !strings.Contains(string(end.Result), "echo:w") {
+		t.Fatalf("the first call: %s", end.Result)
+	}
+	if got := pids(p.records(t)); len(got) != 1 || !got[gated.Pid] {
+		t.Errorf("sidecars %v, want the gated one (%d) alone", got, gated.Pid)
+	}
+	// The bridge writes its log lines in the order things happened.
+	logged := readLog(t, p)
+	order := []string{"started sidecar pid", "session_start: begin", "session_start: end", "settled 1 initialize", "session/bind", "tool/execute"}
+	at := -1
+	for _, s := range order {
+		i := strings.Index(logged, s)
+		if i < 0 {
+			t.Fatalf("%q not logged:\n%s", s, logged)
+		}
+		if i < at {
+			t.Fatalf("%q logged before what precedes it (want the order %q):\n%s", s, order, logged)
+		}
+		at = i
+	}
+}

@@ -3,10 +3,11 @@
 // Pi loads this file, as index.mjs with its types stripped (a native import,
 // no jiti transpile), from an installed folder pikit-NAME/ that
 // also holds piext.json = {protocol, command, manifest}. The factory
-// registers the manifest's tools, commands and hooks without starting
-// anything; the Go sidecar starts in session_start or on first use, speaks
-// JSON-RPC 2.0 over its stdin/stdout (one JSON object per line), and is kept
-// for the whole Pi process on globalThis (a /reload re-runs this module).
+// registers the manifest's tools, commands and hooks and starts the Go
+// sidecar without waiting for it (its start overlaps Pi's own start-up);
+// the sidecar speaks JSON-RPC 2.0 over its stdin/stdout (one JSON object
+// per line) and is kept for the whole Pi process on globalThis (a /reload
+// re-runs this module).
 // Written by pikit; do not edit: `pikit ext install NAME` rewrites it.
 import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
@@ -400,6 +401,8 @@ class Sidecar {
   generation = 0;
   sessionCtx: any = null;
   bind: any = null;
+  boundGeneration = 0; // the generation the running sidecar was last bound to
+  binding: Promise<void> | null = null; // the current bind; never rejects
   ctxCache: ContextCache | null = null; // the context messages the sidecar holds
   reportedOpen = false;
   spawns = 0;
@@ -438,7 +441,12 @@ class Sidecar {
       const init = await this.request("initialize", { protocol: PROTOCOL, name: this.name }, { timeoutMs });
       if (!init || init.protocol !== PROTOCOL) throw new Error(`piext ${this.name}: bad initialize answer`);
       this.reportedOpen = false;
-      if (this.bind) await this.request("session/bind", { ...this.bind, reason: this.spawns > 1 ? "respawn" : this.bind.reason }, { timeoutMs: HOOK_TIMEOUT_MS });
+      this.boundGeneration = 0;
+      const bind = this.bind;
+      if (bind) {
+        await this.request("session/bind", { ...bind, reason: this.spawns > 1 ? "respawn" : bind.reason }, { timeoutMs: HOOK_TIMEOUT_MS });
+        this.boundGeneration = bind.generation;
+      }
     } catch (e) {
       this.failures++;
       const backoff = this.failures < 2 ? 0 : Math.min(START_BACKOFF_MAX_MS, START_BACKOFF_MS * 2 ** (this.failures - 2));
@@ -692,11 +700,39 @@ class Sidecar {
     });
   }
 
-  // call makes sure the sidecar runs, then requests; the timeout and the
-  // signal bound the wait for a start too.
+  // rebind binds the sidecar to this.bind (session_start): a running or
+  // starting sidecar gets session/bind once ready (unless its start bound
+  // it already), a stopped one starts (and binds after initialize). Calls
+  // made from now on are sent after the bind was answered (call), so
+  // nobody else needs to wait for it. It rejects when the start or the
+  // bind failed.
+  rebind(): Promise<void> {
+    const bind = this.bind;
+    const p =
+      this.alive && this.ready
+        ? this.ready.then(async () => {
+            if (this.boundGeneration === bind.generation) return;
+            await this.request("session/bind", bind, { timeoutMs: HOOK_TIMEOUT_MS });
+            this.boundGeneration = bind.generation;
+          })
+        : this.ensure();
+    const binding = p.then(
+      () => {},
+      () => {},
+    );
+    this.binding = binding;
+    binding.finally(() => {
+      if (this.binding === binding) this.binding = null;
+    });
+    return p;
+  }
+
+  // call makes sure the sidecar runs and is bound, then requests; the
+  // timeout and the signal bound the wait for a start too.
   async call(method: string, params: any, opts: { timeoutMs?: number; signal?: AbortSignal } = {}) {
     const t0 = Date.now();
     await bounded(this.ensure(), opts, `piext ${this.name}: ${method}: the sidecar did not start within ${opts.timeoutMs} ms`);
+    if (this.binding) await bounded(this.binding, opts, `piext ${this.name}: ${method}: the session's bind was not answered within ${opts.timeoutMs} ms`);
     const timeoutMs = opts.timeoutMs ? Math.max(1, opts.timeoutMs - (Date.now() - t0)) : undefined;
     return this.request(method, params, { ...opts, timeoutMs });
   }
@@ -1079,6 +1115,10 @@ export default function (pi: any) {
   const sc: Sidecar = g[key] ?? (g[key] = new Sidecar(install));
   sc.pi = pi;
   sc.install = install;
+  // The sidecar starts now, not awaited: its exec and initialize overlap
+  // Pi's own start-up until session_start, which binds it. A failed start
+  // is logged; the next call starts it again.
+  sc.ensure().catch(() => {});
   // A re-run (/new, /resume, /fork, /reload) comes after the old session's
   // disposal: until session_start there is no session to call into.
   sc.sessionCtx = null;
@@ -1322,19 +1362,21 @@ export default function (pi: any) {
     const sm = ctx.sessionManager;
     sc.bind = { generation: sc.generation, reason: ev.reason, sessionId: sm.getSessionId(), sessionFile: sm.getSessionFile() ?? "", cwd: ctx.cwd };
     sc.ctxCache?.forget(); // the bind empties the sidecar's mirror
+    // The bind goes once the sidecar is ready; every later call waits for
+    // it, Pi does not: without a session_start hook, Pi's start-up (and
+    // its first model request) goes on while the sidecar starts.
+    const bound = sc.rebind();
     try {
-      if (sc.alive && sc.ready) {
-        await sc.ready;
-        await sc.request("session/bind", sc.bind, { timeoutMs: HOOK_TIMEOUT_MS });
-      } else {
-        await sc.ensure(); // binds after initialize
+      if (!hooks.has("session_start")) {
+        bound.catch(() => {}); // a later call will start it again
+        return;
       }
-    } catch (e) {
-      if (hooks.has("session_start")) return sc.hookFailed("session_start", hooks.get("session_start")!.failClosed, e);
-      return; // a tool call will try again
-    }
-    try {
-      if (hooks.has("session_start")) return await forward("session_start", ev, ctx);
+      try {
+        await bound;
+      } catch (e) {
+        return sc.hookFailed("session_start", hooks.get("session_start")!.failClosed, e);
+      }
+      return await forward("session_start", ev, ctx);
     } finally {
       warmSoon.schedule(ctx);
       trace(name, "session_start: end");

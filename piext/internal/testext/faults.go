@@ -42,8 +42,20 @@ func ownSession() bool {
 //     that are not JSON-RPC (text, JSON values, an array) and last a text
 //     without LF, which the first message then follows on its line;
 //   - PIKIT_PROBE_SLOW_START=<file>: the first start (the file does not
-//     exist yet; it is created) sleeps 8 s before serving.
+//     exist yet; it is created) sleeps 8 s before serving;
+//   - PIKIT_PROBE_START_GATE=<file>: the start waits (recorded as "gated")
+//     until the file exists, so a test holds the sidecar's initialize
+//     answer for as long as it needs.
 func startFaults(rec *recorder) {
+	if f := os.Getenv("PIKIT_PROBE_START_GATE"); f != "" {
+		rec.log("gated")
+		for {
+			if _, err := os.Stat(f); err == nil {
+				break
+			}
+			time.Sleep(5 * time.Millisecond) // polls the gate; no ordering rests on it
+		}
+	}
 	if os.Getenv("PIKIT_PROBE_NOISE") == "1" {
 		fmt.Print("PROBE-NOISE plain text\n42\nnull\n\"a string\"\n[1,2]\n{\"not\":\"rpc\"}\nPROBE-NOISE glued: ")
 	}
