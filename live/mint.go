@@ -86,23 +86,27 @@ func (m *minter) init(o *MintOptions) {
 	}
 }
 
-var secretShapes = []*regexp.Regexp{
-	regexp.MustCompile(`sk-[A-Za-z0-9_\-]{8,}`),
-	regexp.MustCompile(`gh[pousr]_[A-Za-z0-9]{16,}`),
-	regexp.MustCompile(`github_pat_[A-Za-z0-9_]{20,}`),
-	regexp.MustCompile(`AKIA[0-9A-Z]{16}`),
-	regexp.MustCompile(`xox[abprs]-[A-Za-z0-9\-]+`),
-	regexp.MustCompile(`AIza[0-9A-Za-z_\-]{30,}`),
-	regexp.MustCompile(`-----BEGIN [A-Z ]*PRIVATE KEY-----`),
-	regexp.MustCompile(`(?i)[A-Z0-9_]*(KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIALS?)\s*[=:]\s*\S{6,}`),
-	regexp.MustCompile(`(?i)[?&](token|key|api_key|apikey|secret|password|access_token|auth|sig|signature)=[^&\s]+`),
-	regexp.MustCompile(`(?i)[a-z][a-z0-9+.\-]*://[^/\s:@]+:[^/\s@]*@`),
-}
+// secretShapes are compiled at first use, not at the start of every
+// pikit process (a Pi extension's sidecar among them).
+var secretShapes = sync.OnceValue(func() []*regexp.Regexp {
+	return []*regexp.Regexp{
+		regexp.MustCompile(`sk-[A-Za-z0-9_\-]{8,}`),
+		regexp.MustCompile(`gh[pousr]_[A-Za-z0-9]{16,}`),
+		regexp.MustCompile(`github_pat_[A-Za-z0-9_]{20,}`),
+		regexp.MustCompile(`AKIA[0-9A-Z]{16}`),
+		regexp.MustCompile(`xox[abprs]-[A-Za-z0-9\-]+`),
+		regexp.MustCompile(`AIza[0-9A-Za-z_\-]{30,}`),
+		regexp.MustCompile(`-----BEGIN [A-Z ]*PRIVATE KEY-----`),
+		regexp.MustCompile(`(?i)[A-Z0-9_]*(KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIALS?)\s*[=:]\s*\S{6,}`),
+		regexp.MustCompile(`(?i)[?&](token|key|api_key|apikey|secret|password|access_token|auth|sig|signature)=[^&\s]+`),
+		regexp.MustCompile(`(?i)[a-z][a-z0-9+.\-]*://[^/\s:@]+:[^/\s@]*@`),
+	}
+})
 
 // BriefHasSecret reports whether a session brief matches a secret shape
 // (reference §2.4 mint step 4).
 func BriefHasSecret(brief string) bool {
-	for _, re := range secretShapes {
+	for _, re := range secretShapes() {
 		if re.MatchString(brief) {
 			return true
 		}

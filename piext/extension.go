@@ -163,6 +163,17 @@ type Hook struct {
 	// of an event with a large payload (before_provider_request carries
 	// the whole provider request). Ignored for context hooks.
 	OmitPayload bool
+	// Background, on a session_start hook (Manifest panics on another),
+	// lets Pi go on without waiting for the hook, nor for the sidecar's
+	// start and bind before it: Pi's start-up and its first model request
+	// do not wait for the hook's work. The hook still runs before every
+	// later call of the session reaches Go (the bridge sends hooks, tools
+	// and commands only after it was answered), so later hooks see what
+	// it did; only Pi's own work overlaps it. Its failure or timeout is
+	// logged in the sidecar log ([LogPath]), not reported to Pi. For a
+	// hook that restores the extension's state; not for one that must
+	// change Pi before the session's first prompt (active tools, model).
+	Background bool
 }
 
 var namePattern = regexp.MustCompile(`^[a-z0-9][a-z0-9-]*$`)
@@ -176,7 +187,8 @@ var commandPattern = regexp.MustCompile(`^[a-z0-9][a-z0-9-]*(:[a-z0-9][a-z0-9-]*
 // programming error, as registration mistakes do in net/http: a bad or
 // duplicate name, a missing handler, tool parameters whose root is not an
 // object schema, a negative [Hook.Timeout], a [Hook.Pass] on another hook than
-// context or context_with_system, bad [Extension.Files].
+// context or context_with_system, a [Hook.Background] on another hook than
+// session_start, bad [Extension.Files].
 func (e *Extension) Manifest() json.RawMessage {
 	b, err := json.Marshal(e.manifest())
 	if err != nil {
@@ -237,9 +249,13 @@ func (e *Extension) manifest() wire.Manifest {
 		if h.Pass != nil && h.Event != EventContext && h.Event != EventContextWithSystem {
 			panic(fmt.Sprintf("piext: hook %q: Pass is for the context hooks", h.Event))
 		}
+		if h.Background && h.Event != EventSessionStart {
+			panic(fmt.Sprintf("piext: hook %q: Background is for the session_start hook", h.Event))
+		}
 		seen["h:"+h.Event] = true
 		closed := h.Failure == FailClosed || (h.Failure == FailDefault && h.Event == EventToolCall)
-		m.Hooks = append(m.Hooks, wire.HookSpec{Event: h.Event, FailClosed: closed, TimeoutMs: h.Timeout.Milliseconds(), OmitPayload: h.OmitPayload, Pass: h.Pass != nil})
+		m.Hooks = append(m.Hooks, wire.HookSpec{Event: h.Event, FailClosed: closed, TimeoutMs: h.Timeout.Milliseconds(), OmitPayload: h.OmitPayload,
+			Pass: h.Pass != nil, Background: h.Background})
 	}
 	return m
 }

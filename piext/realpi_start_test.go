@@ -146,3 +146,54 @@ func TestRealPi_StartOverlapsPiStartup(t *testing.T) {
 		at = i
 	}
 }
+
+// TestRealPi_BackgroundSessionStartHook: Pi does not wait for a
+// session_start hook with Hook.Background (it answers a command while the
+// hook is held at a gate, and the hook, let through afterwards, ends
+// within its time), and the session's later hooks and tools reach Go only
+// after it was answered.
+func TestRealPi_BackgroundSessionStartHook(t *testing.T) {
+	t.Parallel()
+	env := pitest.New(t, &pitest.Options{Session: true, Script: echoScript})
+	p := &probe{env: env, out: filepath.Join(t.TempDir(), "probe.jsonl")}
+	gate := filepath.Join(t.TempDir(), "open")
+	env.Env = append(env.Env, "PIKIT_PROBE_OUT="+p.out, "PIKIT_PROBE_START_HOOK_GATE="+gate)
+	env.InstallExtension(t, "probe", pitest.BuildCommand(t, "./piext/internal/testext"))
+	c := p.start(t)
+	ctx := testCtx(t)
+	if _, err := c.GetState(ctx); err != nil {
+		t.Fatal(err)
+	}
+	p.waitRecord(t, ctx, func(r record) bool { return r.Ev == "start-hook-gated" })
+	prompted := make(chan error, 1)
+	go func() {
+		_, err := c.Prompt(ctx, pirpc.PromptCommand{Message: "ECHO please"})
+		prompted <- err
+	}()
+	if err := os.WriteFile(gate, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-prompted; err != nil {
+		t.Fatal(err)
+	}
+	ends := find[*pirpc.ToolExecutionEnd](pitest.Until(t, ctx, c, settled))
+	if len(ends) != 1 || ends[0].IsError || !strings.Contains(string(ends[0].Result), "echo:w") {
+		t.Fatalf("tool ends: %+v", ends)
+	}
+	done := -1
+	for i, r := range p.records(t) {
+		switch {
+		case r.Ev == "start-hook-timeout":
+			t.Fatalf("the session_start hook timed out: Pi waited for it")
+		case r.Ev == "start-hook-done":
+			done = i
+		case r.Ev == "tool" || (r.Ev == "hook" && r.Event != "session_start"):
+			if done < 0 {
+				t.Fatalf("%s %s reached Go before the session_start hook was answered", r.Ev, r.Event)
+			}
+		}
+	}
+	if done < 0 {
+		t.Fatalf("the session_start hook did not end: %+v", p.records(t))
+	}
+}

@@ -18,7 +18,9 @@
 //     (the label entry is Pi's; see Decisions); only start waits for idle
 //     first (see Decisions);
 //   - hooks: session_start and session_tree close registered workbenches,
-//     then restore from the branch and reset the planning lock;
+//     then restore from the branch and reset the planning lock
+//     (session_start in the background, piext Hook.Background: Pi's
+//     start-up does not wait for it, every later call reaches Go after it);
 //     session_shutdown clears everything; agent_start takes the lock for the
 //     agent while a transaction exists and agent_settled gives it back;
 //     before_agent_start adds the hidden `midcompact-handoff` message;

@@ -97,7 +97,9 @@ func (rt *runtime) commands() []piext.Command {
 
 func (rt *runtime) hooks() []piext.Hook {
 	return []piext.Hook{
-		{Event: piext.EventSessionStart, Handle: func(ctx context.Context, ev *piext.Event) (any, error) {
+		// Background: Pi's start-up does not wait for the restore; every
+		// later hook, tool and command reaches Go after it.
+		{Event: piext.EventSessionStart, Background: true, Handle: func(ctx context.Context, ev *piext.Event) (any, error) {
 			rt.proj.reset()
 			return nil, rt.restore(ctx, ev.Pi)
 		}},

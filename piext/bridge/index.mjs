@@ -137,7 +137,7 @@ const here = typeof __dirname === "string" ? __dirname : path.dirname(fileURLToP
                  
                  
                                                                               
-                                                                                                               
+                                                                                                                                     
                      
                                             
     
@@ -404,6 +404,7 @@ class Sidecar {
   bind      = null;
   boundGeneration = 0; // the generation the running sidecar was last bound to
   binding                       = null; // the current bind; never rejects
+  startHook                       = null; // a background session_start hook in flight; never rejects
   ctxCache                      = null; // the context messages the sidecar holds
   reportedOpen = false;
   spawns = 0;
@@ -728,12 +729,14 @@ class Sidecar {
     return p;
   }
 
-  // call makes sure the sidecar runs and is bound, then requests; the
-  // timeout and the signal bound the wait for a start too.
-  async call(method        , params     , opts                                               = {}) {
+  // call makes sure the sidecar runs and is bound, and that a background
+  // session_start hook was answered (unless this is that hook: first),
+  // then requests; the timeout and the signal bound these waits too.
+  async call(method        , params     , opts                                                                = {}) {
     const t0 = Date.now();
     await bounded(this.ensure(), opts, `piext ${this.name}: ${method}: the sidecar did not start within ${opts.timeoutMs} ms`);
     if (this.binding) await bounded(this.binding, opts, `piext ${this.name}: ${method}: the session's bind was not answered within ${opts.timeoutMs} ms`);
+    if (this.startHook && !opts.first) await bounded(this.startHook, opts, `piext ${this.name}: ${method}: the session_start hook was not answered within ${opts.timeoutMs} ms`);
     const timeoutMs = opts.timeoutMs ? Math.max(1, opts.timeoutMs - (Date.now() - t0)) : undefined;
     return this.request(method, params, { ...opts, timeoutMs });
   }
@@ -1181,7 +1184,9 @@ export default function (pi     ) {
   const hooks = new Map(install.manifest.hooks.map((h) => [h.event, h]));
   let contextCalls = 0; // context events forwarded by this factory run
 
-  const forward = async (event        , ev     , ctx     ) => {
+  // forward sends one hook to Go; first marks the background
+  // session_start hook, which later calls wait for (Sidecar.call).
+  const forward = async (event        , ev     , ctx     , first = false) => {
     const spec = hooks.get(event) ;
     const isContext = event === "context" || event === "context_with_system";
     // A context call drops the warm-up: it sends what the sidecar lacks,
@@ -1204,7 +1209,7 @@ export default function (pi     ) {
         if (event !== "context" && event !== "context_with_system") {
           // null (Go's nil) means "no change": undefined to Pi, which would
           // take null as a value (before_provider_request replaces the payload).
-          const res = (await sc.call("hook", { ...base, payload: spec.omitPayload ? null : ev }, { timeoutMs, signal })) ?? undefined;
+          const res = (await sc.call("hook", { ...base, payload: spec.omitPayload ? null : ev }, { timeoutMs, signal, first })) ?? undefined;
           return event === "session_before_compact" ? preparationEdits(ev, res) : res;
         }
         const input        = ev.messages ?? [];
@@ -1246,6 +1251,7 @@ export default function (pi     ) {
         trace(name, `${event} hook: aborted with the run`);
         return undefined;
       }
+      if (first) throw e; // the background session_start hook: logged, not reported to Pi
       return sc.hookFailed(event, spec.failClosed, e);
     }
   };
@@ -1367,9 +1373,23 @@ export default function (pi     ) {
     // it, Pi does not: without a session_start hook, Pi's start-up (and
     // its first model request) goes on while the sidecar starts.
     const bound = sc.rebind();
+    const spec = hooks.get("session_start");
     try {
-      if (!hooks.has("session_start")) {
+      if (!spec) {
         bound.catch(() => {}); // a later call will start it again
+        return;
+      }
+      if (spec.background) {
+        // Pi goes on; every later call waits until Go answered the hook.
+        const run = bound.then(() => forward("session_start", ev, ctx, true));
+        const done = run.then(
+          () => {},
+          (e) => log(name, `session_start hook (background): ${errText(e)}`),
+        );
+        sc.startHook = done;
+        done.finally(() => {
+          if (sc.startHook === done) sc.startHook = null;
+        });
         return;
       }
       try {

@@ -49,12 +49,7 @@ func ownSession() bool {
 func startFaults(rec *recorder) {
 	if f := os.Getenv("PIKIT_PROBE_START_GATE"); f != "" {
 		rec.log("gated")
-		for {
-			if _, err := os.Stat(f); err == nil {
-				break
-			}
-			time.Sleep(5 * time.Millisecond) // polls the gate; no ordering rests on it
-		}
+		waitForFile(context.Background(), f)
 	}
 	if os.Getenv("PIKIT_PROBE_NOISE") == "1" {
 		fmt.Print("PROBE-NOISE plain text\n42\nnull\n\"a string\"\n[1,2]\n{\"not\":\"rpc\"}\nPROBE-NOISE glued: ")

@@ -197,10 +197,10 @@ func main() {
 				}},
 		},
 		Hooks: withHooks(hooks,
-			hook("session_start", func(ctx context.Context, ev *piext.Event) (any, error) {
+			startHook(rec, hook("session_start", func(ctx context.Context, ev *piext.Event) (any, error) {
 				fmt.Println("stray print: must not reach the bridge") // os.Stdout points at stderr
 				return nil, nil
-			}),
+			})),
 			hook("session_shutdown", replaceProbe.shutdown),
 			hook("agent_settled", nil),
 			hook("agent_start", nil),
@@ -320,6 +320,44 @@ func (b bytewise) Write(p []byte) (int, error) {
 		time.Sleep(100 * time.Microsecond)
 	}
 	return len(p), nil
+}
+
+// startHook makes h, the session_start hook, a background one
+// (piext Hook.Background) when $PIKIT_PROBE_START_HOOK_GATE names a file
+// (read at install time too): the hook then records "start-hook-gated",
+// waits until the file exists and records "start-hook-done" (or
+// "start-hook-timeout" when its ctx ended first).
+func startHook(rec *recorder, h piext.Hook) piext.Hook {
+	gate := os.Getenv("PIKIT_PROBE_START_HOOK_GATE")
+	if gate == "" {
+		return h
+	}
+	handle := h.Handle
+	h.Background = true
+	h.Handle = func(ctx context.Context, ev *piext.Event) (any, error) {
+		rec.log("start-hook-gated")
+		if err := waitForFile(ctx, gate); err != nil {
+			rec.log("start-hook-timeout")
+			return nil, err
+		}
+		rec.log("start-hook-done")
+		return handle(ctx, ev)
+	}
+	return h
+}
+
+// waitForFile polls until the file exists or ctx ends.
+func waitForFile(ctx context.Context, file string) error {
+	for {
+		if _, err := os.Stat(file); err == nil {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
 }
 
 // withHooks returns the hooks unless $PIKIT_PROBE_HOOKS is "0" (read at

@@ -44,6 +44,9 @@ type HookSpec struct {
 	// Pass: a context hook the bridge asks first (HookParams.Probe) whether
 	// the event passes unchanged, before sending any message.
 	Pass bool `json:"pass,omitempty"`
+	// Background: a session_start hook Pi does not wait for; later calls
+	// are sent after it was answered.
+	Background bool `json:"background,omitempty"`
 }
 
 // HostSpec names the extra file whose default export makes the host object
