@@ -1,6 +1,7 @@
 package piext_test
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -196,4 +197,20 @@ func TestRealPi_BackgroundSessionStartHook(t *testing.T) {
 	if done < 0 {
 		t.Fatalf("the session_start hook did not end: %+v", p.records(t))
 	}
+}
+
+// TestManifest_Background: Background is recorded for the session_start
+// hook, and Manifest panics on it elsewhere.
+func TestManifest_Background(t *testing.T) {
+	handle := func(ctx context.Context, ev *piext.Event) (any, error) { return nil, nil }
+	m := (&piext.Extension{Name: "demo", Hooks: []piext.Hook{{Event: piext.EventSessionStart, Background: true, Handle: handle}}}).Manifest()
+	if !strings.Contains(string(m), `"background":true`) {
+		t.Errorf("manifest %s: no background", m)
+	}
+	defer func() {
+		if r := recover(); r == nil {
+			t.Error("no panic for Background on agent_start")
+		}
+	}()
+	(&piext.Extension{Name: "demo", Hooks: []piext.Hook{{Event: piext.EventAgentStart, Background: true, Handle: handle}}}).Manifest()
 }

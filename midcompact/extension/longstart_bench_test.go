@@ -17,14 +17,16 @@ import (
 
 // startPhaseNames are the bridge's trace events (PIKIT_PIEXT_TRACE=1) a
 // long-session start is broken into, in the order they usually come:
-// the sidecar's spawn, session_start's handler, its hook in Go, Go's
-// getBranch, the context warm-up, before_agent_start's and agent_start's
+// the sidecar's spawn and initialize (at the extension's load),
+// session_start's handler and bind, its hook in Go (in the background) and
+// Go's getBranchCustom, the context warm-up, before_agent_start's and agent_start's
 // hooks, the first context hook's Pass probe and its outcome ("context: pass"), and the
 // first context hook that sends messages (each "X" when sent, "X done"
 // when answered).
 var startPhaseNames = []string{
-	"spawn", "session_start: begin", "hook session_start", "session.getBranch", "session.getBranch done",
-	"hook session_start done", "session_start: end", "context/warm", "hook before_agent_start",
+	"spawn", "initialize", "initialize done", "session_start: begin", "session/bind", "session/bind done", "session_start: end",
+	"hook session_start", "session.getBranchCustom", "session.getBranchCustom done",
+	"hook session_start done", "context/warm", "hook before_agent_start",
 	"hook before_agent_start done", "hook agent_start", "hook agent_start done", "hook context probe", "hook context probe done", "context: pass",
 	"hook context", "context/warm done", "hook context done",
 }
