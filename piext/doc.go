@@ -135,7 +135,8 @@
 // Pi's own start-up. It is rebound on every session_start and after a
 // respawn, and respawns on the next call after a crash. Pi waits in
 // session_start for the start and the bind only when the extension has a
-// session_start hook; every call to Go is sent after the session's bind.
+// session_start hook without [Hook.Background]; every call to Go is sent
+// after the session's bind (and a background session_start hook).
 //
 // # Calling back into Pi
 //
