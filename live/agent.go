@@ -15,11 +15,11 @@ import (
 // reconnects after a page-lost episode ends the wait early with 204 (the
 // next wait, when none is parked), so an agent that reported the page lost
 // learns it is back (GET /status has the page's state).
-func (e *Endpoint) handleWait(w http.ResponseWriter, r *http.Request) *Error {
+func (e *endpoint) handleWait(w http.ResponseWriter, r *http.Request) *liveError {
 	e.mu.Lock()
 	if !e.agentQueue.park() {
 		e.mu.Unlock()
-		return &Error{Code: CodeWaitTaken}
+		return &liveError{Code: codeWaitTaken}
 	}
 	e.touchLocked()
 	timer := time.NewTimer(e.opts.WaitTimeout)
@@ -50,7 +50,7 @@ func (e *Endpoint) handleWait(w http.ResponseWriter, r *http.Request) *Error {
 		if e.board.Ended {
 			e.agentQueue.unpark()
 			e.mu.Unlock()
-			return &Error{Code: CodeSessionEnded}
+			return &liveError{Code: codeSessionEnded}
 		}
 		if e.agentQueue.pageBack {
 			e.agentQueue.pageBack = false
@@ -87,7 +87,7 @@ type AckResult struct {
 	AlreadyAcked bool   `json:"already_acked,omitzero"`
 }
 
-func (e *Endpoint) handleAck(w http.ResponseWriter, r *http.Request) *Error {
+func (e *endpoint) handleAck(w http.ResponseWriter, r *http.Request) *liveError {
 	res, err := e.ack(r.PathValue("id"))
 	if err != nil {
 		return err
@@ -100,7 +100,7 @@ func (e *Endpoint) handleAck(w http.ResponseWriter, r *http.Request) *Error {
 // commit point; board.json follows) before the batch file is deleted, so an
 // acknowledged batch is never served again. Repeat acks answer
 // already_acked.
-func (e *Endpoint) ack(id string) (AckResult, *Error) {
+func (e *endpoint) ack(id string) (AckResult, *liveError) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.touchLocked()
@@ -109,7 +109,7 @@ func (e *Endpoint) ack(id string) (AckResult, *Error) {
 	}
 	bt := e.batches[id]
 	if bt == nil {
-		return AckResult{}, &Error{Code: CodeUnknownCheckpoint}
+		return AckResult{}, &liveError{Code: codeUnknownCheckpoint}
 	}
 	prevPending := append([]batchRef(nil), e.board.Pending...)
 	e.board.removePending(id)
@@ -118,7 +118,7 @@ func (e *Endpoint) ack(id string) (AckResult, *Error) {
 		e.board.Pending = prevPending
 		e.board.AckedCheckpointIDs = e.board.AckedCheckpointIDs[:len(e.board.AckedCheckpointIDs)-1]
 		e.board.idx = nil // the index may hold the id just taken back
-		return AckResult{}, &Error{Code: CodeStorageFailed, Err: err, CheckpointID: id}
+		return AckResult{}, &liveError{Code: codeStorageFailed, Err: err, CheckpointID: id}
 	}
 	delete(e.batches, id)
 	if err := e.st.dropBatchFile(id); err != nil {
@@ -140,7 +140,7 @@ type okUnit struct {
 	Status string `json:"status"`
 }
 
-func (e *Endpoint) handleUnitStatus(w http.ResponseWriter, r *http.Request) *Error {
+func (e *endpoint) handleUnitStatus(w http.ResponseWriter, r *http.Request) *liveError {
 	var req unitStatusRequest
 	body, over, _ := readCapped(r.Body, maxAgentBody)
 	valid := !over && strictjson.Unmarshal(body, &req, nil) == nil
@@ -151,7 +151,7 @@ func (e *Endpoint) handleUnitStatus(w http.ResponseWriter, r *http.Request) *Err
 		}
 	}
 	if !valid {
-		return &Error{Code: CodeBadStatus}
+		return &liveError{Code: codeBadStatus}
 	}
 	return e.unitOp(w, r, func(u *boardUnit) []notice {
 		u.Status = req.Status
@@ -162,7 +162,7 @@ func (e *Endpoint) handleUnitStatus(w http.ResponseWriter, r *http.Request) *Err
 			u.Guess = *req.Guess
 		}
 		n := []notice{mkNotice("unit_status", unitStatusNotice{UnitID: u.ID, Status: u.Status, Note: u.Note, Guess: u.Guess})}
-		if req.Status == StatusApplied {
+		if req.Status == statusApplied {
 			var cp jsontext.Value = jsontext.Value("null")
 			if u.CheckpointID != nil {
 				cp, _ = json.Marshal(*u.CheckpointID)
@@ -173,7 +173,7 @@ func (e *Endpoint) handleUnitStatus(w http.ResponseWriter, r *http.Request) *Err
 			}{cp, []string{u.ID}}))
 		}
 		return n
-	}, auditLine{Kind: "unit_status", Status: req.Status, Note: deref(req.Note), Guess: deref(req.Guess)}, req.Status == StatusApplied)
+	}, auditLine{Kind: "unit_status", Status: req.Status, Note: deref(req.Note), Guess: deref(req.Guess)}, req.Status == statusApplied)
 }
 
 func deref(s *string) string {
@@ -183,19 +183,19 @@ func deref(s *string) string {
 	return *s
 }
 
-func (e *Endpoint) handleAsk(w http.ResponseWriter, r *http.Request) *Error {
+func (e *endpoint) handleAsk(w http.ResponseWriter, r *http.Request) *liveError {
 	var req struct {
 		Question string `json:"question"`
 	}
 	body, over, _ := readCapped(r.Body, maxAgentBody)
 	if over || strictjson.Unmarshal(body, &req, nil) != nil || strings.TrimSpace(req.Question) == "" {
-		return &Error{Code: CodeQuestionRequired}
+		return &liveError{Code: codeQuestionRequired}
 	}
 	return e.unitOp(w, r, func(u *boardUnit) []notice {
-		u.Status = StatusNeedsInfo
+		u.Status = statusNeedsInfo
 		u.Question = req.Question
 		return []notice{
-			mkNotice("unit_status", unitStatusNotice{UnitID: u.ID, Status: StatusNeedsInfo, Note: u.Note, Guess: u.Guess}),
+			mkNotice("unit_status", unitStatusNotice{UnitID: u.ID, Status: statusNeedsInfo, Note: u.Note, Guess: u.Guess}),
 			mkNotice("ask", askNotice{UnitID: u.ID, Question: req.Question}),
 		}
 	}, auditLine{Kind: "ask", Question: req.Question}, false)
@@ -203,18 +203,18 @@ func (e *Endpoint) handleAsk(w http.ResponseWriter, r *http.Request) *Error {
 
 // unitOp runs one agent unit post as a transaction with its journal line
 // as the commit point; notices go out only after the commit.
-func (e *Endpoint) unitOp(w http.ResponseWriter, r *http.Request, f func(*boardUnit) []notice, audit auditLine, applied bool) *Error {
+func (e *endpoint) unitOp(w http.ResponseWriter, r *http.Request, f func(*boardUnit) []notice, audit auditLine, applied bool) *liveError {
 	id := r.PathValue("id")
 	e.mu.Lock()
 	e.touchLocked()
 	u := e.board.Units[id]
 	if u == nil {
 		e.mu.Unlock()
-		return &Error{Code: CodeUnknownUnit}
+		return &liveError{Code: codeUnknownUnit}
 	}
-	if u.Status == StatusWithdrawn {
+	if u.Status == statusWithdrawn {
 		e.mu.Unlock()
-		return &Error{Code: CodeUnitWithdrawn, UnitID: id}
+		return &liveError{Code: codeUnitWithdrawn, UnitID: id}
 	}
 	saved := u
 	u = e.board.editUnit(id)
@@ -228,7 +228,7 @@ func (e *Endpoint) unitOp(w http.ResponseWriter, r *http.Request, f func(*boardU
 		e.board.Units[id] = saved
 		e.board.WatchForLoss = watch
 		e.mu.Unlock()
-		return &Error{Code: CodeStorageFailed, Err: err, UnitID: id}
+		return &liveError{Code: codeStorageFailed, Err: err, UnitID: id}
 	}
 	if applied {
 		e.armWatchLocked()
@@ -283,9 +283,9 @@ type StatusUnit struct {
 	Question  string         `json:"question,omitempty"`
 }
 
-func summarize(b *Board, batches map[string]*batch, logBytes int64) StatusSummary {
+func summarize(b *board, batches map[string]*batch, logBytes int64) StatusSummary {
 	var s StatusSummary
-	s.SchemaVersion, s.SessionID, s.Ended, s.Mode, s.Page, s.AckedSeq = SchemaVersion, b.SessionID, b.Ended, b.Mode, b.Page, b.AckedSeq
+	s.SchemaVersion, s.SessionID, s.Ended, s.Mode, s.Page, s.AckedSeq = schemaVersion, b.SessionID, b.Ended, b.Mode, b.Page, b.AckedSeq
 	s.Units.ByStatus = map[string]int{}
 	s.Units.List = []StatusUnit{}
 	for _, id := range b.UnitOrder {
@@ -313,7 +313,7 @@ func summarize(b *Board, batches map[string]*batch, logBytes int64) StatusSummar
 	return s
 }
 
-func (e *Endpoint) handleStatus(w http.ResponseWriter, r *http.Request) *Error {
+func (e *endpoint) handleStatus(w http.ResponseWriter, r *http.Request) *liveError {
 	e.mu.Lock()
 	s := summarize(e.board, e.batches, e.st.logBytes)
 	e.mu.Unlock()

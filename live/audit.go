@@ -42,7 +42,7 @@ type rejectionLimiter struct {
 	count  int
 }
 
-func (e *Endpoint) logRejectionLocked(method, route string, status int, reason string, seq *int64) {
+func (e *endpoint) logRejectionLocked(method, route string, status int, reason string, seq *int64) {
 	now := time.Now()
 	if now.Sub(e.rejections.window) >= time.Minute {
 		e.rejections = rejectionLimiter{window: now}

@@ -16,27 +16,27 @@ const (
 	ModeSmart   = "smart"
 	ModeCollect = "collect"
 
-	KindSilence    = "silence"
-	KindPageChange = "page_change"
-	KindSend       = "send"
-	KindInstant    = "instant"
-	KindAnswer     = "answer"
-	KindModeChange = "mode_change"
-	KindFinal      = "final"
+	kindSilence    = "silence"
+	kindPageChange = "page_change"
+	kindSend       = "send"
+	kindInstant    = "instant"
+	kindAnswer     = "answer"
+	kindModeChange = "mode_change"
+	kindFinal      = "final"
 
-	StatusInitial   = "initial"
-	StatusTriaging  = "triaging"
-	StatusAccepted  = "accepted"
-	StatusNeedsInfo = "needs_info"
-	StatusWorking   = "working"
-	StatusApplied   = "applied"
-	StatusBlocked   = "blocked"
-	StatusWithdrawn = "withdrawn"
+	statusInitial   = "initial"
+	statusTriaging  = "triaging"
+	statusAccepted  = "accepted"
+	statusNeedsInfo = "needs_info"
+	statusWorking   = "working"
+	statusApplied   = "applied"
+	statusBlocked   = "blocked"
+	statusWithdrawn = "withdrawn"
 )
 
 // unitStatuses is the one list of unit statuses, in lifecycle order; a
 // page's unit envelope may carry any, the agent may post all but initial.
-var unitStatuses = []string{StatusInitial, StatusTriaging, StatusAccepted, StatusNeedsInfo, StatusWorking, StatusApplied, StatusBlocked, StatusWithdrawn}
+var unitStatuses = []string{statusInitial, statusTriaging, statusAccepted, statusNeedsInfo, statusWorking, statusApplied, statusBlocked, statusWithdrawn}
 
 // agentStatuses are the statuses POST /units/{id}/status accepts.
 var agentStatuses = unitStatuses[1:]
@@ -97,9 +97,9 @@ type batchRef struct {
 	Order        int64  `json:"order"`
 }
 
-// Board is the durable session state written to state/board.json (reference
-// §4.3). It is not safe for concurrent use; the [Endpoint] owns it.
-type Board struct {
+// board is the durable session state written to state/board.json (reference
+// §4.3). It is not safe for concurrent use; the [endpoint] owns it.
+type board struct {
 	SchemaVersion         string                      `json:"schema_version"`
 	SessionID             *string                     `json:"session_id"`
 	Ended                 bool                        `json:"ended"`
@@ -129,39 +129,39 @@ type Board struct {
 	// includes (a pikit addition; see opsFile).
 	OpSeq int64 `json:"op_seq"`
 
-	// undo records the transaction in progress (see [Board.begin]).
+	// undo records the transaction in progress (see [board.begin]).
 	undo *undoLog
 	// idx is derived from the fields above (see boardIndex); nil until
 	// first use.
 	idx *boardIndex
 }
 
-// undoLog is what [Board.rollback] needs to put a board back as it was
-// when [Board.begin] was called, in time proportional to what changed
+// undoLog is what [board.rollback] needs to put a board back as it was
+// when [board.begin] was called, in time proportional to what changed
 // since rather than to the board: a shallow copy of the board's fields
 // (scalars and slice headers) and the map entries as they were before
 // their first change. It relies on one rule for every change between
 // begin and commit or rollback: slices are only appended to or replaced,
 // never changed in place, and map entries are only added or replaced
-// through [Board.putUnit] and [Board.putAnnotation] (units and
+// through [board.putUnit] and [board.putAnnotation] (units and
 // annotations are copy on write).
 type undoLog struct {
-	fields      Board
+	fields      board
 	units       map[string]*boardUnit // nil value: the id was absent
 	annotations map[string]*boardAnnotation
 }
 
-// begin starts recording changes for [Board.rollback].
-func (b *Board) begin() {
+// begin starts recording changes for [board.rollback].
+func (b *board) begin() {
 	b.undo = nil
 	b.undo = &undoLog{fields: *b}
 }
 
 // commit keeps the changes made since begin.
-func (b *Board) commit() { b.undo = nil }
+func (b *board) commit() { b.undo = nil }
 
 // rollback puts back the board as it was at begin.
-func (b *Board) rollback() {
+func (b *board) rollback() {
 	u := b.undo
 	if u == nil {
 		return
@@ -186,7 +186,7 @@ func (b *Board) rollback() {
 }
 
 // putUnit sets the entry of unit id, recording the one it replaces.
-func (b *Board) putUnit(id string, u *boardUnit) {
+func (b *board) putUnit(id string, u *boardUnit) {
 	if b.undo != nil {
 		if _, seen := b.undo.units[id]; !seen {
 			if b.undo.units == nil {
@@ -198,8 +198,8 @@ func (b *Board) putUnit(id string, u *boardUnit) {
 	b.Units[id] = u
 }
 
-// putAnnotation is [Board.putUnit] for annotations.
-func (b *Board) putAnnotation(id string, a *boardAnnotation) {
+// putAnnotation is [board.putUnit] for annotations.
+func (b *board) putAnnotation(id string, a *boardAnnotation) {
 	if b.undo != nil {
 		if _, seen := b.undo.annotations[id]; !seen {
 			if b.undo.annotations == nil {
@@ -211,9 +211,9 @@ func (b *Board) putAnnotation(id string, a *boardAnnotation) {
 	b.Annotations[id] = a
 }
 
-func newBoard() *Board {
-	return &Board{
-		SchemaVersion: SchemaVersion,
+func newBoard() *board {
+	return &board{
+		SchemaVersion: schemaVersion,
 		Mode:          ModeSmart,
 		Units:         map[string]*boardUnit{},
 		Annotations:   map[string]*boardAnnotation{},
@@ -221,7 +221,7 @@ func newBoard() *Board {
 	}
 }
 
-func (b *Board) sessionID() string {
+func (b *board) sessionID() string {
 	if b.SessionID == nil {
 		return ""
 	}
@@ -272,8 +272,8 @@ var reservedUnitKeys = map[string]bool{
 }
 
 // apply changes the board for one accepted envelope (reference §4.7). The
-// envelope has passed [ValidateEnvelope]; apply never fails.
-func (b *Board) apply(env *Envelope, produced *effects) {
+// envelope has passed [validateEnvelope]; apply never fails.
+func (b *board) apply(env *envelope, produced *effects) {
 	p, _ := parseObj(env.Payload)
 	switch env.Type {
 	case "transcript":
@@ -310,7 +310,7 @@ func (b *Board) apply(env *Envelope, produced *effects) {
 		trigger, _ := p.str("trigger")
 		mode, _ := p.str("mode")
 		b.Mode = mode
-		final := trigger == KindFinal
+		final := trigger == kindFinal
 		if final {
 			b.FinalEmitted = true
 		}
@@ -320,8 +320,8 @@ func (b *Board) apply(env *Envelope, produced *effects) {
 		text, _ := p.str("text")
 		b.Answers = append(b.Answers, boardAnswer{UnitID: uid, Text: text, T: env.T})
 		id := b.uniqueCheckpointID("ck-answer-" + derivedID(env.SessionID, env.Seq, "answer"))
-		b.Checkpoints = append(b.Checkpoints, checkpointRecord{ID: id, Kind: KindAnswer, Mode: b.Mode, T: env.T})
-		b.enqueue(&WakeEnvelope{CheckpointID: id, Kind: KindAnswer, ModeAtCheckpoint: b.Mode,
+		b.Checkpoints = append(b.Checkpoints, checkpointRecord{ID: id, Kind: kindAnswer, Mode: b.Mode, T: env.T})
+		b.enqueue(&WakeEnvelope{CheckpointID: id, Kind: kindAnswer, ModeAtCheckpoint: b.Mode,
 			Answers: []Answer{{UnitID: uid, Text: text}}}, produced)
 	case "mode":
 		mode, _ := p.str("mode")
@@ -332,15 +332,15 @@ func (b *Board) apply(env *Envelope, produced *effects) {
 			// KTD12: leaving Collect always wakes with the backlog; switching
 			// straight to Instant also releases what is held in the same batch.
 			id := b.uniqueCheckpointID("ck-mode-" + derivedID(env.SessionID, env.Seq, "mode"))
-			b.release(id, KindModeChange, mode, env.T, true, true, produced)
+			b.release(id, kindModeChange, mode, env.T, true, true, produced)
 		case mode == ModeInstant && old != ModeInstant:
 			id := b.uniqueCheckpointID("ck-instant-" + derivedID(env.SessionID, env.Seq, "instant"))
-			b.release(id, KindModeChange, mode, env.T, false, false, produced)
+			b.release(id, kindModeChange, mode, env.T, false, false, produced)
 		}
 	}
 }
 
-func (b *Board) applyUnit(env *Envelope, p obj, produced *effects) {
+func (b *board) applyUnit(env *envelope, p obj, produced *effects) {
 	id, _ := p.str("id")
 	status, _ := p.str("status")
 	u := b.editUnit(id)
@@ -356,12 +356,12 @@ func (b *Board) applyUnit(env *Envelope, p obj, produced *effects) {
 			u.Fields[k] = v
 		}
 	}
-	if b.Mode == ModeInstant && !u.Released && u.Status != StatusWithdrawn {
-		b.release(b.uniqueCheckpointID("instant-"+id), KindInstant, ModeInstant, env.T, false, false, produced)
+	if b.Mode == ModeInstant && !u.Released && u.Status != statusWithdrawn {
+		b.release(b.uniqueCheckpointID("instant-"+id), kindInstant, ModeInstant, env.T, false, false, produced)
 	}
 }
 
-func (b *Board) applyUnitUpdate(p obj) {
+func (b *board) applyUnitUpdate(p obj) {
 	uid, _ := p.str("unit_id")
 	u := b.editUnit(uid)
 	if u == nil {
@@ -370,7 +370,7 @@ func (b *Board) applyUnitUpdate(p obj) {
 	if c, ok := p["confirmed"]; ok {
 		u.Fields["confirmed"] = c
 	}
-	if u.Released || u.Status != StatusInitial {
+	if u.Released || u.Status != statusInitial {
 		return // KTD5: refinement only while initial and unreleased
 	}
 	if s, ok := p["statement"]; ok {
@@ -385,13 +385,13 @@ func (b *Board) applyUnitUpdate(p obj) {
 	}
 }
 
-func (b *Board) applyWithdraw(p obj, produced *effects) {
+func (b *board) applyWithdraw(p obj, produced *effects) {
 	uid, _ := p.str("unit_id")
-	if u := b.Units[uid]; u == nil || u.Status == StatusWithdrawn {
+	if u := b.Units[uid]; u == nil || u.Status == statusWithdrawn {
 		return
 	}
 	u := b.editUnit(uid)
-	u.Status = StatusWithdrawn
+	u.Status = statusWithdrawn
 	u.WithdrawReason = jsontext.Value("null")
 	if r, ok := p["reason"]; ok {
 		u.WithdrawReason = r
@@ -399,12 +399,12 @@ func (b *Board) applyWithdraw(p obj, produced *effects) {
 	if u.Released {
 		b.PendingWithdrawn = append(b.PendingWithdrawn, uid)
 	}
-	produced.notices = append(produced.notices, mkNotice("unit_status", unitStatusNotice{UnitID: uid, Status: StatusWithdrawn}))
+	produced.notices = append(produced.notices, mkNotice("unit_status", unitStatusNotice{UnitID: uid, Status: statusWithdrawn}))
 }
 
-func (b *Board) acked(id string) bool { return b.index().acked[id] }
+func (b *board) acked(id string) bool { return b.index().acked[id] }
 
-func (b *Board) removePending(id string) bool {
+func (b *board) removePending(id string) bool {
 	i := slices.IndexFunc(b.Pending, func(r batchRef) bool { return r.CheckpointID == id })
 	if i < 0 {
 		return false
@@ -414,9 +414,9 @@ func (b *Board) removePending(id string) bool {
 }
 
 // editUnit returns unit id ready to change, or nil. Units are copy on
-// write: a unit in the map is never changed in place, so a [Board.snapshot]
+// write: a unit in the map is never changed in place, so a [board.snapshot]
 // taken under the endpoint lock can be encoded after the lock is released.
-func (b *Board) editUnit(id string) *boardUnit {
+func (b *board) editUnit(id string) *boardUnit {
 	u := b.Units[id]
 	if u == nil {
 		return nil
@@ -427,8 +427,8 @@ func (b *Board) editUnit(id string) *boardUnit {
 	return &c
 }
 
-// editAnnotation is [Board.editUnit] for annotations.
-func (b *Board) editAnnotation(id string) *boardAnnotation {
+// editAnnotation is [board.editUnit] for annotations.
+func (b *board) editAnnotation(id string) *boardAnnotation {
 	a := b.Annotations[id]
 	if a == nil {
 		return nil
@@ -443,7 +443,7 @@ func (b *Board) editAnnotation(id string) *boardAnnotation {
 // time linear in the number of units with a small constant (maps and
 // slices are copied shallowly; units and annotations are copy on write).
 // The snapshot must only be read.
-func (b *Board) snapshot() *Board {
+func (b *board) snapshot() *board {
 	s := *b
 	s.Units = maps.Clone(b.Units)
 	s.Annotations = maps.Clone(b.Annotations)
@@ -461,7 +461,7 @@ func (b *Board) snapshot() *Board {
 }
 
 // clone deep-copies the board through its JSON form.
-func (b *Board) clone() *Board {
+func (b *board) clone() *board {
 	data, err := json.Marshal(b, jsonOut)
 	if err != nil {
 		panic(fmt.Sprintf("live: clone board: %v", err))

@@ -313,7 +313,7 @@ func TestEvents_StorageFailureRollsBack(t *testing.T) {
 	r.e.mu.Lock()
 	u := *r.e.board.Units["u1"]
 	r.e.mu.Unlock()
-	if u.Released || u.Status != StatusInitial {
+	if u.Released || u.Status != statusInitial {
 		t.Fatalf("unit after rollback: %+v", u)
 	}
 	// The page retries the same seq and it lands once.

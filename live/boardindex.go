@@ -3,14 +3,14 @@ package live
 // boardIndex lets a checkpoint do work in proportion to what it releases,
 // not to the board (2,000 units, a long session's checkpoints): the units
 // and annotations not yet released, in board order, and the checkpoint ids
-// in use. It is derived from the Board's exported fields and never
+// in use. It is derived from the board's exported fields and never
 // serialized:
 //   - built on first use (a board decoded from board.json has none);
 //   - extended when UnitOrder, AnnotationOrder, Checkpoints or
 //     AckedCheckpointIDs have grown since (they only grow by append);
 //   - rebuilt when one of them is shorter than what it covers;
 //   - dropped (nil) by whatever takes back a change instead of appending:
-//     [Board.rollback], which puts back units it had marked released, and
+//     [board.rollback], which puts back units it had marked released, and
 //     an ack undone after its failed commit.
 //
 // Withdrawn units stay in unreleasedUnits: a withdrawn unit that was never
@@ -25,7 +25,7 @@ type boardIndex struct {
 }
 
 // index returns b's index, brought up to date with b's fields.
-func (b *Board) index() *boardIndex {
+func (b *board) index() *boardIndex {
 	x := b.idx
 	if x == nil || len(b.UnitOrder) < x.nUnits || len(b.AnnotationOrder) < x.nAnns ||
 		len(b.Checkpoints) < x.nCheckpoints || len(b.AckedCheckpointIDs) < x.nAcked {
@@ -55,10 +55,10 @@ func (b *Board) index() *boardIndex {
 
 // heldUnits lists the units a release takes now: not released, not
 // withdrawn, in board order.
-func (b *Board) heldUnits() []string {
+func (b *board) heldUnits() []string {
 	var out []string
 	for _, id := range b.index().unreleasedUnits {
-		if b.Units[id].Status != StatusWithdrawn {
+		if b.Units[id].Status != statusWithdrawn {
 			out = append(out, id)
 		}
 	}
@@ -66,14 +66,14 @@ func (b *Board) heldUnits() []string {
 }
 
 // heldAnnotations lists the annotations not yet released, in board order.
-func (b *Board) heldAnnotations() []string {
+func (b *board) heldAnnotations() []string {
 	return append([]string(nil), b.index().unreleasedAnns...)
 }
 
 // markedReleased drops from the index what the release that called it has
 // just marked released. The lists are replaced, not edited in place, so a
 // board copy that shares them (a snapshot) is not changed.
-func (b *Board) markedReleased() {
+func (b *board) markedReleased() {
 	x := b.index()
 	keep := func(ids []string, released func(string) bool) []string {
 		out := make([]string, 0, len(ids))

@@ -10,9 +10,9 @@ import (
 
 // scanHeld is the index's oracle: the units a release takes, found by
 // walking the whole board.
-func scanHeld(b *Board) (units, anns []string) {
+func scanHeld(b *board) (units, anns []string) {
 	for _, id := range b.UnitOrder {
-		if u := b.Units[id]; !u.Released && u.Status != StatusWithdrawn {
+		if u := b.Units[id]; !u.Released && u.Status != statusWithdrawn {
 			units = append(units, id)
 		}
 	}
@@ -71,7 +71,7 @@ func TestBoardIndex_AgreesWithScan(t *testing.T) {
 					b.removePending(id)
 					b.AckedCheckpointIDs = append(b.AckedCheckpointIDs, id)
 				}
-			case 3: // an ack whose commit failed, taken back as Endpoint.ack does
+			case 3: // an ack whose commit failed, taken back as endpoint.ack does
 				if len(b.Pending) > 0 {
 					b.AckedCheckpointIDs = append(b.AckedCheckpointIDs, b.Pending[0].CheckpointID)
 					b.index()

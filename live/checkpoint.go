@@ -19,7 +19,7 @@ func derivedID(sessionID string, seq int64, salt string) string {
 }
 
 // uniqueCheckpointID suffixes -2, -3, … to an id already used by a batch.
-func (b *Board) uniqueCheckpointID(id string) string {
+func (b *board) uniqueCheckpointID(id string) string {
 	used := func(c string) bool {
 		x := b.index()
 		return x.checkpoints[c] || x.acked[c] ||
@@ -37,14 +37,14 @@ func (b *Board) uniqueCheckpointID(id string) string {
 }
 
 // held reports whether anything would be released now.
-func (b *Board) held() bool {
+func (b *board) held() bool {
 	return len(b.heldUnits()) > 0 || len(b.index().unreleasedAnns) > 0 || len(b.PendingWithdrawn) > 0
 }
 
-func (b *Board) backlog() []*boardUnit {
+func (b *board) backlog() []*boardUnit {
 	var out []*boardUnit
 	for _, id := range b.UnitOrder {
-		if u := b.Units[id]; u.Released && u.Status == StatusAccepted {
+		if u := b.Units[id]; u.Released && u.Status == statusAccepted {
 			out = append(out, u)
 		}
 	}
@@ -54,19 +54,19 @@ func (b *Board) backlog() []*boardUnit {
 // release builds one batch from held work (and, with withBacklog, the
 // accepted backlog). Without force an empty release creates no batch.
 // It reports whether a batch was enqueued.
-func (b *Board) release(id, kind, mode string, t float64, withBacklog, force bool, produced *effects) bool {
+func (b *board) release(id, kind, mode string, t float64, withBacklog, force bool, produced *effects) bool {
 	newly := b.heldUnits()
 	// Leaving Collect for Smart releases only the backlog; held work waits
 	// for the next page checkpoint.
-	if kind == KindModeChange && mode != ModeInstant {
+	if kind == kindModeChange && mode != ModeInstant {
 		newly = nil
 	}
 	var anns []string
-	if kind != KindModeChange || mode == ModeInstant {
+	if kind != kindModeChange || mode == ModeInstant {
 		anns = b.heldAnnotations()
 	}
 	withdrawals := b.PendingWithdrawn
-	if kind == KindModeChange && mode != ModeInstant {
+	if kind == kindModeChange && mode != ModeInstant {
 		withdrawals = nil
 	}
 	var backlog []*boardUnit
@@ -80,11 +80,11 @@ func (b *Board) release(id, kind, mode string, t float64, withBacklog, force boo
 	for _, uid := range newly {
 		u := b.editUnit(uid)
 		u.Released = true
-		u.Status = StatusTriaging
+		u.Status = statusTriaging
 		cid := id
 		u.CheckpointID = &cid
 		b.ReleasedUnitIDs = append(b.ReleasedUnitIDs, u.ID)
-		produced.notices = append(produced.notices, mkNotice("unit_status", unitStatusNotice{UnitID: u.ID, Status: StatusTriaging}))
+		produced.notices = append(produced.notices, mkNotice("unit_status", unitStatusNotice{UnitID: u.ID, Status: statusTriaging}))
 		env.Units = append(env.Units, u.wake())
 	}
 	for _, u := range backlog {
@@ -111,8 +111,8 @@ func (b *Board) release(id, kind, mode string, t float64, withBacklog, force boo
 }
 
 // enqueue adds a wake envelope to the pending queue.
-func (b *Board) enqueue(env *WakeEnvelope, produced *effects) {
-	env.SchemaVersion = SchemaVersion
+func (b *board) enqueue(env *WakeEnvelope, produced *effects) {
+	env.SchemaVersion = schemaVersion
 	if env.SessionStatus == "" {
 		env.SessionStatus = "live"
 	}
@@ -141,13 +141,13 @@ func (u *boardUnit) wake() WakeUnit {
 
 // drained reports whether the ended session may give way to a new one:
 // no batch pending and every released unit terminal (reference §2.3).
-func (b *Board) drained() bool {
+func (b *board) drained() bool {
 	if len(b.Pending) > 0 {
 		return false
 	}
 	for _, id := range b.ReleasedUnitIDs {
 		switch b.Units[id].Status {
-		case StatusApplied, StatusBlocked, StatusWithdrawn:
+		case statusApplied, statusBlocked, statusWithdrawn:
 		default:
 			return false
 		}
@@ -155,7 +155,7 @@ func (b *Board) drained() bool {
 	return true
 }
 
-func (b *Board) lastCheckpoint() (id, kind string, ok bool) {
+func (b *board) lastCheckpoint() (id, kind string, ok bool) {
 	if n := len(b.Checkpoints); n > 0 {
 		return b.Checkpoints[n-1].ID, b.Checkpoints[n-1].Kind, true
 	}

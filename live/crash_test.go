@@ -176,7 +176,7 @@ func diskCheck(t *testing.T, root string, pageAcked int64, agentAcked map[string
 			t.Fatalf("%s: %v mode %v", filepath.Base(p.path), err, fi.Mode().Perm())
 		}
 	}
-	var b Board
+	var b board
 	if err := readJSONFile(filepath.Join(dir, "board.json"), &b); err != nil {
 		t.Fatalf("board.json: %v", err)
 	}
@@ -225,7 +225,7 @@ func diskCheck(t *testing.T, root string, pageAcked int64, agentAcked map[string
 func liveCheck(t *testing.T, root string, agentAcked map[string]bool) {
 	t.Helper()
 	dir := filepath.Join(root, "state")
-	var b Board
+	var b board
 	if err := readJSONFile(filepath.Join(dir, "board.json"), &b); err != nil {
 		t.Fatal(err)
 	}

@@ -13,8 +13,8 @@ const defaultBoardRewrite = 64 << 10
 // derivedFiles tracks board.json and the batch files, which are derived
 // from the event log and the ops journal (seed 002 §Durability; DESIGN.md
 // "The live endpoint"): checkpoints of the logs that bound how much of them
-// recovery ([Open]) and the readers outside the process ([ReadStatus])
-// replay. Their state is guarded by Endpoint.mu except for writeMu,
+// recovery ([open]) and the readers outside the process ([ReadStatus])
+// replay. Their state is guarded by endpoint.mu except for writeMu,
 // boardOpSeq and boardSize.
 //
 // Rewriting board.json costs time and memory in proportion to the board,
@@ -27,11 +27,11 @@ const defaultBoardRewrite = 64 << 10
 // logs, and recovery replays at most that much. Rare operations (page
 // lost, session end or open, binding) and Close write board.json at once.
 //
-// A write takes a snapshot of the board under Endpoint.mu and encodes and
+// A write takes a snapshot of the board under endpoint.mu and encodes and
 // writes it without that lock. writeMu orders the writes: a snapshot is
 // taken and written under it, so a later snapshot is never overwritten by
-// an earlier one. Lock order: Endpoint.mu, then writeMu; nothing holding
-// writeMu waits for Endpoint.mu.
+// an earlier one. Lock order: endpoint.mu, then writeMu; nothing holding
+// writeMu waits for endpoint.mu.
 type derivedFiles struct {
 	boardDirty bool          // board.json lags memory
 	logged     int64         // log and journal bytes appended since the last snapshot
@@ -44,14 +44,14 @@ type derivedFiles struct {
 
 // derivedSnapshot is what one write puts on disk.
 type derivedSnapshot struct {
-	board   *Board
+	board   *board
 	batches []batchFileData // batch files that lag memory
 }
 
 // noteLogged records a committed change whose record the event log or the
 // ops journal holds (n bytes appended): board.json lags it, and is
 // rewritten once the logs have grown by rewriteAfter (see
-// [derivedFiles.rewriteAfter]). Endpoint.mu must be held.
+// [derivedFiles.rewriteAfter]). endpoint.mu must be held.
 func (d *derivedFiles) noteLogged(n, rewriteAfter int64) {
 	d.boardDirty = true
 	d.logged += n
@@ -74,12 +74,12 @@ func (d *derivedFiles) rewriteAfter(r int64) int64 {
 
 // markDirty records a change no log holds and whose loss in a crash is
 // harmless (a batch served, the page stream connected or gone: re-serving
-// follows the pending order, and [Open] marks the stream disconnected): it
-// reaches board.json with the next rewrite. Endpoint.mu must be held.
+// follows the pending order, and [open] marks the stream disconnected): it
+// reaches board.json with the next rewrite. endpoint.mu must be held.
 func (d *derivedFiles) markDirty() { d.boardDirty = true }
 
 // persistSoon records a change no log holds that must reach disk (the loss
-// watch ending): the writer rewrites board.json now. Endpoint.mu must be
+// watch ending): the writer rewrites board.json now. endpoint.mu must be
 // held.
 func (d *derivedFiles) persistSoon() {
 	d.boardDirty = true
@@ -94,10 +94,10 @@ func (d *derivedFiles) kickWriter() {
 }
 
 // snapshotDerivedLocked takes what the next write puts on disk and marks it
-// written. The caller holds Endpoint.mu and derived.writeMu. The ops
+// written. The caller holds endpoint.mu and derived.writeMu. The ops
 // journal is emptied here when the board.json on disk already includes
 // every journaled operation.
-func (e *Endpoint) snapshotDerivedLocked() derivedSnapshot {
+func (e *endpoint) snapshotDerivedLocked() derivedSnapshot {
 	if e.derived.boardOpSeq == e.board.OpSeq {
 		if err := e.st.clearOps(); err != nil {
 			e.log.Warn("live: clear ops journal failed; replay skips its lines", "err", err)
@@ -117,7 +117,7 @@ func (e *Endpoint) snapshotDerivedLocked() derivedSnapshot {
 
 // writeDerived writes the snapshot's batch files, then board.json, which
 // may reference them. The caller holds derived.writeMu.
-func (e *Endpoint) writeDerived(s derivedSnapshot) error {
+func (e *endpoint) writeDerived(s derivedSnapshot) error {
 	for i := range s.batches {
 		if err := e.st.writeBatchFile(&s.batches[i]); err != nil {
 			return err
@@ -132,11 +132,11 @@ func (e *Endpoint) writeDerived(s derivedSnapshot) error {
 	return nil
 }
 
-// flushLocked writes the derived files now, holding Endpoint.mu throughout:
+// flushLocked writes the derived files now, holding endpoint.mu throughout:
 // the commit point of rare operations (page lost, session end or open,
 // binding) and of Close. On an error the snapshot's batches are marked
 // dirty again and the board stays dirty.
-func (e *Endpoint) flushLocked() error {
+func (e *endpoint) flushLocked() error {
 	e.derived.writeMu.Lock()
 	defer e.derived.writeMu.Unlock()
 	logged := e.derived.logged
@@ -153,7 +153,7 @@ func (e *Endpoint) flushLocked() error {
 	return nil
 }
 
-func (e *Endpoint) redirtyLocked(s derivedSnapshot, logged int64) {
+func (e *endpoint) redirtyLocked(s derivedSnapshot, logged int64) {
 	for _, bf := range s.batches {
 		if bt := e.batches[bf.Envelope.CheckpointID]; bt != nil {
 			bt.fileDirty = true
@@ -165,12 +165,12 @@ func (e *Endpoint) redirtyLocked(s derivedSnapshot, logged int64) {
 
 // saveBoardLocked makes a rare operation (page-lost, session end or open,
 // binding) durable: board.json is its commit point.
-func (e *Endpoint) saveBoardLocked() error { return e.flushLocked() }
+func (e *endpoint) saveBoardLocked() error { return e.flushLocked() }
 
 // runDerivedWriter rewrites the derived files when it is kicked (see
 // [derivedFiles]), until the endpoint closes. A failed write is a storage
-// failure: the endpoint stops serving (see [Endpoint.fail]).
-func (e *Endpoint) runDerivedWriter() {
+// failure: the endpoint stops serving (see [endpoint.fail]).
+func (e *endpoint) runDerivedWriter() {
 	defer e.wg.Done()
 	for {
 		select {

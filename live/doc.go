@@ -6,7 +6,7 @@
 // # Envelopes
 //
 // The page posts envelopes (one object or an array) to POST /events.
-// [ValidateEnvelope] checks them in the upstream order with its reason codes;
+// validateEnvelope checks them in the upstream order with its reason codes;
 // a body with any bad envelope acknowledges nothing. Envelopes are applied
 // strictly in seq order per session; one ahead of a gap waits unacknowledged
 // in a bounded gap buffer (512), duplicates are ignored, and the answer is
@@ -14,7 +14,7 @@
 //
 // # Board and checkpoints
 //
-// The [Board] holds units, annotations, answers and page state. Page
+// The board holds units, annotations, answers and page state. Page
 // checkpoints (silence, page_change, send, final) and endpoint checkpoints
 // (instant, answer, mode_change) release held work as wake envelopes
 // ([WakeEnvelope]) that GET /wait serves until POST /checkpoints/{id}/ack.
@@ -32,7 +32,7 @@
 // as much as board.json ([Options.BoardRewrite]), so no request's cost
 // grows with the board. Page-lost, session end and session open commit by
 // writing board.json before they answer. Readers beside the process
-// ([ReadStatus]) replay the logs past board.json. [Open] recovers after a
+// ([ReadStatus]) replay the logs past board.json. open recovers after a
 // crash: it clears .tmp files, truncates torn log and journal tails,
 // replays the log past board.json's acked_seq with each journaled
 // operation put back between the envelopes it ran between (idempotent by
@@ -62,7 +62,7 @@
 // Each layer only calls the ones below it:
 //
 //   - HTTP (http.go routes and checks, errors.go the one table from a typed
-//     [*Error] to status and body, page.go, agent.go, stream.go, mint.go);
+//     *liveError to status and body, page.go, agent.go, stream.go, mint.go);
 //   - hub (hub.go): the [hub] type, the open SSE streams and the one-shot
 //     notices, changed only through attach, publish and detach;
 //     presence.go: agent presence and the page-lost, watch and away timers,
@@ -87,7 +87,7 @@
 // also the exact Origin), and tunnels forward public host names.
 //
 // A storage failure the endpoint cannot roll back is sticky: every route
-// answers 503 {"error":"storage_failed"} from then on and [Endpoint.Close]
+// answers 503 {"error":"storage_failed"} from then on and [Server.Close]
 // returns it.
 //
 // # Processes

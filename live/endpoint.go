@@ -8,11 +8,11 @@ import (
 	"time"
 )
 
-// Endpoint is one live/1 endpoint over one run directory: board, durable
-// store, SSE hub and agent queue. Create it with [Open], serve
-// [Endpoint.Handler], stop it with [Endpoint.Close]. Its methods are safe
+// endpoint is one live/1 endpoint over one run directory: board, durable
+// store, SSE hub and agent queue. Create it with [open], serve
+// [endpoint.Handler], stop it with [endpoint.Close]. Its methods are safe
 // for concurrent use; it cannot be reused after Close.
-type Endpoint struct {
+type endpoint struct {
 	opts Options
 	log  *slog.Logger
 
@@ -43,14 +43,14 @@ type Endpoint struct {
 // ledger is the session state transactions change: the board, the pending
 // batches by checkpoint id, and envelopes held ahead of a seq gap.
 type ledger struct {
-	board    *Board
+	board    *board
 	batches  map[string]*batch
 	gap      map[int64]*gapEntry
 	gapBytes int64 // payload bytes in gap (counted against the disk caps)
 }
 
 // agentQueue is the agent side of GET /wait: at most one parked wait, woken
-// by closing wakeC. Guarded by Endpoint.mu.
+// by closing wakeC. Guarded by endpoint.mu.
 type agentQueue struct {
 	parked bool
 	wakeC  chan struct{}
@@ -84,23 +84,23 @@ func (q *agentQueue) wake() {
 }
 
 type gapEntry struct {
-	env  *Envelope
+	env  *envelope
 	size int64
 }
 
 // failLocked records a storage failure that makes the endpoint stop
 // serving; the first one is kept.
-func (e *Endpoint) failLocked(err error) {
+func (e *endpoint) failLocked(err error) {
 	if e.failed == nil {
 		e.failed = &storageError{err}
 		e.log.Error("live: storage failed; endpoint stops serving", "err", err)
 	}
 }
 
-// Open recovers the run directory (creating it when absent) and returns a
+// open recovers the run directory (creating it when absent) and returns a
 // ready endpoint. Recovery replays log/events.ndjson past board.json's
 // acked_seq, drops batches already acknowledged, and rewrites derived files.
-func Open(opts Options) (*Endpoint, error) {
+func open(opts Options) (*endpoint, error) {
 	opts.defaults()
 	if opts.Root == "" || opts.PageToken == "" || opts.AgentToken == "" || opts.AppOrigin == "" {
 		return nil, errors.New("live: Root, AppOrigin, PageToken and AgentToken are required")
@@ -110,7 +110,7 @@ func Open(opts Options) (*Endpoint, error) {
 		return nil, err
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	e := &Endpoint{
+	e := &endpoint{
 		opts: opts, log: opts.Logger, ctx: ctx, cancel: cancel, st: st,
 		ledger:       ledger{gap: map[int64]*gapEntry{}},
 		agentQueue:   newAgentQueue(),
@@ -143,7 +143,7 @@ func Open(opts Options) (*Endpoint, error) {
 // Close stops timers and background work, ends open streams, flushes
 // board.json and closes the files. It does not end the session. Close is
 // idempotent; it returns the first error.
-func (e *Endpoint) Close(ctx context.Context) error {
+func (e *endpoint) Close(ctx context.Context) error {
 	e.mu.Lock()
 	if e.closed {
 		e.mu.Unlock()
@@ -177,11 +177,11 @@ func (e *Endpoint) Close(ctx context.Context) error {
 	return err
 }
 
-func (e *Endpoint) touchLocked() { e.lastActivity = time.Now() }
+func (e *endpoint) touchLocked() { e.lastActivity = time.Now() }
 
 // IdleSince reports the time of the last activity and whether something
 // keeps the process busy (an open stream or an archive upload).
-func (e *Endpoint) IdleSince() (time.Time, bool) {
+func (e *endpoint) IdleSince() (time.Time, bool) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	return e.lastActivity, e.hub.streams() > 0 || e.endUploading
@@ -189,7 +189,7 @@ func (e *Endpoint) IdleSince() (time.Time, bool) {
 
 // nextBatchLocked picks the batch to serve: served-but-unacked first, then
 // the oldest unserved; both orders agree because serving is in order.
-func (e *Endpoint) nextBatchLocked() *batch {
+func (e *endpoint) nextBatchLocked() *batch {
 	var best *batch
 	for _, ref := range e.board.Pending {
 		bt := e.batches[ref.CheckpointID]

@@ -11,30 +11,30 @@ import (
 	"github.com/pikit-dev/pikit/internal/strictjson"
 )
 
-// SchemaVersion is the only envelope and wake-envelope schema version this
+// schemaVersion is the only envelope and wake-envelope schema version this
 // endpoint speaks (seed 002, "Envelope").
-const SchemaVersion = "live/1"
+const schemaVersion = "live/1"
 
 // Reason codes of a rejected envelope, in the order they are checked
-// (reference §1.4). ReasonUnsupportedSchema is answered 409, the others 400.
+// (reference §1.4). reasonUnsupportedSchema is answered 409, the others 400.
 const (
-	ReasonNotObject         = "not_object"
-	ReasonUnsupportedSchema = "unsupported_schema_version"
-	ReasonMissingSessionID  = "missing_session_id"
-	ReasonSessionMismatch   = "session_mismatch"
-	ReasonMissingSeq        = "missing_seq"
-	ReasonInvalidSeq        = "invalid_seq"
-	ReasonInvalidT          = "invalid_t"
-	ReasonUnknownType       = "unknown_type"
-	ReasonInvalidPayload    = "invalid_payload"
+	reasonNotObject         = "not_object"
+	reasonUnsupportedSchema = "unsupported_schema_version"
+	reasonMissingSessionID  = "missing_session_id"
+	reasonSessionMismatch   = "session_mismatch"
+	reasonMissingSeq        = "missing_seq"
+	reasonInvalidSeq        = "invalid_seq"
+	reasonInvalidT          = "invalid_t"
+	reasonUnknownType       = "unknown_type"
+	reasonInvalidPayload    = "invalid_payload"
 )
 
 // maxSafeSeq bounds seq to integers a JavaScript page can count exactly.
 const maxSafeSeq = 1<<53 - 1
 
-// Envelope is one validated page → endpoint message (seed 002, "Envelope").
+// envelope is one validated page → endpoint message (seed 002, "envelope").
 // Payload stays raw JSON; its shape has been checked against Type.
-type Envelope struct {
+type envelope struct {
 	SchemaVersion string         `json:"schema_version"`
 	SessionID     string         `json:"session_id"`
 	Seq           int64          `json:"seq"`
@@ -43,15 +43,15 @@ type Envelope struct {
 	Payload       jsontext.Value `json:"payload"`
 }
 
-// Rejection says why an envelope was refused: Reason is one of the Reason*
+// rejection says why an envelope was refused: Reason is one of the reason*
 // codes, Seq the envelope's seq when it was an integer, Detail optional text.
-type Rejection struct {
+type rejection struct {
 	Reason string
 	Seq    *int64
 	Detail string
 }
 
-func (r *Rejection) Error() string {
+func (r *rejection) Error() string {
 	s := "live: envelope rejected: " + r.Reason
 	if r.Seq != nil {
 		s += " (seq " + strconv.FormatInt(*r.Seq, 10) + ")"
@@ -62,20 +62,20 @@ func (r *Rejection) Error() string {
 	return s
 }
 
-// ErrBadBody means a /events body is neither an envelope object nor a
+// errBadBody means a /events body is neither an envelope object nor a
 // non-empty array of envelopes (reference §2.4 step 4).
-var ErrBadBody = errors.New("live: body must be an envelope or an array of envelopes")
+var errBadBody = errors.New("live: body must be an envelope or an array of envelopes")
 
 // jsonOut are the options of every encode: deterministic member order.
 var jsonOut = json.Deterministic(true)
 
-// SplitBody parses a /events body into its envelope values: one object, or a
-// non-empty array. Elements are not yet validated (see [ValidateEnvelope]).
-// Any other body, invalid JSON, or duplicate member names give [ErrBadBody].
-func SplitBody(body []byte) ([]jsontext.Value, error) {
+// splitBody parses a /events body into its envelope values: one object, or a
+// non-empty array. Elements are not yet validated (see [validateEnvelope]).
+// Any other body, invalid JSON, or duplicate member names give [errBadBody].
+func splitBody(body []byte) ([]jsontext.Value, error) {
 	var v jsontext.Value
 	if err := strictjson.Unmarshal(body, &v, nil); err != nil {
-		return nil, ErrBadBody
+		return nil, errBadBody
 	}
 	switch v.Kind() {
 	case '{':
@@ -83,22 +83,22 @@ func SplitBody(body []byte) ([]jsontext.Value, error) {
 	case '[':
 		var items []jsontext.Value
 		if err := strictjson.Unmarshal(v, &items, nil); err != nil || len(items) == 0 {
-			return nil, ErrBadBody
+			return nil, errBadBody
 		}
 		return items, nil
 	}
-	return nil, ErrBadBody
+	return nil, errBadBody
 }
 
 var idPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$`)
 
-// ValidateEnvelope checks one envelope value in the upstream order (reference
+// validateEnvelope checks one envelope value in the upstream order (reference
 // §1.4) and stops at the first failure. sessionHeader is the request's
 // X-Riffrec-Session; empty skips the session_mismatch check.
-func ValidateEnvelope(raw jsontext.Value, sessionHeader string) (*Envelope, *Rejection) {
+func validateEnvelope(raw jsontext.Value, sessionHeader string) (*envelope, *rejection) {
 	o, ok := parseObj(raw)
 	if !ok {
-		return nil, &Rejection{Reason: ReasonNotObject}
+		return nil, &rejection{Reason: reasonNotObject}
 	}
 	// The answer echoes any integer seq, valid or not (seq 0 is answered
 	// {"reason":"invalid_seq","seq":0}); only non-integers echo null.
@@ -106,41 +106,41 @@ func ValidateEnvelope(raw jsontext.Value, sessionHeader string) (*Envelope, *Rej
 	if s, ok := anyIntSeq(o["seq"]); ok {
 		seqp = &s
 	}
-	rej := func(reason, detail string) (*Envelope, *Rejection) {
-		return nil, &Rejection{Reason: reason, Seq: seqp, Detail: detail}
+	rej := func(reason, detail string) (*envelope, *rejection) {
+		return nil, &rejection{Reason: reason, Seq: seqp, Detail: detail}
 	}
-	if sv, ok := o.str("schema_version"); !ok || sv != SchemaVersion {
-		return rej(ReasonUnsupportedSchema, "")
+	if sv, ok := o.str("schema_version"); !ok || sv != schemaVersion {
+		return rej(reasonUnsupportedSchema, "")
 	}
 	sid, ok := o.str("session_id")
 	if !ok || sid == "" {
-		return rej(ReasonMissingSessionID, "")
+		return rej(reasonMissingSessionID, "")
 	}
 	if sessionHeader != "" && sid != sessionHeader {
-		return rej(ReasonSessionMismatch, "")
+		return rej(reasonSessionMismatch, "")
 	}
 	if v, ok := o["seq"]; !ok || v.Kind() == 'n' {
-		return rej(ReasonMissingSeq, "")
+		return rej(reasonMissingSeq, "")
 	}
 	if seqp == nil || *seqp < 1 || *seqp > maxSafeSeq {
-		return rej(ReasonInvalidSeq, "")
+		return rej(reasonInvalidSeq, "")
 	}
 	t, ok := o.num("t")
 	if !ok {
-		return rej(ReasonInvalidT, "")
+		return rej(reasonInvalidT, "")
 	}
 	typ, _ := o.str("type")
 	if _, known := payloadShapes[typ]; !known {
-		return rej(ReasonUnknownType, "")
+		return rej(reasonUnknownType, "")
 	}
 	p, ok := parseObj(o["payload"])
 	if !ok {
-		return rej(ReasonInvalidPayload, "payload: want an object")
+		return rej(reasonInvalidPayload, "payload: want an object")
 	}
 	if f := payloadFault(typ, p); f != nil {
-		return rej(ReasonInvalidPayload, f.detail())
+		return rej(reasonInvalidPayload, f.detail())
 	}
-	return &Envelope{SchemaVersion: SchemaVersion, SessionID: sid, Seq: *seqp, T: t, Type: typ, Payload: o["payload"]}, nil
+	return &envelope{SchemaVersion: schemaVersion, SessionID: sid, Seq: *seqp, T: t, Type: typ, Payload: o["payload"]}, nil
 }
 
 // obj is a parsed JSON object used only inside validation, where the guard

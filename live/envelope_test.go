@@ -34,7 +34,7 @@ func envJSON(seq any, typ, payload string) string {
 func TestValidateEnvelope_Fixtures(t *testing.T) {
 	for typ, p := range fixturePayloads {
 		t.Run(typ, func(t *testing.T) {
-			env, rej := ValidateEnvelope(jsontext.Value(envJSON(3, typ, p)), "s1")
+			env, rej := validateEnvelope(jsontext.Value(envJSON(3, typ, p)), "s1")
 			if rej != nil {
 				t.Fatalf("rejected: %v", rej)
 			}
@@ -54,27 +54,27 @@ func TestValidateEnvelope_Order(t *testing.T) {
 		name, raw, header, want string
 		seq                     string // "null" or a number
 	}{
-		{"array", `[1]`, "", ReasonNotObject, "null"},
-		{"null", `null`, "", ReasonNotObject, "null"},
-		{"schema", `{"schema_version":"live/2","seq":"x"}`, "", ReasonUnsupportedSchema, "null"},
-		{"schema before session", `{"schema_version":"live/2","seq":4}`, "", ReasonUnsupportedSchema, "4"},
-		{"no session", `{"schema_version":"live/1","session_id":"","seq":1}`, "", ReasonMissingSessionID, "1"},
-		{"session mismatch before seq", `{"schema_version":"live/1","session_id":"s2"}`, "s1", ReasonSessionMismatch, "null"},
-		{"missing seq", `{"schema_version":"live/1","session_id":"s1","t":1}`, "s1", ReasonMissingSeq, "null"},
-		{"null seq", `{"schema_version":"live/1","session_id":"s1","seq":null}`, "s1", ReasonMissingSeq, "null"},
-		{"seq zero", envJSON(0, "unit", unit), "s1", ReasonInvalidSeq, "0"}, // the contract echoes any integer seq
-		{"seq negative", envJSON(-2, "unit", unit), "s1", ReasonInvalidSeq, "-2"},
-		{"seq integral float", envJSON("0.0", "unit", unit), "s1", ReasonInvalidSeq, "0"},
-		{"seq fraction", envJSON(1.5, "unit", unit), "s1", ReasonInvalidSeq, "null"},
-		{"seq string", envJSON(`"3"`, "unit", unit), "s1", ReasonInvalidSeq, "null"},
-		{"seq 1.0 ok then bad t", `{"schema_version":"live/1","session_id":"s1","seq":1.0,"t":"x"}`, "s1", ReasonInvalidT, "1"},
-		{"t overflow", `{"schema_version":"live/1","session_id":"s1","seq":2,"t":1e999}`, "s1", ReasonInvalidT, "2"},
-		{"unknown type", `{"schema_version":"live/1","session_id":"s1","seq":2,"t":1,"type":"nope","payload":{}}`, "s1", ReasonUnknownType, "2"},
-		{"case matters", `{"schema_version":"live/1","session_id":"s1","Seq":2}`, "s1", ReasonMissingSeq, "null"},
+		{"array", `[1]`, "", reasonNotObject, "null"},
+		{"null", `null`, "", reasonNotObject, "null"},
+		{"schema", `{"schema_version":"live/2","seq":"x"}`, "", reasonUnsupportedSchema, "null"},
+		{"schema before session", `{"schema_version":"live/2","seq":4}`, "", reasonUnsupportedSchema, "4"},
+		{"no session", `{"schema_version":"live/1","session_id":"","seq":1}`, "", reasonMissingSessionID, "1"},
+		{"session mismatch before seq", `{"schema_version":"live/1","session_id":"s2"}`, "s1", reasonSessionMismatch, "null"},
+		{"missing seq", `{"schema_version":"live/1","session_id":"s1","t":1}`, "s1", reasonMissingSeq, "null"},
+		{"null seq", `{"schema_version":"live/1","session_id":"s1","seq":null}`, "s1", reasonMissingSeq, "null"},
+		{"seq zero", envJSON(0, "unit", unit), "s1", reasonInvalidSeq, "0"}, // the contract echoes any integer seq
+		{"seq negative", envJSON(-2, "unit", unit), "s1", reasonInvalidSeq, "-2"},
+		{"seq integral float", envJSON("0.0", "unit", unit), "s1", reasonInvalidSeq, "0"},
+		{"seq fraction", envJSON(1.5, "unit", unit), "s1", reasonInvalidSeq, "null"},
+		{"seq string", envJSON(`"3"`, "unit", unit), "s1", reasonInvalidSeq, "null"},
+		{"seq 1.0 ok then bad t", `{"schema_version":"live/1","session_id":"s1","seq":1.0,"t":"x"}`, "s1", reasonInvalidT, "1"},
+		{"t overflow", `{"schema_version":"live/1","session_id":"s1","seq":2,"t":1e999}`, "s1", reasonInvalidT, "2"},
+		{"unknown type", `{"schema_version":"live/1","session_id":"s1","seq":2,"t":1,"type":"nope","payload":{}}`, "s1", reasonUnknownType, "2"},
+		{"case matters", `{"schema_version":"live/1","session_id":"s1","Seq":2}`, "s1", reasonMissingSeq, "null"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			_, rej := ValidateEnvelope(jsontext.Value(c.raw), c.header)
+			_, rej := validateEnvelope(jsontext.Value(c.raw), c.header)
 			if rej == nil {
 				t.Fatal("accepted")
 			}
@@ -117,8 +117,8 @@ func TestValidateEnvelope_InvalidPayloadNamesField(t *testing.T) {
 		{"final not boolean", envJSON(2, "transcript", strings.Replace(fixturePayloads["transcript"], `"final":true`, `"final":1`, 1)), "payload.final: want true or false"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			_, rej := ValidateEnvelope(jsontext.Value(c.raw), "s1")
-			if rej == nil || rej.Reason != ReasonInvalidPayload || rej.Seq == nil || *rej.Seq != 2 {
+			_, rej := validateEnvelope(jsontext.Value(c.raw), "s1")
+			if rej == nil || rej.Reason != reasonInvalidPayload || rej.Seq == nil || *rej.Seq != 2 {
 				t.Fatalf("got %+v, want invalid_payload seq 2", rej)
 			}
 			if rej.Detail != c.detail {
@@ -133,7 +133,7 @@ func TestSplitBody(t *testing.T) {
 		body string
 		n    int
 	}{{`{"a":1}`, 1}, {`[{"a":1},{"b":2}]`, 2}, {`[]`, -1}, {`3`, -1}, {`{"a":1,"a":2}`, -1}, {`[{"a":1}`, -1}} {
-		got, err := SplitBody([]byte(c.body))
+		got, err := splitBody([]byte(c.body))
 		if c.n < 0 {
 			if err == nil {
 				t.Errorf("%s: accepted", c.body)

@@ -10,12 +10,12 @@ import (
 	"github.com/pikit-dev/pikit/internal/platform"
 )
 
-// Error is a refused request in the endpoint's own terms. Code is stable
-// (one of the Code* constants or an envelope Reason*); the other fields
+// liveError is a refused request in the endpoint's own terms. Code is stable
+// (one of the code* constants or an envelope reason*); the other fields
 // are the context some answers carry. [errorTable] maps the code to the
 // HTTP status and body (reference §1.4, §2); the handlers never choose
 // either themselves. The code is also the rejection log's reason.
-type Error struct {
+type liveError struct {
 	Code string
 	// Seq is the envelope's seq when it was an integer (envelope
 	// rejections; null otherwise).
@@ -36,7 +36,7 @@ type Error struct {
 	Err error
 }
 
-func (e *Error) Error() string {
+func (e *liveError) Error() string {
 	s := "live: " + e.Code
 	if e.Detail != "" {
 		s += ": " + e.Detail
@@ -47,54 +47,54 @@ func (e *Error) Error() string {
 	return s
 }
 
-func (e *Error) Unwrap() error { return e.Err }
+func (e *liveError) Unwrap() error { return e.Err }
 
 // Is reports whether target is an *Error with the same code.
-func (e *Error) Is(target error) bool {
-	t, ok := target.(*Error)
+func (e *liveError) Is(target error) bool {
+	t, ok := target.(*liveError)
 	return ok && t.Code == e.Code
 }
 
-// Codes of [Error] beyond the envelope Reason* codes.
+// Codes of [liveError] beyond the envelope reason* codes.
 const (
-	CodeNotFound           = "not found"
-	CodeBadRequest         = "bad request"
-	CodeBadBody            = "bad body"
-	CodeMethodNotAllowed   = "method not allowed"
-	CodeUnauthorized       = "unauthorized"
-	CodeWrongCredential    = "wrong_credential"
-	CodeOrigin             = "origin"
-	CodeBrowserOrigin      = "browser_origin"
-	CodeMissingSession     = "missing X-Riffrec-Session"
-	CodeActiveSession      = "active_session_id"
-	CodeDraining           = "previous_session_draining"
-	CodeSessionEnded       = "session-ended"
-	CodeEndInProgress      = "session_end_in_progress"
-	CodeWaitTaken          = "wait-taken"
-	CodeTooLarge           = "too large"
-	CodeDiskCap            = "disk_cap"
-	CodeClosing            = "closing"
-	CodeStorageFailed      = "storage_failed"
-	CodeStorageUnavailable = "storage_unavailable" // sticky: answered 503 storage_failed
-	CodeArchiveWriteFailed = "archive_write_failed"
-	CodeUnknownCheckpoint  = "unknown checkpoint"
-	CodeUnknownUnit        = "unknown unit"
-	CodeUnitWithdrawn      = "unit withdrawn"
-	CodeBadStatus          = "bad status"
-	CodeQuestionRequired   = "question is required"
-	CodeMintSessionID      = "session_id must match X-Riffrec-Session"
-	CodeTLSRequired        = "tls_required"
-	CodeNoKey              = "no_key"
-	CodeBriefUnreadable    = "brief_unreadable"
-	CodeBriefSecret        = "brief_contains_secret"
-	CodeRateLimited        = "rate_limited"
-	CodeOpenAIError        = "openai_error"
+	codeNotFound           = "not found"
+	codeBadRequest         = "bad request"
+	codeBadBody            = "bad body"
+	codeMethodNotAllowed   = "method not allowed"
+	codeUnauthorized       = "unauthorized"
+	codeWrongCredential    = "wrong_credential"
+	codeOrigin             = "origin"
+	codeBrowserOrigin      = "browser_origin"
+	codeMissingSession     = "missing X-Riffrec-Session"
+	codeActiveSession      = "active_session_id"
+	codeDraining           = "previous_session_draining"
+	codeSessionEnded       = "session-ended"
+	codeEndInProgress      = "session_end_in_progress"
+	codeWaitTaken          = "wait-taken"
+	codeTooLarge           = "too large"
+	codeDiskCap            = "disk_cap"
+	codeClosing            = "closing"
+	codeStorageFailed      = "storage_failed"
+	codeStorageUnavailable = "storage_unavailable" // sticky: answered 503 storage_failed
+	codeArchiveWriteFailed = "archive_write_failed"
+	codeUnknownCheckpoint  = "unknown checkpoint"
+	codeUnknownUnit        = "unknown unit"
+	codeUnitWithdrawn      = "unit withdrawn"
+	codeBadStatus          = "bad status"
+	codeQuestionRequired   = "question is required"
+	codeMintSessionID      = "session_id must match X-Riffrec-Session"
+	codeTLSRequired        = "tls_required"
+	codeNoKey              = "no_key"
+	codeBriefUnreadable    = "brief_unreadable"
+	codeBriefSecret        = "brief_contains_secret"
+	codeRateLimited        = "rate_limited"
+	codeOpenAIError        = "openai_error"
 )
 
 // answer is one row of the table: the status and how the body is built.
 type answer struct {
 	status int
-	body   func(*Error) any
+	body   func(*liveError) any
 }
 
 type errBody struct {
@@ -107,12 +107,12 @@ type statusBody struct {
 	Status string `json:"status"`
 }
 
-func errorKey(e *Error) any  { return errBody{e.Code} }
-func reasonKey(e *Error) any { return reasonBody{e.Code} }
-func statusKey(e *Error) any { return statusBody{e.Code} }
-func detailKey(e *Error) any { return errBody{e.Detail} }
+func errorKey(e *liveError) any  { return errBody{e.Code} }
+func reasonKey(e *liveError) any { return reasonBody{e.Code} }
+func statusKey(e *liveError) any { return statusBody{e.Code} }
+func detailKey(e *liveError) any { return errBody{e.Detail} }
 
-func envelopeBody(e *Error) any {
+func envelopeBody(e *liveError) any {
 	return struct {
 		Reason string `json:"reason"`
 		Seq    *int64 `json:"seq"`
@@ -122,7 +122,7 @@ func envelopeBody(e *Error) any {
 
 // storageBody is {"error":"storage_failed"} plus, on routes that name what
 // failed, the errno code and that name.
-func storageBody(e *Error) any {
+func storageBody(e *liveError) any {
 	code := errnoCode(e.Err)
 	switch {
 	case e.AckedSeq != nil:
@@ -130,24 +130,24 @@ func storageBody(e *Error) any {
 			Error    string `json:"error"`
 			Code     any    `json:"code"`
 			AckedSeq int64  `json:"acked_seq"`
-		}{CodeStorageFailed, code, *e.AckedSeq}
+		}{codeStorageFailed, code, *e.AckedSeq}
 	case e.CheckpointID != "":
 		return struct {
 			Error        string `json:"error"`
 			Code         any    `json:"code"`
 			CheckpointID string `json:"checkpoint_id"`
-		}{CodeStorageFailed, code, e.CheckpointID}
+		}{codeStorageFailed, code, e.CheckpointID}
 	case e.UnitID != "":
 		return struct {
 			Error  string `json:"error"`
 			Code   any    `json:"code"`
 			UnitID string `json:"unit_id"`
-		}{CodeStorageFailed, code, e.UnitID}
+		}{codeStorageFailed, code, e.UnitID}
 	}
-	return errBody{CodeStorageFailed}
+	return errBody{codeStorageFailed}
 }
 
-func tooLargeBody(e *Error) any {
+func tooLargeBody(e *liveError) any {
 	if e.FrameMaxBytes > 0 {
 		return struct {
 			MaxBytes      int64 `json:"max_bytes"`
@@ -159,77 +159,77 @@ func tooLargeBody(e *Error) any {
 	}{e.MaxBytes}
 }
 
-// errorTable is the one place that maps an [Error] code to its answer.
+// errorTable is the one place that maps a [liveError] code to its answer.
 // Codes not listed are envelope rejections (400 {"reason","seq"}).
 var errorTable = map[string]answer{
-	CodeNotFound:         {http.StatusNotFound, errorKey},
-	CodeBadRequest:       {http.StatusBadRequest, errorKey},
-	CodeBadBody:          {http.StatusBadRequest, detailKey},
-	CodeMethodNotAllowed: {http.StatusMethodNotAllowed, errorKey},
-	CodeUnauthorized:     {http.StatusUnauthorized, errorKey},
-	CodeWrongCredential:  {http.StatusForbidden, reasonKey},
-	CodeOrigin:           {http.StatusForbidden, reasonKey},
-	CodeBrowserOrigin:    {http.StatusForbidden, reasonKey},
-	CodeMissingSession:   {http.StatusBadRequest, errorKey},
-	CodeActiveSession: {http.StatusConflict, func(e *Error) any {
+	codeNotFound:         {http.StatusNotFound, errorKey},
+	codeBadRequest:       {http.StatusBadRequest, errorKey},
+	codeBadBody:          {http.StatusBadRequest, detailKey},
+	codeMethodNotAllowed: {http.StatusMethodNotAllowed, errorKey},
+	codeUnauthorized:     {http.StatusUnauthorized, errorKey},
+	codeWrongCredential:  {http.StatusForbidden, reasonKey},
+	codeOrigin:           {http.StatusForbidden, reasonKey},
+	codeBrowserOrigin:    {http.StatusForbidden, reasonKey},
+	codeMissingSession:   {http.StatusBadRequest, errorKey},
+	codeActiveSession: {http.StatusConflict, func(e *liveError) any {
 		return struct {
 			ActiveSessionID string `json:"active_session_id"`
 		}{e.SessionID}
 	}},
-	CodeDraining:      {http.StatusConflict, errorKey},
-	CodeSessionEnded:  {http.StatusGone, statusKey},
-	CodeEndInProgress: {http.StatusConflict, errorKey},
-	CodeWaitTaken:     {http.StatusConflict, statusKey},
-	CodeTooLarge:      {http.StatusRequestEntityTooLarge, tooLargeBody},
-	CodeDiskCap: {http.StatusInsufficientStorage, func(e *Error) any {
+	codeDraining:      {http.StatusConflict, errorKey},
+	codeSessionEnded:  {http.StatusGone, statusKey},
+	codeEndInProgress: {http.StatusConflict, errorKey},
+	codeWaitTaken:     {http.StatusConflict, statusKey},
+	codeTooLarge:      {http.StatusRequestEntityTooLarge, tooLargeBody},
+	codeDiskCap: {http.StatusInsufficientStorage, func(e *liveError) any {
 		return struct {
 			Reason      string `json:"reason"`
 			StreamState string `json:"stream_state"`
 			MaxBytes    int64  `json:"max_bytes"`
 			AckedSeq    int64  `json:"acked_seq"`
-		}{CodeDiskCap, "buffering", e.MaxBytes, *e.AckedSeq}
+		}{codeDiskCap, "buffering", e.MaxBytes, *e.AckedSeq}
 	}},
-	CodeClosing:            {http.StatusServiceUnavailable, errorKey},
-	CodeStorageFailed:      {http.StatusInternalServerError, storageBody},
-	CodeStorageUnavailable: {http.StatusServiceUnavailable, func(*Error) any { return errBody{CodeStorageFailed} }},
-	CodeArchiveWriteFailed: {http.StatusInternalServerError, func(e *Error) any {
+	codeClosing:            {http.StatusServiceUnavailable, errorKey},
+	codeStorageFailed:      {http.StatusInternalServerError, storageBody},
+	codeStorageUnavailable: {http.StatusServiceUnavailable, func(*liveError) any { return errBody{codeStorageFailed} }},
+	codeArchiveWriteFailed: {http.StatusInternalServerError, func(e *liveError) any {
 		if e.Err == nil {
-			return errBody{CodeArchiveWriteFailed}
+			return errBody{codeArchiveWriteFailed}
 		}
 		return struct {
 			Error string `json:"error"`
 			Code  any    `json:"code"`
-		}{CodeArchiveWriteFailed, errnoCode(e.Err)}
+		}{codeArchiveWriteFailed, errnoCode(e.Err)}
 	}},
-	CodeUnknownCheckpoint: {http.StatusNotFound, errorKey},
-	CodeUnknownUnit:       {http.StatusNotFound, errorKey},
-	CodeUnitWithdrawn: {http.StatusConflict, func(e *Error) any {
+	codeUnknownCheckpoint: {http.StatusNotFound, errorKey},
+	codeUnknownUnit:       {http.StatusNotFound, errorKey},
+	codeUnitWithdrawn: {http.StatusConflict, func(e *liveError) any {
 		return struct {
 			Error  string `json:"error"`
 			UnitID string `json:"unit_id"`
 			Status string `json:"status"`
-		}{CodeUnitWithdrawn, e.UnitID, StatusWithdrawn}
+		}{codeUnitWithdrawn, e.UnitID, statusWithdrawn}
 	}},
-	CodeBadStatus: {http.StatusBadRequest, func(*Error) any {
+	codeBadStatus: {http.StatusBadRequest, func(*liveError) any {
 		return errBody{"status must be one of " + strings.Join(agentStatuses, ", ")}
 	}},
-	CodeQuestionRequired: {http.StatusBadRequest, errorKey},
-	ReasonUnsupportedSchema: {http.StatusConflict, func(*Error) any {
+	codeQuestionRequired: {http.StatusBadRequest, errorKey},
+	reasonUnsupportedSchema: {http.StatusConflict, func(*liveError) any {
 		return struct {
 			Expected string `json:"expected_schema_version"`
-		}{SchemaVersion}
+		}{schemaVersion}
 	}},
-	CodeMintSessionID:   {http.StatusBadRequest, errorKey},
-	CodeTLSRequired:     {http.StatusForbidden, reasonKey},
-	CodeNoKey:           {http.StatusServiceUnavailable, reasonKey},
-	CodeBriefUnreadable: {http.StatusInternalServerError, errorKey},
-	CodeBriefSecret:     {http.StatusServiceUnavailable, reasonKey},
-	CodeRateLimited: {http.StatusTooManyRequests, func(e *Error) any {
+	codeMintSessionID:   {http.StatusBadRequest, errorKey},
+	codeTLSRequired:     {http.StatusForbidden, reasonKey},
+	codeNoKey:           {http.StatusServiceUnavailable, reasonKey},
+	codeBriefUnreadable: {http.StatusInternalServerError, errorKey},
+	codeBriefSecret:     {http.StatusServiceUnavailable, reasonKey},
+	codeRateLimited: {http.StatusTooManyRequests, func(e *liveError) any {
 		return struct {
 			RetryAfter int `json:"retry_after"`
 		}{e.RetryAfter}
 	}},
-	CodeOpenAIError: {http.StatusBadGateway, func(e *Error) any {
+	codeOpenAIError: {http.StatusBadGateway, func(e *liveError) any {
 		us := jsontext.Value("null")
 		if e.UpstreamStatus != 0 {
 			us = jsontext.Value(strconv.Itoa(e.UpstreamStatus))
@@ -237,23 +237,23 @@ var errorTable = map[string]answer{
 		return struct {
 			Reason         string         `json:"reason"`
 			UpstreamStatus jsontext.Value `json:"upstream_status"`
-		}{CodeOpenAIError, us}
+		}{codeOpenAIError, us}
 	}},
 }
 
 // answerFor looks up the table; codes it does not list are envelope
 // rejections.
-func answerFor(e *Error) (int, any) {
+func answerFor(e *liveError) (int, any) {
 	if a, ok := errorTable[e.Code]; ok {
 		return a.status, a.body(e)
 	}
 	return http.StatusBadRequest, envelopeBody(e)
 }
 
-// StatusOf returns the HTTP status err is answered with: the table's for
+// statusOf returns the HTTP status err is answered with: the table's for
 // an *Error, 500 for anything else.
-func StatusOf(err error) int {
-	var le *Error
+func statusOf(err error) int {
+	var le *liveError
 	if errors.As(err, &le) {
 		s, _ := answerFor(le)
 		return s
@@ -262,7 +262,7 @@ func StatusOf(err error) int {
 }
 
 // storageError is a storage failure the endpoint cannot roll back (see
-// [Endpoint.failLocked]).
+// [endpoint.failLocked]).
 type storageError struct{ err error }
 
 func (s *storageError) Error() string { return "live: storage: " + s.err.Error() }

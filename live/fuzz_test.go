@@ -10,8 +10,8 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 )
 
-var reasons = []string{ReasonNotObject, ReasonUnsupportedSchema, ReasonMissingSessionID, ReasonSessionMismatch,
-	ReasonMissingSeq, ReasonInvalidSeq, ReasonInvalidT, ReasonUnknownType, ReasonInvalidPayload}
+var reasons = []string{reasonNotObject, reasonUnsupportedSchema, reasonMissingSessionID, reasonSessionMismatch,
+	reasonMissingSeq, reasonInvalidSeq, reasonInvalidT, reasonUnknownType, reasonInvalidPayload}
 
 func FuzzValidateEnvelope(f *testing.F) {
 	for typ, p := range fixturePayloads {
@@ -22,7 +22,7 @@ func FuzzValidateEnvelope(f *testing.F) {
 		f.Add(s, "s1")
 	}
 	f.Fuzz(func(t *testing.T, raw, header string) {
-		env, rej := ValidateEnvelope(jsontext.Value(raw), header)
+		env, rej := validateEnvelope(jsontext.Value(raw), header)
 		if (env == nil) == (rej == nil) {
 			t.Fatalf("env %v rej %v", env, rej)
 		}
@@ -31,7 +31,7 @@ func FuzzValidateEnvelope(f *testing.F) {
 				t.Fatalf("unknown reason %q", rej.Reason)
 			}
 			// invalid_payload names the payload field and what belongs there.
-			if rej.Reason == ReasonInvalidPayload && (!strings.HasPrefix(rej.Detail, "payload") || !strings.Contains(rej.Detail, ": ")) {
+			if rej.Reason == reasonInvalidPayload && (!strings.HasPrefix(rej.Detail, "payload") || !strings.Contains(rej.Detail, ": ")) {
 				t.Fatalf("invalid_payload detail %q", rej.Detail)
 			}
 			return
@@ -44,7 +44,7 @@ func FuzzValidateEnvelope(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, rej := ValidateEnvelope(again, header); rej != nil {
+		if _, rej := validateEnvelope(again, header); rej != nil {
 			t.Fatalf("re-validation failed: %v (%s)", rej, again)
 		}
 	})
@@ -76,7 +76,7 @@ func FuzzPost(f *testing.F) {
 		r.e.mu.Unlock()
 		status := http.StatusOK
 		if err != nil {
-			status = StatusOf(err)
+			status = statusOf(err)
 		}
 		switch status {
 		case http.StatusOK:

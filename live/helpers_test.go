@@ -18,7 +18,7 @@ const testOrigin = "http://app.test:5173"
 
 type rig struct {
 	t        testing.TB
-	e        *Endpoint
+	e        *endpoint
 	srv      *httptest.Server
 	sid      string
 	seq      int64
@@ -38,7 +38,7 @@ func newRig(t testing.TB, mod func(*Options)) *rig {
 
 func openRig(t testing.TB, opts Options) *rig {
 	t.Helper()
-	e, err := Open(opts)
+	e, err := open(opts)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,20 +9,20 @@ import (
 	"github.com/pikit-dev/pikit/internal/loopback"
 )
 
-// pageHandler serves a page route after the checks of [Endpoint.pageRoute];
+// pageHandler serves a page route after the checks of [endpoint.pageRoute];
 // sid is the request's X-Riffrec-Session. A returned *Error is answered
 // through [errorTable]; nil means the handler answered.
-type pageHandler func(w http.ResponseWriter, r *http.Request, sid string) *Error
+type pageHandler func(w http.ResponseWriter, r *http.Request, sid string) *liveError
 
-// agentHandler serves an agent route after [Endpoint.agentRoute]'s checks.
-type agentHandler func(w http.ResponseWriter, r *http.Request) *Error
+// agentHandler serves an agent route after [endpoint.agentRoute]'s checks.
+type agentHandler func(w http.ResponseWriter, r *http.Request) *liveError
 
 // Handler returns the endpoint's HTTP surface (reference §2): page routes
 // /events, /stream, /mint, /session/end, /session; agent routes /wait,
 // /status, /checkpoints/{id}/ack, /units/{id}/status, /units/{id}/ask.
 // Each route's method and body cap are set here. Every other path is 404;
-// after a storage failure every route is 503 (see [Endpoint.Close]).
-func (e *Endpoint) Handler() http.Handler {
+// after a storage failure every route is 503 (see [endpoint.Close]).
+func (e *endpoint) Handler() http.Handler {
 	mux := http.NewServeMux()
 	page := func(method, path string, bind bool, limit int64, h pageHandler) {
 		mux.Handle(method+" "+path, e.pageRoute(method, bind, limit, h))
@@ -43,7 +43,7 @@ func (e *Endpoint) Handler() http.Handler {
 	agent("POST", "/units/{id}/status", e.handleUnitStatus)
 	agent("POST", "/units/{id}/ask", e.handleAsk)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		e.answer(w, r, &Error{Code: CodeNotFound})
+		e.answer(w, r, &liveError{Code: codeNotFound})
 	})
 	return e.guard(mux)
 }
@@ -54,17 +54,17 @@ func (e *Endpoint) Handler() http.Handler {
 // A request line with malformed escapes (GET /%E0%A4%A) never gets here:
 // net/http answers it with its own plain-text 400 and closes the
 // connection (the documented exception to the JSON bodies).
-func (e *Endpoint) guard(next http.Handler) http.Handler {
+func (e *endpoint) guard(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !utf8.ValidString(r.URL.Path) {
-			e.answer(w, r, &Error{Code: CodeBadRequest})
+			e.answer(w, r, &liveError{Code: codeBadRequest})
 			return
 		}
 		e.mu.Lock()
 		failed := e.failed
 		e.mu.Unlock()
 		if failed != nil {
-			e.answer(w, r, &Error{Code: CodeStorageUnavailable, Err: failed})
+			e.answer(w, r, &liveError{Code: codeStorageUnavailable, Err: failed})
 			return
 		}
 		next.ServeHTTP(w, r)
@@ -88,7 +88,7 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 // answer sends err's status and body from [errorTable] and records the
 // rejection in agent.ndjson without headers, bodies, query strings or
 // tokens (reference §2.6).
-func (e *Endpoint) answer(w http.ResponseWriter, r *http.Request, err *Error) {
+func (e *endpoint) answer(w http.ResponseWriter, r *http.Request, err *liveError) {
 	status, body := answerFor(err)
 	writeJSON(w, status, body)
 	route := r.URL.Path
@@ -105,15 +105,15 @@ func (e *Endpoint) answer(w http.ResponseWriter, r *http.Request, err *Error) {
 // credential checks the Bearer token (loopback.BearerToken, compared in
 // constant time) against want: missing or wrong is unauthorized, the other
 // side's token is wrong_credential.
-func credential(r *http.Request, want, other string) *Error {
+func credential(r *http.Request, want, other string) *liveError {
 	tok, ok := loopback.BearerToken(r)
 	switch {
 	case !ok:
-		return &Error{Code: CodeUnauthorized}
+		return &liveError{Code: codeUnauthorized}
 	case loopback.Equal(tok, other):
-		return &Error{Code: CodeWrongCredential}
+		return &liveError{Code: codeWrongCredential}
 	case !loopback.Equal(tok, want):
-		return &Error{Code: CodeUnauthorized}
+		return &liveError{Code: codeUnauthorized}
 	}
 	return nil
 }
@@ -122,7 +122,7 @@ func credential(r *http.Request, want, other string) *Error {
 // method before auth, Origin and page token, the body cap, then the
 // session binding (reference §2.1–2.3). A nil h serves the preflight and
 // answers 405 to any other method.
-func (e *Endpoint) pageRoute(method string, bind bool, limit int64, h pageHandler) http.Handler {
+func (e *endpoint) pageRoute(method string, bind bool, limit int64, h pageHandler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		hd := w.Header()
 		hd.Set("Access-Control-Allow-Origin", e.opts.AppOrigin)
@@ -136,11 +136,11 @@ func (e *Endpoint) pageRoute(method string, bind bool, limit int64, h pageHandle
 		}
 		if h == nil || r.Method != method { // a GET pattern also matches HEAD
 			hd.Set("Allow", method+", OPTIONS")
-			e.answer(w, r, &Error{Code: CodeMethodNotAllowed})
+			e.answer(w, r, &liveError{Code: codeMethodNotAllowed})
 			return
 		}
 		if o := r.Header.Get("Origin"); o != "" && o != e.opts.AppOrigin {
-			e.answer(w, r, &Error{Code: CodeOrigin})
+			e.answer(w, r, &liveError{Code: codeOrigin})
 			return
 		}
 		if err := credential(r, e.opts.PageToken, e.opts.AgentToken); err != nil {
@@ -163,10 +163,10 @@ func (e *Endpoint) pageRoute(method string, bind bool, limit int64, h pageHandle
 
 // agentRoute wraps an agent route: no Origin at all, the agent token, then
 // the method, then the body cap (reference §2.5). A nil h answers 405.
-func (e *Endpoint) agentRoute(method string, h agentHandler) http.Handler {
+func (e *endpoint) agentRoute(method string, h agentHandler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if _, has := r.Header["Origin"]; has {
-			e.answer(w, r, &Error{Code: CodeBrowserOrigin})
+			e.answer(w, r, &liveError{Code: codeBrowserOrigin})
 			return
 		}
 		if err := credential(r, e.opts.AgentToken, e.opts.PageToken); err != nil {
@@ -174,7 +174,7 @@ func (e *Endpoint) agentRoute(method string, h agentHandler) http.Handler {
 			return
 		}
 		if h == nil || r.Method != method {
-			e.answer(w, r, &Error{Code: CodeMethodNotAllowed})
+			e.answer(w, r, &liveError{Code: codeMethodNotAllowed})
 			return
 		}
 		r.Body = http.MaxBytesReader(w, r.Body, maxAgentBody+1)

@@ -11,7 +11,7 @@ import (
 // the open responses and the one-shot notices no response has written yet.
 // [hub.attach] registers a response, [hub.publish] queues a notice on every
 // open one, [hub.detach] unregisters one and hands on what it did not
-// write. The hub is guarded by Endpoint.mu: every method expects it held.
+// write. The hub is guarded by endpoint.mu: every method expects it held.
 type hub struct {
 	clients    map[*sseClient]struct{}
 	oneShot    []*oneShotNotice // for the next connect, in delivery order
@@ -151,7 +151,7 @@ type sseClient struct {
 	done     chan struct{}
 	doneOnce sync.Once
 	// missed holds one-shot notices this response was handed but did not
-	// write (queue full, write failed); guarded by Endpoint.mu.
+	// write (queue full, write failed); guarded by endpoint.mu.
 	missed []*oneShotNotice
 }
 
@@ -174,7 +174,7 @@ type sseItem struct {
 // It is written to at most one response; one that no response wrote goes
 // back to the connect queue, so a response ended by the flush rule (or
 // failing) with the notice still queued does not lose it. Fields are
-// guarded by Endpoint.mu.
+// guarded by endpoint.mu.
 type oneShotNotice struct {
 	frame  []byte
 	order  uint64 // delivery order, to hand back in order
@@ -183,7 +183,7 @@ type oneShotNotice struct {
 }
 
 // claimOneShot marks a one-shot notice as written by this response; false
-// when another response already did. Endpoint.mu must be held.
+// when another response already did. endpoint.mu must be held.
 func claimOneShot(o *oneShotNotice) bool {
 	if o.sent {
 		return false

@@ -35,21 +35,23 @@ var defaultPersona string
 //go:embed interviewer-tools.json
 var interviewerTools []byte
 
-// InterviewerTools returns a copy of the tool definitions the mint sends.
-func InterviewerTools() jsontext.Value { return jsontext.Value(bytes.Clone(interviewerTools)) }
+// interviewerToolsCopy returns a copy of the tool definitions the mint sends.
+func interviewerToolsCopy() jsontext.Value { return jsontext.Value(bytes.Clone(interviewerTools)) }
 
 // Mint defaults (reference §2.4 "POST /mint", §3.4).
 const (
-	DefaultOpenAIBaseURL = "https://api.openai.com"
-	DefaultRealtimeModel = "gpt-realtime"
-	DefaultRealtimeVoice = "marin"
-	DefaultMintTimeout   = 10 * time.Second
+	defaultOpenAIBaseURL = "https://api.openai.com"
+	defaultRealtimeModel = "gpt-realtime"
+	defaultRealtimeVoice = "marin"
+	defaultMintTimeout   = 10 * time.Second
 	maxBriefChars        = 3000
 	mintsPerMinute       = 5
 )
 
-// MintOptions configure POST /mint. Zero values mean the defaults. APIKey
-// is consulted per mint and its result is never stored or logged.
+// MintOptions configure POST /mint. Zero values mean the defaults: base URL
+// https://api.openai.com, model gpt-realtime, voice marin, timeout 10 s
+// (reference §2.4 "POST /mint", §3.4). APIKey is consulted per mint and
+// its result is never stored or logged.
 type MintOptions struct {
 	BaseURL string // OPENAI_BASE_URL; trailing slashes stripped
 	Model   string // OPENAI_REALTIME_MODEL
@@ -69,17 +71,17 @@ type minter struct {
 func (m *minter) init(o *MintOptions) {
 	m.opts = *o
 	if m.opts.BaseURL == "" {
-		m.opts.BaseURL = DefaultOpenAIBaseURL
+		m.opts.BaseURL = defaultOpenAIBaseURL
 	}
 	m.opts.BaseURL = strings.TrimRight(m.opts.BaseURL, "/")
 	if m.opts.Model == "" {
-		m.opts.Model = DefaultRealtimeModel
+		m.opts.Model = defaultRealtimeModel
 	}
 	if m.opts.Voice == "" {
-		m.opts.Voice = DefaultRealtimeVoice
+		m.opts.Voice = defaultRealtimeVoice
 	}
 	if m.opts.Timeout <= 0 {
-		m.opts.Timeout = DefaultMintTimeout
+		m.opts.Timeout = defaultMintTimeout
 	}
 	if m.opts.Client == nil {
 		m.opts.Client = &http.Client{Timeout: m.opts.Timeout}
@@ -103,9 +105,9 @@ var secretShapes = sync.OnceValue(func() []*regexp.Regexp {
 	}
 })
 
-// BriefHasSecret reports whether a session brief matches a secret shape
+// briefHasSecret reports whether a session brief matches a secret shape
 // (reference §2.4 mint step 4).
-func BriefHasSecret(brief string) bool {
+func briefHasSecret(brief string) bool {
 	for _, re := range secretShapes() {
 		if re.MatchString(brief) {
 			return true
@@ -156,7 +158,7 @@ func buildMintBody(model, voice, brief string, hasBrief bool) mintRequestBody {
 	if hasBrief {
 		s.Instructions += "\n\n[SESSION BRIEF]\n" + brief
 	}
-	s.Tools = InterviewerTools()
+	s.Tools = interviewerToolsCopy()
 	s.Audio.Input.Transcription.Model = "gpt-4o-mini-transcribe"
 	s.Audio.Input.TurnDetection.Type = "semantic_vad"
 	s.Audio.Input.TurnDetection.CreateResponse = true
@@ -179,10 +181,10 @@ func isLoopbackPeer(remote string) (netip.Addr, bool) {
 }
 
 // POST /mint (reference §2.4 "POST /mint").
-func (e *Endpoint) handleMint(w http.ResponseWriter, r *http.Request, sid string) *Error {
+func (e *endpoint) handleMint(w http.ResponseWriter, r *http.Request, sid string) *liveError {
 	body, over, err := readCapped(r.Body, maxEventBody)
 	if over {
-		return &Error{Code: CodeTooLarge, MaxBytes: maxEventBody}
+		return &liveError{Code: codeTooLarge, MaxBytes: maxEventBody}
 	}
 	var req struct {
 		SessionID *jsontext.Value `json:"session_id"`
@@ -197,7 +199,7 @@ func (e *Endpoint) handleMint(w http.ResponseWriter, r *http.Request, sid string
 		}
 	}
 	if bad {
-		return &Error{Code: CodeMintSessionID}
+		return &liveError{Code: codeMintSessionID}
 	}
 	peer, loop := isLoopbackPeer(r.RemoteAddr)
 	if !loop {
@@ -207,7 +209,7 @@ func (e *Endpoint) handleMint(w http.ResponseWriter, r *http.Request, sid string
 		}
 		proto := strings.TrimSpace(strings.Split(r.Header.Get("X-Forwarded-Proto"), ",")[0])
 		if !trusted || !strings.EqualFold(proto, "https") {
-			return &Error{Code: CodeTLSRequired}
+			return &liveError{Code: codeTLSRequired}
 		}
 	}
 	key := strings.TrimSpace(r.Header.Get("X-Riffrec-OpenAI-Key"))
@@ -215,17 +217,17 @@ func (e *Endpoint) handleMint(w http.ResponseWriter, r *http.Request, sid string
 		key = strings.TrimSpace(e.mint.opts.APIKey())
 	}
 	if key == "" {
-		return &Error{Code: CodeNoKey}
+		return &liveError{Code: codeNoKey}
 	}
 	brief, hasBrief, err := readBrief(e.st.path(briefFile))
 	if err != nil {
-		return &Error{Code: CodeBriefUnreadable, Err: err}
+		return &liveError{Code: codeBriefUnreadable, Err: err}
 	}
-	if hasBrief && BriefHasSecret(brief) {
-		return &Error{Code: CodeBriefSecret}
+	if hasBrief && briefHasSecret(brief) {
+		return &liveError{Code: codeBriefSecret}
 	}
 	if retry, ok := e.mint.admit(time.Now()); !ok {
-		return &Error{Code: CodeRateLimited, RetryAfter: retry}
+		return &liveError{Code: codeRateLimited, RetryAfter: retry}
 	}
 	defer e.mint.done()
 	e.mu.Lock()
@@ -234,7 +236,7 @@ func (e *Endpoint) handleMint(w http.ResponseWriter, r *http.Request, sid string
 
 	secret, expires, status, err := e.mint.call(r.Context(), key, buildMintBody(e.mint.opts.Model, e.mint.opts.Voice, brief, hasBrief))
 	if err != nil {
-		return &Error{Code: CodeOpenAIError, UpstreamStatus: status, Err: err}
+		return &liveError{Code: codeOpenAIError, UpstreamStatus: status, Err: err}
 	}
 	e.mu.Lock()
 	gone := e.board.Ended || e.board.sessionID() != sid
@@ -243,7 +245,7 @@ func (e *Endpoint) handleMint(w http.ResponseWriter, r *http.Request, sid string
 	}
 	e.mu.Unlock()
 	if gone {
-		return &Error{Code: CodeSessionEnded}
+		return &liveError{Code: codeSessionEnded}
 	}
 	writeJSON(w, http.StatusOK, struct {
 		ClientSecret string         `json:"client_secret"`

@@ -189,7 +189,7 @@ func TestBriefHasSecret(t *testing.T) {
 		"-----BEGIN RSA PRIVATE KEY-----": true,
 		"design token --color-primary":    false,
 	} {
-		if got := BriefHasSecret(s); got != want {
+		if got := briefHasSecret(s); got != want {
 			t.Errorf("%q: got %v", s, got)
 		}
 	}

@@ -50,7 +50,7 @@ const (
 )
 
 // applyOp redoes one journaled operation on b. It is idempotent.
-func (b *Board) applyOp(op *opLine) {
+func (b *board) applyOp(op *opLine) {
 	switch op.Kind {
 	case opAck:
 		b.removePending(op.Ack)
@@ -70,7 +70,7 @@ func (b *Board) applyOp(op *opLine) {
 
 // pendingOps keeps the journal lines that b does not include yet: same
 // session, op past b.OpSeq, in order.
-func pendingOps(b *Board, ops []opLine) []opLine {
+func pendingOps(b *board, ops []opLine) []opLine {
 	var out []opLine
 	for _, op := range ops {
 		if op.SessionID == b.sessionID() && op.Op > b.OpSeq && (op.Kind == opAck || op.Unit != nil) {

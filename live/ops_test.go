@@ -39,7 +39,7 @@ func TestOps_JournalRecovery(t *testing.T) {
 	if err := os.CopyFS(filepath.Join(crashed, stateDirName), os.DirFS(filepath.Join(r.e.opts.Root, stateDirName))); err != nil {
 		t.Fatal(err)
 	}
-	var lag Board
+	var lag board
 	if err := readJSONFile(filepath.Join(crashed, stateDirName, boardFile), &lag); err != nil {
 		t.Fatal(err)
 	}
@@ -47,7 +47,7 @@ func TestOps_JournalRecovery(t *testing.T) {
 		t.Fatal("board.json was written: the test no longer exercises the journal")
 	}
 
-	e, err := Open(Options{Root: crashed, AppOrigin: testOrigin, PageToken: "page-tok", AgentToken: "agent-tok"})
+	e, err := open(Options{Root: crashed, AppOrigin: testOrigin, PageToken: "page-tok", AgentToken: "agent-tok"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,7 +59,7 @@ func TestOps_JournalRecovery(t *testing.T) {
 	if err := e.Close(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	if want := []string{StatusWithdrawn, StatusApplied, "done"}; !slices.Equal(got, want) {
+	if want := []string{statusWithdrawn, statusApplied, "done"}; !slices.Equal(got, want) {
 		t.Errorf("units after recovery %v, want %v", got, want)
 	}
 	if !acked || pending != 0 || !watch || seq != 5 {
@@ -131,7 +131,7 @@ func FuzzOpsJournal(f *testing.F) {
 		sid := "s"
 		b := newBoard()
 		b.SessionID = &sid
-		b.Units["u1"] = &boardUnit{ID: "u1", Status: StatusTriaging, Fields: map[string]jsontext.Value{}}
+		b.Units["u1"] = &boardUnit{ID: "u1", Status: statusTriaging, Fields: map[string]jsontext.Value{}}
 		once := pendingOps(b, ops)
 		for i := range once {
 			b.applyOp(&once[i])

@@ -9,12 +9,12 @@ import (
 // Defaults of [Options] (reference §3.4).
 const (
 	DefaultWaitTimeout   = 30 * time.Second
-	DefaultPageLostGrace = 15 * time.Second
-	DefaultStreamFlush   = 300 * time.Millisecond
-	DefaultAwayGrace     = 15 * time.Second
-	DefaultDiskCap       = 500 << 20
-	DefaultArchiveLimit  = 400 << 20
-	DefaultRejectionsPM  = 60
+	defaultPageLostGrace = 15 * time.Second
+	defaultStreamFlush   = 300 * time.Millisecond
+	defaultAwayGrace     = 15 * time.Second
+	defaultDiskCap       = 500 << 20
+	defaultArchiveLimit  = 400 << 20
+	defaultRejectionsPM  = 60
 
 	maxEventBody = 64 << 10
 	maxFrameBody = 2 << 20
@@ -28,7 +28,7 @@ const (
 	oneShotLimit   = 256
 )
 
-// Options configure an [Endpoint]. The zero value of every duration and cap
+// Options configure the endpoint a [Server] serves. The zero value of every duration and cap
 // means its default; Root, AppOrigin and both tokens are required.
 type Options struct {
 	// Root is the run directory; state lives in Root/state.
@@ -78,20 +78,20 @@ func (o *Options) defaults() {
 		}
 	}
 	def(&o.WaitTimeout, DefaultWaitTimeout)
-	def(&o.PageLostGrace, DefaultPageLostGrace)
-	def(&o.StreamFlush, DefaultStreamFlush)
-	def(&o.AwayGrace, DefaultAwayGrace)
+	def(&o.PageLostGrace, defaultPageLostGrace)
+	def(&o.StreamFlush, defaultStreamFlush)
+	def(&o.AwayGrace, defaultAwayGrace)
 	if o.DiskCap <= 0 {
-		o.DiskCap = DefaultDiskCap
+		o.DiskCap = defaultDiskCap
 	}
 	if o.HardCap < o.DiskCap {
 		o.HardCap = o.DiskCap + 64<<20
 	}
 	if o.ArchiveLimit <= 0 {
-		o.ArchiveLimit = DefaultArchiveLimit
+		o.ArchiveLimit = defaultArchiveLimit
 	}
 	if o.RejectionsPerMinute <= 0 {
-		o.RejectionsPerMinute = DefaultRejectionsPM
+		o.RejectionsPerMinute = defaultRejectionsPM
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)

@@ -21,8 +21,8 @@ import (
 // Content-Length of earlyEventBody or more is answered 413 before reading
 // anything; the body is drained after the answer, and past cutEventBody
 // (the wrapper's MaxBytesReader) the connection is closed.
-func (e *Endpoint) handleEvents(w http.ResponseWriter, r *http.Request, sid string) *Error {
-	tooLarge := &Error{Code: CodeTooLarge, MaxBytes: maxEventBody, FrameMaxBytes: maxFrameBody}
+func (e *endpoint) handleEvents(w http.ResponseWriter, r *http.Request, sid string) *liveError {
+	tooLarge := &liveError{Code: codeTooLarge, MaxBytes: maxEventBody, FrameMaxBytes: maxFrameBody}
 	if r.ContentLength >= earlyEventBody {
 		rc := http.NewResponseController(w)
 		_ = rc.EnableFullDuplex() // read the body after answering
@@ -40,7 +40,7 @@ func (e *Endpoint) handleEvents(w http.ResponseWriter, r *http.Request, sid stri
 	if err != nil {
 		var mbe *http.MaxBytesError
 		if !errors.As(err, &mbe) {
-			return &Error{Code: CodeBadRequest}
+			return &liveError{Code: codeBadRequest}
 		}
 		over = true // past cutEventBody: the server closes the connection after the answer
 	}
@@ -49,16 +49,16 @@ func (e *Endpoint) handleEvents(w http.ResponseWriter, r *http.Request, sid stri
 	e.touchLocked()
 	e.mu.Unlock()
 	if ended {
-		return &Error{Code: CodeSessionEnded}
+		return &liveError{Code: codeSessionEnded}
 	}
 	if over {
 		return tooLarge
 	}
 	acked, err := e.Post(body, sid)
 	if err != nil {
-		var le *Error
+		var le *liveError
 		if !errors.As(err, &le) {
-			le = &Error{Code: CodeStorageFailed, Err: err, AckedSeq: &acked}
+			le = &liveError{Code: codeStorageFailed, Err: err, AckedSeq: &acked}
 		}
 		return le
 	}
@@ -73,13 +73,13 @@ type ackedBody struct {
 // Post runs one /events body through steps 4–9 of reference §2.4: parse,
 // size rule, validation of every envelope, disk caps, the durable
 // transaction, and the acknowledgement. It returns the highest contiguous
-// seq, and an *[Error] when the body is refused or the transaction failed
+// seq, and an *[liveError] when the body is refused or the transaction failed
 // (storage_failed, with the acked seq). It is the request path minus HTTP,
 // used by the handler, tests and benchmarks.
-func (e *Endpoint) Post(body []byte, sid string) (ackedSeq int64, err error) {
-	raws, err := SplitBody(body)
+func (e *endpoint) Post(body []byte, sid string) (ackedSeq int64, err error) {
+	raws, err := splitBody(body)
 	if err != nil {
-		return 0, &Error{Code: CodeBadBody, Detail: strings.TrimPrefix(err.Error(), "live: ")}
+		return 0, &liveError{Code: codeBadBody, Detail: strings.TrimPrefix(err.Error(), "live: ")}
 	}
 	loneFrame := false
 	if len(raws) == 1 {
@@ -89,17 +89,17 @@ func (e *Endpoint) Post(body []byte, sid string) (ackedSeq int64, err error) {
 		}
 	}
 	if !loneFrame && len(body) > maxEventBody {
-		return 0, &Error{Code: CodeTooLarge, MaxBytes: maxEventBody}
+		return 0, &liveError{Code: codeTooLarge, MaxBytes: maxEventBody}
 	}
-	envs := make([]*Envelope, 0, len(raws))
+	envs := make([]*envelope, 0, len(raws))
 	imageFrame := false
 	for _, raw := range raws {
-		env, rej := ValidateEnvelope(raw, sid)
+		env, rej := validateEnvelope(raw, sid)
 		if rej == nil && env.Type == "frame" && len(raws) > 1 {
-			rej = &Rejection{Reason: ReasonInvalidPayload, Seq: &env.Seq, Detail: "frame envelopes are posted alone"}
+			rej = &rejection{Reason: reasonInvalidPayload, Seq: &env.Seq, Detail: "frame envelopes are posted alone"}
 		}
 		if rej != nil {
-			return 0, &Error{Code: rej.Reason, Seq: rej.Seq, Detail: rej.Detail}
+			return 0, &liveError{Code: rej.Reason, Seq: rej.Seq, Detail: rej.Detail}
 		}
 		if env.Type == "frame" {
 			p, _ := parseObj(env.Payload)
@@ -110,34 +110,34 @@ func (e *Endpoint) Post(body []byte, sid string) (ackedSeq int64, err error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.closed {
-		return 0, &Error{Code: CodeClosing}
+		return 0, &liveError{Code: codeClosing}
 	}
 	if e.failed != nil {
-		return 0, &Error{Code: CodeStorageUnavailable, Err: e.failed}
+		return 0, &liveError{Code: codeStorageUnavailable, Err: e.failed}
 	}
 	if e.board.Ended || e.board.sessionID() != sid {
-		return 0, &Error{Code: CodeSessionEnded}
+		return 0, &liveError{Code: codeSessionEnded}
 	}
 	used := e.st.logBytes + e.gapBytes + int64(len(body))
 	acked := e.board.AckedSeq
 	if imageFrame && used > e.opts.DiskCap {
-		return acked, &Error{Code: CodeDiskCap, MaxBytes: e.opts.DiskCap, AckedSeq: &acked}
+		return acked, &liveError{Code: codeDiskCap, MaxBytes: e.opts.DiskCap, AckedSeq: &acked}
 	}
 	if used > e.opts.HardCap {
-		return acked, &Error{Code: CodeDiskCap, MaxBytes: e.opts.HardCap, AckedSeq: &acked}
+		return acked, &liveError{Code: codeDiskCap, MaxBytes: e.opts.HardCap, AckedSeq: &acked}
 	}
 	e.touchLocked()
 	res := e.admitLocked(envs)
 	e.hub.publish(mkNotice("ack", ackedBody{res.ackedSeq}))
 	if res.err != nil {
 		e.log.Error("live: event transaction failed", "err", res.err)
-		return res.ackedSeq, &Error{Code: CodeStorageFailed, Err: res.err, AckedSeq: &res.ackedSeq}
+		return res.ackedSeq, &liveError{Code: codeStorageFailed, Err: res.err, AckedSeq: &res.ackedSeq}
 	}
 	return res.ackedSeq, nil
 }
 
 // GET /session (reference §2.4): link probe; binds nothing, not activity.
-func (e *Endpoint) handleSessionProbe(w http.ResponseWriter, r *http.Request, _ string) *Error {
+func (e *endpoint) handleSessionProbe(w http.ResponseWriter, r *http.Request, _ string) *liveError {
 	e.mu.Lock()
 	b := e.board
 	status := "live"
@@ -160,11 +160,11 @@ func (e *Endpoint) handleSessionProbe(w http.ResponseWriter, r *http.Request, _ 
 }
 
 // POST /session/end (reference §2.4).
-func (e *Endpoint) handleSessionEnd(w http.ResponseWriter, r *http.Request, sid string) *Error {
+func (e *endpoint) handleSessionEnd(w http.ResponseWriter, r *http.Request, sid string) *liveError {
 	e.mu.Lock()
 	if e.endUploading {
 		e.mu.Unlock()
-		return &Error{Code: CodeEndInProgress}
+		return &liveError{Code: codeEndInProgress}
 	}
 	e.endUploading = true
 	budget := min(e.opts.ArchiveLimit, e.opts.DiskCap-e.st.logBytes-e.gapBytes)
@@ -189,13 +189,13 @@ func (e *Endpoint) handleSessionEnd(w http.ResponseWriter, r *http.Request, sid 
 	final := filepath.Join(logDir, "archive."+ext)
 	n, err := e.receiveArchive(r.Body, final, budget)
 	if errors.Is(err, errArchiveTooLarge) {
-		return &Error{Code: CodeTooLarge, MaxBytes: max(budget, 0)}
+		return &liveError{Code: codeTooLarge, MaxBytes: max(budget, 0)}
 	}
 	if errors.Is(err, errArchivePublish) {
-		return &Error{Code: CodeArchiveWriteFailed}
+		return &liveError{Code: codeArchiveWriteFailed}
 	}
 	if err != nil {
-		return &Error{Code: CodeArchiveWriteFailed, Err: err}
+		return &liveError{Code: codeArchiveWriteFailed, Err: err}
 	}
 	var archiveName jsontext.Value = jsontext.Value("null")
 	if n > 0 {
@@ -206,15 +206,15 @@ func (e *Endpoint) handleSessionEnd(w http.ResponseWriter, r *http.Request, sid 
 	e.mu.Lock()
 	if e.board.Ended || e.board.sessionID() != sid {
 		e.mu.Unlock()
-		return &Error{Code: CodeSessionEnded}
+		return &liveError{Code: codeSessionEnded}
 	}
 	prev := e.board.clone()
 	produced := &effects{}
 	if !e.board.FinalEmitted && (e.board.held() || len(e.board.backlog()) > 0) {
 		e.board.FinalEmitted = true
-		e.board.release("ck-final-"+newUUID(), KindFinal, e.board.Mode, 0, true, true, produced)
+		e.board.release("ck-final-"+newUUID(), kindFinal, e.board.Mode, 0, true, true, produced)
 	} else if e.board.held() {
-		e.board.release("ck-late-"+newUUID(), KindSend, e.board.Mode, 0, false, false, produced)
+		e.board.release("ck-late-"+newUUID(), kindSend, e.board.Mode, 0, false, false, produced)
 	}
 	var werr error
 	for _, bt := range produced.batches {
@@ -235,7 +235,7 @@ func (e *Endpoint) handleSessionEnd(w http.ResponseWriter, r *http.Request, sid 
 			_ = os.Remove(final)
 		}
 		e.mu.Unlock()
-		return &Error{Code: CodeArchiveWriteFailed}
+		return &liveError{Code: codeArchiveWriteFailed}
 	}
 	for _, bt := range produced.batches {
 		e.batches[bt.env.CheckpointID] = bt
@@ -263,7 +263,7 @@ var (
 // of more than budget bytes is drained (at most 16 MiB more) and refused
 // with errArchiveTooLarge; an empty body writes nothing. final is in place,
 // durably, only when it returns n > 0 and no error.
-func (e *Endpoint) receiveArchive(body io.Reader, final string, budget int64) (n int64, err error) {
+func (e *endpoint) receiveArchive(body io.Reader, final string, budget int64) (n int64, err error) {
 	f, err := durable.Create(final, 0o600)
 	if err != nil {
 		return 0, fmt.Errorf("create archive: %w", err)

@@ -12,7 +12,7 @@ import (
 
 // pageWatch is the agent's presence as the page sees it and the timers
 // behind presence and page-lost (reference §4.9, §4.10). Guarded by
-// Endpoint.mu.
+// endpoint.mu.
 type pageWatch struct {
 	presence   presence
 	awayTimer  *time.Timer // presence turns away when it fires
@@ -65,7 +65,7 @@ func (p *pageWatch) stopAway() {
 // notices c claimed with it, and whether the replay holds a notice that
 // starts the end-of-response window. It stops the page-lost grace and
 // marks the page connected (reference §2.4 "GET /stream", §4.9).
-func (e *Endpoint) connectStream(c *sseClient) (first []byte, claimed []*oneShotNotice, replayed bool) {
+func (e *endpoint) connectStream(c *sseClient) (first []byte, claimed []*oneShotNotice, replayed bool) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	var b bytes.Buffer
@@ -98,7 +98,7 @@ func (e *Endpoint) connectStream(c *sseClient) (first []byte, claimed []*oneShot
 // disconnectStream detaches finished response c (see [hub.detach]) and,
 // when it was the last one, marks the page disconnected and starts the
 // page-lost grace if the loss watch is on.
-func (e *Endpoint) disconnectStream(c *sseClient) {
+func (e *endpoint) disconnectStream(c *sseClient) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.hub.detach(c)
@@ -114,7 +114,7 @@ func (e *Endpoint) disconnectStream(c *sseClient) {
 
 // claimOneShot claims one-shot notice o for the response about to write
 // it; false when another response already wrote it.
-func (e *Endpoint) claimOneShot(o *oneShotNotice) bool {
+func (e *endpoint) claimOneShot(o *oneShotNotice) bool {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	return claimOneShot(o)
@@ -122,7 +122,7 @@ func (e *Endpoint) claimOneShot(o *oneShotNotice) bool {
 
 // unwritten gives back one-shot notices response c claimed but could not
 // write (see [hub.unwritten]).
-func (e *Endpoint) unwritten(c *sseClient, os ...*oneShotNotice) {
+func (e *endpoint) unwritten(c *sseClient, os ...*oneShotNotice) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.hub.unwritten(c, os...)
@@ -131,15 +131,15 @@ func (e *Endpoint) unwritten(c *sseClient, os ...*oneShotNotice) {
 // replayUnits lists the notices the connect replay reports for units:
 // each released or withdrawn unit's status, and its question when it
 // needs info.
-func (b *Board) replayUnits() []notice {
+func (b *board) replayUnits() []notice {
 	var out []notice
 	for _, id := range b.UnitOrder {
 		u := b.Units[id]
-		if !u.Released && u.Status != StatusWithdrawn {
+		if !u.Released && u.Status != statusWithdrawn {
 			continue
 		}
 		out = append(out, mkNotice("unit_status", unitStatusNotice{UnitID: u.ID, Status: u.Status, Note: u.Note, Guess: u.Guess}))
-		if u.Status == StatusNeedsInfo && u.Question != "" {
+		if u.Status == statusNeedsInfo && u.Question != "" {
 			out = append(out, mkNotice("ask", askNotice{UnitID: u.ID, Question: u.Question}))
 		}
 	}
@@ -151,7 +151,7 @@ type askNotice struct {
 	Question string `json:"question"`
 }
 
-func (e *Endpoint) setPresenceLocked(state, cp string) {
+func (e *endpoint) setPresenceLocked(state, cp string) {
 	e.stopAway()
 	e.presence = presence{State: state, Since: time.Now().UnixMilli(), CheckpointID: cp}
 	e.hub.publish(mkNotice("agent", e.presence))
@@ -159,7 +159,7 @@ func (e *Endpoint) setPresenceLocked(state, cp string) {
 
 // scheduleAwayLocked turns presence to away after AwayGrace unless a wait
 // parks meanwhile (reference §4.10).
-func (e *Endpoint) scheduleAwayLocked() {
+func (e *endpoint) scheduleAwayLocked() {
 	if e.presence.State == "working" || e.closed {
 		return
 	}
@@ -178,7 +178,7 @@ func (e *Endpoint) scheduleAwayLocked() {
 	e.awayTimer = t
 }
 
-func (e *Endpoint) armLostTimerLocked() {
+func (e *endpoint) armLostTimerLocked() {
 	if e.closed {
 		return
 	}
@@ -195,7 +195,7 @@ func (e *Endpoint) armLostTimerLocked() {
 }
 
 // armWatchLocked is called when the agent posts applied.
-func (e *Endpoint) armWatchLocked() {
+func (e *endpoint) armWatchLocked() {
 	e.board.WatchForLoss = true
 	if e.hub.streams() == 0 {
 		e.armLostTimerLocked()
@@ -222,7 +222,7 @@ func (e *Endpoint) armWatchLocked() {
 
 // pageLostFiredLocked runs when lost timer t fires: unless t was replaced
 // or stopped meanwhile, or a stream came back, the page is lost.
-func (e *Endpoint) pageLostFiredLocked(t *time.Timer) {
+func (e *endpoint) pageLostFiredLocked(t *time.Timer) {
 	if e.lostTimer != t || e.closed {
 		return
 	}
@@ -232,7 +232,7 @@ func (e *Endpoint) pageLostFiredLocked(t *time.Timer) {
 	}
 	prev := e.board.clone()
 	produced := &effects{}
-	env := &WakeEnvelope{CheckpointID: "page-lost-" + newUUID(), Kind: KindSend, ModeAtCheckpoint: e.board.Mode,
+	env := &WakeEnvelope{CheckpointID: "page-lost-" + newUUID(), Kind: kindSend, ModeAtCheckpoint: e.board.Mode,
 		SessionStatus: "page_lost", LostAfterCheckpointID: jsontext.Value("null")}
 	if id, kind, ok := e.board.lastCheckpoint(); ok {
 		env.Kind = kind

@@ -13,7 +13,7 @@ import (
 // board.json is a checkpoint of the logs (see [derivedFiles]): the board
 // the endpoint process has committed is board.json with the event log's
 // envelopes past its acked_seq and the ops journal's operations past its
-// op_seq put back in the order they ran. [Open] rebuilds it so; readers
+// op_seq put back in the order they ran. [open] rebuilds it so; readers
 // outside the process ([ReadStatus], [EndedAndDrained], [Retire]) read it
 // so, without changing a file.
 
@@ -23,7 +23,7 @@ import (
 // between (one that ran at acked_seq n precedes envelope n+1). It returns
 // the batches the replayed envelopes released; their checkpoint ids are
 // the ones the first run minted (derived ids are deterministic).
-func replayLogs(b *Board, lines []logLine, journal []opLine) []*batch {
+func replayLogs(b *board, lines []logLine, journal []opLine) []*batch {
 	ops := pendingOps(b, journal)
 	opsUpTo := func(acked int64) {
 		for len(ops) > 0 && ops[0].At <= acked {
@@ -41,7 +41,7 @@ func replayLogs(b *Board, lines []logLine, journal []opLine) []*batch {
 			break
 		}
 		opsUpTo(b.AckedSeq)
-		b.apply(&Envelope{SchemaVersion: SchemaVersion, SessionID: ll.SessionID, Seq: ll.Seq, T: ll.T, Type: ll.Type, Payload: ll.Payload}, produced)
+		b.apply(&envelope{SchemaVersion: schemaVersion, SessionID: ll.SessionID, Seq: ll.Seq, T: ll.T, Type: ll.Type, Payload: ll.Payload}, produced)
 		b.AckedSeq = ll.Seq
 	}
 	for i := range ops {
@@ -53,7 +53,7 @@ func replayLogs(b *Board, lines []logLine, journal []opLine) []*batch {
 // pendingBatches pairs b.Pending with its batches: the batch file, else
 // the batch the replay rebuilt. Acknowledged refs, and refs with neither
 // (which dropped reports), leave b.Pending.
-func pendingBatches(b *Board, files map[string]*batch, replayed []*batch, dropped func(id string)) map[string]*batch {
+func pendingBatches(b *board, files map[string]*batch, replayed []*batch, dropped func(id string)) map[string]*batch {
 	regen := map[string]*batch{}
 	for _, bt := range replayed {
 		regen[bt.env.CheckpointID] = bt
@@ -84,7 +84,7 @@ func pendingBatches(b *Board, files map[string]*batch, replayed []*batch, droppe
 // the logs replayed past it, then the batch files; it drops batch files
 // no pending batch needs, writes the ones replay rebuilt, and rewrites the
 // derived files. Idempotent by seq and op number.
-func (e *Endpoint) recoverLocked() error {
+func (e *endpoint) recoverLocked() error {
 	b, err := e.st.loadBoardFile()
 	if err != nil {
 		return err
@@ -131,7 +131,7 @@ func (e *Endpoint) recoverLocked() error {
 // board.json and empties the journal meanwhile loses no operation; an
 // append in progress is left out. Whether a batch rebuilt from the log was
 // served is not known (it reads as unserved).
-func (s *store) readBoard() (*Board, map[string]*batch, error) {
+func (s *store) readBoard() (*board, map[string]*batch, error) {
 	journal, err := s.readOps()
 	if err != nil {
 		return nil, nil, err

@@ -24,14 +24,15 @@ import (
 
 // Replay evidence profiles (reference §4.12).
 const (
-	ProfileAnchorsTranscriptOnly = "anchors_transcript_only"
-	ProfileStrokesComposite      = "strokes_composite"
-	ProfileEverything            = "everything"
+	profileAnchorsTranscriptOnly = "anchors_transcript_only"
+	profileStrokesComposite      = "strokes_composite"
+	profileEverything            = "everything"
 )
 
-// ReplayOptions configure [Replay]. To is the target endpoint origin and
-// Token its page token; Log is a log-ended-<stamp> name under state/ or a
-// directory holding events.ndjson (empty: state/log).
+// ReplayOptions configure [Replay]. Profile is anchors_transcript_only,
+// strokes_composite or everything (reference §4.12). To is the target
+// endpoint origin and Token its page token; Log is a log-ended-<stamp> name
+// under state/ or a directory holding events.ndjson (empty: state/log).
 type ReplayOptions struct {
 	Root, Profile, To, Token, Log string
 	Client                        *http.Client // nil: 30 s timeout client
@@ -52,7 +53,7 @@ var telemetryTypes = []string{"click", "navigation", "network_request", "console
 // Replay re-emits a session log to another endpoint as a fresh session,
 // filtered by the evidence profile (reference §3.3, §4.12).
 func Replay(ctx context.Context, o ReplayOptions) (ReplayReport, error) {
-	if !slices.Contains([]string{ProfileAnchorsTranscriptOnly, ProfileStrokesComposite, ProfileEverything}, o.Profile) {
+	if !slices.Contains([]string{profileAnchorsTranscriptOnly, profileStrokesComposite, profileEverything}, o.Profile) {
 		return ReplayReport{}, fmt.Errorf("live: unknown profile %q", o.Profile)
 	}
 	if o.To == "" || o.Token == "" {
@@ -82,7 +83,7 @@ func Replay(ctx context.Context, o ReplayOptions) (ReplayReport, error) {
 		}
 		p, _ := parseObj(ll.Payload)
 		kind, _ := p.str("kind")
-		if o.Profile == ProfileAnchorsTranscriptOnly || (o.Profile == ProfileStrokesComposite && kind != "composite") {
+		if o.Profile == profileAnchorsTranscriptOnly || (o.Profile == profileStrokesComposite && kind != "composite") {
 			continue
 		}
 		id, _ := p.str("id")
@@ -125,8 +126,8 @@ func Replay(ctx context.Context, o ReplayOptions) (ReplayReport, error) {
 	for i, ll := range lines {
 		payload := ll.Payload
 		switch {
-		case slices.Contains(telemetryTypes, ll.Type) && o.Profile != ProfileEverything,
-			ll.Type == "annotation" && o.Profile == ProfileAnchorsTranscriptOnly:
+		case slices.Contains(telemetryTypes, ll.Type) && o.Profile != profileEverything,
+			ll.Type == "annotation" && o.Profile == profileAnchorsTranscriptOnly:
 			rep.EnvelopesSkipped++
 			continue
 		case ll.Type == "frame":
@@ -144,7 +145,7 @@ func Replay(ctx context.Context, o ReplayOptions) (ReplayReport, error) {
 			payload = pruneEvidence(payload, o.Profile, emitted)
 		}
 		seq++
-		env, _ := json.Marshal(Envelope{SchemaVersion: SchemaVersion, SessionID: sid, Seq: seq, T: ll.T, Type: ll.Type, Payload: payload}, jsonOut)
+		env, _ := json.Marshal(envelope{SchemaVersion: schemaVersion, SessionID: sid, Seq: seq, T: ll.T, Type: ll.Type, Payload: payload}, jsonOut)
 		if ll.Type == "frame" {
 			if err := flush(); err != nil {
 				return rep, err
@@ -245,15 +246,15 @@ func pruneEvidence(payload jsontext.Value, profile string, emitted map[string]bo
 	_ = json.Unmarshal(ev["frame_ids"], &frames)
 	kept := []string{}
 	for _, id := range frames {
-		if emitted[id] && profile != ProfileAnchorsTranscriptOnly {
+		if emitted[id] && profile != profileAnchorsTranscriptOnly {
 			kept = append(kept, id)
 		}
 	}
 	ev["frame_ids"], _ = json.Marshal(kept)
-	if profile == ProfileAnchorsTranscriptOnly {
+	if profile == profileAnchorsTranscriptOnly {
 		ev["annotation_ids"] = jsontext.Value("[]")
 	}
-	if profile != ProfileEverything {
+	if profile != profileEverything {
 		delete(ev, "audio_clip_id")
 		delete(ev, "telemetry_window")
 	}

@@ -33,9 +33,9 @@ func TestReplay_Profiles(t *testing.T) {
 		skipped   int
 		keepsClip bool
 	}{
-		{ProfileAnchorsTranscriptOnly, []string{"transcript", "unit", "checkpoint"}, `[]`, `[]`, 5, false},
-		{ProfileStrokesComposite, []string{"transcript", "annotation", "unit", "frame", "checkpoint"}, `["c1"]`, `[]`, 3, false},
-		{ProfileEverything, []string{"click", "transcript", "annotation", "unit", "frame", "frame", "checkpoint"}, `["g1","c1"]`, `[]`, 1, true},
+		{profileAnchorsTranscriptOnly, []string{"transcript", "unit", "checkpoint"}, `[]`, `[]`, 5, false},
+		{profileStrokesComposite, []string{"transcript", "annotation", "unit", "frame", "checkpoint"}, `["c1"]`, `[]`, 3, false},
+		{profileEverything, []string{"click", "transcript", "annotation", "unit", "frame", "frame", "checkpoint"}, `["g1","c1"]`, `[]`, 1, true},
 	} {
 		t.Run(c.profile, func(t *testing.T) {
 			dst := newRig(t, nil)
@@ -59,7 +59,7 @@ func TestReplay_Profiles(t *testing.T) {
 					if string(ev["frame_ids"]) != c.frameIDs || ev.has("audio_clip_id") != c.keepsClip {
 						t.Fatalf("evidence %s", p["evidence"])
 					}
-					if c.profile == ProfileAnchorsTranscriptOnly && string(ev["annotation_ids"]) != c.annIDs {
+					if c.profile == profileAnchorsTranscriptOnly && string(ev["annotation_ids"]) != c.annIDs {
 						t.Fatalf("annotation_ids %s", ev["annotation_ids"])
 					}
 				}
@@ -87,7 +87,7 @@ func TestReplay_LogForms(t *testing.T) {
 		t.Run(form, func(t *testing.T) {
 			dir, _ := filepath.Abs(filepath.Join("testdata/replay", form))
 			dst := newRig(t, nil)
-			rep, err := Replay(context.Background(), ReplayOptions{Root: t.TempDir(), Log: dir, Profile: ProfileEverything, To: dst.srv.URL, Token: "page-tok"})
+			rep, err := Replay(context.Background(), ReplayOptions{Root: t.TempDir(), Log: dir, Profile: profileEverything, To: dst.srv.URL, Token: "page-tok"})
 			if err != nil {
 				t.Fatal(err)
 			}

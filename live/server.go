@@ -19,7 +19,7 @@ import (
 
 // Server is the endpoint process's library half (reference §3.1): Start
 // decides between a fresh start and a resume from the run directory,
-// listens, opens the [Endpoint], records state/session.json and serves;
+// listens, opens the [endpoint], records state/session.json and serves;
 // Close stops serving and closes the endpoint. Set the fields, then Start
 // once, or Run, which also stops on the idle timeout or the owner's exit;
 // a Server cannot be reused. Process concerns (the pid file and its lock,
@@ -48,7 +48,7 @@ type Server struct {
 	Logger *slog.Logger
 
 	line StartLine
-	e    *Endpoint
+	e    *endpoint
 	srv  *loopback.Server
 	log  *slog.Logger
 }
@@ -123,7 +123,7 @@ func (s *Server) Start() error {
 	opts := s.Options
 	opts.Root, opts.AppOrigin, opts.PageToken, opts.AgentToken = root, sf.AppOrigin, *sf.PageToken, *sf.AgentToken
 	opts.TrustProxy, opts.Logger = trust, log
-	e, err := Open(opts)
+	e, err := open(opts)
 	if err != nil {
 		ln.Close()
 		return err
@@ -156,9 +156,6 @@ func isLiveStream(r *http.Request) bool {
 
 // Line is the start line (valid after Start).
 func (s *Server) Line() StartLine { return s.line }
-
-// Endpoint is the served endpoint (valid after Start).
-func (s *Server) Endpoint() *Endpoint { return s.e }
 
 // Done is closed when serving stopped by itself (a serve failure); Close
 // then returns the error.

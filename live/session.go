@@ -7,7 +7,7 @@ import (
 // endSessionLocked ends the board (reference §4.11): board and session
 // ended, timers disarmed, session_ended broadcast, streams closed, a parked
 // wait woken. Tokens stay valid.
-func (e *Endpoint) endSessionLocked() error {
+func (e *endpoint) endSessionLocked() error {
 	prev := e.board.clone()
 	e.board.Ended = true
 	if err := e.saveBoardLocked(); err != nil {
@@ -36,7 +36,7 @@ func (e *Endpoint) endSessionLocked() error {
 
 // openSessionLocked rotates the drained ended session away and binds a fresh
 // board to sid (reference §4.11).
-func (e *Endpoint) openSessionLocked(sid string) error {
+func (e *endpoint) openSessionLocked(sid string) error {
 	if _, err := e.st.rotateLog(time.Now()); err != nil {
 		return err
 	}
@@ -67,48 +67,48 @@ func (e *Endpoint) openSessionLocked(sid string) error {
 
 // bind applies the session binding rules (reference §2.3) to a page
 // request carrying X-Riffrec-Session hdr; nil means it may proceed.
-func (e *Endpoint) bind(hdr string) *Error {
+func (e *endpoint) bind(hdr string) *liveError {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	b := e.board
 	if b.Ended {
 		if hdr == "" || hdr == b.sessionID() {
-			return &Error{Code: CodeSessionEnded}
+			return &liveError{Code: codeSessionEnded}
 		}
 		if !b.drained() || e.endUploading {
-			return &Error{Code: CodeDraining}
+			return &liveError{Code: codeDraining}
 		}
 		if err := e.openSessionLocked(hdr); err != nil {
-			return &Error{Code: CodeStorageFailed, Err: err}
+			return &liveError{Code: codeStorageFailed, Err: err}
 		}
 		return nil
 	}
 	if hdr == "" {
-		return &Error{Code: CodeMissingSession}
+		return &liveError{Code: codeMissingSession}
 	}
 	sid := b.sessionID()
 	if sid != "" && sid != hdr {
 		unloading := b.Page.LastStreamState != nil && *b.Page.LastStreamState == "unloading"
 		if e.hub.streams() == 0 && !e.endUploading && (unloading || b.Page.Stream == "lost") {
 			if err := e.endSessionLocked(); err != nil {
-				return &Error{Code: CodeStorageFailed, Err: err}
+				return &liveError{Code: codeStorageFailed, Err: err}
 			}
 			e.st.appendAgentLog(auditLine{T: time.Now().UnixMilli(), Kind: "session_closed_by_page", SessionID: sid})
 			if !e.board.drained() {
-				return &Error{Code: CodeDraining}
+				return &liveError{Code: codeDraining}
 			}
 			if err := e.openSessionLocked(hdr); err != nil {
-				return &Error{Code: CodeStorageFailed, Err: err}
+				return &liveError{Code: codeStorageFailed, Err: err}
 			}
 			return nil
 		}
-		return &Error{Code: CodeActiveSession, SessionID: sid}
+		return &liveError{Code: codeActiveSession, SessionID: sid}
 	}
 	if sid == "" {
 		b.SessionID = &hdr
 		if err := e.saveBoardLocked(); err != nil {
 			b.SessionID = nil
-			return &Error{Code: CodeStorageFailed, Err: err}
+			return &liveError{Code: codeStorageFailed, Err: err}
 		}
 	}
 	return nil

@@ -31,9 +31,9 @@ const (
 	framesDirName   = "frames"
 )
 
-// ErrDiskFull matches (errors.Is) a write that failed because the disk is
+// errDiskFull matches (errors.Is) a write that failed because the disk is
 // full (ENOSPC or EDQUOT); it is internal/durable's sentinel.
-var ErrDiskFull = durable.ErrDiskFull
+var errDiskFull = durable.ErrDiskFull
 
 // sessionFile is state/session.json (reference §4.2). Tokens are null after
 // stop. It is written 0600 and never logged.
@@ -100,7 +100,7 @@ func ensureDirs(dir string) error {
 }
 
 // openStore prepares state/, clears leftovers of interrupted writes and opens
-// the append logs. It does not read the board (see [Endpoint] recovery).
+// the append logs. It does not read the board (see [endpoint] recovery).
 func openStore(root string) (*store, error) {
 	abs, err := statePaths(root)
 	if err != nil {
@@ -177,8 +177,8 @@ func dirSize(dir string) int64 {
 }
 
 func wrapDisk(err error) error {
-	if err != nil && isENOSPC(err) && !errors.Is(err, ErrDiskFull) {
-		return fmt.Errorf("%w: %w", ErrDiskFull, err)
+	if err != nil && isENOSPC(err) && !errors.Is(err, errDiskFull) {
+		return fmt.Errorf("%w: %w", errDiskFull, err)
 	}
 	return err
 }
@@ -236,7 +236,7 @@ func readJSONFile(path string, v any) error {
 }
 
 // saveBoard writes board.json; size is its length in bytes.
-func (s *store) saveBoard(b *Board) (size int64, err error) {
+func (s *store) saveBoard(b *board) (size int64, err error) {
 	return writeJSONAtomicSize(s.path(boardFile), b)
 }
 
@@ -245,7 +245,7 @@ func (s *store) saveBoard(b *Board) (size int64, err error) {
 // [store.readBoard] for those). Enough where only an ended session
 // matters: ending one writes board.json, and an ended board takes no
 // envelope.
-func (s *store) loadBoard() (*Board, error) {
+func (s *store) loadBoard() (*board, error) {
 	b, err := s.loadBoardFile()
 	if err != nil {
 		return nil, err
@@ -261,7 +261,7 @@ func (s *store) loadBoard() (*Board, error) {
 }
 
 // loadBoardFile reads board.json alone (recovery replays the rest).
-func (s *store) loadBoardFile() (*Board, error) {
+func (s *store) loadBoardFile() (*board, error) {
 	b := newBoard()
 	if err := readJSONFile(s.path(boardFile), b); err != nil {
 		if errors.Is(err, fs.ErrNotExist) {

@@ -6,13 +6,13 @@ import (
 )
 
 // GET /stream (reference §2.4).
-func (e *Endpoint) handleStream(w http.ResponseWriter, r *http.Request, _ string) *Error {
+func (e *endpoint) handleStream(w http.ResponseWriter, r *http.Request, _ string) *liveError {
 	e.stream(w, r)
 	return nil
 }
 
-// stream serves one SSE response until it ends (see [Endpoint.handleStream]).
-func (e *Endpoint) stream(w http.ResponseWriter, r *http.Request) {
+// stream serves one SSE response until it ends (see [endpoint.handleStream]).
+func (e *endpoint) stream(w http.ResponseWriter, r *http.Request) {
 	if _, ok := w.(http.Flusher); !ok {
 		writeJSON(w, http.StatusInternalServerError, errBody{"streaming unsupported"})
 		return

@@ -20,13 +20,13 @@ import (
 // while every goroutine in it is durably blocked).
 type timerRig struct {
 	t   *testing.T
-	e   *Endpoint
+	e   *endpoint
 	h   http.Handler
 	seq int
 }
 
 func newTimerRig(t *testing.T) *timerRig {
-	e, err := Open(Options{Root: t.TempDir(), AppOrigin: testOrigin, PageToken: "page-tok", AgentToken: "agent-tok", StreamFlush: -1})
+	e, err := open(Options{Root: t.TempDir(), AppOrigin: testOrigin, PageToken: "page-tok", AgentToken: "agent-tok", StreamFlush: -1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,7 +85,7 @@ func pending(done <-chan *httptest.ResponseRecorder) bool {
 
 // TestTimers_WaitTimeoutAndAwayGrace: a parked GET /wait answers 204 at
 // DefaultWaitTimeout (30 s) exactly; presence stays listening for
-// DefaultAwayGrace (15 s) after it and turns away then; a wait parked
+// defaultAwayGrace (15 s) after it and turns away then; a wait parked
 // within the grace keeps it listening; a checkpoint wakes a parked wait at
 // once.
 func TestTimers_WaitTimeoutAndAwayGrace(t *testing.T) {
@@ -107,23 +107,23 @@ func TestTimers_WaitTimeoutAndAwayGrace(t *testing.T) {
 		if rec := <-w; rec.Code != http.StatusNoContent || time.Since(start) != DefaultWaitTimeout {
 			t.Fatalf("wait: %d after %v", rec.Code, time.Since(start))
 		}
-		time.Sleep(DefaultAwayGrace - time.Millisecond)
+		time.Sleep(defaultAwayGrace - time.Millisecond)
 		synctest.Wait()
 		if got := r.presence(); got != "listening" {
-			t.Fatalf("presence %q before DefaultAwayGrace", got)
+			t.Fatalf("presence %q before defaultAwayGrace", got)
 		}
 		time.Sleep(time.Millisecond)
 		synctest.Wait()
 		if got := r.presence(); got != "away" {
-			t.Fatalf("presence %q at DefaultAwayGrace", got)
+			t.Fatalf("presence %q at defaultAwayGrace", got)
 		}
 		// A wait that ends and parks again within the grace stays listening.
 		w = r.call("GET", "/wait", "agent-tok", "")
 		time.Sleep(DefaultWaitTimeout)
 		<-w
-		time.Sleep(DefaultAwayGrace / 2)
+		time.Sleep(defaultAwayGrace / 2)
 		w = r.call("GET", "/wait", "agent-tok", "")
-		time.Sleep(DefaultAwayGrace)
+		time.Sleep(defaultAwayGrace)
 		if !pending(w) || r.presence() != "listening" {
 			t.Fatalf("re-parked wait: presence %q", r.presence())
 		}
@@ -144,24 +144,24 @@ func TestTimers_WaitTimeoutAndAwayGrace(t *testing.T) {
 }
 
 // TestTimers_PageLostGrace: once the agent reports a unit applied while no
-// page stream is open, the page is declared lost at DefaultPageLostGrace
+// page stream is open, the page is declared lost at defaultPageLostGrace
 // (15 s) exactly: a page_lost batch is queued and a parked wait gets it.
 func TestTimers_PageLostGrace(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		r := appliedWithoutPage(t)
 		applied := time.Now()
 		w := r.call("GET", "/wait", "agent-tok", "")
-		time.Sleep(DefaultPageLostGrace - time.Millisecond)
+		time.Sleep(defaultPageLostGrace - time.Millisecond)
 		if !pending(w) {
-			t.Fatalf("page lost before DefaultPageLostGrace: %s", (<-w).Body)
+			t.Fatalf("page lost before defaultPageLostGrace: %s", (<-w).Body)
 		}
 		time.Sleep(time.Millisecond)
 		if pending(w) {
-			t.Fatal("no page_lost batch at DefaultPageLostGrace")
+			t.Fatal("no page_lost batch at defaultPageLostGrace")
 		}
 		rec := <-w
 		if rec.Code != http.StatusOK || !strings.Contains(rec.Body.String(), `"session_status":"page_lost"`) ||
-			!strings.Contains(rec.Body.String(), `"lost_after_checkpoint_id":"cp1"`) || time.Since(applied) != DefaultPageLostGrace {
+			!strings.Contains(rec.Body.String(), `"lost_after_checkpoint_id":"cp1"`) || time.Since(applied) != defaultPageLostGrace {
 			t.Fatalf("page lost: %d %s after %v", rec.Code, rec.Body, time.Since(applied))
 		}
 	})

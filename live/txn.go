@@ -19,13 +19,13 @@ type admitResult struct {
 // admitLocked applies envelopes in seq order, stores them with one fsync and
 // only then releases notices and wakes (reference §2.4 "Sequencing and
 // transactions"). On a storage failure nothing of this request stays.
-func (e *Endpoint) admitLocked(envs []*Envelope) admitResult {
+func (e *endpoint) admitLocked(envs []*envelope) admitResult {
 	produced := &effects{}
 	var lines [][]byte
 	var frames []frameWrite
 	b := e.board
 	b.begin() // the rollback point, in time proportional to the changes
-	applyOne := func(env *Envelope) {
+	applyOne := func(env *envelope) {
 		b.apply(env, produced)
 		b.AckedSeq = env.Seq
 		ll := logLine{Seq: env.Seq, T: env.T, Type: env.Type, SessionID: env.SessionID, Payload: env.Payload}
@@ -88,7 +88,7 @@ type frameWrite struct {
 
 // framePayload replaces jpeg_base64 by frame_file (null for a dropped
 // frame) and returns the new payload and the frame_file value.
-func (e *Endpoint) framePayload(env *Envelope, frames []frameWrite) (payload, frameFile jsontext.Value, _ []frameWrite) {
+func (e *endpoint) framePayload(env *envelope, frames []frameWrite) (payload, frameFile jsontext.Value, _ []frameWrite) {
 	p, _ := parseObj(env.Payload)
 	id, _ := p.str("id")
 	b64, _ := p.str("jpeg_base64")
@@ -105,7 +105,7 @@ func (e *Endpoint) framePayload(env *Envelope, frames []frameWrite) (payload, fr
 	return out, frameFile, frames
 }
 
-func (e *Endpoint) commitEvents(frames []frameWrite, lines [][]byte) error {
+func (e *endpoint) commitEvents(frames []frameWrite, lines [][]byte) error {
 	for i, f := range frames {
 		if err := e.st.writeFrame(f.rel, f.data); err != nil {
 			for _, g := range frames[:i] {
@@ -131,8 +131,8 @@ func (e *Endpoint) commitEvents(frames []frameWrite, lines [][]byte) error {
 // rollbackLocked puts back the board of before a failed transaction (the
 // last durable state) and empties the gap buffer. The logs are reopened,
 // as the failed handle may be unusable; when that fails too the failure is
-// sticky (see [Endpoint.failLocked]).
-func (e *Endpoint) rollbackLocked() {
+// sticky (see [endpoint.failLocked]).
+func (e *endpoint) rollbackLocked() {
 	e.board.rollback()
 	e.gap = map[int64]*gapEntry{}
 	e.gapBytes = 0
@@ -147,7 +147,7 @@ func (e *Endpoint) rollbackLocked() {
 
 // afterCommitLocked persists new batch files, then releases notices and
 // wakes a parked wait: nothing escapes before the durable commit.
-func (e *Endpoint) afterCommitLocked(produced *effects) {
+func (e *endpoint) afterCommitLocked(produced *effects) {
 	// The event log already holds these batches (recovery rebuilds them), so
 	// their files are written by the derived-file writer and the wake does not wait.
 	for _, bt := range produced.batches {
@@ -165,7 +165,7 @@ func (e *Endpoint) afterCommitLocked(produced *effects) {
 // commitOpLocked makes an agent operation already applied to e.board
 // durable: one journal line, then board.json later. On an error the
 // caller restores the board.
-func (e *Endpoint) commitOpLocked(op opLine) error {
+func (e *endpoint) commitOpLocked(op opLine) error {
 	op.Op, op.At, op.SessionID = e.board.OpSeq+1, e.board.AckedSeq, e.board.sessionID()
 	n, err := e.st.appendOp(&op)
 	if err != nil {

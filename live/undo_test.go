@@ -11,7 +11,7 @@ import (
 // genEnvelope draws one valid envelope of a small world (three units, three
 // annotations, three checkpoint ids), so that envelopes touch each other's
 // units: refinements, withdrawals, releases in every mode, answers.
-func genEnvelope(t *rapid.T, seq int64) *Envelope {
+func genEnvelope(t *rapid.T, seq int64) *envelope {
 	unit := fmt.Sprintf("u%d", rapid.IntRange(0, 2).Draw(t, "unit"))
 	var typ, p string
 	switch rapid.IntRange(0, 10).Draw(t, "type") {
@@ -34,10 +34,10 @@ func genEnvelope(t *rapid.T, seq int64) *Envelope {
 	default:
 		typ, p = "mic", `{"state":"muted"}`
 	}
-	return &Envelope{SchemaVersion: SchemaVersion, SessionID: "s1", Seq: seq, T: float64(seq), Type: typ, Payload: []byte(p)}
+	return &envelope{SchemaVersion: schemaVersion, SessionID: "s1", Seq: seq, T: float64(seq), Type: typ, Payload: []byte(p)}
 }
 
-func boardJSON(t *rapid.T, b *Board) string {
+func boardJSON(t *rapid.T, b *board) string {
 	data, err := json.Marshal(b, jsonOut)
 	if err != nil {
 		t.Fatal(err)
@@ -56,13 +56,13 @@ func TestBoard_RollbackRestores(t *testing.T) {
 		sid := "s1"
 		b.SessionID = &sid
 		seq := int64(0)
-		apply := func(b *Board, envs []*Envelope) {
+		apply := func(b *board, envs []*envelope) {
 			for _, env := range envs {
 				b.apply(env, &effects{})
 				b.AckedSeq = env.Seq
 			}
 		}
-		var prefix, txn []*Envelope
+		var prefix, txn []*envelope
 		for range rapid.IntRange(0, 16).Draw(t, "prefix") {
 			seq++
 			prefix = append(prefix, genEnvelope(t, seq))
