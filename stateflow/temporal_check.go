@@ -2,8 +2,9 @@ package stateflow
 
 import (
 	"fmt"
+
+	"github.com/pikit-dev/pikit/internal/jstext"
 	"github.com/pikit-dev/pikit/stateflow/internal/memo"
-	"strings"
 )
 
 // TemporalError is a broken temporal invariant or an unavailable history
@@ -154,8 +155,8 @@ const MsgInvalidBoundary = "Invalid State Flow temporal boundary"
 // ValidBoundary reports whether b is a valid boundary (see
 // [MsgInvalidBoundary]; blank as JavaScript's String.prototype.trim sees it).
 func ValidBoundary(b Boundary) bool {
-	return JSTrim(b.ID) != "" && b.Position >= 0 && b.Position <= maxSafeInt &&
-		(b.Parent == "" || JSTrim(b.Parent) != "") && b.Parent != b.ID && (b.Position != 0 || b.Parent == "")
+	return jstext.Trim(b.ID) != "" && b.Position >= 0 && b.Position <= maxSafeInt &&
+		(b.Parent == "" || jstext.Trim(b.Parent) != "") && b.Parent != b.ID && (b.Position != 0 || b.Parent == "")
 }
 
 // maxSafeInt is Number.MAX_SAFE_INTEGER.
@@ -166,19 +167,6 @@ func validBoundary(b Boundary) error {
 		return &TemporalError{Msg: MsgInvalidBoundary}
 	}
 	return nil
-}
-
-// JSTrim is JavaScript's String.prototype.trim: s without leading and
-// trailing WhiteSpace and LineTerminator characters (ECMA-262 §12.2, §12.3:
-// tab, VT, FF, space, NBSP, ZWNBSP, Zs, LF, CR, LS, PS).
-func JSTrim(s string) string { return strings.TrimFunc(s, isJSSpace) }
-
-func isJSSpace(r rune) bool {
-	switch r {
-	case '\t', '\n', '\v', '\f', '\r', ' ', 0xA0, 0x1680, 0x2028, 0x2029, 0x202F, 0x205F, 0x3000, 0xFEFF:
-		return true
-	}
-	return r >= 0x2000 && r <= 0x200A
 }
 
 // ValidateLineage checks a lineage on its own, as upstream's

@@ -7,6 +7,7 @@ import (
 
 	"github.com/go-json-experiment/json/jsontext"
 
+	"github.com/pikit-dev/pikit/internal/jstext"
 	sf "github.com/pikit-dev/pikit/stateflow"
 )
 
@@ -165,7 +166,7 @@ func decodeRuntime(data []byte, cwd, sessionID string) (*Runtime, error) {
 	}
 	idm, idCWD, id := doc.Identity.V, doc.Identity.V.CWD.S, doc.Identity.V.SessionID.S
 	if doc.Identity.Kind != '{' || idm.CWD.Kind != '"' || idm.SessionID.Kind != '"' || len(idm.Other) > 0 ||
-		idCWD != cwd || (sessionID != "" && id != sessionID) || id == "" || sf.JSTrim(id) != id {
+		idCWD != cwd || (sessionID != "" && id != sessionID) || id == "" || jstext.Trim(id) != id {
 		return nil, &Error{Msg: MsgRuntimeIdentity}
 	}
 	rt.CWD, rt.SessionID = idCWD, id
@@ -424,7 +425,7 @@ func isBlank(b []byte) bool {
 		switch {
 		case c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f':
 		case c >= 0x80:
-			return sf.JSTrim(string(bytes.ToValidUTF8(b, []byte("\uFFFD")))) == ""
+			return jstext.Trim(string(bytes.ToValidUTF8(b, []byte("\uFFFD")))) == ""
 		default:
 			return false
 		}
