@@ -22,7 +22,7 @@ type Config struct {
 
 // DefaultConfig is the configuration when config.json is missing.
 func DefaultConfig() Config {
-	return Config{Mode: "off", ShowSuccessfulPatches: true, HistoryLimit: DefaultHistoryLimit}
+	return Config{Mode: ModeOff, ShowSuccessfulPatches: true, HistoryLimit: DefaultHistoryLimit}
 }
 
 // ConfigError is a config.json that fails loading; the tools and commands
@@ -60,7 +60,7 @@ func ParseConfig(data []byte, path string) (Config, error) {
 		switch k {
 		case "mode":
 			s, _ := val.(string)
-			if s != "active" && s != "passive" && s != "off" {
+			if s != ModeActive && s != ModePassive && s != ModeOff {
 				return fail("mode must be one of: active, passive, off")
 			}
 		case "historyLimit":
@@ -95,11 +95,11 @@ func ParseConfig(data []byte, path string) (Config, error) {
 		c.Mode = obj["mode"].(string)
 	case !legacy:
 	case autoStart:
-		c.Mode = "active"
+		c.Mode = ModeActive
 	case !pBoot && !pTools:
-		c.Mode = "off"
+		c.Mode = ModeOff
 	default:
-		c.Mode = "passive"
+		c.Mode = ModePassive
 	}
 	return c, nil
 }

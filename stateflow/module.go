@@ -14,12 +14,6 @@ const ModuleAPIVersion = 1
 // largest safe JavaScript integer; seed 003 "positive safe integer").
 const MaxSchemaVersion = 1<<53 - 1
 
-// Module modes of a frame/source (seed 003 "Active/Passive").
-const (
-	ModeActive  = "active"
-	ModePassive = "passive"
-)
-
 // Contribution kinds (seed 003 "Context proposals are data or exact
 // source-message indices").
 const (

@@ -101,7 +101,7 @@ func (x *ext) onToolResult(ctx context.Context, ev *piext.Event) (any, error) {
 	}
 	sess := x.sessionFor(ctx, ev.Session, ev.Pi)
 	pol, _ := sess.snapshotPolicy()
-	if pol.Err != nil || pol.Mode == store.ModeOff || sess.store == nil {
+	if pol.Err != nil || pol.Mode == sf.ModeOff || sess.store == nil {
 		return nil, nil // Off is memory-inert
 	}
 	a := &sess.arts
@@ -115,7 +115,7 @@ func (x *ext) onToolResult(ctx context.Context, ev *piext.Event) (any, error) {
 		a.acquired = map[string]sf.Acquisition{}
 	}
 	a.acquired[path] = sf.Acquisition{Observation: obs, Skill: skills[path]}
-	if skills[path] != "" || pol.Mode != store.ModeActive {
+	if skills[path] != "" || pol.Mode != sf.ModeActive {
 		return nil, nil // only Active observes invalidations
 	}
 	for _, i := range a.invalid {

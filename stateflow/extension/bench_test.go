@@ -30,7 +30,7 @@ func benchContext(b *testing.B) (*session, *piext.Event) {
 	if r.headMsg, err = userMessage(r.anchor, r.head[0], r.head[1]); err != nil {
 		b.Fatal(err)
 	}
-	sess := &session{store: store.Open(l, nil), policy: sf.Policy{Mode: store.ModeActive}, barrier: map[string]string{}, run: r}
+	sess := &session{store: store.Open(l, nil), policy: sf.Policy{Mode: sf.ModeActive}, barrier: map[string]string{}, run: r}
 	return sess, &piext.Event{Name: piext.EventContext, Messages: msgs}
 }
 

@@ -11,9 +11,9 @@ import (
 
 // modeNotice is the notice of a mode command (our wording).
 var modeNotice = map[string]string{
-	store.ModeActive:  "State Flow active: each run starts from the accepted state.",
-	store.ModePassive: "State Flow passive: memory is offered as a head; ordinary conversation.",
-	store.ModeOff:     "State Flow off: nothing is injected; memory is kept on disk.",
+	sf.ModeActive:  "State Flow active: each run starts from the accepted state.",
+	sf.ModePassive: "State Flow passive: memory is offered as a head; ordinary conversation.",
+	sf.ModeOff:     "State Flow off: nothing is injected; memory is kept on disk.",
 }
 
 // modeCommand selects a mode (reference §1.3): Active validates the
@@ -29,9 +29,9 @@ func (x *ext) modeCommand(mode string) func(ctx context.Context, c *piext.Comman
 		sess.mu.Lock()
 		from := sess.policy.Mode
 		sess.mu.Unlock()
-		bootstrap := mode == store.ModeActive && from != store.ModeActive && hasConversation(ctx, c.Pi)
+		bootstrap := mode == sf.ModeActive && from != sf.ModeActive && hasConversation(ctx, c.Pi)
 		var blocked error
-		if mode != store.ModeOff {
+		if mode != sf.ModeOff {
 			if sess.store == nil {
 				return c.Pi.Notify(ctx, sf.MsgRuntimeUnavailable, "error")
 			}
@@ -46,7 +46,7 @@ func (x *ext) modeCommand(mode string) func(ctx context.Context, c *piext.Comman
 		sess.policy = sf.Policy{Mode: mode}
 		sess.bootstrap = bootstrap
 		sess.blocked, sess.start = blocked, nil // the mode command initialized the memory itself
-		sess.handoff = from == store.ModeActive && mode == store.ModePassive
+		sess.handoff = from == sf.ModeActive && mode == sf.ModePassive
 		sess.passive = ""
 		sess.run = run{}
 		sess.response = nil
@@ -55,7 +55,7 @@ func (x *ext) modeCommand(mode string) func(ctx context.Context, c *piext.Comman
 		if bootstrap {
 			data["bootstrap"] = true
 		}
-		if from == store.ModeActive && mode != store.ModeActive {
+		if from == sf.ModeActive && mode != sf.ModeActive {
 			_ = c.Pi.AppendEntry(ctx, entryPassiveStop, map[string]any{"at": time.Now().UTC().Format(time.RFC3339Nano), "from": from, "mode": mode})
 		}
 		if err := c.Pi.AppendEntry(ctx, entrySnapshot, data); err != nil {

@@ -9,7 +9,7 @@ import (
 	"github.com/pikit-dev/pikit/internal/pimessage"
 	"github.com/pikit-dev/pikit/internal/strictjson"
 	"github.com/pikit-dev/pikit/piext"
-	"github.com/pikit-dev/pikit/stateflow/store"
+	sf "github.com/pikit-dev/pikit/stateflow"
 )
 
 // Run-end native compaction (reference §1.12 step 7).
@@ -51,7 +51,7 @@ func (x *ext) onAgentSettled(ctx context.Context, ev *piext.Event) (any, error) 
 	st, pol := sess.settle, sess.policy
 	sess.settle = settle{}
 	sess.mu.Unlock()
-	if !st.accepted || p.Aborted || pol.Err != nil || pol.Mode != store.ModeActive {
+	if !st.accepted || p.Aborted || pol.Err != nil || pol.Mode != sf.ModeActive {
 		return nil, nil
 	}
 	raw, err := ev.Pi.GetContextUsage(ctx)

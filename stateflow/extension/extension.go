@@ -12,7 +12,6 @@ import (
 
 	"github.com/pikit-dev/pikit/piext"
 	sf "github.com/pikit-dev/pikit/stateflow"
-	"github.com/pikit-dev/pikit/stateflow/store"
 )
 
 // Name is the extension's name: `pikit ext install stateflow`.
@@ -115,9 +114,9 @@ func (x *ext) extensionSpec() *piext.Extension {
 			Execute:       x.readState,
 		}},
 		Commands: []piext.Command{
-			{Name: "state-flow-active", Description: "State Flow: Active mode (each run starts from accepted state)", Run: x.modeCommand(store.ModeActive)},
-			{Name: "state-flow-passive", Description: "State Flow: Passive mode (memory head, ordinary conversation)", Run: x.modeCommand(store.ModePassive)},
-			{Name: "state-flow-off", Description: "State Flow: Off (memory kept on disk, nothing injected)", Run: x.modeCommand(store.ModeOff)},
+			{Name: "state-flow-active", Description: "State Flow: Active mode (each run starts from accepted state)", Run: x.modeCommand(sf.ModeActive)},
+			{Name: "state-flow-passive", Description: "State Flow: Passive mode (memory head, ordinary conversation)", Run: x.modeCommand(sf.ModePassive)},
+			{Name: "state-flow-off", Description: "State Flow: Off (memory kept on disk, nothing injected)", Run: x.modeCommand(sf.ModeOff)},
 			{Name: "state-flow-status", Description: "State Flow: report keys, revisions, history and effective memory", Run: x.status},
 		},
 		Hooks: []piext.Hook{

@@ -27,10 +27,10 @@ func (x *ext) onBeforeAgentStart(ctx context.Context, ev *piext.Event, p piext.B
 	sess := x.sessionFor(ctx, ev.Session, ev.Pi)
 	sess.mu.Lock()
 	pol := sess.policy
-	if pol.Err == nil && pol.Mode == store.ModePassive && !sess.handoff {
+	if pol.Err == nil && pol.Mode == sf.ModePassive && !sess.handoff {
 		sess.passive = "" // the Passive head rebases once per run
 	}
-	if pol.Err == nil && pol.Mode == store.ModeActive {
+	if pol.Err == nil && pol.Mode == sf.ModeActive {
 		sess.run = run{pending: true, spec: p.Prompt}
 		sess.response = nil
 		clear(sess.barrier)
@@ -46,10 +46,10 @@ func (x *ext) onBeforeAgentStart(ctx context.Context, ev *piext.Event, p piext.B
 func (x *ext) onContext(ctx context.Context, ev *piext.Event) (any, error) {
 	sess := x.sessionFor(ctx, ev.Session, ev.Pi)
 	pol, _ := sess.snapshotPolicy()
-	if pol.Err != nil || pol.Mode == store.ModeOff || sess.store == nil {
+	if pol.Err != nil || pol.Mode == sf.ModeOff || sess.store == nil {
 		return nil, nil
 	}
-	if pol.Mode == store.ModePassive {
+	if pol.Mode == sf.ModePassive {
 		return x.passiveContext(ctx, sess, ev.Pi, ev.Messages)
 	}
 	return x.activeContext(ctx, sess, ev)
@@ -139,7 +139,7 @@ func (x *ext) activeContext(ctx context.Context, sess *session, ev *piext.Event)
 			// The run's native checkpoint entry: mode and run lifecycle
 			// (reference §2.2 "state-flow-snapshot"); turn_end's entry
 			// completes it.
-			_ = ev.Pi.AppendEntry(ctx, entrySnapshot, snapshotData(snap, store.ModeActive, bootstrap, r.spec))
+			_ = ev.Pi.AppendEntry(ctx, entrySnapshot, snapshotData(snap, sf.ModeActive, bootstrap, r.spec))
 		}
 	} else if err := x.noticeDrift(ctx, sess, msgs); err != nil {
 		x.block(ctx, sess, ev.Pi, err)
@@ -248,7 +248,7 @@ func (x *ext) onMessageEnd(ctx context.Context, ev *piext.Event) (any, error) {
 	ids, names, text := a.ids, a.names, a.text
 	sess.mu.Lock()
 	defer sess.mu.Unlock()
-	if sess.policy.Err != nil || sess.policy.Mode != store.ModeActive {
+	if sess.policy.Err != nil || sess.policy.Mode != sf.ModeActive {
 		return nil, nil
 	}
 	for i, reason := range sf.Barrier(names) {

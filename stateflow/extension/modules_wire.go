@@ -113,7 +113,7 @@ func (x *ext) prepareActive(ctx context.Context, sess *session, cat sf.Catalog, 
 	sess.mu.Lock()
 	r, pol := sess.run, sess.policy
 	sess.mu.Unlock()
-	if pol.Err != nil || pol.Mode != store.ModeActive || r.started || !r.pending || sess.store == nil {
+	if pol.Err != nil || pol.Mode != sf.ModeActive || r.started || !r.pending || sess.store == nil {
 		return nil
 	}
 	calls := ev.Pi.Session()
@@ -209,11 +209,11 @@ func (x *ext) withModuleContext(ctx context.Context, sess *session, cat sf.Catal
 		return res
 	}
 	pol, _ := sess.snapshotPolicy()
-	if pol.Err != nil || pol.Mode == store.ModeOff {
+	if pol.Err != nil || pol.Mode == sf.ModeOff {
 		return res
 	}
 	mode := sf.ModeActive
-	if pol.Mode == store.ModePassive {
+	if pol.Mode == sf.ModePassive {
 		mode = sf.ModePassive
 	}
 	snap, err := sess.store.Read(ctx)

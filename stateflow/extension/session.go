@@ -100,17 +100,17 @@ func (x *ext) attach(ctx context.Context, s piext.Session, pi *piext.Pi, reason,
 	}
 	stored, bootstrap := branchMode(ctx, pi)
 	sess.policy = sf.ResolvePolicy(cfg, cfgErr, stored)
-	sess.bootstrap = bootstrap && sess.policy.Mode == store.ModeActive
+	sess.bootstrap = bootstrap && sess.policy.Mode == sf.ModeActive
 	parent := ""
 	if reason == "fork" && parentFile != "" && stored != "" {
 		parent = forkParent(ctx, pi, s.Cwd, parentFile)
 	}
-	if sess.policy.Err == nil && sess.policy.Mode == store.ModeOff && parent != "" && sess.store != nil {
+	if sess.policy.Err == nil && sess.policy.Mode == sf.ModeOff && parent != "" && sess.store != nil {
 		// Off copies nothing: a child-owned marker defers the copy to the
 		// first mode command that leaves Off (reference §2.10).
 		recordForkPending(ctx, pi, sess.store.Layout().SessionKey, parent)
 	}
-	if sess.policy.Mode != store.ModeOff {
+	if sess.policy.Mode != sf.ModeOff {
 		start := &memoryStart{stored: stored, parent: parent}
 		if err := x.startMemory(ctx, pi, sess, start); err != nil {
 			// Retried before the memory is next read (recoverMemory): a
@@ -234,10 +234,10 @@ func modeOf(es []piext.Entry) (string, bool) {
 			continue
 		}
 		switch {
-		case d.Mode == store.ModeActive || d.Mode == store.ModePassive || d.Mode == store.ModeOff:
+		case d.Mode == sf.ModeActive || d.Mode == sf.ModePassive || d.Mode == sf.ModeOff:
 			return d.Mode, d.Bootstrap
 		case d.Disabled:
-			return store.ModeOff, false
+			return sf.ModeOff, false
 		}
 	}
 	return "", false
@@ -286,9 +286,9 @@ func (x *ext) publishPolicy(ctx context.Context, pi *piext.Pi, s *session) {
 	p, blocked := s.policy, s.blocked
 	s.mu.Unlock()
 	status := ""
-	if p.Err == nil && p.Mode != store.ModeOff {
+	if p.Err == nil && p.Mode != sf.ModeOff {
 		status = "state-flow " + p.Mode
-		if blocked != nil && p.Mode == store.ModeActive {
+		if blocked != nil && p.Mode == sf.ModeActive {
 			status += " (blocked)"
 		}
 	}

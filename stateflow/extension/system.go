@@ -11,7 +11,6 @@ import (
 	"github.com/pikit-dev/pikit/internal/pimessage"
 	"github.com/pikit-dev/pikit/piext"
 	sf "github.com/pikit-dev/pikit/stateflow"
-	"github.com/pikit-dev/pikit/stateflow/store"
 )
 
 // sectionName is the system-prompt section State Flow owns (reference
@@ -31,7 +30,7 @@ func (x *ext) onContextWithSystem(ctx context.Context, ev *piext.Event) (any, er
 	sess := x.sessionFor(ctx, ev.Session, ev.Pi)
 	pol, bootstrap := sess.snapshotPolicy()
 	want := ""
-	if pol.Err == nil && pol.Mode != store.ModeOff {
+	if pol.Err == nil && pol.Mode != sf.ModeOff {
 		want = sf.SystemSection(x.roots, pol.Mode, bootstrap)
 	}
 	msgs, changed, err := refreshSection(ev.Messages, want)

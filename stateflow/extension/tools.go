@@ -46,7 +46,7 @@ func (s *session) usable() (*store.Store, string, error) {
 		return nil, "", &sf.ToolError{Msg: sf.MsgRuntimeUnavailable}
 	}
 	projection := ""
-	if s.policy.Mode == store.ModeActive {
+	if s.policy.Mode == sf.ModeActive {
 		projection = s.run.projectionID()
 	}
 	return s.store, projection, nil

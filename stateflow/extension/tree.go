@@ -30,12 +30,12 @@ func (x *ext) onSessionTree(ctx context.Context, ev *piext.Event) (any, error) {
 	cfg, cfgErr := x.config()
 	stored, bootstrap := branchMode(ctx, ev.Pi)
 	pol := sf.ResolvePolicy(cfg, cfgErr, stored)
-	bootstrap = bootstrap && pol.Mode == store.ModeActive
+	bootstrap = bootstrap && pol.Mode == sf.ModeActive
 	sess.mu.Lock()
 	prev, prevBootstrap, start := sess.policy, sess.bootstrap, sess.start
 	sess.mu.Unlock()
 	var blocked error
-	if pol.Err == nil && pol.Mode != store.ModeOff {
+	if pol.Err == nil && pol.Mode != sf.ModeOff {
 		switch {
 		case sess.store == nil:
 			blocked = errors.New(sf.MsgRuntimeUnavailable)
@@ -76,7 +76,7 @@ type forkPending struct {
 // copied and the store is not touched.
 func recordForkPending(ctx context.Context, pi *piext.Pi, child, parent string) {
 	_ = pi.AppendEntry(ctx, entryPassiveStop, forkPending{
-		At: time.Now().UTC().Format(time.RFC3339Nano), Mode: store.ModeOff, Owner: child, ForkPending: parent,
+		At: time.Now().UTC().Format(time.RFC3339Nano), Mode: sf.ModeOff, Owner: child, ForkPending: parent,
 	})
 }
 

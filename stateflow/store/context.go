@@ -62,7 +62,7 @@ func (s *Store) StatusWith(ctx context.Context, mode string, o *StatusOptions) s
 		Modules: o.Modules, Refused: o.Refused, ShowModules: true}
 	snap, err := s.Read(ctx)
 	if err != nil {
-		in.Err, in.Blocked = err, mode == ModeActive
+		in.Err, in.Blocked = err, mode == sf.ModeActive
 		return sf.StatusReport(in)
 	}
 	in.View, in.Step = snap.View, snap.Step

@@ -21,7 +21,7 @@ var ErrChildOccupied = &Error{Msg: "State Flow fork target session is already oc
 // foreign tails untouched); an absent session is initialized with a fresh
 // origin, step 0, empty memory and bootstrap as given.
 func (s *Store) SetMode(ctx context.Context, mode string, bootstrap bool) error {
-	if mode != ModeActive && mode != ModePassive && mode != ModeOff {
+	if mode != sf.ModeActive && mode != sf.ModePassive && mode != sf.ModeOff {
 		return fmt.Errorf("stateflow: unknown mode %q", mode)
 	}
 	if s.layout.SessionKey == "" {

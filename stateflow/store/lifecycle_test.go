@@ -13,14 +13,14 @@ import (
 func TestLifecycle_modeResponseFork(t *testing.T) {
 	ctx := context.Background()
 	s := newTestStore(t, testSession)
-	if err := s.SetMode(ctx, ModeActive, true); err != nil {
+	if err := s.SetMode(ctx, sf.ModeActive, true); err != nil {
 		t.Fatal(err)
 	}
 	snap, err := s.Read(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if snap.Mode != ModeActive || snap.Step != 0 {
+	if snap.Mode != sf.ModeActive || snap.Step != 0 {
 		t.Fatalf("mode %q step %d", snap.Mode, snap.Step)
 	}
 	if changed, err := s.AcceptResponse(ctx, ""); err != nil || changed {
@@ -46,7 +46,7 @@ func TestLifecycle_modeResponseFork(t *testing.T) {
 	childKey := "2026-01-02T03-04-05-678Z_0b6f1a2c-3d4e-4f50-8a6b-000000000099"
 	cl, _ := NewLayout(s.Layout().Root, s.Layout().CWD, childKey)
 	child := Open(cl, DefaultOptions())
-	if err := child.Fork(ctx, testSession, ModePassive); err != nil {
+	if err := child.Fork(ctx, testSession, sf.ModePassive); err != nil {
 		t.Fatal(err)
 	}
 	if got := read(t, child, "contract.db"); got != `{"value":"postgres"}` {
@@ -56,10 +56,10 @@ func TestLifecycle_modeResponseFork(t *testing.T) {
 		t.Fatalf("child pre-origin read %s", got)
 	}
 	csnap, err := child.Read(ctx)
-	if err != nil || csnap.Step != 0 || csnap.Mode != ModePassive {
+	if err != nil || csnap.Step != 0 || csnap.Mode != sf.ModePassive {
 		t.Fatalf("child snapshot step %d mode %q err %v", csnap.Step, csnap.Mode, err)
 	}
-	if err := child.Fork(ctx, testSession, ModePassive); !errors.Is(err, ErrChildOccupied) {
+	if err := child.Fork(ctx, testSession, sf.ModePassive); !errors.Is(err, ErrChildOccupied) {
 		t.Fatalf("occupied child: %v", err)
 	}
 	// Resume: a new Store on the same session attaches its current memory.
@@ -107,12 +107,12 @@ func TestStore_headsAndStatus(t *testing.T) {
 	if err != nil || passive != sf.PrefixPassiveHead+`{"state":{"contract":{"db":"pg"}},"lazy_navigation":{"available":true,"path":"effective.lazy","keys":{"plan":"array"}}}` {
 		t.Fatalf("passive head %s %v", passive, err)
 	}
-	if st := s.Status(ctx, ModeActive); !contains2(st, "Revision: g0c1s2\n") || !contains2(st, "Step: 2\n") {
+	if st := s.Status(ctx, sf.ModeActive); !contains2(st, "Revision: g0c1s2\n") || !contains2(st, "Step: 2\n") {
 		t.Fatalf("status:\n%s", st)
 	}
 	os.WriteFile(filepath.Join(s.Layout().Root, "checkpoint.json"), []byte("{"), 0o600)
 	os.WriteFile(filepath.Join(s.Layout().Root, "patches.jsonl"), nil, 0o600)
-	if st := s.Status(ctx, ModeActive); !contains2(st, "State Flow active (blocked)\n") {
+	if st := s.Status(ctx, sf.ModeActive); !contains2(st, "State Flow active (blocked)\n") {
 		t.Fatalf("blocked status:\n%s", st)
 	}
 }

@@ -52,7 +52,7 @@ func TestModules_limitsFoldAndFork(t *testing.T) {
 					t.Fatal(err)
 				}
 				child := Open(cl, &Options{HistoryLimit: limit, Catalog: cat})
-				if err := child.Fork(context.Background(), testSession, ModeActive); err != nil {
+				if err := child.Fork(context.Background(), testSession, sf.ModeActive); err != nil {
 					t.Fatal(err)
 				}
 				if got := read(t, child, owner+".x_acme_notes"); got != `{"value":{"entries":["v3"]}}` {

@@ -36,7 +36,7 @@ func TestProperty_ModuleRetention(t *testing.T) {
 			if err != nil {
 				rt.Fatal(err)
 			}
-			return Open(l, &Options{HistoryLimit: limit, Catalog: cat, NewSessionMode: ModeActive})
+			return Open(l, &Options{HistoryLimit: limit, Catalog: cat, NewSessionMode: sf.ModeActive})
 		}
 		s := open()
 		oracle := map[string]map[string]any{"global": {}, "cwd": {}, "session": {}}
@@ -98,7 +98,7 @@ func TestProperty_ModuleRetention(t *testing.T) {
 				parent := session
 				session = fmt.Sprintf("2026-01-02T03-04-05-678Z_0b6f1a2c-3d4e-4f50-8a6b-%012d", i)
 				child := open()
-				if err := child.Fork(context.Background(), parent, ModeActive); err != nil {
+				if err := child.Fork(context.Background(), parent, sf.ModeActive); err != nil {
 					rt.Fatalf("step %d: fork: %v", i, err)
 				}
 				for p, b := range treeFiles(t, parentDir) {

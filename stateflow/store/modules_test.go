@@ -65,7 +65,7 @@ func moduleStore(t testing.TB, root string, limit int, cat *catalogs) *Store {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return Open(l, &Options{HistoryLimit: limit, NewSessionMode: ModeActive, Catalog: cat})
+	return Open(l, &Options{HistoryLimit: limit, NewSessionMode: sf.ModeActive, Catalog: cat})
 }
 
 func patchJSON(t testing.TB, s *Store, args string) error {
@@ -317,7 +317,7 @@ func TestModules_forkKeepsDescriptorsParentUnchanged(t *testing.T) {
 		t.Fatal(err)
 	}
 	child := Open(cl, &Options{HistoryLimit: 1, Catalog: cat})
-	if err := child.Fork(context.Background(), testSession, ModeActive); err != nil {
+	if err := child.Fork(context.Background(), testSession, sf.ModeActive); err != nil {
 		t.Fatal(err)
 	}
 	for p, b := range treeFiles(t, parentDir) {

@@ -35,13 +35,6 @@ const (
 	MsgRuntimeVersion    = "Unsupported State Flow runtime provenance format"
 )
 
-// Modes of a session (reference §1.2).
-const (
-	ModeActive  = "active"
-	ModePassive = "passive"
-	ModeOff     = "off"
-)
-
 // Runtime is a session's runtime.json (reference §2.2).
 type Runtime struct {
 	Bootstrap     bool
@@ -91,16 +84,16 @@ func modeOf(v any) (string, bool) {
 	if m, has := obj["mode"]; has {
 		s, _ := m.(string)
 		switch s {
-		case ModeActive, ModePassive, ModeOff:
+		case sf.ModeActive, sf.ModePassive, sf.ModeOff:
 			return s, true
 		}
 		return "", false
 	}
 	if b, ok := obj["enabled"].(bool); ok {
 		if b {
-			return ModeActive, true
+			return sf.ModeActive, true
 		}
-		return ModePassive, true
+		return sf.ModePassive, true
 	}
 	return "", false
 }

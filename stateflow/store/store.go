@@ -42,7 +42,7 @@ type Options struct {
 
 // DefaultOptions returns upstream's defaults (historyLimit 7, mode off).
 func DefaultOptions() *Options {
-	return &Options{HistoryLimit: sf.DefaultHistoryLimit, NewSessionMode: ModeOff}
+	return &Options{HistoryLimit: sf.DefaultHistoryLimit, NewSessionMode: sf.ModeOff}
 }
 
 // Store is one session's (or a sessionless caller's) handle on a State Flow
@@ -75,7 +75,7 @@ func Open(layout Layout, opts *Options) *Store {
 	}
 	o.HistoryLimit = min(max(o.HistoryLimit, 0), sf.MaxHistoryLimit)
 	if o.NewSessionMode == "" {
-		o.NewSessionMode = ModeOff
+		o.NewSessionMode = sf.ModeOff
 	}
 	if o.NewID == nil {
 		o.NewID = newUUID
