@@ -90,5 +90,5 @@ func (x *ext) status(ctx context.Context, c *piext.CommandCall) error {
 		}
 		o.Refused = x.mods.catalog.Refused()
 	}
-	return c.Pi.Notify(ctx, sess.store.StatusWith(ctx, p.Mode, o), "info")
+	return c.Pi.Notify(ctx, sess.store.Status(ctx, p.Mode, o), "info")
 }

@@ -31,29 +31,19 @@ func (s *Store) PassiveHead(ctx context.Context) (string, error) {
 	return sf.PassiveHead(s.opts.Roots, eff)
 }
 
-// Status builds the /state-flow-status report; unreadable memory is
-// reported, with "(blocked)" under Active. Artifact sources are observed
-// with no Skill registered; see [Store.StatusWithSkills].
-func (s *Store) Status(ctx context.Context, mode string) string {
-	return s.StatusWithSkills(ctx, mode, nil)
-}
-
-// StatusWithSkills is [Store.Status] with the registered Skills (source
-// path → scope) the artifact invalidations are judged with.
-func (s *Store) StatusWithSkills(ctx context.Context, mode string, skills map[string]string) string {
-	return s.StatusWith(ctx, mode, &StatusOptions{Skills: skills})
-}
-
 // StatusOptions is what the host knows that the store does not, for
-// [Store.StatusWith]; nil means nothing.
+// [Store.Status]; nil means nothing: artifact sources observed with no Skill
+// registered, no module catalog, nothing refused.
 type StatusOptions struct {
 	Skills  map[string]string // registered Skills: source path → scope
 	Modules []sf.ModulePolicy // the session's module catalog, in order
 	Refused []string          // module registrations refused this session
 }
 
-// StatusWith is [Store.Status] with what the host knows (o).
-func (s *Store) StatusWith(ctx context.Context, mode string, o *StatusOptions) string {
+// Status builds the /state-flow-status report of a session in mode with
+// what the host knows (o); unreadable memory is reported, with "(blocked)"
+// under Active.
+func (s *Store) Status(ctx context.Context, mode string, o *StatusOptions) string {
 	if o == nil {
 		o = &StatusOptions{}
 	}

@@ -107,12 +107,12 @@ func TestStore_headsAndStatus(t *testing.T) {
 	if err != nil || passive != sf.PrefixPassiveHead+`{"state":{"contract":{"db":"pg"}},"lazy_navigation":{"available":true,"path":"effective.lazy","keys":{"plan":"array"}}}` {
 		t.Fatalf("passive head %s %v", passive, err)
 	}
-	if st := s.Status(ctx, sf.ModeActive); !contains2(st, "Revision: g0c1s2\n") || !contains2(st, "Step: 2\n") {
+	if st := s.Status(ctx, sf.ModeActive, nil); !contains2(st, "Revision: g0c1s2\n") || !contains2(st, "Step: 2\n") {
 		t.Fatalf("status:\n%s", st)
 	}
 	os.WriteFile(filepath.Join(s.Layout().Root, "checkpoint.json"), []byte("{"), 0o600)
 	os.WriteFile(filepath.Join(s.Layout().Root, "patches.jsonl"), nil, 0o600)
-	if st := s.Status(ctx, sf.ModeActive); !contains2(st, "State Flow active (blocked)\n") {
+	if st := s.Status(ctx, sf.ModeActive, nil); !contains2(st, "State Flow active (blocked)\n") {
 		t.Fatalf("blocked status:\n%s", st)
 	}
 }

@@ -136,7 +136,7 @@ func TestArtifacts_provenanceAndFreshness(t *testing.T) {
 		t.Fatalf("invalidations = %+v", got.Invalidations)
 	}
 	// reference §1.3: the status report lists the invalidations.
-	if st := f.s.Status(context.Background(), sf.ModeActive); !strings.Contains(st, "Artifacts: global 0, cwd 1, session 1\nArtifact invalidations: 1\n  session new "+f.src+"\n") {
+	if st := f.s.Status(context.Background(), sf.ModeActive, nil); !strings.Contains(st, "Artifacts: global 0, cwd 1, session 1\nArtifact invalidations: 1\n  session new "+f.src+"\n") {
 		t.Fatalf("status:\n%s", st)
 	}
 }
