@@ -64,14 +64,14 @@ func structuredRefs(v any, out *[]string) {
 	}
 }
 
-// Cascade computes the intent-ownership cascade of one scope (reference
+// cascade computes the intent-ownership cascade of one scope (reference
 // §1.9): the working/lazy keys owned by intents that before held and after
 // (the state after the authored patch) no longer holds, minus those still
 // referenced by a remaining intent, those absent from after, and those below
 // another target; sorted by JSON.stringify([plane, …keys]). It returns the
 // state with those keys deleted and pruned, and the receipts
 // "<scope>.<plane>.<k1>…" in the same order.
-func Cascade(scope string, before, after map[string]any) (map[string]any, []string) {
+func cascade(scope string, before, after map[string]any) (map[string]any, []string) {
 	oldIntents, _ := before[PlaneIntents].(map[string]any)
 	newIntents, _ := after[PlaneIntents].(map[string]any)
 	var cands []ownedRef

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+
+	"github.com/pikit-dev/pikit/stateflow/internal/sftext"
 )
 
 // Config is the operator's <agentDir>/state-flow/config.json (reference
@@ -43,7 +45,7 @@ func ParseConfig(data []byte, path string) (Config, error) {
 	}
 	v, err := DecodeValue(data)
 	if errors.Is(err, ErrTooDeep) {
-		return fail(TooDeepMsg("the document"))
+		return fail(sftext.TooDeepMsg("the document"))
 	}
 	if err != nil {
 		return fail("invalid JSON")

@@ -160,6 +160,10 @@
 //   - artifact_source.go, artifact_compile.go: Artifacts and Skills;
 //   - module*.go: semantic modules (seed 003).
 //
+// stateflow/internal/sftext holds upstream's texts that this package and
+// stateflow/store both report (an invalid materialized state, a document
+// nested too deeply).
+//
 // The performance caches over it (results are the same without them):
 //
 //   - readcache.go: a view's read cache, its fingerprint and
@@ -191,6 +195,6 @@
 //
 //	roots := stateflow.BuiltinRoots()
 //	args, err := stateflow.DecodePatchArgs(roots, []byte(`{"cwd":{"contract":{"db":"postgres"}}}`))
-//	staged, err := stateflow.Stage(roots, current, args)
+//	staged, err := stateflow.StageModules(ctx, roots, current, args, nil)
 //	// staged.Replays holds what the store appends to each changed scope.
 package stateflow

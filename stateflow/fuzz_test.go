@@ -24,7 +24,7 @@ func FuzzParseReadPath(f *testing.F) {
 			t.Fatalf("offset %d outside 0..7", p.Offset)
 		}
 		for _, sel := range p.Selectors {
-			if sel.Kind == SelRange && sel.End < sel.Index {
+			if sel.Kind == selRange && sel.End < sel.Index {
 				t.Fatalf("inverted range %+v", sel)
 			}
 		}
@@ -45,7 +45,7 @@ func FuzzDecodePatchArgs(f *testing.F) {
 		if err != nil {
 			return
 		}
-		st, err := Stage(roots, base, args)
+		st, err := stage(roots, base, args)
 		if err != nil {
 			var te *ToolError
 			if !errors.As(err, &te) {

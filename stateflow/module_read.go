@@ -7,9 +7,9 @@ import "github.com/pikit-dev/pikit/stateflow/internal/memo"
 // may return raw data"): a selection inside an x_* root is returned as
 // stored; a whole-state selection prunes its planes and keeps its x_* roots
 // unpruned. clean (nil: none) remembers clean planes (prunedMemo).
-func prunedRead(m map[string]any, p *ReadPath, clean *memo.Clean) map[string]any {
+func prunedRead(m map[string]any, p *readPath, clean *memo.Clean) map[string]any {
 	if len(p.Selectors) > 0 {
-		if s := p.Selectors[0]; s.Kind == SelKey && IsExternalRoot(s.Key) {
+		if s := p.Selectors[0]; s.Kind == selKey && IsExternalRoot(s.Key) {
 			return m
 		}
 		return prunedMemo(m, clean)

@@ -38,7 +38,7 @@ func BenchmarkCore_Nesting(b *testing.B) {
 			ScopeCWD: {PlaneWorking: map[string]any{"d": build(n, float64(i))}},
 		}
 		args := PatchArgs{ScopeCWD: {PlaneWorking: map[string]any{"d": build(n, float64(i+1))}}}
-		st, err := Stage(roots, current, args)
+		st, err := stage(roots, current, args)
 		if err != nil {
 			b.Fatal(err)
 		}

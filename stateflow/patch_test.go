@@ -129,7 +129,7 @@ func TestCascade(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	after, receipts := Cascade("session", before, Prune(applied))
+	after, receipts := cascade("session", before, Prune(applied))
 	if g, want := canon(t, after), `{"intents":{"keep":{"r":{"$ref":"session.working.shared"}}},"lazy":{"notes":{"b":2}},"working":{"shared":{"deep":1},"text":"$session.working.plan"}}`; g != want {
 		t.Errorf("after = %s\nwant    %s", g, want)
 	}
@@ -141,7 +141,7 @@ func TestCascade(t *testing.T) {
 func TestCascade_supersede(t *testing.T) {
 	before := obj(t, `{"intents":{"a":{"$ref":"session.working.t"}},"working":{"t":1}}`)
 	applied, _, _ := ApplyPatch(before, obj(t, `{"intents":{"a":null,"b":{"$ref":"session.working.t"}}}`))
-	after, receipts := Cascade("session", before, applied)
+	after, receipts := cascade("session", before, applied)
 	if len(receipts) != 0 || canon(t, after["working"]) != `{"t":1}` {
 		t.Errorf("superseded target removed: %v %v", receipts, after)
 	}
@@ -179,7 +179,7 @@ func TestStage_messages(t *testing.T) {
 	for _, tt := range tests {
 		args, err := DecodePatchArgs(roots, []byte(tt.in))
 		if err == nil {
-			_, err = Stage(roots, cur, args)
+			_, err = stage(roots, cur, args)
 		}
 		if err == nil || err.Error() != tt.want {
 			t.Errorf("%s: err = %v, want %q", tt.in, err, tt.want)

@@ -3,6 +3,8 @@ package stateflow
 import (
 	"errors"
 	"fmt"
+
+	"github.com/pikit-dev/pikit/stateflow/internal/sftext"
 )
 
 // ToolError is a tool call answered with an exact upstream error text
@@ -50,7 +52,7 @@ const ScopeUnscoped = ""
 func DecodePatchArgs(roots *Roots, raw []byte) (PatchArgs, error) {
 	v, err := DecodeValue(raw)
 	if errors.Is(err, ErrTooDeep) {
-		return nil, &ToolError{Msg: TooDeepMsg("patch_state argument"), Cause: err}
+		return nil, &ToolError{Msg: sftext.TooDeepMsg("patch_state argument"), Cause: err}
 	}
 	if err != nil {
 		return nil, &ToolError{Msg: "patch_state requires at least one scope patch", Cause: err}

@@ -12,25 +12,25 @@ const (
 	msgNeedRoot    = "State Flow read path requires a semantic path or an effective, global, cwd, or session root"
 )
 
-// SelectorKind distinguishes read path selectors.
-type SelectorKind int
+// selectorKind distinguishes read path selectors.
+type selectorKind int
 
 const (
-	SelKey   SelectorKind = iota // .key
-	SelIndex                     // [i]
-	SelRange                     // [a:b] or [a..b]
+	selKey   selectorKind = iota // .key
+	selIndex                     // [i]
+	selRange                     // [a:b] or [a..b]
 )
 
-// Selector is one step of a read path.
-type Selector struct {
-	Kind       SelectorKind
+// selector is one step of a read path.
+type selector struct {
+	Kind       selectorKind
 	Key        string
 	Index, End int
 	Text       string // as written, for messages
 }
 
-// ReadPath is a parsed read_state path (reference §1.8 "Path grammar").
-type ReadPath struct {
+// readPath is a parsed read_state path (reference §1.8 "Path grammar").
+type readPath struct {
 	Text string
 	// Root is "effective", "global", "cwd" or "session".
 	Root   string
@@ -40,18 +40,18 @@ type ReadPath struct {
 	// Plane is set when the path starts at an unscoped plane (an
 	// effective alias); the plane is then Selectors[0].
 	Plane     bool
-	Selectors []Selector
+	Selectors []selector
 }
 
 // StartsAtLazy reports whether the selection starts at the lazy plane.
-func (p *ReadPath) StartsAtLazy() bool {
-	return len(p.Selectors) > 0 && p.Selectors[0].Kind == SelKey && p.Selectors[0].Key == PlaneLazy
+func (p *readPath) StartsAtLazy() bool {
+	return len(p.Selectors) > 0 && p.Selectors[0].Kind == selKey && p.Selectors[0].Key == PlaneLazy
 }
 
 // parseReadPath parses text under the given roots (planes that may start an
 // unscoped path) and historyLimit. Errors are *ToolError with the exact text.
-func parseReadPath(roots *Roots, text string, limit int) (*ReadPath, error) {
-	p := &ReadPath{Text: text}
+func parseReadPath(roots *Roots, text string, limit int) (*readPath, error) {
+	p := &readPath{Text: text}
 	i := identEnd(text, 0)
 	if i == 0 {
 		return nil, toolErr(msgNeedRoot)
@@ -65,7 +65,7 @@ func parseReadPath(roots *Roots, text string, limit int) (*ReadPath, error) {
 			return nil, toolErr(msgNeedRoot)
 		}
 		p.Root, p.Plane = "effective", true
-		p.Selectors = append(p.Selectors, Selector{Kind: SelKey, Key: head, Text: head})
+		p.Selectors = append(p.Selectors, selector{Kind: selKey, Key: head, Text: head})
 	}
 	rest := text[i:]
 	if !p.Plane && strings.HasPrefix(rest, "[") {
@@ -103,8 +103,8 @@ func parseReadPath(roots *Roots, text string, limit int) (*ReadPath, error) {
 	return p, nil
 }
 
-func parseSelectors(s string) ([]Selector, error) {
-	var out []Selector
+func parseSelectors(s string) ([]selector, error) {
+	var out []selector
 	for s != "" {
 		switch s[0] {
 		case '.':
@@ -112,7 +112,7 @@ func parseSelectors(s string) ([]Selector, error) {
 			if e == 1 {
 				return nil, toolErr(msgBadSelector)
 			}
-			out = append(out, Selector{Kind: SelKey, Key: s[1:e], Text: s[:e]})
+			out = append(out, selector{Kind: selKey, Key: s[1:e], Text: s[:e]})
 			s = s[e:]
 		case '[':
 			end := strings.IndexByte(s, ']')
@@ -120,20 +120,20 @@ func parseSelectors(s string) ([]Selector, error) {
 				return nil, toolErr(msgBadSelector)
 			}
 			body := s[1:end]
-			sel := Selector{Text: s[:end+1]}
+			sel := selector{Text: s[:end+1]}
 			if a, b, ok := splitRange(body); ok {
 				x, ok1 := parseIndex(a)
 				y, ok2 := parseIndex(b)
 				if !ok1 || !ok2 || y < x {
 					return nil, toolErr(msgBadSelector)
 				}
-				sel.Kind, sel.Index, sel.End = SelRange, x, y
+				sel.Kind, sel.Index, sel.End = selRange, x, y
 			} else {
 				x, ok := parseIndex(body)
 				if !ok {
 					return nil, toolErr(msgBadSelector)
 				}
-				sel.Kind, sel.Index = SelIndex, x
+				sel.Kind, sel.Index = selIndex, x
 			}
 			out = append(out, sel)
 			s = s[end+1:]
@@ -196,7 +196,7 @@ func identEnd(s string, i int) int {
 }
 
 // prefixText renders the root and the first n selectors.
-func (p *ReadPath) prefixText(n int) string {
+func (p *readPath) prefixText(n int) string {
 	var b strings.Builder
 	if p.Plane {
 		b.WriteString(p.Selectors[0].Key)

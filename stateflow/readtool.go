@@ -9,6 +9,7 @@ import (
 	"unicode/utf16"
 
 	"github.com/pikit-dev/pikit/internal/jsjson"
+	"github.com/pikit-dev/pikit/stateflow/internal/sftext"
 )
 
 // ReadArgs is a decoded read_state argument (reference §1.8).
@@ -26,7 +27,7 @@ type ReadArgs struct {
 func DecodeReadArgs(raw []byte) (*ReadArgs, error) {
 	v, err := DecodeValue(raw)
 	if errors.Is(err, ErrTooDeep) {
-		return nil, &ToolError{Msg: TooDeepMsg("read_state argument"), Cause: err}
+		return nil, &ToolError{Msg: sftext.TooDeepMsg("read_state argument"), Cause: err}
 	}
 	obj, ok := v.(map[string]any)
 	if err != nil || !ok {
@@ -195,7 +196,7 @@ func encodeResult(v any) (string, error) {
 	return string(b), err
 }
 
-func (r *Reader) one(p *ReadPath, projection string) (any, error) {
+func (r *Reader) one(p *readPath, projection string) (any, error) {
 	if p.Patches {
 		rec, err := r.View.RecordBack(p.Root, p.Offset)
 		if err != nil {
@@ -254,11 +255,11 @@ func (e *PathNotFoundError) Is(target error) bool { return target == ErrPathNotF
 
 func asNotFound(err error, nf **PathNotFoundError) bool { return errors.As(err, nf) }
 
-func (r *Reader) selectValue(p *ReadPath, state map[string]any) (any, error) {
+func (r *Reader) selectValue(p *readPath, state map[string]any) (any, error) {
 	var cur any = state
 	for i, s := range p.Selectors {
 		switch s.Kind {
-		case SelKey:
+		case selKey:
 			o, ok := cur.(map[string]any)
 			v, has := o[s.Key]
 			if !ok || !has {
@@ -270,7 +271,7 @@ func (r *Reader) selectValue(p *ReadPath, state map[string]any) (any, error) {
 				return nil, &PathNotFoundError{Path: p.Text}
 			}
 			cur = v
-		case SelIndex:
+		case selIndex:
 			arr, ok := cur.([]any)
 			if !ok {
 				return nil, &PathNotFoundError{Path: p.Text}
@@ -279,7 +280,7 @@ func (r *Reader) selectValue(p *ReadPath, state map[string]any) (any, error) {
 				return nil, toolErr("Index %d is outside %s with length %d", s.Index, p.prefixText(i), len(arr))
 			}
 			cur = arr[s.Index]
-		case SelRange:
+		case selRange:
 			arr, ok := cur.([]any)
 			if !ok {
 				return nil, &PathNotFoundError{Path: p.Text}
@@ -317,7 +318,7 @@ func keysOf(v any) keysResult {
 	case map[string]any:
 		keys := map[string]any{}
 		for k, e := range x {
-			keys[k] = Kind(e)
+			keys[k] = kindOf(e)
 		}
 		n := len(x)
 		return keysResult{Meta: keysMeta{Type: "object", Size: &n}, Keys: keys}
@@ -328,18 +329,18 @@ func keysOf(v any) keysResult {
 		n := len(utf16.Encode([]rune(x)))
 		return keysResult{Meta: keysMeta{Type: "string", Length: &n}, Keys: []any{}}
 	}
-	return keysResult{Meta: keysMeta{Type: Kind(v)}, Keys: []any{}}
+	return keysResult{Meta: keysMeta{Type: kindOf(v)}, Keys: []any{}}
 }
 
 // intersect narrows a semantic patch to a path: the sub-patch under the
 // selected keys, a replaced or deleted ancestor's value (null for a
 // deletion), or {} when the path is untouched.
-func intersect(patch map[string]any, sels []Selector) any {
+func intersect(patch map[string]any, sels []selector) any {
 	var cur any = patch
 	for _, s := range sels {
 		switch x := cur.(type) {
 		case map[string]any:
-			if s.Kind != SelKey {
+			if s.Kind != selKey {
 				return map[string]any{}
 			}
 			v, ok := x[s.Key]
@@ -348,11 +349,11 @@ func intersect(patch map[string]any, sels []Selector) any {
 			}
 			cur = v
 		case []any:
-			if s.Kind == SelIndex && s.Index < len(x) {
+			if s.Kind == selIndex && s.Index < len(x) {
 				cur = x[s.Index]
 				continue
 			}
-			if s.Kind == SelRange && s.End <= len(x) {
+			if s.Kind == selRange && s.End <= len(x) {
 				cur = append([]any{}, x[s.Index:s.End]...)
 				continue
 			}

@@ -42,7 +42,7 @@ func NewLazyNavigation(effective map[string]any) *LazyNavigation {
 	}
 	keys := map[string]string{}
 	for k, v := range lazy {
-		keys[k] = Kind(v)
+		keys[k] = kindOf(v)
 	}
 	asAny := map[string]any{}
 	for k, v := range keys {

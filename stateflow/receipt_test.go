@@ -17,7 +17,7 @@ func TestBuildStateUpdates(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, err := Stage(roots, cur, args)
+	st, err := stage(roots, cur, args)
 	if err != nil {
 		t.Fatal(err)
 	}

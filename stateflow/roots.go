@@ -95,20 +95,20 @@ func (r *Roots) With(root Root) (*Roots, error) {
 	return &Roots{list: append(append([]Root(nil), r.list...), root), namespace: r.namespace}, nil
 }
 
-// ModuleRoot is the root a module adds: an object root, model-patchable
+// moduleRoot is the root a module adds: an object root, model-patchable
 // unless immutable, not in the automatic projection (modules contribute
 // context through their own callback).
-func ModuleRoot(p ModulePolicy) Root {
+func moduleRoot(p ModulePolicy) Root {
 	return Root{Name: p.ID, Patchable: !p.Immutable}
 }
 
 // WithCatalog returns r with each catalog module's root appended in
-// definition order ([Roots.With] of [ModuleRoot]); an id already known is
+// definition order ([Roots.With] of [moduleRoot]); an id already known is
 // an error.
 func (r *Roots) WithCatalog(c Catalog) (*Roots, error) {
 	out := r
 	for _, m := range c.Modules {
-		next, err := out.With(ModuleRoot(m.Policy()))
+		next, err := out.With(moduleRoot(m.Policy()))
 		if err != nil {
 			return nil, err
 		}

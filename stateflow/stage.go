@@ -22,25 +22,26 @@ type Staged struct {
 	Descriptors map[string]map[string]Descriptor
 }
 
-// Stage applies args to current (scope → state; a scope not in current is
-// out of reach): each supplied scope gets apply, prune, the intent-ownership
-// cascade, the known-root filter, prune and validation; then a replay patch
-// per changed scope. Errors are *ToolError (exact upstream text). Stage
-// knows no module: a module root in args is refused as missing (or
-// legacy); see [StageModules].
-func Stage(roots *Roots, current map[string]map[string]any, args PatchArgs) (*Staged, error) {
+// stage is [StageModules] knowing no module: a module root in args is
+// refused as missing (or legacy).
+func stage(roots *Roots, current map[string]map[string]any, args PatchArgs) (*Staged, error) {
 	return StageModules(context.Background(), roots, current, args, nil)
 }
 
-// StageModules is [Stage] with module roots (seed 003): unscoped module
-// patches are resolved ([resolveUnscoped]); then every named module root
-// of every scope must be Available in its scope and not immutable — all
-// checked before any validator runs; the root's merge patch gives a
-// complete resulting value (empty objects pruned as in planes; null or an
-// empty result deletes the root), which must be an object admitted by the
-// module's Validate (called once per (scope, root), on a detached copy).
-// x_* roots the patch does not name keep their exact prior value. Errors
-// are *ToolError; module refusals carry a *ModuleError as Cause.
+// StageModules applies args to current (scope → state; a scope not in
+// current is out of reach): each supplied scope gets apply, prune, the
+// intent-ownership cascade, the known-root filter, prune and validation;
+// then a replay patch per changed scope. Module roots (seed 003) are staged
+// against mods (nil: no module, so a module root in args is refused as
+// missing or legacy): unscoped module patches are resolved
+// ([resolveUnscoped]); then every named module root of every scope must be
+// Available in its scope and not immutable — all checked before any
+// validator runs; the root's merge patch gives a complete resulting value
+// (empty objects pruned as in planes; null or an empty result deletes the
+// root), which must be an object admitted by the module's Validate (called
+// once per (scope, root), on a detached copy). x_* roots the patch does not
+// name keep their exact prior value. Errors are *ToolError (exact upstream
+// text); module refusals carry a *ModuleError as Cause.
 func StageModules(ctx context.Context, roots *Roots, current map[string]map[string]any, args PatchArgs, mods *ModuleBasis) (*Staged, error) {
 	args, err := resolveUnscoped(args, mods, current)
 	if err != nil {
@@ -74,7 +75,7 @@ func StageModules(ctx context.Context, roots *Roots, current map[string]map[stri
 		if err != nil {
 			return nil, &ToolError{Msg: err.Error()}
 		}
-		after, receipts := Cascade(scope, before, Prune(applied))
+		after, receipts := cascade(scope, before, Prune(applied))
 		after = keepOpaque(Prune(keepCarried(roots, scope, after, before)), before, p)
 		if err := validateState(roots, scope, touched(after, p, receipts)); err != nil {
 			return nil, &ToolError{Msg: err.Error()}

@@ -5,6 +5,7 @@ import (
 
 	"github.com/pikit-dev/pikit/internal/jstext"
 	"github.com/pikit-dev/pikit/stateflow/internal/memo"
+	"github.com/pikit-dev/pikit/stateflow/internal/sftext"
 )
 
 // TemporalError is a broken temporal invariant or an unavailable history
@@ -105,29 +106,14 @@ func (s *Stream) validateTail(limit int) error {
 	return nil
 }
 
-// Reasons of "Invalid temporal materialized semantic state in <scope>
-// checkpoint|tail: <reason>", upstream's exact texts.
-const (
-	StateNonFinite   = "expected finite, acyclic JSON data"
-	StateNotObject   = "expected a semantic object"
-	StateNull        = "null is not allowed"
-	StateInvalidData = "invalid semantic fields or artifact metadata"
-)
-
-// StateMsg is upstream's text for an invalid state in a stream: where is
-// "checkpoint" or "tail", reason one of the State* reasons.
-func StateMsg(scope, where, reason string) string {
-	return fmt.Sprintf("Invalid temporal materialized semantic state in %s %s: %s", scope, where, reason)
-}
-
 // stateErr renders a validateState failure as upstream reports it: a null
-// as StateNull, any other rule as StateInvalidData.
+// as sftext.StateNull, any other rule as sftext.StateInvalidData.
 func stateErr(scope, where string, err error) error {
-	reason := StateInvalidData
+	reason := sftext.StateInvalidData
 	if se, ok := err.(*StateError); ok && se.Msg == msgStoredNull {
-		reason = StateNull
+		reason = sftext.StateNull
 	}
-	return &TemporalError{Msg: StateMsg(scope, where, reason)}
+	return &TemporalError{Msg: sftext.StateMsg(scope, where, reason)}
 }
 
 // replayChecked replays recs onto st (owned, modified) checking each

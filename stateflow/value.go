@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/pikit-dev/pikit/internal/jsjson"
+	"github.com/pikit-dev/pikit/stateflow/internal/sftext"
 )
 
 // A value is JSON as JavaScript's JSON.parse sees it: nil, bool, float64,
@@ -32,17 +33,12 @@ var ErrNonFinite = errors.New("stateflow: number out of range")
 // (JSON.stringify: about 4,170); 1000 leaves room for the wrappers around
 // a value and for the caller's stack. Every walk over a value is linear in
 // its size, whatever its depth.
-const MaxDepth = 1000
+const MaxDepth = sftext.MaxDepth
 
 // ErrTooDeep reports JSON nested deeper than [MaxDepth] levels. Errors
-// that carry it say what was too deep ([TooDeepMsg]).
+// that carry it say what was too deep ("<what> is nested too deeply (more
+// than 1000 levels)").
 var ErrTooDeep = fmt.Errorf("stateflow: JSON nested too deeply (more than %d levels)", MaxDepth)
-
-// TooDeepMsg is the text of a document nested deeper than [MaxDepth]:
-// "<what> is nested too deeply (more than 1000 levels)".
-func TooDeepMsg(what string) string {
-	return fmt.Sprintf("%s is nested too deeply (more than %d levels)", what, MaxDepth)
-}
 
 // DecodeValue parses one JSON text into a value as JSON.parse does
 // (jsjson.Decode: a lone surrogate escape is kept, so Canonical writes it
@@ -206,9 +202,9 @@ func CloneObject(m map[string]any) map[string]any {
 	return Clone(m).(map[string]any)
 }
 
-// Kind names a value's JSON type as the keys projection does: "object",
+// kindOf names a value's JSON type as the keys projection does: "object",
 // "array", "string", "number", "boolean" or "null".
-func Kind(v any) string {
+func kindOf(v any) string {
 	switch v.(type) {
 	case map[string]any:
 		return "object"

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 
 	sf "github.com/pikit-dev/pikit/stateflow"
+	"github.com/pikit-dev/pikit/stateflow/internal/sftext"
 )
 
 // decoded is a classified, parsed cohort (reference §2.9).
@@ -149,7 +150,7 @@ func decodeScope(l Layout, roots *sf.Roots, c capture, scope string, prevTail []
 		return fail(&sf.TemporalError{Msg: sf.MsgInvalidBoundary})
 	}
 	if cpReason != "" {
-		return fail(&sf.TemporalError{Msg: sf.StateMsg(scope, "checkpoint", cpReason)})
+		return fail(&sf.TemporalError{Msg: sftext.StateMsg(scope, "checkpoint", cpReason)})
 	}
 	if len(patches) > sf.MaxHistoryLimit {
 		return fail(&sf.TemporalError{Msg: fmt.Sprintf(msgTailTooLong, sf.MaxHistoryLimit)})
@@ -166,7 +167,7 @@ func decodeScope(l Layout, roots *sf.Roots, c capture, scope string, prevTail []
 			return fail(&sf.TemporalError{Msg: sf.MsgInvalidBoundary})
 		}
 		if i == bad.index {
-			return fail(&sf.TemporalError{Msg: sf.StateMsg(scope, "tail", bad.reason)})
+			return fail(&sf.TemporalError{Msg: sftext.StateMsg(scope, "tail", bad.reason)})
 		}
 		m.Patches = append(m.Patches, b)
 	}

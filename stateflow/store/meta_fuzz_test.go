@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	sf "github.com/pikit-dev/pikit/stateflow"
+	"github.com/pikit-dev/pikit/stateflow/internal/sftext"
 )
 
 // FuzzDecodeMeta feeds arbitrary meta.json bytes (v1–v4, descriptors):
@@ -70,5 +71,5 @@ var metaErrors = map[string]bool{
 	"State Flow global temporal metadata does not match its semantic tail": true,
 	"Invalid temporal checkpoint/tail envelope":                            true,
 	sf.MsgInvalidBoundary:                                                  true,
-	sf.TooDeepMsg("State Flow global metadata"):                            true,
+	sftext.TooDeepMsg("State Flow global metadata"):                        true,
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/pikit-dev/pikit/internal/jstext"
 	sf "github.com/pikit-dev/pikit/stateflow"
+	"github.com/pikit-dev/pikit/stateflow/internal/sftext"
 )
 
 // Error is a store that cannot be used as it is; Msg is the exact text
@@ -60,7 +61,7 @@ type Runtime struct {
 func decodeSessionRuntime(cfgData, rtData []byte, cwd, sessionID string) (string, *Runtime, error) {
 	settings, err := sf.DecodeValue(cfgData)
 	if errors.Is(err, sf.ErrTooDeep) {
-		return "", nil, &Error{Msg: sf.TooDeepMsg("State Flow session config"), Err: err}
+		return "", nil, &Error{Msg: sftext.TooDeepMsg("State Flow session config"), Err: err}
 	}
 	if err != nil && !errors.Is(err, sf.ErrNonFinite) {
 		return "", nil, &Error{Msg: MsgRuntimeJSON}
@@ -260,21 +261,21 @@ func encodeSessionConfig(mode string) ([]byte, error) {
 // "State Flow <scope> checkpoint contains invalid JSON" (upstream's text),
 // text nested too deeply ours. JSON whose value is no semantic state (not
 // an object, or holding a non-finite number) parses, as JSON.parse reads
-// it; reason then names the problem (sf.StateNonFinite, sf.StateNotObject),
+// it; reason then names the problem (sftext.StateNonFinite, sftext.StateNotObject),
 // which upstream reports after the metadata checks.
 func parseCheckpoint(data []byte, scope string) (state map[string]any, reason string, err error) {
 	v, err := sf.DecodeValue(data)
 	switch {
 	case errors.Is(err, sf.ErrTooDeep):
-		return nil, "", &Error{Msg: sf.TooDeepMsg(fmt.Sprintf("State Flow %s checkpoint", scope)), Err: err}
+		return nil, "", &Error{Msg: sftext.TooDeepMsg(fmt.Sprintf("State Flow %s checkpoint", scope)), Err: err}
 	case errors.Is(err, sf.ErrNonFinite):
-		return nil, sf.StateNonFinite, nil
+		return nil, sftext.StateNonFinite, nil
 	case err != nil:
 		return nil, "", &Error{Msg: fmt.Sprintf("State Flow %s checkpoint contains invalid JSON", scope)}
 	}
 	obj, ok := v.(map[string]any)
 	if !ok {
-		return nil, sf.StateNotObject, nil
+		return nil, sftext.StateNotObject, nil
 	}
 	return obj, "", nil
 }
@@ -283,7 +284,7 @@ func parseCheckpoint(data []byte, scope string) (state map[string]any, reason st
 func decodeTail(data []byte, scope string) ([]map[string]any, error) {
 	out, _, bad, err := decodeTailReusing(data, scope, nil)
 	if err == nil && bad.reason != "" {
-		err = &sf.TemporalError{Msg: sf.StateMsg(scope, "tail", bad.reason)}
+		err = &sf.TemporalError{Msg: sftext.StateMsg(scope, "tail", bad.reason)}
 	}
 	return out, err
 }
@@ -311,8 +312,8 @@ func (l tailLine) filteredBy(roots *sf.Roots) (map[string]any, tailLine) {
 }
 
 // badRecord is the first tail record that parses as JSON but is no patch:
-// its index among the records and the reason (sf.StateNonFinite,
-// sf.StateNotObject); reason "" when there is none.
+// its index among the records and the reason (sftext.StateNonFinite,
+// sftext.StateNotObject); reason "" when there is none.
 type badRecord struct {
 	index  int
 	reason string
@@ -369,13 +370,13 @@ func decodeTailReusing(data []byte, scope string, prev []tailLine) ([]map[string
 		reason := ""
 		switch {
 		case errors.Is(err, sf.ErrTooDeep):
-			return nil, nil, bad, &Error{Msg: sf.TooDeepMsg(fmt.Sprintf("State Flow %s tail line %d", scope, line)), Err: err}
+			return nil, nil, bad, &Error{Msg: sftext.TooDeepMsg(fmt.Sprintf("State Flow %s tail line %d", scope, line)), Err: err}
 		case errors.Is(err, sf.ErrNonFinite):
-			reason = sf.StateNonFinite
+			reason = sftext.StateNonFinite
 		case err != nil:
 			return nil, nil, bad, &Error{Msg: fmt.Sprintf("State Flow %s tail contains invalid JSON at line %d", scope, line)}
 		case !isObj:
-			reason = sf.StateNotObject
+			reason = sftext.StateNotObject
 		}
 		if reason != "" {
 			if bad.reason == "" {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/pikit-dev/pikit/internal/strictjson"
 	sf "github.com/pikit-dev/pikit/stateflow"
+	"github.com/pikit-dev/pikit/stateflow/internal/sftext"
 )
 
 // meta.json and runtime.json are read by one strict typed decode
@@ -28,7 +29,7 @@ import (
 // Flow global metadata"); notObject is the file's text for a value that is
 // no object or holds a non-finite number. Text JSON.parse refuses is
 // "<what> contains invalid JSON", text nested deeper than sf.MaxDepth
-// sf.TooDeepMsg(what) (both checked first, so they keep the texts they had
+// sftext.TooDeepMsg(what) (both checked first, so they keep the texts they had
 // when only JSON.parse's reading was used); then a repeated member name is
 // repeatedMember's error.
 func decodeDoc(data []byte, doc any, what, notObject string) error {
@@ -43,7 +44,7 @@ func decodeDoc(data []byte, doc any, what, notObject string) error {
 	v, verr := sf.DecodeValue(data)
 	switch {
 	case errors.Is(verr, sf.ErrTooDeep):
-		return &Error{Msg: sf.TooDeepMsg(what), Err: verr}
+		return &Error{Msg: sftext.TooDeepMsg(what), Err: verr}
 	case errors.Is(verr, sf.ErrNonFinite):
 		return &Error{Msg: notObject}
 	case verr != nil:

@@ -11,6 +11,7 @@ import (
 
 	"github.com/pikit-dev/pikit/internal/strictjson"
 	sf "github.com/pikit-dev/pikit/stateflow"
+	"github.com/pikit-dev/pikit/stateflow/internal/sftext"
 )
 
 // docSeeds are meta.json and runtime.json texts as written, and variants
@@ -154,7 +155,7 @@ var runtimeErrors = map[string]bool{
 	"Temporal lineage must contain between one and 101 boundaries": true,
 	"Duplicate State Flow temporal boundary":                       true,
 	"Disconnected State Flow temporal lineage":                     true,
-	sf.TooDeepMsg("State Flow session runtime"):                    true,
+	sftext.TooDeepMsg("State Flow session runtime"):                true,
 }
 
 // checkDocError checks a decode of data by decodeDoc's rules: err is nil

@@ -11,6 +11,7 @@ import (
 	"pgregory.net/rapid"
 
 	sf "github.com/pikit-dev/pikit/stateflow"
+	"github.com/pikit-dev/pikit/stateflow/internal/sftext"
 )
 
 // tailText draws a patches.jsonl text from a small set of lines, so lines
@@ -40,7 +41,7 @@ func TestProperty_TailReuseEqualsFresh(t *testing.T) {
 		want, wantErr := decodeTail([]byte(data), "session")
 		got, lines, bad, gotErr := decodeTailReusing([]byte(data), "session", prev)
 		if gotErr == nil && bad.reason != "" {
-			gotErr = &sf.TemporalError{Msg: sf.StateMsg("session", "tail", bad.reason)}
+			gotErr = &sf.TemporalError{Msg: sftext.StateMsg("session", "tail", bad.reason)}
 		}
 		if (wantErr == nil) != (gotErr == nil) || (wantErr != nil && wantErr.Error() != gotErr.Error()) {
 			rt.Fatalf("error %v, fresh %v", gotErr, wantErr)
