@@ -4,6 +4,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/pikit-dev/pikit/midcompact/internal/uitext"
 )
 
 // NoticeLevel is a ui.notify level.
@@ -22,10 +24,6 @@ type Notice struct {
 	Text  string
 }
 
-// StartPromptPrefix is the first line of the start prompt; a prompt that
-// starts with it gets no handoff message (reference §5.2).
-const StartPromptPrefix = "A mid-compaction transaction is active on a frozen anchor snapshot."
-
 // CheckStart decides whether `/midcompact:start` may proceed on the current
 // branch (restored from it) at leaf: an active transaction is a warning,
 // a missing leaf an error, else nil.
@@ -41,35 +39,28 @@ func CheckStart(r Restored, leaf string) *Notice {
 
 // PrepareAbort decides `/midcompact:abort`: refused while the agent holds
 // the lock, a no-op notice without a transaction; otherwise it returns the
-// anchor to navigate to (summarize:false, label [AbortLabel] or the
+// anchor to navigate to (summarize:false, label "midcompact aborted" or the
 // anchor's own label). Abort appends no midcompact entry (seed 001
 // §Persistence); the navigation's label entry is Pi's own (see the
 // package doc, "Abort and the resumed position"). After navigation report
 // [AbortDone].
 func PrepareAbort(r Restored, lock LockOwner) (anchor string, n *Notice) {
 	if lock == LockAgent {
-		return "", &Notice{NoticeWarning, MsgAbortAgentLocked}
+		return "", &Notice{NoticeWarning, uitext.MsgAbortAgentLocked}
 	}
 	if r.Transaction == nil {
-		return "", &Notice{NoticeInfo, MsgNoTransaction}
+		return "", &Notice{NoticeInfo, uitext.MsgNoTransaction}
 	}
 	return r.Transaction.AnchorEntryID, nil
 }
 
-// AbortLabel is the tree label an abort's navigation puts on the anchor
-// when the anchor has none (an existing label is put again unchanged, so a
-// user's bookmark survives): Pi 1.6.0 persists that label as a `label`
-// entry whose parent is the anchor, the session's new last entry, which is
-// where `pi -c` resumes.
-const AbortLabel = "midcompact aborted"
-
 // AbortNavigationLabel is the label the abort navigation sets on the anchor:
-// its current label (existing, "" for none) or [AbortLabel].
+// its current label (existing, "" for none) or "midcompact aborted".
 func AbortNavigationLabel(existing string) string {
 	if existing != "" {
 		return existing
 	}
-	return AbortLabel
+	return uitext.AbortLabel
 }
 
 // AbortDone is the notice after the abort navigation (cancelled or not).
@@ -77,7 +68,7 @@ func AbortDone(cancelled bool) Notice {
 	if cancelled {
 		return Notice{NoticeWarning, msgAbortCancelled}
 	}
-	return Notice{NoticeInfo, MsgAborted}
+	return Notice{NoticeInfo, uitext.MsgAborted}
 }
 
 // PrepareCommit decides `/midcompact:commit`: refused while the agent holds
@@ -85,14 +76,14 @@ func AbortDone(cancelled bool) Notice {
 // against a fresh snapshot of the anchor (snap) and the next state built.
 // The caller then navigates to res.State's anchor (the transaction's
 // anchorEntryId), appends res.State, sets res.Label on the new entry and,
-// unless navigation was cancelled ([MsgCommitCancelled]), notifies
+// unless navigation was cancelled (a "commit cancelled" notice), notifies
 // res.Notice.
 func PrepareCommit(r Restored, lock LockOwner, snap *Snapshot, now time.Time) (*CommitResult, *Notice) {
 	if lock == LockAgent {
-		return nil, &Notice{NoticeWarning, MsgCommitAgentLocked}
+		return nil, &Notice{NoticeWarning, uitext.MsgCommitAgentLocked}
 	}
 	if r.Transaction == nil {
-		return nil, &Notice{NoticeWarning, MsgNoTransaction}
+		return nil, &Notice{NoticeWarning, uitext.MsgNoTransaction}
 	}
 	d := r.Draft
 	if d == nil {
@@ -114,7 +105,7 @@ func StartPrompt(tx *Transaction, d *Draft, focus string) string {
 		d = NewDraft(tx.ID)
 	}
 	lines := []string{
-		StartPromptPrefix,
+		uitext.StartPromptPrefix,
 		telemetryHeader(tx, d),
 		"Capabilities: midcompact inspect, measure, locate_ref, locate_search, plan_show, plan_read, plan_add, plan_update, plan_remove, recall_list and recall_read.",
 		"The user owns the final compression decision. You may edit the plan, but you must not commit. Local character and image counts are not token estimates.",
@@ -134,7 +125,7 @@ func StartPrompt(tx *Transaction, d *Draft, focus string) string {
 // returned from before_agent_start while a transaction exists and the
 // prompt is not the start prompt (reference §5.2); "" means none.
 func HandoffMessage(tx *Transaction, d *Draft, prompt string) string {
-	if tx == nil || strings.HasPrefix(prompt, StartPromptPrefix) {
+	if tx == nil || strings.HasPrefix(prompt, uitext.StartPromptPrefix) {
 		return ""
 	}
 	if d == nil {

@@ -3,6 +3,8 @@ package midcompact
 import (
 	"strings"
 	"testing"
+
+	"github.com/pikit-dev/pikit/midcompact/internal/uitext"
 )
 
 func TestCommandChecks(t *testing.T) {
@@ -13,19 +15,19 @@ func TestCommandChecks(t *testing.T) {
 	if n := CheckStart(Restored{}, ""); n == nil || *n != (Notice{NoticeError, msgNoLeaf}) {
 		t.Errorf("start without leaf: %+v", n)
 	}
-	if _, n := PrepareAbort(up, LockAgent); n == nil || n.Text != MsgAbortAgentLocked {
+	if _, n := PrepareAbort(up, LockAgent); n == nil || n.Text != uitext.MsgAbortAgentLocked {
 		t.Errorf("abort under agent lock: %+v", n)
 	}
-	if _, n := PrepareAbort(Restored{}, LockFree); n == nil || *n != (Notice{NoticeInfo, MsgNoTransaction}) {
+	if _, n := PrepareAbort(Restored{}, LockFree); n == nil || *n != (Notice{NoticeInfo, uitext.MsgNoTransaction}) {
 		t.Errorf("abort without tx: %+v", n)
 	}
 	if a, n := PrepareAbort(up, LockUI); n != nil || a != "e3" {
 		t.Errorf("abort: %q %+v", a, n)
 	}
-	if AbortDone(true).Text != msgAbortCancelled || AbortDone(false) != (Notice{NoticeInfo, MsgAborted}) {
+	if AbortDone(true).Text != msgAbortCancelled || AbortDone(false) != (Notice{NoticeInfo, uitext.MsgAborted}) {
 		t.Error("abort done notices")
 	}
-	if _, n := PrepareCommit(up, LockAgent, nil, testNow); n == nil || n.Text != MsgCommitAgentLocked {
+	if _, n := PrepareCommit(up, LockAgent, nil, testNow); n == nil || n.Text != uitext.MsgCommitAgentLocked {
 		t.Errorf("commit under agent lock: %+v", n)
 	}
 	if _, n := PrepareCommit(Restored{}, LockFree, nil, testNow); n == nil || n.Level != NoticeWarning {
@@ -40,7 +42,7 @@ func TestCommandChecks(t *testing.T) {
 func TestPrompts(t *testing.T) {
 	up := Restore(branchOf(t, fixture(t, "upstream"), ""))
 	p := StartPrompt(up.Transaction, up.Draft, "  keep the API  ")
-	mustContain(t, p, StartPromptPrefix+"\n\nContext awareness", "User focus: keep the API", "FINAL STATE: AGENT DIRECT.", "Stop before commit.")
+	mustContain(t, p, uitext.StartPromptPrefix+"\n\nContext awareness", "User focus: keep the API", "FINAL STATE: AGENT DIRECT.", "Stop before commit.")
 	user := *up.Transaction
 	user.StartMode = StartUser
 	mustContain(t, StartPrompt(&user, nil, ""), "FINAL STATE: USER MANUAL.", "Acknowledge with OK only.", "then call plan_show first.")

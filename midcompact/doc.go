@@ -35,7 +35,9 @@
 //     [StartPrompt], [HandoffMessage], [ResolveStartMode], [ResolveSurface],
 //     [OpenPlanningUI], [ExpandSelection], [Draft.ReplaceRanges],
 //     [SelectionHeader]; [NewReviewState] is the workbench payload. All
-//     return texts and notices; the piext layer shows them.
+//     return texts and notices; the piext layer shows them. The fixed
+//     texts the extension, the overlays and their tests share (notices,
+//     tool results, the start chooser) are midcompact/internal/uitext.
 //   - [Runtime] is the per-session memory the extension wires to Pi's
 //     events (session_start/tree/shutdown, agent_start/settled, context).
 //   - The terminal overlays (Selection and Review, reference §5.5) are
@@ -94,7 +96,7 @@
 //     plan_add) answers that it is a group label and names the group's
 //     atoms (the reference: "No matching atoms" / unknown ref).
 //   - Abort writes no midcompact entry, but its navigation labels the
-//     anchor ([AbortLabel], or the anchor's own label again): Pi 1.6.0
+//     anchor ("midcompact aborted", or the anchor's own label again): Pi 1.6.0
 //     persists that as a `label` entry under the anchor, the session's last
 //     entry, so a resumed session starts at the anchor with no transaction
 //     (without it Pi resumed on the planning branch). Seed 001's "abort

@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/pikit-dev/pikit/midcompact/internal/uitext"
 )
 
 var testNow = time.Date(2026, 9, 8, 10, 0, 0, 0, time.UTC)
@@ -145,7 +147,7 @@ func TestFlow_PlanCommitProjectRecall(t *testing.T) {
 	if got := s.call(nil, `{"action":"recall_read","block":"c0009"}`).Text; got != "Error: Unknown compressed block c0009." {
 		t.Errorf("unknown block: %q", got)
 	}
-	if got := s.call(nil, `{"action":"plan_show"}`).Text; got != MsgToolNoTransaction {
+	if got := s.call(nil, `{"action":"plan_show"}`).Text; got != uitext.MsgToolNoTransaction {
 		t.Errorf("no transaction: %q", got)
 	}
 

@@ -12,13 +12,6 @@ import (
 // ToolName is the one tool midcompact registers.
 const ToolName = "midcompact"
 
-// ToolLabel and ToolDescription are the registration texts (reference
-// §1.1).
-const (
-	ToolLabel       = "Midcompact"
-	ToolDescription = "Inspect, measure, locate, plan, or recall mid-context compression. Use the `midcompact` skill to route planning versus recall; during an active transaction, follow the runtime prompt for the state-specific first action."
-)
-
 // ToolSchema is the tool's parameters as JSON Schema: a root object
 // `{request}` (additionalProperties false) whose request is an anyOf of 11
 // closed branches, each discriminated by a required `action` that is a

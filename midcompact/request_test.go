@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/pikit-dev/pikit/midcompact/internal/uitext"
 )
 
 func compileSchema(t testing.TB) *jsonschema.Schema {
@@ -170,7 +172,7 @@ func TestExecute_ErrorsAsText(t *testing.T) {
 	for params, want := range map[string]string{
 		`{"request":{"action":"recall_list","range_id":"d1"}}`: "Error: recall_list does not accept: range_id.",
 		`{"request":{"action":"recall_list"}}`:                 "No compressed blocks are active on this branch.",
-		`{"request":{"action":"inspect"}}`:                     MsgToolNoTransaction,
+		`{"request":{"action":"inspect"}}`:                     uitext.MsgToolNoTransaction,
 		`not json`:                                             "Error: midcompact parameters must be an object {request: {action, ...}}.",
 	} {
 		if got := Execute([]byte(params), env).Text; got != want {
@@ -190,7 +192,7 @@ func TestExecute_LockBlocksAgent(t *testing.T) {
 		t.Fatal("ui lock")
 	}
 	res := s.call(lock, `{"action":"plan_add","start":"a0001","end":"a0001","summary":"x"}`)
-	if res.Text != MsgToolBlocked || res.Warning != NoticeToolBlocked || res.Draft != nil {
+	if res.Text != uitext.MsgToolBlocked || res.Warning != uitext.NoticeToolBlocked || res.Draft != nil {
 		t.Errorf("blocked call = %+v", res)
 	}
 	if got := s.call(lock, `{"action":"recall_list"}`).Text; got != "No compressed blocks are active on this branch." {

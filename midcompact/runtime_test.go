@@ -2,6 +2,8 @@ package midcompact
 
 import (
 	"testing"
+
+	"github.com/pikit-dev/pikit/midcompact/internal/uitext"
 )
 
 // TestRuntime_LockAndReload: an agent turn blocks a planning UI until
@@ -33,7 +35,7 @@ func TestRuntime_LockAndReload(t *testing.T) {
 		t.Fatal("UI refused after agent_settled")
 	}
 	blocked := rt.Tool([]byte(`{"request":{"action":"plan_remove","range_id":"d1"}}`), *s.env(nil, Restored{}))
-	if blocked.Text != MsgToolBlocked || blocked.Draft != nil || rt.Memory().Draft.Revision != 1 {
+	if blocked.Text != uitext.MsgToolBlocked || blocked.Draft != nil || rt.Memory().Draft.Revision != 1 {
 		t.Errorf("UI-held lock let the agent mutate: %+v", blocked)
 	}
 	rt.Restore(s.branch()) // reload

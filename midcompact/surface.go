@@ -1,6 +1,10 @@
 package midcompact
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/pikit-dev/pikit/midcompact/internal/uitext"
+)
 
 // PlanningCommand is a planning surface command: "select" or "review".
 type PlanningCommand string
@@ -26,21 +30,8 @@ const (
 // §5.3–§5.6). User-facing copy says "can't compress" where the tool says
 // "protected".
 const (
-	MsgUIAlreadyOpen      = "A planning UI is already open. Close it before opening another; use /midcompact:close-webui if its WebUI is stuck."
-	MsgSelectAgentLocked  = "The Agent is currently processing the midcompact plan. Try Selection after the Agent turn ends."
-	MsgReviewAgentLocked  = "The Agent is currently processing the midcompact plan. Try opening review after the Agent turn ends."
-	MsgPlanSaved          = "Plan saved. Tell the Agent to continue processing it when ready."
-	MsgSelectionClosed    = "Selection closed. The plan remains available; reopen select or tell the Agent to continue."
 	msgSelectionWebClosed = "Selection closed. The plan is saved; tell the Agent to continue when ready."
 	msgReviewWebClosed    = "Midcompact review-webui closed."
-	MsgNoWebUI            = "No midcompact WebUI is open in this session. No planning lock was changed."
-	CloseWebUITitle       = "Close midcompact WebUI?"
-	CloseWebUIMessage     = "The saved plan and transaction will be kept. Unsaved browser edits will not be saved."
-	MsgWebUIClosed        = "Midcompact WebUI closed. The saved plan and transaction are unchanged."
-	CantCompressLabel     = "can't compress"
-	SurfaceWebOption      = "Web UI — Recommended"
-	SurfaceTUIOption      = "TUI — Built into Pi"
-	SurfaceCancelOption   = "Cancel"
 	surfaceUnrecognized   = " was not opened: the dialog returned an unrecognized choice."
 )
 
@@ -63,7 +54,7 @@ func SurfaceChooser(cmd PlanningCommand) (title string, options []string) {
 	if cmd == CmdReview {
 		name = "Review"
 	}
-	return "Open Midcompact " + name, []string{SurfaceWebOption, SurfaceTUIOption, SurfaceCancelOption}
+	return "Open Midcompact " + name, []string{uitext.SurfaceWebOption, uitext.SurfaceTUIOption, uitext.SurfaceCancelOption}
 }
 
 // ResolveSurface decides where to open: without UI and without an explicit
@@ -78,11 +69,11 @@ func ResolveSurface(cmd PlanningCommand, arg Surface, answer *string, hasUI bool
 			return "", &Notice{NoticeWarning, "No interactive UI is available to choose a " + string(cmd) + " surface. Specify /midcompact:" + string(cmd) + " tui or /midcompact:" + string(cmd) + " webui."}
 		}
 		switch {
-		case answer == nil || *answer == SurfaceCancelOption:
+		case answer == nil || *answer == uitext.SurfaceCancelOption:
 			return "", &Notice{NoticeInfo, "Midcompact " + string(cmd) + " opening cancelled."}
-		case *answer == SurfaceWebOption:
+		case *answer == uitext.SurfaceWebOption:
 			s = SurfaceWebUI
-		case *answer == SurfaceTUIOption:
+		case *answer == uitext.SurfaceTUIOption:
 			s = SurfaceTUI
 		default:
 			return "", &Notice{NoticeWarning, "Midcompact " + string(cmd) + surfaceUnrecognized}
@@ -101,13 +92,13 @@ func ResolveSurface(cmd PlanningCommand, arg Surface, answer *string, hasUI bool
 // lock until its surface (or the workbench's cleanup) releases it.
 func OpenPlanningUI(cmd PlanningCommand, lock *PlanningLock, workbenchOpen bool) *Notice {
 	if workbenchOpen || lock.Owner() == LockUI {
-		return &Notice{NoticeWarning, MsgUIAlreadyOpen}
+		return &Notice{NoticeWarning, uitext.MsgUIAlreadyOpen}
 	}
 	if !lock.TryAcquireUI() {
 		if cmd == CmdReview {
-			return &Notice{NoticeWarning, MsgReviewAgentLocked}
+			return &Notice{NoticeWarning, uitext.MsgReviewAgentLocked}
 		}
-		return &Notice{NoticeWarning, MsgSelectAgentLocked}
+		return &Notice{NoticeWarning, uitext.MsgSelectAgentLocked}
 	}
 	return nil
 }
@@ -116,15 +107,13 @@ func OpenPlanningUI(cmd PlanningCommand, lock *PlanningLock, workbenchOpen bool)
 // it. The option labels are this package's own (the reference gives only
 // their order and the title's subject).
 const (
-	StartChooserTitle  = "Midcompact: freeze the current context as an anchor and plan compression"
-	StartOptionAgent   = "Agent direct — the Agent plans first"
-	StartOptionUser    = "User manual — you select ranges first"
-	StartOptionDrop    = "Drop"
 	StartChooserTimeMs = 120_000 // RPC mode only; the TUI dialog has none
 )
 
 // StartOptions lists the chooser options in order.
-func StartOptions() []string { return []string{StartOptionAgent, StartOptionUser, StartOptionDrop} }
+func StartOptions() []string {
+	return []string{uitext.StartOptionAgent, uitext.StartOptionUser, uitext.StartOptionDrop}
+}
 
 // ResolveStartMode maps the chooser answer: without UI (json/print) the
 // start is agent-first with no dialog; nil or Drop cancels; an unknown
@@ -134,11 +123,11 @@ func ResolveStartMode(hasUI bool, answer *string) (StartMode, *Notice) {
 		return StartAgent, nil
 	}
 	switch {
-	case answer == nil || *answer == StartOptionDrop:
-		return "", &Notice{NoticeInfo, MsgStartCancelled}
-	case *answer == StartOptionAgent:
+	case answer == nil || *answer == uitext.StartOptionDrop:
+		return "", &Notice{NoticeInfo, uitext.MsgStartCancelled}
+	case *answer == uitext.StartOptionAgent:
 		return StartAgent, nil
-	case *answer == StartOptionUser:
+	case *answer == uitext.StartOptionUser:
 		return StartUser, nil
 	}
 	return "", &Notice{NoticeWarning, msgStartUnrecognized}

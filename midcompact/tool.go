@@ -4,13 +4,7 @@ import (
 	"errors"
 
 	"github.com/pikit-dev/pikit/internal/pisession"
-)
-
-// Tool texts (reference §1.3).
-const (
-	MsgToolNoTransaction = "No active midcompact transaction. Ask the user to run `/midcompact:start` first."
-	MsgToolBlocked       = "Agent operation blocked: a user editing UI holds the planning lock."
-	NoticeToolBlocked    = "A Selection/Review UI is currently editing the midcompact plan. Close it before the Agent can continue."
+	"github.com/pikit-dev/pikit/midcompact/internal/uitext"
 )
 
 // ToolEnv is what one tool call sees of the session and the runtime. The
@@ -70,7 +64,7 @@ func Execute(params []byte, env *ToolEnv) ToolResult {
 		tx = env.Memory.Transaction
 	}
 	if tx == nil {
-		return ToolResult{Text: MsgToolNoTransaction}
+		return ToolResult{Text: uitext.MsgToolNoTransaction}
 	}
 	if draft == nil || draft.TransactionID != tx.ID {
 		draft = env.Memory.Draft
@@ -79,7 +73,7 @@ func Execute(params []byte, env *ToolEnv) ToolResult {
 		draft = NewDraft(tx.ID)
 	}
 	if env.Lock != nil && !env.Lock.AcquireAgent() {
-		return ToolResult{Text: MsgToolBlocked, Warning: NoticeToolBlocked}
+		return ToolResult{Text: uitext.MsgToolBlocked, Warning: uitext.NoticeToolBlocked}
 	}
 	if env.AnchorBranch == nil {
 		return errorResult(errors.New("midcompact: no anchor branch source"))

@@ -8,6 +8,7 @@ import (
 
 	"github.com/pikit-dev/pikit/internal/strictjson"
 	"github.com/pikit-dev/pikit/midcompact"
+	"github.com/pikit-dev/pikit/midcompact/internal/uitext"
 	"github.com/pikit-dev/pikit/piext"
 )
 
@@ -94,8 +95,8 @@ func (rt *runtime) chooseStart(ctx context.Context, h host) (midcompact.StartMod
 		if err != nil {
 			return "", nil, err
 		}
-		res, err := h.Select(ctx, midcompact.StartChooserTitle,
-			[]string{midcompact.StartOptionAgent, midcompact.StartOptionUser, midcompact.StartOptionDrop}, dialogOptions(mode))
+		res, err := h.Select(ctx, uitext.StartChooserTitle,
+			[]string{uitext.StartOptionAgent, uitext.StartOptionUser, uitext.StartOptionDrop}, dialogOptions(mode))
 		if err != nil {
 			return "", nil, err
 		}
@@ -230,7 +231,7 @@ func (rt *runtime) commit(ctx context.Context, h host) error {
 		return err
 	}
 	if cancelled {
-		return h.Notify(ctx, midcompact.MsgCommitCancelled, "warning")
+		return h.Notify(ctx, uitext.MsgCommitCancelled, "warning")
 	}
 	if err := h.AppendEntry(ctx, midcompact.StateEntryType, res.State); err != nil {
 		return err

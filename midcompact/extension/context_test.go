@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/pikit-dev/pikit/midcompact"
+	"github.com/pikit-dev/pikit/midcompact/internal/uitext"
 	"github.com/pikit-dev/pikit/piext"
 )
 
@@ -100,7 +101,7 @@ func TestCommit_AtAnchorThenProjects(t *testing.T) {
 	if err := rt.commit(ctx, h); err != nil {
 		t.Fatal(err)
 	}
-	if got := h.lastNotice(); got != "warning: "+midcompact.MsgCommitAgentLocked {
+	if got := h.lastNotice(); got != "warning: "+uitext.MsgCommitAgentLocked {
 		t.Errorf("commit during the agent turn: %q", got)
 	}
 	rt.lock.ReleaseAgent() // agent_settled

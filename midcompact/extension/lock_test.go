@@ -7,6 +7,7 @@ import (
 
 	"github.com/pikit-dev/pikit/midcompact"
 	"github.com/pikit-dev/pikit/midcompact/extension/internal/workbenchtest"
+	"github.com/pikit-dev/pikit/midcompact/internal/uitext"
 )
 
 // holdSurface is a workbench double: Open keeps the UI lock until
@@ -29,7 +30,7 @@ func newTestRuntime(s Surfaces) *runtime {
 func started(t *testing.T, s Surfaces) (*runtime, *fakeHost) {
 	t.Helper()
 	ctx := t.Context()
-	h := &fakeHost{selects: []string{midcompact.StartOptionAgent}}
+	h := &fakeHost{selects: []string{uitext.StartOptionAgent}}
 	h.message("user", "hello one")
 	h.message("assistant", "ack one")
 	h.message("user", "hello two")
@@ -77,8 +78,8 @@ func TestLock_AgentTurnRefusesPlanningUI(t *testing.T) {
 	expectNotices(t, h, []noticeCase{
 		{func() error { return rt.openPlanning(ctx, h, h, selectCommand, "webui") }, "warning: The Agent is currently processing the midcompact plan. Try Selection after the Agent turn ends."},
 		{func() error { return rt.openPlanning(ctx, h, h, reviewCommand, "webui") }, "warning: The Agent is currently processing the midcompact plan. Try opening review after the Agent turn ends."},
-		{func() error { return rt.commit(ctx, h) }, "warning: " + midcompact.MsgCommitAgentLocked},
-		{func() error { return rt.abort(ctx, h) }, "warning: " + midcompact.MsgAbortAgentLocked},
+		{func() error { return rt.commit(ctx, h) }, "warning: " + uitext.MsgCommitAgentLocked},
+		{func() error { return rt.abort(ctx, h) }, "warning: " + uitext.MsgAbortAgentLocked},
 	})
 	if len(h.entries) != entries || rt.lock.Owner() != midcompact.LockAgent {
 		t.Errorf("refusals changed something: entries %d → %d, lock %s", entries, len(h.entries), rt.lock.Owner())
@@ -105,8 +106,8 @@ func TestCommitAbort_RefusedWhileAgentRunsWithoutTheLock(t *testing.T) {
 	rt.lock.AcquireAgent()
 	leaf, entries := h.leaf, len(h.entries)
 	expectNotices(t, h, []noticeCase{
-		{func() error { return rt.commit(ctx, h) }, "warning: " + midcompact.MsgCommitAgentLocked},
-		{func() error { return rt.abort(ctx, h) }, "warning: " + midcompact.MsgAbortAgentLocked},
+		{func() error { return rt.commit(ctx, h) }, "warning: " + uitext.MsgCommitAgentLocked},
+		{func() error { return rt.abort(ctx, h) }, "warning: " + uitext.MsgAbortAgentLocked},
 	})
 	if h.leaf != leaf || len(h.entries) != entries || rt.lock.Owner() != midcompact.LockUI {
 		t.Errorf("refusals changed something: leaf %s → %s, entries %d → %d, lock %s", leaf, h.leaf, entries, len(h.entries), rt.lock.Owner())
@@ -118,7 +119,7 @@ func TestCommitAbort_RefusedWhileAgentRunsWithoutTheLock(t *testing.T) {
 // (the abort sets the same one again).
 func TestAbort_KeepsTheAnchorsLabel(t *testing.T) {
 	for _, c := range []struct{ existing, want string }{
-		{"", midcompact.AbortLabel},
+		{"", uitext.AbortLabel},
 		{"my bookmark", "my bookmark"},
 	} {
 		rt, h := started(t, nil)
@@ -132,7 +133,7 @@ func TestAbort_KeepsTheAnchorsLabel(t *testing.T) {
 		if last["type"] != "label" || last["targetId"] != "e4" || last["parentId"] != "e4" || last["label"] != c.want || h.leaf != last["id"] {
 			t.Errorf("existing %q: last entry %v, leaf %s; want label %q on the anchor e4 as the leaf", c.existing, last, h.leaf, c.want)
 		}
-		if n := h.lastNotice(); n != "info: "+midcompact.MsgAborted {
+		if n := h.lastNotice(); n != "info: "+uitext.MsgAborted {
 			t.Errorf("notice %q", n)
 		}
 	}
@@ -149,10 +150,10 @@ func TestLock_WorkbenchRefusesAgentPlanAndSecondUI(t *testing.T) {
 	}
 	entries := len(h.entries)
 	add := []byte(`{"request":{"action":"plan_add","start":"a0001","end":"a0002","summary":"s"}}`)
-	if got := rt.runTool(ctx, h, add); got != midcompact.MsgToolBlocked {
+	if got := rt.runTool(ctx, h, add); got != uitext.MsgToolBlocked {
 		t.Errorf("tool = %q", got)
 	}
-	if got := h.notices[len(h.notices)-1]; got != "warning: "+midcompact.NoticeToolBlocked {
+	if got := h.notices[len(h.notices)-1]; got != "warning: "+uitext.NoticeToolBlocked {
 		t.Errorf("notice = %q", got)
 	}
 	if len(h.entries) != entries {
@@ -161,13 +162,13 @@ func TestLock_WorkbenchRefusesAgentPlanAndSecondUI(t *testing.T) {
 	if err := rt.openPlanning(ctx, h, h, selectCommand, "webui"); err != nil {
 		t.Fatal(err)
 	}
-	if got := h.lastNotice(); got != "warning: "+midcompact.MsgUIAlreadyOpen {
+	if got := h.lastNotice(); got != "warning: "+uitext.MsgUIAlreadyOpen {
 		t.Errorf("second UI: %q", got)
 	}
 	if err := rt.closeWebUI(ctx, h); err != nil {
 		t.Fatal(err)
 	}
-	if got := h.lastNotice(); got != "info: "+midcompact.MsgWebUIClosed || rt.lock.Owner() != midcompact.LockFree {
+	if got := h.lastNotice(); got != "info: "+uitext.MsgWebUIClosed || rt.lock.Owner() != midcompact.LockFree {
 		t.Errorf("close-webui: %q, lock %s", got, rt.lock.Owner())
 	}
 	if got := rt.runTool(ctx, h, add); got[:len("Plan v1: added d1")] != "Plan v1: added d1" {
@@ -184,7 +185,7 @@ func TestCloseWebUI_NoWorkbenchKeepsAgentLock(t *testing.T) {
 	if err := rt.closeWebUI(ctx, h); err != nil {
 		t.Fatal(err)
 	}
-	if got := h.lastNotice(); got != "info: "+midcompact.MsgNoWebUI || rt.lock.Owner() != midcompact.LockAgent {
+	if got := h.lastNotice(); got != "info: "+uitext.MsgNoWebUI || rt.lock.Owner() != midcompact.LockAgent {
 		t.Errorf("notice %q lock %s", got, rt.lock.Owner())
 	}
 	rt.lock.ReleaseAgent()

@@ -12,7 +12,7 @@ import (
 
 	"github.com/pikit-dev/pikit/internal/modelserver"
 	"github.com/pikit-dev/pikit/internal/pitest"
-	"github.com/pikit-dev/pikit/midcompact"
+	"github.com/pikit-dev/pikit/midcompact/internal/uitext"
 	"github.com/pikit-dev/pikit/pirpc"
 )
 
@@ -43,7 +43,7 @@ func mcScript(r *modelserver.Request) modelserver.Script {
 	}
 	u := lastUserPrompt(r)
 	switch {
-	case strings.Contains(u, midcompact.StartPromptPrefix):
+	case strings.Contains(u, uitext.StartPromptPrefix):
 		return call("call_inspect", `{"request":{"action":"inspect"}}`)
 	case strings.Contains(u, "PLAN again"):
 		return call("call_again", `{"request":{"action":"plan_add","start":"a0004","end":"a0005","summary":"second exchange"}}`)

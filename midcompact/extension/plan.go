@@ -7,10 +7,11 @@ import (
 
 	"github.com/pikit-dev/pikit/internal/pisession"
 	"github.com/pikit-dev/pikit/midcompact"
+	"github.com/pikit-dev/pikit/midcompact/internal/uitext"
 )
 
 // ErrNoTransaction means the branch has no active transaction (any more).
-var ErrNoTransaction = errors.New(midcompact.MsgNoTransaction)
+var ErrNoTransaction = errors.New(uitext.MsgNoTransaction)
 
 // Plan is what a planning surface reads and edits: the current
 // transaction's plan on a fresh anchor snapshot. Every edit appends a full

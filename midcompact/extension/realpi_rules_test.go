@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/pikit-dev/pikit/midcompact"
+	"github.com/pikit-dev/pikit/midcompact/internal/uitext"
 	"github.com/pikit-dev/pikit/pirpc"
 )
 
@@ -65,13 +65,13 @@ func TestRealPi_UserManualStartSelectionAfterAck(t *testing.T) {
 		if r.Method == "select" {
 			var v string
 			switch r.Title {
-			case midcompact.StartChooserTitle:
-				v, answered = midcompact.StartOptionUser, true
+			case uitext.StartChooserTitle:
+				v, answered = uitext.StartOptionUser, true
 			case "Open Midcompact Selection":
 				if !settledBeforeChooser {
 					t.Errorf("the Selection chooser opened before the Agent's acknowledgement settled")
 				}
-				v = midcompact.SurfaceWebOption
+				v = uitext.SurfaceWebOption
 			default:
 				t.Fatalf("unexpected select %q %q", r.Title, r.Options)
 			}
@@ -97,7 +97,7 @@ func TestRealPi_UserManualStartSelectionAfterAck(t *testing.T) {
 		t.Error("no request carried the USER MANUAL start prompt")
 	}
 
-	s.command(t, ctx, "/midcompact:select-webui", "", midcompact.MsgUIAlreadyOpen)
+	s.command(t, ctx, "/midcompact:select-webui", "", uitext.MsgUIAlreadyOpen)
 
 	s.closeWebUI(t, ctx)
 	evs = s.command(t, ctx, "/midcompact:status", "", "Mode: ")

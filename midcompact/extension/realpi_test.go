@@ -12,6 +12,7 @@ import (
 	"github.com/pikit-dev/pikit/internal/modelserver"
 	"github.com/pikit-dev/pikit/internal/pitest"
 	"github.com/pikit-dev/pikit/midcompact"
+	"github.com/pikit-dev/pikit/midcompact/internal/uitext"
 	"github.com/pikit-dev/pikit/piext"
 	"github.com/pikit-dev/pikit/pirpc"
 )
@@ -201,13 +202,13 @@ func TestRealPi_AbortReturnsToAnchorWritesNothing(t *testing.T) {
 		t.Fatalf("transactions = %d", len(txs))
 	}
 	anchor := txs[0]["data"].(map[string]any)["anchorEntryId"]
-	s.command(t, ctx, "/midcompact:abort", "", midcompact.MsgAborted)
+	s.command(t, ctx, "/midcompact:abort", "", uitext.MsgAborted)
 	after, leaf := s.entries(t, ctx)
 	if len(after) != len(before)+1 {
 		t.Fatalf("entries %d → %d, want one label entry", len(before), len(after))
 	}
-	if e := after[len(after)-1]; e["type"] != "label" || e["label"] != midcompact.AbortLabel || e["targetId"] != anchor || e["parentId"] != anchor || e["id"] != leaf {
-		t.Errorf("abort appended %v, want Pi's label %q on the anchor %v as the leaf", e, midcompact.AbortLabel, anchor)
+	if e := after[len(after)-1]; e["type"] != "label" || e["label"] != uitext.AbortLabel || e["targetId"] != anchor || e["parentId"] != anchor || e["id"] != leaf {
+		t.Errorf("abort appended %v, want Pi's label %q on the anchor %v as the leaf", e, uitext.AbortLabel, anchor)
 	}
 	evs := s.command(t, ctx, "/midcompact:status", "", "No active transaction")
 	if n := notices(evs); n[len(n)-1] != "No active transaction and no active midcompact blocks on this branch." {
@@ -226,7 +227,7 @@ func TestRealPi_AbortSurvivesRestart(t *testing.T) {
 	s, ctx := startMidcompact(t, env, firstUser)
 	es, _ := s.entries(t, ctx)
 	anchor := customOf(es, midcompact.TransactionEntryType)[0]["data"].(map[string]any)["anchorEntryId"]
-	s.command(t, ctx, "/midcompact:abort", "", midcompact.MsgAborted)
+	s.command(t, ctx, "/midcompact:abort", "", uitext.MsgAborted)
 	after, leaf := s.entries(t, ctx)
 	for _, e := range after[len(es):] {
 		if e["type"] != "label" || e["parentId"] != anchor || e["targetId"] != anchor || e["id"] != leaf {
@@ -250,7 +251,7 @@ func TestRealPi_AbortSurvivesRestart(t *testing.T) {
 		t.Errorf("the session file's last entry restores transaction %s", st.Transaction.ID)
 	}
 	s2.prompt(t, ctx, "after the restart")
-	if reqs := env.Server.Requests(); strings.Contains(string(reqs[len(reqs)-1].Body), midcompact.StartPromptPrefix) {
+	if reqs := env.Server.Requests(); strings.Contains(string(reqs[len(reqs)-1].Body), uitext.StartPromptPrefix) {
 		t.Errorf("the request after pi -c carries the aborted planning branch")
 	}
 }
@@ -272,10 +273,10 @@ func TestRealPi_WorkbenchLockRefusesAgentPlan(t *testing.T) {
 	if reqs := env.Server.Requests(); !strings.Contains(string(reqs[len(reqs)-1].Body), handoffPrefix) {
 		t.Errorf("no handoff message in the request during a transaction")
 	}
-	if texts := toolTexts(evs); len(texts) != 1 || !strings.Contains(texts[0], midcompact.MsgToolBlocked) {
+	if texts := toolTexts(evs); len(texts) != 1 || !strings.Contains(texts[0], uitext.MsgToolBlocked) {
 		t.Errorf("plan call under the UI lock = %q", texts)
 	}
-	if n := notices(evs); len(n) == 0 || n[0] != midcompact.NoticeToolBlocked {
+	if n := notices(evs); len(n) == 0 || n[0] != uitext.NoticeToolBlocked {
 		t.Errorf("notices = %q", n)
 	}
 	after, _ := s.entries(t, ctx)
@@ -323,13 +324,13 @@ func TestRealPi_CommitAbortRefusedDuringAgentTurn(t *testing.T) {
 	}
 	refusal, cancel := context.WithTimeout(ctx, 20*time.Second) // a queued command would wait for the turn
 	defer cancel()
-	s.command(t, refusal, "/midcompact:commit", "", midcompact.MsgCommitAgentLocked)
-	s.command(t, refusal, "/midcompact:abort", "", midcompact.MsgAbortAgentLocked)
+	s.command(t, refusal, "/midcompact:commit", "", uitext.MsgCommitAgentLocked)
+	s.command(t, refusal, "/midcompact:abort", "", uitext.MsgAbortAgentLocked)
 	released()
 	evs := s.until(t, ctx, settled)
 	evs = append(evs, s.command(t, ctx, "/midcompact:status", "", "Mode: agent-first")...)
 	for _, n := range notices(evs) {
-		if strings.HasPrefix(n, "Midcompact committed") || n == midcompact.MsgAborted {
+		if strings.HasPrefix(n, "Midcompact committed") || n == uitext.MsgAborted {
 			t.Errorf("a refused command ran after the turn: %q", n)
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/pikit-dev/pikit/midcompact"
+	"github.com/pikit-dev/pikit/midcompact/internal/uitext"
 	"github.com/pikit-dev/pikit/piext"
 	"github.com/pikit-dev/pikit/piext/piexttest"
 )
@@ -158,7 +159,7 @@ func TestRules_StartFreezesLeafPlanningStaysOnChildBranch(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, m := range sc.Messages {
-		if strings.Contains(string(m.Raw), midcompact.StartPromptPrefix) || strings.Contains(string(m.Raw), "plan_add") {
+		if strings.Contains(string(m.Raw), uitext.StartPromptPrefix) || strings.Contains(string(m.Raw), "plan_add") {
 			t.Errorf("planning discussion in the working context: %s", m.Raw)
 		}
 	}
@@ -180,7 +181,7 @@ func TestRules_SurfaceChooserCancelChangesNothing(t *testing.T) {
 	before, _ := rt.current(ctx, h)
 	n := entryCount(h)
 	for _, pc := range []planningCommand{selectCommand, reviewCommand} {
-		for _, answer := range [][]string{{midcompact.SurfaceCancelOption}, nil} {
+		for _, answer := range [][]string{{uitext.SurfaceCancelOption}, nil} {
 			h.mu.Lock()
 			h.selects = answer
 			h.mu.Unlock()
@@ -229,7 +230,7 @@ func TestRules_CloseWebUIConfirmWarnAndNotAnUnlock(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := fh.notices[notices:]
-	if h.confirm != 1 || len(got) != 2 || got[0] != "warning: "+midcompact.CloseWebUIMessage || got[1] != "info: "+midcompact.MsgWebUIClosed {
+	if h.confirm != 1 || len(got) != 2 || got[0] != "warning: "+uitext.CloseWebUIMessage || got[1] != "info: "+uitext.MsgWebUIClosed {
 		t.Errorf("without UI: confirms %d, notices %q", h.confirm, got)
 	}
 	if hs.Registered() || rt.lock.Owner() != midcompact.LockFree || entryCount(fh) != n {
@@ -245,7 +246,7 @@ func TestRules_CloseWebUIConfirmWarnAndNotAnUnlock(t *testing.T) {
 	if err := rt.closeWebUI(ctx, h); err != nil {
 		t.Fatal(err)
 	}
-	if got := fh.lastNotice(); got != "info: "+midcompact.MsgNoWebUI || rt.lock.Owner() != midcompact.LockUI {
+	if got := fh.lastNotice(); got != "info: "+uitext.MsgNoWebUI || rt.lock.Owner() != midcompact.LockUI {
 		t.Errorf("TUI lock: notice %q, lock %s", got, rt.lock.Owner())
 	}
 }
@@ -398,7 +399,7 @@ func TestRules_OldWorkbenchCannotReleaseNewerLock(t *testing.T) {
 	if err := rt.openPlanning(ctx, h, h, selectCommand, "webui"); err != nil {
 		t.Fatal(err)
 	}
-	if got := h.lastNotice(); got != "warning: "+midcompact.MsgUIAlreadyOpen || len(hs.Plans()) != 1 {
+	if got := h.lastNotice(); got != "warning: "+uitext.MsgUIAlreadyOpen || len(hs.Plans()) != 1 {
 		t.Errorf("open beside a registered workbench: %q, %d open", got, len(hs.Plans()))
 	}
 	hs.Forget() // its cleanup ended
@@ -480,7 +481,7 @@ func TestRules_SkillNamesOnlyRegisteredCommandsAndFields(t *testing.T) {
 // written and the leaf does not move.
 func TestRules_CommitRevalidatesAgainstFreshSnapshot(t *testing.T) {
 	ctx := t.Context()
-	h := &fakeHost{selects: []string{midcompact.StartOptionAgent}}
+	h := &fakeHost{selects: []string{uitext.StartOptionAgent}}
 	h.message("user", "hello one")
 	h.message("assistant", "ack one")
 	h.mu.Lock()

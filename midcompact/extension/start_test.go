@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/pikit-dev/pikit/midcompact"
+	"github.com/pikit-dev/pikit/midcompact/internal/uitext"
 )
 
 // Seed 001 §Transactions: a user-first start sends the USER MANUAL prompt,
@@ -13,7 +14,7 @@ import (
 // transaction active. Drop writes nothing.
 func TestStart_UserManualThenChooserCancelKeepsTransaction(t *testing.T) {
 	ctx := t.Context()
-	h := &fakeHost{selects: []string{midcompact.StartOptionUser, midcompact.SurfaceCancelOption}}
+	h := &fakeHost{selects: []string{uitext.StartOptionUser, uitext.SurfaceCancelOption}}
 	h.message("user", "hello")
 	h.message("assistant", "ack")
 	rt := newTestRuntime(nil)
@@ -26,7 +27,7 @@ func TestStart_UserManualThenChooserCancelKeepsTransaction(t *testing.T) {
 			prompt = m["content"].([]any)[0].(map[string]any)["text"].(string)
 		}
 	}
-	if !strings.HasPrefix(prompt, midcompact.StartPromptPrefix) || !strings.Contains(prompt, "FINAL STATE: USER MANUAL") ||
+	if !strings.HasPrefix(prompt, uitext.StartPromptPrefix) || !strings.Contains(prompt, "FINAL STATE: USER MANUAL") ||
 		!strings.Contains(prompt, "User focus: keep the API notes") {
 		t.Errorf("start prompt = %q", prompt)
 	}
@@ -41,13 +42,13 @@ func TestStart_UserManualThenChooserCancelKeepsTransaction(t *testing.T) {
 
 func TestStart_DropWritesNothing(t *testing.T) {
 	ctx := t.Context()
-	h := &fakeHost{selects: []string{midcompact.StartOptionDrop}}
+	h := &fakeHost{selects: []string{uitext.StartOptionDrop}}
 	h.message("user", "hello")
 	rt := newTestRuntime(nil)
 	if err := rt.start(ctx, h, h, ""); err != nil {
 		t.Fatal(err)
 	}
-	if len(h.entries) != 1 || h.lastNotice() != "info: "+midcompact.MsgStartCancelled {
+	if len(h.entries) != 1 || h.lastNotice() != "info: "+uitext.MsgStartCancelled {
 		t.Errorf("entries %d, notice %q", len(h.entries), h.lastNotice())
 	}
 }

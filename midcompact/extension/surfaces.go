@@ -5,6 +5,7 @@ import (
 	"errors"
 
 	"github.com/pikit-dev/pikit/midcompact"
+	"github.com/pikit-dev/pikit/midcompact/internal/uitext"
 	"github.com/pikit-dev/pikit/piext"
 )
 
@@ -100,7 +101,7 @@ func (rt *runtime) openPlanning(ctx context.Context, h, session host, pc plannin
 		return err
 	}
 	if r.Transaction == nil {
-		return h.Notify(ctx, midcompact.MsgNoTransaction, "warning")
+		return h.Notify(ctx, uitext.MsgNoTransaction, "warning")
 	}
 	if n := midcompact.OpenPlanningUI(pc.cmd, &rt.lock, rt.surfaces.Registered()); n != nil {
 		return notify(ctx, h, n)
@@ -135,28 +136,28 @@ func (rt *runtime) openPlanning(ctx context.Context, h, session host, pc plannin
 // for idle and never touches a lock it does not own.
 func (rt *runtime) closeWebUI(ctx context.Context, h host) error {
 	if !rt.surfaces.Registered() {
-		return h.Notify(ctx, midcompact.MsgNoWebUI, "info")
+		return h.Notify(ctx, uitext.MsgNoWebUI, "info")
 	}
 	ui, err := h.HasUI(ctx)
 	if err != nil {
 		return err
 	}
 	if ui {
-		res, err := h.Confirm(ctx, midcompact.CloseWebUITitle, midcompact.CloseWebUIMessage, piext.DialogOptions{})
+		res, err := h.Confirm(ctx, uitext.CloseWebUITitle, uitext.CloseWebUIMessage, piext.DialogOptions{})
 		if err != nil {
 			return err
 		}
 		if !res.Confirmed {
 			return nil
 		}
-	} else if err := h.Notify(ctx, midcompact.CloseWebUIMessage, "warning"); err != nil {
+	} else if err := h.Notify(ctx, uitext.CloseWebUIMessage, "warning"); err != nil {
 		return err
 	}
 	if err := rt.surfaces.CloseAll(ctx); err != nil {
 		return err
 	}
 	_ = rt.showStatus(ctx, h)
-	return h.Notify(ctx, midcompact.MsgWebUIClosed, "info")
+	return h.Notify(ctx, uitext.MsgWebUIClosed, "info")
 }
 
 func notify(ctx context.Context, h host, n *midcompact.Notice) error {

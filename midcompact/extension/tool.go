@@ -8,6 +8,7 @@ import (
 	"github.com/pikit-dev/pikit/internal/pimessage"
 	"github.com/pikit-dev/pikit/internal/pisession"
 	"github.com/pikit-dev/pikit/midcompact"
+	"github.com/pikit-dev/pikit/midcompact/internal/uitext"
 	"github.com/pikit-dev/pikit/piext"
 )
 
@@ -99,7 +100,7 @@ func requestAction(params json.RawMessage) string {
 // tool is the piext registration of the `midcompact` tool.
 func (rt *runtime) piTool() piext.Tool {
 	return piext.Tool{
-		Name: midcompact.ToolName, Label: midcompact.ToolLabel, Description: midcompact.ToolDescription,
+		Name: midcompact.ToolName, Label: uitext.ToolLabel, Description: uitext.ToolDescription,
 		Parameters: json.RawMessage(midcompact.ToolSchema),
 		Execute: func(ctx context.Context, c *piext.ToolCall) (*piext.ToolResult, error) {
 			text := rt.runTool(ctx, c.Pi, c.Params)

@@ -7,7 +7,7 @@ import (
 	"github.com/pikit-dev/pikit/midcompact/internal/tui"
 	"strings"
 
-	"github.com/pikit-dev/pikit/midcompact"
+	"github.com/pikit-dev/pikit/midcompact/internal/uitext"
 	"github.com/pikit-dev/pikit/piext"
 )
 
@@ -110,13 +110,13 @@ func (rt *runtime) selectionTUI(ctx context.Context, h host, th tuiHost, plan *P
 		return err
 	}
 	if action != tui.SelectionSave {
-		return h.Notify(ctx, midcompact.MsgSelectionClosed, "info")
+		return h.Notify(ctx, uitext.MsgSelectionClosed, "info")
 	}
 	spans, keep := v.Selection()
 	if err := plan.SaveSelection(ctx, spans, keep); err != nil {
 		return h.Notify(ctx, "Selection could not be saved: "+err.Error(), "warning")
 	}
-	return h.Notify(ctx, midcompact.MsgPlanSaved, "info")
+	return h.Notify(ctx, uitext.MsgPlanSaved, "info")
 }
 
 // reviewTUI shows Review until it is closed: e, t and d close the overlay,

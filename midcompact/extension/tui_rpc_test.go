@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/pikit-dev/pikit/midcompact"
+	"github.com/pikit-dev/pikit/midcompact/internal/uitext"
 	"github.com/pikit-dev/pikit/pirpc"
 )
 
@@ -27,8 +27,8 @@ func TestRealPi_TUIOutsideInteractiveModeWarns(t *testing.T) {
 	for _, c := range []struct{ text, pick, want string }{
 		{"/midcompact:select tui", "", warn("select")},
 		{"/midcompact:review tui", "", warn("review")},
-		{"/midcompact:select", midcompact.SurfaceTUIOption, warn("select")},
-		{"/midcompact:review", midcompact.SurfaceTUIOption, warn("review")},
+		{"/midcompact:select", uitext.SurfaceTUIOption, warn("select")},
+		{"/midcompact:review", uitext.SurfaceTUIOption, warn("review")},
 	} {
 		evs := s.command(t, ctx, c.text, c.pick, c.want)
 		var last *pirpc.ExtensionUIRequest
@@ -44,7 +44,7 @@ func TestRealPi_TUIOutsideInteractiveModeWarns(t *testing.T) {
 				if strings.Contains(c.text, "review") {
 					title = "Open Midcompact Review"
 				}
-				if r.Title != title || r.Timeout != 120000 || !reflect.DeepEqual(r.Options, []string{midcompact.SurfaceWebOption, midcompact.SurfaceTUIOption, midcompact.SurfaceCancelOption}) {
+				if r.Title != title || r.Timeout != 120000 || !reflect.DeepEqual(r.Options, []string{uitext.SurfaceWebOption, uitext.SurfaceTUIOption, uitext.SurfaceCancelOption}) {
 					t.Errorf("%s chooser: %q %v %d", c.text, r.Title, r.Options, r.Timeout)
 				}
 			}

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/pikit-dev/pikit/midcompact"
+	"github.com/pikit-dev/pikit/midcompact/internal/uitext"
 	"github.com/pikit-dev/pikit/piext"
 )
 
@@ -105,7 +106,7 @@ func TestTUI_SelectionSaveWritesPlan(t *testing.T) {
 	if len(f.entries) != entries+1 {
 		t.Errorf("entries %d → %d, want one DRAFT", entries, len(f.entries))
 	}
-	if got := f.lastNotice(); got != "info: "+midcompact.MsgPlanSaved {
+	if got := f.lastNotice(); got != "info: "+uitext.MsgPlanSaved {
 		t.Errorf("notice %q", got)
 	}
 	if len(f.owners) != 1 || f.owners[0] != midcompact.LockUI || rt.lock.Owner() != midcompact.LockFree {
@@ -125,7 +126,7 @@ func TestTUI_SelectionCloseWithoutChange(t *testing.T) {
 	if err := rt.openPlanning(t.Context(), f, f, selectCommand, "tui"); err != nil {
 		t.Fatal(err)
 	}
-	if got := f.lastNotice(); got != "info: "+midcompact.MsgSelectionClosed || len(f.entries) != entries {
+	if got := f.lastNotice(); got != "info: "+uitext.MsgSelectionClosed || len(f.entries) != entries {
 		t.Errorf("notice %q, entries %d → %d", got, entries, len(f.entries))
 	}
 }
@@ -149,7 +150,7 @@ func TestTUI_SecondPlanningUIRefusedWhileOpen(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, r := range refusals {
-		if r != "warning: "+midcompact.MsgUIAlreadyOpen {
+		if r != "warning: "+uitext.MsgUIAlreadyOpen {
 			t.Errorf("second UI: %q", r)
 		}
 	}
@@ -163,7 +164,7 @@ func TestTUI_SecondPlanningUIRefusedWhileOpen(t *testing.T) {
 func TestTUI_AgentLockRefuses(t *testing.T) {
 	rt, f := tuiStarted(t)
 	rt.lock.AcquireAgent()
-	for pc, want := range map[planningCommand]string{selectCommand: midcompact.MsgSelectAgentLocked, reviewCommand: midcompact.MsgReviewAgentLocked} {
+	for pc, want := range map[planningCommand]string{selectCommand: uitext.MsgSelectAgentLocked, reviewCommand: uitext.MsgReviewAgentLocked} {
 		if err := rt.openPlanning(t.Context(), f, f, pc, "tui"); err != nil {
 			t.Fatal(err)
 		}
@@ -220,19 +221,19 @@ func TestTUI_ChooserAndMode(t *testing.T) {
 	rt, f := tuiStarted(t)
 	ctx := t.Context()
 	entries := len(f.entries)
-	f.selects = []string{midcompact.SurfaceCancelOption}
+	f.selects = []string{uitext.SurfaceCancelOption}
 	if err := rt.openPlanning(ctx, f, f, reviewCommand, ""); err != nil {
 		t.Fatal(err)
 	}
 	if got := f.lastNotice(); got != "info: Midcompact review opening cancelled." || len(f.entries) != entries || len(f.owners) != 0 {
 		t.Errorf("cancel: %q, entries %d → %d", got, entries, len(f.entries))
 	}
-	f.selects = []string{midcompact.SurfaceTUIOption}
+	f.selects = []string{uitext.SurfaceTUIOption}
 	f.keys = [][]string{{"q"}}
 	if err := rt.openPlanning(ctx, f, f, selectCommand, ""); err != nil {
 		t.Fatal(err)
 	}
-	if len(f.owners) != 1 || f.lastNotice() != "info: "+midcompact.MsgSelectionClosed {
+	if len(f.owners) != 1 || f.lastNotice() != "info: "+uitext.MsgSelectionClosed {
 		t.Errorf("chooser TUI answer: overlays %d, notice %q", len(f.owners), f.lastNotice())
 	}
 	f.mode = "rpc"
@@ -251,7 +252,7 @@ func TestTUI_ChooserAndMode(t *testing.T) {
 // chooser after the Agent's acknowledgement; its TUI answer opens the
 // Selection overlay, whose save writes the plan.
 func TestTUI_UserManualStartOpensSelection(t *testing.T) {
-	h := &fakeHost{mode: "tui", selects: []string{midcompact.StartOptionUser, midcompact.SurfaceTUIOption}}
+	h := &fakeHost{mode: "tui", selects: []string{uitext.StartOptionUser, uitext.SurfaceTUIOption}}
 	h.message("user", "hello one")
 	h.message("assistant", "ack one")
 	rt := newTestRuntime(nil)
@@ -259,7 +260,7 @@ func TestTUI_UserManualStartOpensSelection(t *testing.T) {
 	if err := rt.start(t.Context(), f, f, ""); err != nil {
 		t.Fatal(err)
 	}
-	if len(f.owners) != 1 || f.lastNotice() != "info: "+midcompact.MsgPlanSaved {
+	if len(f.owners) != 1 || f.lastNotice() != "info: "+uitext.MsgPlanSaved {
 		t.Fatalf("overlays %d, notice %q", len(f.owners), f.lastNotice())
 	}
 	if d := f.plan(t); len(d.Ranges) != 1 || d.Ranges[0].StartRef != "a0001" {
@@ -294,7 +295,7 @@ func TestTUI_SelectionSaveFailureWarns(t *testing.T) {
 	if err := rt.openPlanning(t.Context(), f, f, selectCommand, "tui"); err != nil {
 		t.Fatal(err)
 	}
-	if got := f.lastNotice(); got != "warning: Selection could not be saved: "+midcompact.MsgNoTransaction {
+	if got := f.lastNotice(); got != "warning: Selection could not be saved: "+uitext.MsgNoTransaction {
 		t.Errorf("notice %q", got)
 	}
 	if rt.lock.Owner() != midcompact.LockFree {

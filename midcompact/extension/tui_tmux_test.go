@@ -13,6 +13,7 @@ import (
 	"github.com/pikit-dev/pikit/internal/pisession"
 	"github.com/pikit-dev/pikit/internal/pitest"
 	"github.com/pikit-dev/pikit/midcompact"
+	"github.com/pikit-dev/pikit/midcompact/internal/uitext"
 	"github.com/pikit-dev/pikit/piext"
 )
 
@@ -215,16 +216,16 @@ func TestTmux_SelectionAndReviewOverlays(t *testing.T) {
 	tm.keys("Enter")
 	tm.waitFor("REPLY " + secondUser)
 
-	tm.command("/midcompact:start", midcompact.StartOptionUser)
+	tm.command("/midcompact:start", uitext.StartOptionUser)
 	tm.keys("Down")
-	tm.wait("User manual highlighted", func(s string) bool { return strings.Contains(s, "→ "+midcompact.StartOptionUser) })
+	tm.wait("User manual highlighted", func(s string) bool { return strings.Contains(s, "→ "+uitext.StartOptionUser) })
 	tm.keys("Enter")
 	tm.waitFor("Open Midcompact Selection") // after the Agent's OK
-	if s := tm.screen(); !hasLine(s, "OK") || !strings.Contains(s, midcompact.SurfaceWebOption) {
+	if s := tm.screen(); !hasLine(s, "OK") || !strings.Contains(s, uitext.SurfaceWebOption) {
 		t.Errorf("chooser before the Agent's OK or without Web UI:\n%s", s)
 	}
 	tm.keys("Down")
-	tm.wait("TUI highlighted", func(s string) bool { return strings.Contains(s, "→ "+midcompact.SurfaceTUIOption) })
+	tm.wait("TUI highlighted", func(s string) bool { return strings.Contains(s, "→ "+uitext.SurfaceTUIOption) })
 	tm.keys("Enter")
 	tm.waitFor(tui.SelectionTitle)
 	tm.waitFor("· UI editing") // the footer: the overlay holds the UI lock
@@ -243,7 +244,7 @@ func TestTmux_SelectionAndReviewOverlays(t *testing.T) {
 		t.Errorf("after j Space j x:\n%s", s)
 	}
 	tm.keys("s")
-	tm.waitFor(midcompact.MsgPlanSaved)
+	tm.waitFor(uitext.MsgPlanSaved)
 	tm.waitGone(tui.SelectionTitle)
 	tm.waitGone("UI editing") // released when the overlay closed
 	tm.command("/midcompact:status", "Plan v1: 1 range(s) (1 pending summary).")

@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/pikit-dev/pikit/internal/pitest"
-	"github.com/pikit-dev/pikit/midcompact"
+	"github.com/pikit-dev/pikit/midcompact/internal/uitext"
 	"github.com/pikit-dev/pikit/piext"
 )
 
@@ -26,7 +26,7 @@ func TestTmux_WorkbenchClosedByBrowserLeaving(t *testing.T) {
 		trace: filepath.Dir(piext.LogPath(env.AgentDir, "midcompact"))}
 
 	tm.firstCommand(firstUser, "ack")
-	tm.command("/midcompact:start", midcompact.StartOptionUser)
+	tm.command("/midcompact:start", uitext.StartOptionUser)
 	tm.keys("Enter") // Agent direct is first
 	tm.waitFor("planned")
 	s := tm.command("/midcompact:select webui", "Midcompact selection webui ready: ")

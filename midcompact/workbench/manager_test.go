@@ -9,13 +9,14 @@ import (
 
 	"github.com/pikit-dev/pikit/internal/loopback"
 	"github.com/pikit-dev/pikit/midcompact"
+	"github.com/pikit-dev/pikit/midcompact/internal/uitext"
 	"github.com/pikit-dev/pikit/midcompact/workbench"
 )
 
 // failingPlan cannot read its state (e.g. the transaction ended).
 type failingPlan struct{ *testPlan }
 
-var errGone = errors.New(midcompact.MsgToolNoTransaction)
+var errGone = errors.New(uitext.MsgToolNoTransaction)
 
 func (failingPlan) State(context.Context, string) (*midcompact.ReviewState, error) {
 	return nil, errGone

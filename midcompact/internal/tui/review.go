@@ -236,7 +236,7 @@ func (v *ReviewView) drawItem(it, w int, st Style) []string {
 	a := &v.snap.Atoms[it]
 	line := "  KEEP " + atomFacts(a)
 	if a.Protected() {
-		line += " · " + midcompact.CantCompressLabel
+		line += " · " + cantCompressLabel
 	}
 	if p, _ := v.prev.get(it); p != "" {
 		line += " · " + p

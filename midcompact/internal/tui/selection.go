@@ -284,7 +284,7 @@ func (v *SelectionView) drawItem(it, w int, st Style) []string {
 	}
 	facts := atomFacts(a)
 	if a.Protected() {
-		facts += " · " + midcompact.CantCompressLabel
+		facts += " · " + cantCompressLabel
 	}
 	cur := "  "
 	if it == v.cursor {

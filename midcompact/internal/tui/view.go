@@ -12,6 +12,11 @@ import (
 	"golang.org/x/text/width"
 )
 
+// cantCompressLabel marks a protected atom in Selection and Review: user
+// copy says "can't compress" where the tool says "protected" (reference
+// §5.3–§5.6).
+const cantCompressLabel = "can't compress"
+
 // The terminal overlays (reference §5.5) are pure state machines here: a
 // view takes pi-tui key names (HandleKey) and draws itself for a width and
 // a height in terminal cells (Render). The extension shows them through

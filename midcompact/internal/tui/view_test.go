@@ -107,8 +107,8 @@ func TestSelectionView_Keys(t *testing.T) {
 			if spans, _ := v.Selection(); len(spans) != 0 {
 				t.Errorf("protected atom selected: %v", spans)
 			}
-			if !strings.Contains(out, midcompact.CantCompressLabel) {
-				t.Errorf("protected atom not labelled %q", midcompact.CantCompressLabel)
+			if !strings.Contains(out, cantCompressLabel) {
+				t.Errorf("protected atom not labelled %q", cantCompressLabel)
 			}
 			break
 		}
