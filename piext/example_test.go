@@ -76,7 +76,7 @@ func ExampleHookFor_context() {
 		out := make([]piext.Message, len(p.Messages))
 		for i := len(p.Messages) - 1; i >= 0; i-- {
 			out[i] = p.Messages[i]
-			if p.Messages[i].Role() == "toolResult" {
+			if p.Messages[i].Role() == piext.RoleToolResult {
 				if keep == 0 {
 					out[i] = piext.NewMessage(json.RawMessage(`{"role":"toolResult","toolCallId":"` + strings.Trim(string(p.Messages[i].Field("toolCallId")), `"`) +
 						`","toolName":"read","content":[{"type":"text","text":"(hidden)"}],"isError":false,"timestamp":0}`))

@@ -45,8 +45,8 @@ func (m Message) pi() pimessage.Message {
 	return pm
 }
 
-// Role returns the role ("user", "assistant", "toolResult", "system",
-// "custom", ...), or "" when absent.
+// Role returns the role (one of the Role* constants, such as [RoleUser],
+// or another a newer Pi sends), or "" when absent.
 func (m Message) Role() string { return m.pi().Role() }
 
 // Text joins the text of the message's content: a string content, or the
@@ -85,7 +85,7 @@ func (e Entry) Field(name string) json.RawMessage { return e.pi().Field(name) }
 
 // Content is one text or image part of a tool result or message.
 type Content struct {
-	Type     string `json:"type"` // pimessage.KindText or pimessage.KindImage
+	Type     string `json:"type"` // KindText or KindImage
 	Text     string `json:"text,omitempty"`
 	Data     string `json:"data,omitempty"` // base64, for images
 	MimeType string `json:"mimeType,omitempty"`
