@@ -144,6 +144,35 @@
 // patch_state or run preparation finds the files unchanged.
 // A read never creates a store that does not exist.
 //
+// # Where to change what
+//
+// A durable patch runs, in order: [Store.PatchState] (tools.go: decode the
+// arguments, stateflow.DecodePatchArgs), [Store.Patch] (transact.go: take
+// the lock, read the cohort), patchLocked (stage with
+// stateflow.StageModules, fence the module catalog, compiledMetas, advance
+// the view with View.Advance, then the file bytes: scopeWrites per changed
+// scope and runtimeWrites for the session), Store.publish (store.go) and
+// publisher.publish (publish.go: cohort journal, each file fsynced,
+// verify, journal removed), and last the result (stateflow.BuildStateUpdates,
+// stateflow.NewPatchResult). Nothing is written before publish.
+//
+// A new runtime.json member is declared in [Runtime] (runtime.go), decoded
+// in runtimeDoc (runtime.go; the strict decode, and the written-form read
+// writtenRuntime in written.go, which hands every member but lineage to
+// that decode) and carried into Runtime by decodeRuntime (readCounters
+// for a counter), and written by Runtime.encode (runtime.go), which
+// runtimeWrites (transact.go) calls; a member runtimeDoc does not declare
+// is kept as it is (Runtime.Extra). A meta.json member goes the same way
+// through metaDoc, decodeMeta and Meta.encode (meta.go).
+// The harness that catches a half-wired member is TestInterop
+// (interop_test.go): each testdata/interop/<case>/ holds a store authored
+// as the TypeScript writer lays it out (before/), the effective view it
+// reads as (effective.json), one patch (patch.json, with the history limit
+// in limit and any modules in modules) and every file as it must be
+// afterwards (after/), compared byte for byte; a member decoded but not
+// written, or written but not kept, differs there. Add a case with the
+// member in before/ and after/.
+//
 // # Not here
 //
 // Git backup (optional and never authoritative upstream) is out of scope.
