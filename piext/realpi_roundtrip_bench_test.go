@@ -69,13 +69,16 @@ var coldPhases = []string{
 // install, apart):
 //   - V-cold-ms: Pi's start until the request carrying the first tool
 //     answer arrives (cold start of a small extension; goal: Go ≤ TS + 50);
+//   - V-prompt-ms: Pi's start until the first prompt's request arrives
+//     (the part of V-cold-ms before the model asks for the tool);
 //   - V-tool-ms: the second prompt's round trip, from the arrival of the
 //     request the tool call answers to the arrival of the request carrying
 //     the tool's result (goal: Go ≤ TS + 2);
 //   - V-first-ms: the first round's cold start;
 //
-// cold-delta-ms, tool-delta-ms (go - ts), plain-cold-delta-ms and
-// plain-tool-delta-ms (go-plain - ts-plain). After the rounds, each Go
+// cold-delta-ms, prompt-delta-ms, tool-delta-ms (go - ts),
+// plain-cold-delta-ms, plain-prompt-delta-ms and plain-tool-delta-ms
+// (go-plain - ts-plain). After the rounds, each Go
 // variant starts traced more times and reports, as V-PHASE-ms (median, from
 // Pi's start), when each of coldPhases happened on its first prompt.
 //
@@ -94,6 +97,7 @@ func BenchmarkRealPi_ToolRoundTrip(b *testing.B) {
 		env    *pitest.Env
 		extra  []string
 		cold   []float64
+		prompt []float64
 		tool   []float64
 		first  float64
 		phases map[string][]float64
@@ -164,6 +168,7 @@ func BenchmarkRealPi_ToolRoundTrip(b *testing.B) {
 					continue
 				}
 				v.cold = append(v.cold, cold)
+				v.prompt = append(v.prompt, ms(at[0][0].Sub(start)))
 				v.tool = append(v.tool, ms(at[1][1].Sub(at[1][0])))
 			}
 		}
@@ -185,6 +190,7 @@ func BenchmarkRealPi_ToolRoundTrip(b *testing.B) {
 	b.StopTimer()
 	for _, v := range vs {
 		b.ReportMetric(median(v.cold), v.name+"-cold-ms")
+		b.ReportMetric(median(v.prompt), v.name+"-prompt-ms")
 		b.ReportMetric(median(v.tool), v.name+"-tool-ms")
 		b.ReportMetric(v.first, v.name+"-first-ms")
 		b.Logf("%s cold %v tool %v", v.name, v.cold, v.tool)
@@ -197,7 +203,9 @@ func BenchmarkRealPi_ToolRoundTrip(b *testing.B) {
 	}
 	b.ReportMetric(median(vs[0].cold)-median(vs[1].cold), "cold-delta-ms")
 	b.ReportMetric(median(vs[0].tool)-median(vs[1].tool), "tool-delta-ms")
+	b.ReportMetric(median(vs[0].prompt)-median(vs[1].prompt), "prompt-delta-ms")
 	b.ReportMetric(median(vs[2].cold)-median(vs[3].cold), "plain-cold-delta-ms")
+	b.ReportMetric(median(vs[2].prompt)-median(vs[3].prompt), "plain-prompt-delta-ms")
 	b.ReportMetric(median(vs[2].tool)-median(vs[3].tool), "plain-tool-delta-ms")
 }
 
