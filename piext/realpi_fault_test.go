@@ -356,6 +356,55 @@ func TestRealPi_PackLoadsWithDashE(t *testing.T) {
 	}
 }
 
+// TestRealPi_PackProgramLoadsWithDashE: a third party's own extension
+// program (examples/piext-guard) packed with `pikit ext pack NAME DIR
+// --exec PATH` carries its binary in DIR (a relative command) and serves
+// its typed tool under `pi -e DIR`, after the build it was packed from is
+// gone.
+func TestRealPi_PackProgramLoadsWithDashE(t *testing.T) {
+	t.Parallel()
+	env := pitest.New(t, &pitest.Options{Session: true, Script: script(map[string][]modelserver.ToolCall{
+		"COUNT": {toolCall("call_c", "word_count", `{"text":"one two three"}`)},
+	})})
+	pikit := os.Getenv("PIKIT_TEST_PIKIT")
+	if pikit == "" {
+		pikit = pitest.BuildCommand(t, "./cmd/pikit")
+	}
+	bin, err := os.ReadFile(pitest.BuildCommand(t, "./examples/piext-guard"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	build := filepath.Join(t.TempDir(), "guard") // a copy: the build is shared
+	if err := os.WriteFile(build, bin, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), "guard-pack")
+	if out, err := exec.Command(pikit, "ext", "pack", "guard", dir, "--exec", build).CombinedOutput(); err != nil {
+		t.Fatalf("pack: %v\n%s", err, out)
+	}
+	if err := os.Remove(build); err != nil {
+		t.Fatal(err)
+	}
+	in, err := install.Read(dir)
+	if err != nil || len(in.Command) != 1 || filepath.IsAbs(in.Command[0]) {
+		t.Fatalf("packed piext.json: %+v %v (want the packed binary alone, relative)", in, err)
+	}
+	p := &probe{env: env}
+	env.Args = append(env.Args, "-e", dir)
+	c := p.start(t)
+	ctx := testCtx(t)
+	if _, err := c.Prompt(ctx, pirpc.PromptCommand{Message: "COUNT"}); err != nil {
+		t.Fatal(err)
+	}
+	ends := find[*pirpc.ToolExecutionEnd](pitest.Until(t, ctx, c, settled))
+	if len(ends) != 1 || ends[0].IsError || !strings.Contains(string(ends[0].Result), "3 words") {
+		for _, e := range ends {
+			t.Logf("tool end: error %v, result %s", e.IsError, e.Result)
+		}
+		t.Fatalf("packed word_count tool: %d ends", len(ends))
+	}
+}
+
 // TestRealPi_PiKilledStubbornSidecarExits: a tool handler that ignores its
 // ctx does not keep an orphaned sidecar alive: after Pi's SIGKILL (its
 // stdin ends) the sidecar cancels every ctx, gives handlers a bounded

@@ -1,8 +1,11 @@
 package main
 
 import (
+	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -221,41 +224,67 @@ func newExtListCmd() *cobra.Command {
 }
 
 func newExtPackCmd() *cobra.Command {
-	var npmBinary string
+	var npmBinary, execPath string
 	cmd := &cobra.Command{
-		Use:   "pack NAME DIR [--npm-binary PACKAGE/PATH]",
-		Short: "Write a self-contained package of a built-in extension that `pi -e DIR` loads",
-		Long: "Write a self-contained package of a built-in extension that `pi -e DIR` loads: this pikit binary\n" +
-			"is copied into DIR/bin. With --npm-binary (e.g. @pikit/cli-{platform}/bin/pikit) nothing is copied:\n" +
-			"the package runs the binary of the per-platform npm package it depends on (the release's Pi packages).",
+		Use:   "pack NAME DIR [--exec PATH] [--npm-binary PACKAGE/PATH]",
+		Short: "Write a self-contained package of a Go extension that `pi -e DIR` loads",
+		Long: "Write a self-contained package of a Go extension that `pi -e DIR` loads: a built-in one (this pikit\n" +
+			"binary is copied into DIR/bin) or, with --exec PATH, your own program (a build of a main that calls\n" +
+			"piext.Main, copied into DIR/bin). With --npm-binary (e.g. @pikit/cli-{platform}/bin/pikit) nothing is\n" +
+			"copied: the package runs the binary of the per-platform npm package it depends on (the release's Pi packages).",
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ext, err := builtin(args[0])
-			if err != nil {
-				return err
-			}
 			dir, err := filepath.Abs(args[1])
 			if err != nil {
 				return err
 			}
-			run := []string{"ext", "run", args[0]}
-			if npmBinary != "" {
-				err = install.PackNPM(dir, install.NPMPackOptions{Binary: npmBinary, Args: run, Manifest: ext.Manifest(), Skills: ext.Skills, Source: buildFromSource(args[0])})
-			} else {
-				var exe string
-				if exe, err = selfExecutable(); err == nil {
-					err = install.Pack(dir, exe, run, ext.Manifest(), ext.Skills)
-				}
-			}
-			if err != nil {
+			if err := packExtension(cmd.Context(), args[0], dir, execPath, npmBinary); err != nil {
 				return err
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "packed %s in %s\n", args[0], dir)
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&npmBinary, "npm-binary", "", "run the binary of this npm package instead of copying pikit ({platform} = the platform, e.g. linux-x64)")
+	cmd.Flags().StringVar(&execPath, "exec", "", "pack your own extension program instead of a built-in one")
+	cmd.Flags().StringVar(&npmBinary, "npm-binary", "", "run the binary of this npm package instead of copying one ({platform} = the platform, e.g. linux-x64)")
 	return cmd
+}
+
+// packExtension writes the package of extension name into dir: the
+// program at execPath (checked as `ext install --exec` checks it) or the
+// built-in extension run by this pikit binary, copied into dir/bin or, with
+// npmBinary, run from that npm package.
+func packExtension(ctx context.Context, name, dir, execPath, npmBinary string) error {
+	var exe, source string
+	var run []string
+	var manifest json.RawMessage
+	var skills fs.FS
+	if execPath != "" {
+		var err error
+		if exe, manifest, err = install.ProgramManifest(ctx, name, execPath); err != nil {
+			var pe *install.ProgramError
+			if errors.As(err, &pe) {
+				err = fmt.Errorf("--exec %w", pe)
+			}
+			return err
+		}
+	} else {
+		ext, err := builtin(name)
+		if err != nil {
+			return err
+		}
+		run, manifest, skills, source = []string{"ext", "run", name}, ext.Manifest(), ext.Skills, buildFromSource(name)
+	}
+	if npmBinary != "" {
+		return install.PackNPM(dir, install.NPMPackOptions{Binary: npmBinary, Args: run, Manifest: manifest, Skills: skills, Source: source})
+	}
+	if exe == "" {
+		var err error
+		if exe, err = selfExecutable(); err != nil {
+			return err
+		}
+	}
+	return install.Pack(dir, exe, run, manifest, skills)
 }
 
 // buildFromSource is the one-line hint a Pi package of extension name

@@ -73,7 +73,7 @@ func TestExtUninstallImported(t *testing.T) {
 }
 
 // TestExtMessages: a second uninstall, an empty list and a missing --exec
-// program get a plain one-line message with no internal prefix; the last
+// program (of install and of pack) get a plain one-line message with no internal prefix; the last
 // project uninstall removes the then empty .pi/extensions and .pi.
 func TestExtMessages(t *testing.T) {
 	t.Chdir(t.TempDir())
@@ -102,6 +102,13 @@ func TestExtMessages(t *testing.T) {
 		if err == nil || err.Error() != c.want {
 			t.Errorf("install --exec %s: %v, want %q", c.path, err, c.want)
 		}
+		_, _, err = runPikit(t, "", "ext", "pack", "hello", "pack-dir", "--exec", c.path)
+		if err == nil || err.Error() != c.want {
+			t.Errorf("pack --exec %s: %v, want %q", c.path, err, c.want)
+		}
+	}
+	if _, err := os.Stat("pack-dir"); !os.IsNotExist(err) {
+		t.Errorf("a refused pack left its folder: %v", err)
 	}
 }
 

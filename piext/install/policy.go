@@ -110,46 +110,59 @@ const ManifestTimeout = 10 * time.Second
 
 // Program installs the extension program at path (a build of a main that
 // calls piext.Main) into t.Dir as name, and returns the installed folder.
-// It refuses, in order: an extension t.Other has too (*[ConflictError]), a
-// path that is no executable file (*[ProgramError]), a temporary build of
-// go run or go test ([ErrTempExecutable]), a program whose manifest does
-// not declare name. Symlinks in path are resolved: the installation runs
-// the file itself.
+// It refuses, in order: an extension t.Other has too (*[ConflictError]),
+// then what [ProgramManifest] refuses. Symlinks in path are resolved: the
+// installation runs the file itself.
 func Program(ctx context.Context, t Target, name, path string) (string, error) {
 	if err := t.checkConflict(name); err != nil {
 		return "", err
 	}
+	exe, raw, err := ProgramManifest(ctx, name, path)
+	if err != nil {
+		return "", err
+	}
+	return Write(Options{Dir: t.Dir, Command: []string{exe}, Manifest: raw})
+}
+
+// ProgramManifest reads the manifest of the extension program at path and
+// returns the program's absolute path, symlinks resolved, and the manifest
+// as JSON. It refuses, in order: a path that is no executable file
+// (*[ProgramError]), a temporary build of go run or go test
+// ([ErrTempExecutable]), a program whose manifest does not declare name.
+// [Program] installs what it returns; `pikit ext pack NAME DIR --exec PATH`
+// packs it ([Pack], [PackNPM]).
+func ProgramManifest(ctx context.Context, name, path string) (exe string, manifest json.RawMessage, err error) {
 	st, err := os.Stat(path)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return "", &ProgramError{Path: path, Problem: "no such file"}
+		return "", nil, &ProgramError{Path: path, Problem: "no such file"}
 	case err != nil:
-		return "", &ProgramError{Path: path, Problem: "cannot stat", Err: err}
+		return "", nil, &ProgramError{Path: path, Problem: "cannot stat", Err: err}
 	case !platform.IsExecutable(path, st):
-		return "", &ProgramError{Path: path, Problem: "is not an executable file"}
+		return "", nil, &ProgramError{Path: path, Problem: "is not an executable file"}
 	}
-	exe, err := filepath.Abs(path)
+	exe, err = filepath.Abs(path)
 	if err == nil {
 		exe, err = filepath.EvalSymlinks(exe)
 	}
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
 	if err := CheckExecutable(exe); err != nil {
-		return "", err
+		return "", nil, err
 	}
 	raw, err := ReadManifest(ctx, exe)
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
 	m, err := ParseManifest(raw)
 	if err != nil {
-		return "", fmt.Errorf("read the manifest of %s: %w", filepath.Base(exe), err)
+		return "", nil, fmt.Errorf("read the manifest of %s: %w", filepath.Base(exe), err)
 	}
 	if m.Name != name {
-		return "", fmt.Errorf("%s declares the extension %q, not %q", filepath.Base(exe), m.Name, name)
+		return "", nil, fmt.Errorf("%s declares the extension %q, not %q", filepath.Base(exe), m.Name, name)
 	}
-	return Write(Options{Dir: t.Dir, Command: []string{exe}, Manifest: raw})
+	return exe, raw, nil
 }
 
 // Extension installs ext, run by command (Command[0] absolute, e.g. a
