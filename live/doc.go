@@ -64,7 +64,9 @@
 //   - HTTP (http.go routes and checks, errors.go the one table from a typed
 //     *liveError to status and body, page.go, agent.go, stream.go, mint.go);
 //   - hub (hub.go): the [hub] type, the open SSE streams and the one-shot
-//     notices, changed only through attach, publish and detach;
+//     notices, changed only through its methods (attach, publish and
+//     detach for a stream; keep, unwritten and forget for the one-shot
+//     notices; endAll at the session's end), never through its fields;
 //     presence.go: agent presence and the page-lost, watch and away timers,
 //     and the stream connect and disconnect that join hub and board;
 //   - transaction (txn.go, session.go): apply envelopes to the board in

@@ -11,7 +11,9 @@ import (
 // the open responses and the one-shot notices no response has written yet.
 // [hub.attach] registers a response, [hub.publish] queues a notice on every
 // open one, [hub.detach] unregisters one and hands on what it did not
-// write. The hub is guarded by endpoint.mu: every method expects it held.
+// write; keep, unwritten and forget manage the one-shot notices, endAll
+// ends every response. The hub is guarded by endpoint.mu: every method
+// expects it held.
 type hub struct {
 	clients    map[*sseClient]struct{}
 	oneShot    []*oneShotNotice // for the next connect, in delivery order

@@ -47,7 +47,10 @@
 // handler the event's payload as a Go type and takes its result as one:
 //
 //	piext.HookFor(piext.Hook{}, func(ctx context.Context, ev *piext.Event, p piext.ToolCallEvent) (*piext.ToolCallEventResult, error) {
-//		if p.ToolName == "bash" && strings.Contains(string(p.Input), "rm -rf") {
+//		var bash struct {
+//			Command string `json:"command"`
+//		}
+//		if p.ToolName == "bash" && p.DecodeInput(&bash) == nil && strings.Contains(bash.Command, "rm -rf") {
 //			return &piext.ToolCallEventResult{Block: true, Reason: "not here"}, nil
 //		}
 //		return nil, nil // let the call run

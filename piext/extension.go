@@ -22,7 +22,9 @@ type Extension struct {
 	Name     string
 	Tools    []Tool
 	Commands []Command
-	Hooks    []Hook
+	// Hooks holds at most one hook per event (Manifest panics on a second):
+	// one handler does all an extension does on that event.
+	Hooks []Hook
 	// Skills holds skill folders (each with a SKILL.md) that install copies
 	// next to the bridge; Pi finds them through resources_discover. Nil
 	// means none. Keep every SKILL.md within Latin-1 (up to U+00FF): one
@@ -42,7 +44,10 @@ type Extension struct {
 	Host *HostSpec
 	// Logger receives protocol problems, never payloads; nil discards
 	// ([Run] and [Main] then log to stderr: the sidecar log). It must not
-	// write to stdout.
+	// write to stdout. A handler logs the same way: whatever the program
+	// writes to stderr (e.g. slog.New(slog.NewTextHandler(os.Stderr, nil)))
+	// goes to the sidecar log ([LogPath]; `pikit ext list` prints it), and
+	// stdout is the protocol's.
 	Logger *slog.Logger
 }
 
@@ -111,7 +116,8 @@ const (
 	ReverseCallTimeout = 30 * time.Second
 )
 
-// Hook handles one Pi event (the package doc's table lists them).
+// Hook handles one Pi event (the package doc's table lists them); an
+// extension has at most one per event.
 // [HookFor] sets Handle for a typed handler; this is the raw form: Handle
 // returns the event's result (marshalled as JSON; nil leaves the event
 // unchanged). For context and context_with_system it returns a
@@ -185,7 +191,8 @@ var commandPattern = regexp.MustCompile(`^[a-z0-9][a-z0-9-]*(:[a-z0-9][a-z0-9-]*
 // installed folder's piext.json, and what the bridge registers the tools,
 // commands and hooks from before the program runs. It panics on a
 // programming error, as registration mistakes do in net/http: a bad or
-// duplicate name, a missing handler, tool parameters whose root is not an
+// duplicate name (of a tool or command; a second hook on one event), a
+// missing handler, tool parameters whose root is not an
 // object schema, a negative [Hook.Timeout], a [Hook.Pass] on another hook than
 // context or context_with_system, a [Hook.Background] on another hook than
 // session_start, bad [Extension.Files].

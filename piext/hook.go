@@ -23,8 +23,9 @@ type HookHandlerFor[P, R any] func(ctx context.Context, ev *Event, p P) (R, erro
 // P is one of this package's payload types (SessionStartEvent,
 // BeforeAgentStartEvent, ContextEvent, ToolCallEvent, ToolResultEvent,
 // InputEvent, ModelSelectEvent, SessionBeforeCompactEvent,
-// SessionShutdownEvent), which fills an empty h.Event, or any type the
-// payload decodes into, with h.Event set. R is the event's result type
+// SessionShutdownEvent), which fills an empty h.Event (ContextEvent with
+// "context"; set h.Event to EventContextWithSystem for the other), or any
+// type the payload decodes into, with h.Event set. R is the event's result type
 // (e.g. *ToolCallEventResult; *ContextResult for the context events) or
 // any for an event whose result Pi ignores.
 //

@@ -72,7 +72,10 @@ type Script struct {
 	PromptTokens, CompletionTokens int
 }
 
-// Message is one message of a request, as Pi sends it.
+// Message is one message of a request, as Pi sends it to an
+// openai-completions provider: Role is the chat API's ("system", "user",
+// "assistant", "tool"), not Pi's own message roles (a Pi toolResult is
+// "tool" here).
 type Message struct {
 	Role       string          `json:"role"`
 	Content    json.RawMessage `json:"content,omitempty"` // string, array of parts or null

@@ -12,8 +12,16 @@
 //
 // # TestMain
 //
-// [Main] makes a test binary usable as the fake Pi of internal/fakepi and
-// fails the run when goroutines outlive the tests.
+// A package whose tests use [Env] (or the fake Pi) calls [Main] from its
+// TestMain: it makes the test binary usable as the fake Pi of
+// internal/fakepi and fails the run when goroutines outlive the tests.
+//
+// # Running Pi by hand
+//
+// [Env] is the recipe for a manual session too: an agent dir holding the
+// models.json [New] writes (one provider, "openai-completions" at the
+// model server's URL, the model [ModelID]) and settings.json, the variables
+// of [Env.Options], and `pi` from the cache's node_modules/.bin.
 package pitest
 
 import (

@@ -112,6 +112,7 @@
 // and a reclaimer removes only the exact file it judged, while locking it
 // (the argument is at lockWaiter). Upstream writers take no part in that
 // lock, which changes nothing for them: they never remove another's file.
+//
 // # Crash atomicity (beyond upstream)
 //
 // Upstream renames each file separately with no fsync. Here a publication

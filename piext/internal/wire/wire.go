@@ -4,6 +4,33 @@
 // everything the bridge sends.
 // piext's authors never see it; the bridge (piext/bridge/index.ts) speaks
 // the same shapes.
+//
+// # Where to change what
+//
+// A Pi event an extension can hook needs no protocol change: the bridge
+// registers every event a manifest names and forwards it as [MethodHook]
+// with Pi's payload (index.ts, the hooks loop), except session_start,
+// session_shutdown and resources_discover, which it handles itself first;
+// Manifest does not check event names (a name Pi never emits is never
+// called). To give an event a typed payload and result in piext:
+//
+//   - its Event* constant (piext/events.go);
+//   - the payload type with an events() method (typedEvent: the events it
+//     is the payload of, the first being piext.HookFor's default) and,
+//     when a handler may answer, the result type with answers()
+//     (typedResult);
+//   - its row in the package doc's event table (piext/doc.go): payload,
+//     result, failure mode and timeout;
+//   - a test through piext/piexttest (and TestRealPi_* when Pi's payload
+//     shape matters).
+//
+// Only a result the bridge must transform before Pi reads it (as
+// session_before_compact's preparation, preparationEdits in index.ts) or a
+// payload it must reshape (the context events' incremental messages)
+// changes the bridge. A new method or a changed shape here changes both
+// sides: this file, index.ts (then `go generate ./piext/bridge` for
+// index.mjs), and [ProtocolVersion] when an installed bridge could meet a
+// sidecar that speaks the other form.
 package wire
 
 import (
