@@ -325,35 +325,13 @@ func TestRealPi_InstalledHelloToolWorks(t *testing.T) {
 
 func TestRealPi_PackLoadsWithDashE(t *testing.T) {
 	t.Parallel()
-	env := pitest.New(t, &pitest.Options{Session: true, Script: script(map[string][]modelserver.ToolCall{
-		"GREET": {toolCall("call_h", "hello", `{"name":"Pack"}`)},
-	})})
-	pikit := os.Getenv("PIKIT_TEST_PIKIT")
-	if pikit == "" {
-		pikit = pitest.BuildCommand(t, "./cmd/pikit")
-	}
 	dir := filepath.Join(t.TempDir(), "hello-pack")
-	if out, err := exec.Command(pikit, "ext", "pack", "hello", dir).CombinedOutput(); err != nil {
-		t.Fatalf("pack: %v\n%s", err, out)
-	}
+	pack(t, "hello", dir)
 	in, err := install.Read(dir)
 	if err != nil || filepath.IsAbs(in.Command[0]) {
 		t.Fatalf("packed piext.json: %+v %v (want a relative command)", in, err)
 	}
-	p := &probe{env: env}
-	env.Args = append(env.Args, "-e", dir) // --no-extensions stays: -e still loads
-	c := p.start(t)
-	ctx := testCtx(t)
-	if _, err := c.Prompt(ctx, pirpc.PromptCommand{Message: "GREET"}); err != nil {
-		t.Fatal(err)
-	}
-	ends := find[*pirpc.ToolExecutionEnd](pitest.Until(t, ctx, c, settled))
-	if len(ends) != 1 || ends[0].IsError || !strings.Contains(string(ends[0].Result), "Hello, Pack!") {
-		for _, e := range ends {
-			t.Logf("tool end: error %v, result %s", e.IsError, e.Result)
-		}
-		t.Fatalf("packed hello tool: %d ends", len(ends))
-	}
+	toolAnswersUnderDashE(t, dir, toolCall("call_h", "hello", `{"name":"Pack"}`), "Hello, Pack!")
 }
 
 // TestRealPi_PackProgramLoadsWithDashE: a third party's own extension
@@ -363,13 +341,6 @@ func TestRealPi_PackLoadsWithDashE(t *testing.T) {
 // gone.
 func TestRealPi_PackProgramLoadsWithDashE(t *testing.T) {
 	t.Parallel()
-	env := pitest.New(t, &pitest.Options{Session: true, Script: script(map[string][]modelserver.ToolCall{
-		"COUNT": {toolCall("call_c", "word_count", `{"text":"one two three"}`)},
-	})})
-	pikit := os.Getenv("PIKIT_TEST_PIKIT")
-	if pikit == "" {
-		pikit = pitest.BuildCommand(t, "./cmd/pikit")
-	}
 	bin, err := os.ReadFile(pitest.BuildCommand(t, "./examples/piext-guard"))
 	if err != nil {
 		t.Fatal(err)
@@ -379,9 +350,7 @@ func TestRealPi_PackProgramLoadsWithDashE(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := filepath.Join(t.TempDir(), "guard-pack")
-	if out, err := exec.Command(pikit, "ext", "pack", "guard", dir, "--exec", build).CombinedOutput(); err != nil {
-		t.Fatalf("pack: %v\n%s", err, out)
-	}
+	pack(t, "guard", dir, "--exec", build)
 	if err := os.Remove(build); err != nil {
 		t.Fatal(err)
 	}
@@ -389,19 +358,41 @@ func TestRealPi_PackProgramLoadsWithDashE(t *testing.T) {
 	if err != nil || len(in.Command) != 1 || filepath.IsAbs(in.Command[0]) {
 		t.Fatalf("packed piext.json: %+v %v (want the packed binary alone, relative)", in, err)
 	}
+	toolAnswersUnderDashE(t, dir, toolCall("call_c", "word_count", `{"text":"one two three"}`), "3 words")
+}
+
+// pack runs `pikit ext pack NAME DIR ARGS...` ($PIKIT_TEST_PIKIT, else a
+// build of cmd/pikit).
+func pack(t *testing.T, name, dir string, args ...string) {
+	t.Helper()
+	pikit := os.Getenv("PIKIT_TEST_PIKIT")
+	if pikit == "" {
+		pikit = pitest.BuildCommand(t, "./cmd/pikit")
+	}
+	if out, err := exec.Command(pikit, append([]string{"ext", "pack", name, dir}, args...)...).CombinedOutput(); err != nil {
+		t.Fatalf("pack: %v\n%s", err, out)
+	}
+}
+
+// toolAnswersUnderDashE starts Pi with `-e dir` (--no-extensions stays:
+// -e still loads), has the model make call, and fails unless that one
+// tool call ends without error with a result containing want.
+func toolAnswersUnderDashE(t *testing.T, dir string, call modelserver.ToolCall, want string) {
+	t.Helper()
+	env := pitest.New(t, &pitest.Options{Session: true, Script: script(map[string][]modelserver.ToolCall{"CALL": {call}})})
 	p := &probe{env: env}
 	env.Args = append(env.Args, "-e", dir)
 	c := p.start(t)
 	ctx := testCtx(t)
-	if _, err := c.Prompt(ctx, pirpc.PromptCommand{Message: "COUNT"}); err != nil {
+	if _, err := c.Prompt(ctx, pirpc.PromptCommand{Message: "CALL"}); err != nil {
 		t.Fatal(err)
 	}
 	ends := find[*pirpc.ToolExecutionEnd](pitest.Until(t, ctx, c, settled))
-	if len(ends) != 1 || ends[0].IsError || !strings.Contains(string(ends[0].Result), "3 words") {
+	if len(ends) != 1 || ends[0].IsError || !strings.Contains(string(ends[0].Result), want) {
 		for _, e := range ends {
 			t.Logf("tool end: error %v, result %s", e.IsError, e.Result)
 		}
-		t.Fatalf("packed word_count tool: %d ends", len(ends))
+		t.Fatalf("packed %s tool: %d ends", call.Name, len(ends))
 	}
 }
 

@@ -67,8 +67,11 @@ func TestInMemory(t *testing.T) {
 		{"bash", "git push origin main", false},
 		{"read", "git push --force", false},
 	} {
-		out, err := b.Hook(ctx, piext.EventToolCall, piext.ToolCallEvent{ToolCallID: "c", ToolName: c.tool,
-			Input: json.RawMessage(`{"command":` + strconvQuote(c.command) + `}`)})
+		input, err := json.Marshal(map[string]string{"command": c.command})
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, err := b.Hook(ctx, piext.EventToolCall, piext.ToolCallEvent{ToolCallID: "c", ToolName: c.tool, Input: input})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -106,9 +109,4 @@ func TestInMemory(t *testing.T) {
 	if tr.Starts() != 1 || !strings.Contains(log.String(), "trial session_start") {
 		t.Errorf("session_start ran %d times, log %q", tr.Starts(), log.String())
 	}
-}
-
-func strconvQuote(s string) string {
-	b, _ := json.Marshal(s)
-	return string(b)
 }
