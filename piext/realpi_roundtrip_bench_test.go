@@ -62,7 +62,9 @@ var coldPhases = []string{
 // examples/piext-guard (the typed word_count plus a tool_call guard,
 // installed by `pikit ext install`) against "ts" (guardTwinTS), and
 // "go-plain" is the tool alone (internal/wordcount) against "ts-plain"
-// (plainTwinTS). Each round starts one Pi per variant (order rotating),
+// (plainTwinTS). Each twin is installed in its agent dir as a user would
+// (pitest's InstallTypeScript), so both sides load beside Pi's built-in
+// extensions. Each round starts one Pi per variant (order rotating),
 // prompts it twice and stops it; the model answers each prompt with one
 // word_count call, then "ok" to the tool's result. Per variant V (medians
 // over rounds; the first round, which transpiles the TypeScript after its
@@ -95,7 +97,6 @@ func BenchmarkRealPi_ToolRoundTrip(b *testing.B) {
 		name   string
 		ext    string // the Go extension's name, "" for TypeScript
 		env    *pitest.Env
-		extra  []string
 		cold   []float64
 		prompt []float64
 		tool   []float64
@@ -107,12 +108,14 @@ func BenchmarkRealPi_ToolRoundTrip(b *testing.B) {
 	plainEnv := pitest.New(b, &pitest.Options{Server: srv})
 	plainEnv.InstallExtension(b, "wordcount", pitest.BuildCommand(b, "./piext/internal/wordcount"))
 	tsEnv := pitest.New(b, &pitest.Options{Server: srv})
+	tsEnv.InstallTypeScript(b, "guard.ts", guardTwinTS)
 	tsPlainEnv := pitest.New(b, &pitest.Options{Server: srv})
+	tsPlainEnv.InstallTypeScript(b, "wordcount.ts", plainTwinTS)
 	vs := []*variant{
 		{name: "go", ext: "guard", env: goEnv},
-		{name: "ts", env: tsEnv, extra: []string{"-e", pitest.WriteExtension(b, "", "guard.ts", guardTwinTS)}},
+		{name: "ts", env: tsEnv},
 		{name: "go-plain", ext: "wordcount", env: plainEnv},
-		{name: "ts-plain", env: tsPlainEnv, extra: []string{"-e", pitest.WriteExtension(b, "", "wordcount.ts", plainTwinTS)}},
+		{name: "ts-plain", env: tsPlainEnv},
 	}
 	arrivals := func(word string) []time.Time { // of the requests of word's prompt
 		var at []time.Time
@@ -129,7 +132,7 @@ func BenchmarkRealPi_ToolRoundTrip(b *testing.B) {
 	run := func(v *variant, label string, prompts int, env ...string) (time.Time, [][]time.Time) {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 		defer cancel()
-		opts := v.env.Options(v.extra...)
+		opts := v.env.Options()
 		opts.Env = append(opts.Env, env...)
 		start := time.Now()
 		c, err := pirpc.Start(ctx, opts)

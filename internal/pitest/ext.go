@@ -118,6 +118,32 @@ func (e *Env) InstallExtension(t testing.TB, name, execPath string) string {
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("pitest: pikit %s: %v\n%s", strings.Join(args, " "), err, out)
 	}
-	e.Args = slices.DeleteFunc(e.Args, func(a string) bool { return a == "--no-extensions" })
+	e.Discover()
 	return filepath.Join(e.AgentDir, "extensions", "pikit-"+name)
+}
+
+// InstallTypeScript writes a TypeScript extension as the file name (e.g.
+// "twin.ts") into this environment's agent dir, where Pi discovers it,
+// and turns discovery on (Discover): the way a user installs one, and the
+// in-run baseline of a Go extension installed by InstallExtension (both
+// then load beside Pi's built-in extensions; `-e` with --no-extensions
+// would load the baseline without them). It returns the file's path.
+func (e *Env) InstallTypeScript(t testing.TB, name, source string) string {
+	t.Helper()
+	dir := filepath.Join(e.AgentDir, "extensions")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatalf("pitest: %v", err)
+	}
+	path := WriteExtension(t, dir, name, source)
+	e.Discover()
+	return path
+}
+
+// Discover turns extension discovery on for Pi (drops --no-extensions
+// from Args): Pi then loads what the agent dir holds and its built-in
+// extensions (builtin:codemode, builtin:tool-search, …), as for a user. A
+// benchmark's variant without an extension calls it so its baseline loads
+// the same built-ins as its other variants.
+func (e *Env) Discover() {
+	e.Args = slices.DeleteFunc(e.Args, func(a string) bool { return a == "--no-extensions" })
 }

@@ -64,7 +64,7 @@ type piNPM struct {
 func newPiNPM(t testing.TB, reg *pitest.Registry, script modelserver.ScriptFunc) *piNPM {
 	t.Helper()
 	env := pitest.New(t, &pitest.Options{Script: script, Session: true})
-	env.Args = slices.DeleteFunc(env.Args, func(a string) bool { return a == "--no-extensions" })
+	env.Discover()
 	env.Env = append(env.Env, reg.Env...)
 	writeFile(t, filepath.Join(env.AgentDir, "state-flow", "config.json"), `{"mode":"active"}`)
 	return &piNPM{env: env, reg: reg}

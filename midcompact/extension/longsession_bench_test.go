@@ -39,7 +39,8 @@ export default function (pi) {
 // real Pi 1.6.0 resumed on a 16 MB session (1,200 messages) arrives at the
 // scripted model server with midcompact installed than with a TypeScript
 // extension whose context handler is a no-op, in the same run. Variants:
-// none (no extension); ts-noop (the baseline); midcompact with no block
+// none (no extension; Pi's built-in extensions load in every variant, as
+// for a user); ts-noop (the baseline, installed in the agent dir); midcompact with no block
 // (its context hook passes: piext Hook.Pass); midcompact-block, whose
 // session ends with one committed block over two messages in the middle
 // (its hook projects: the request carries the block's summary wrapper in
@@ -86,9 +87,9 @@ func BenchmarkLongSessionRequest(b *testing.B) {
 		return modelserver.Script{Text: []string{"ok"}}
 	})
 	probes := b.TempDir()
-	probe := func(name string) []string {
-		src := fmt.Sprintf(noopContextTS, filepath.Join(probes, name+".jsonl"))
-		return []string{"-e", pitest.WriteExtension(b, "", "noop.ts", src)}
+	probe := func(e *pitest.Env, name string) []string {
+		e.InstallTypeScript(b, "noop.ts", fmt.Sprintf(noopContextTS, filepath.Join(probes, name+".jsonl")))
+		return nil
 	}
 	midcompactProbe := func(name string, wide bool) func(e *pitest.Env) []string {
 		return func(e *pitest.Env) []string {
@@ -103,7 +104,7 @@ func BenchmarkLongSessionRequest(b *testing.B) {
 					b.Fatal(err)
 				}
 			}
-			return probe(name)
+			return probe(e, name)
 		}
 	}
 	variants := []struct {
@@ -111,8 +112,8 @@ func BenchmarkLongSessionRequest(b *testing.B) {
 		setup func(e *pitest.Env) []string
 		block bool // the session ends with a committed block
 	}{
-		{"none", func(*pitest.Env) []string { return nil }, false},
-		{"ts-noop", func(*pitest.Env) []string { return probe("ts-noop") }, false},
+		{"none", func(e *pitest.Env) []string { e.Discover(); return nil }, false},
+		{"ts-noop", func(e *pitest.Env) []string { return probe(e, "ts-noop") }, false},
 		{"midcompact", midcompactProbe("midcompact", false), false},
 		{"midcompact-block", midcompactProbe("midcompact-block", false), true},
 		{"midcompact-block-wideskill", midcompactProbe("midcompact-block-wideskill", true), true},

@@ -72,6 +72,7 @@ func BenchmarkLongSessionStartup(b *testing.B) {
 			for k := range variants {
 				i := (r + k) % len(variants)
 				e := pitest.New(b, &pitest.Options{Server: srv, Session: true})
+				e.Discover() // both load Pi's built-in extensions, as for a user
 				if variants[i] == "midcompact" {
 					e.InstallExtension(b, "midcompact", "")
 					e.Env = append(e.Env, "PIKIT_PIEXT_TRACE=1")
