@@ -80,13 +80,15 @@ var coldPhases = []string{
 //
 // cold-delta-ms, prompt-delta-ms, tool-delta-ms (go - ts),
 // plain-cold-delta-ms, plain-prompt-delta-ms and plain-tool-delta-ms
-// (go-plain - ts-plain). After the rounds, each Go
+// (go-plain - ts-plain), each the median over rounds of that round's
+// difference (paired: the drift of a shared machine between rounds
+// cancels out of it). After the rounds, each Go
 // variant starts traced more times and reports, as V-PHASE-ms (median, from
 // Pi's start), when each of coldPhases happened on its first prompt.
 //
 //	go test -run XX -bench ToolRoundTrip -benchtime 1x ./piext/
 func BenchmarkRealPi_ToolRoundTrip(b *testing.B) {
-	const rounds, traced = 9, 3
+	const rounds, traced = 25, 3
 	srv := modelserver.New(func(r *modelserver.Request) modelserver.Script {
 		if r.Last().Role == "user" {
 			return modelserver.Script{ToolCalls: []modelserver.ToolCall{{Name: "word_count", Arguments: []string{`{"text":"one two three"}`}}}}
@@ -191,6 +193,12 @@ func BenchmarkRealPi_ToolRoundTrip(b *testing.B) {
 		}
 	}
 	b.StopTimer()
+	b.ReportMetric(paired(vs[0].cold, vs[1].cold), "cold-delta-ms")
+	b.ReportMetric(paired(vs[0].tool, vs[1].tool), "tool-delta-ms")
+	b.ReportMetric(paired(vs[0].prompt, vs[1].prompt), "prompt-delta-ms")
+	b.ReportMetric(paired(vs[2].cold, vs[3].cold), "plain-cold-delta-ms")
+	b.ReportMetric(paired(vs[2].prompt, vs[3].prompt), "plain-prompt-delta-ms")
+	b.ReportMetric(paired(vs[2].tool, vs[3].tool), "plain-tool-delta-ms")
 	for _, v := range vs {
 		b.ReportMetric(median(v.cold), v.name+"-cold-ms")
 		b.ReportMetric(median(v.prompt), v.name+"-prompt-ms")
@@ -204,19 +212,24 @@ func BenchmarkRealPi_ToolRoundTrip(b *testing.B) {
 			}
 		}
 	}
-	b.ReportMetric(median(vs[0].cold)-median(vs[1].cold), "cold-delta-ms")
-	b.ReportMetric(median(vs[0].tool)-median(vs[1].tool), "tool-delta-ms")
-	b.ReportMetric(median(vs[0].prompt)-median(vs[1].prompt), "prompt-delta-ms")
-	b.ReportMetric(median(vs[2].cold)-median(vs[3].cold), "plain-cold-delta-ms")
-	b.ReportMetric(median(vs[2].prompt)-median(vs[3].prompt), "plain-prompt-delta-ms")
-	b.ReportMetric(median(vs[2].tool)-median(vs[3].tool), "plain-tool-delta-ms")
 }
 
-// median of xs (0 for none); xs is sorted in place.
+// median of xs (0 for none).
 func median(xs []float64) float64 {
 	if len(xs) == 0 {
 		return 0
 	}
+	xs = slices.Clone(xs)
 	slices.Sort(xs)
 	return xs[len(xs)/2]
+}
+
+// paired is the median over rounds of a[i] - b[i] (a and b hold one
+// value per round, in round order).
+func paired(a, b []float64) float64 {
+	d := make([]float64, min(len(a), len(b)))
+	for i := range d {
+		d[i] = a[i] - b[i]
+	}
+	return median(d)
 }
