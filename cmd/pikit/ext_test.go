@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -133,6 +134,27 @@ func TestRootHelp(t *testing.T) {
 		if !strings.Contains(out, want) {
 			t.Errorf("root help lacks %q", want)
 		}
+	}
+}
+
+// TestExtInstallToolConflict: installing an extension with a tool another
+// installed Go extension has refuses with exit 1, naming both (Pi would
+// refuse to start), and installs nothing.
+func TestExtInstallToolConflict(t *testing.T) {
+	agent := t.TempDir()
+	dir := filepath.Join(agent, "extensions")
+	mine := &piext.Extension{Name: "mine", Tools: []piext.Tool{{Name: "patch_state", Description: "d",
+		Execute: func(context.Context, *piext.ToolCall) (*piext.ToolResult, error) { return nil, nil }}}}
+	if _, err := install.Write(install.Options{Dir: dir, Command: []string{filepath.Join(agent, "bin", "mine")}, Manifest: mine.Manifest()}); err != nil {
+		t.Fatal(err)
+	}
+	code, _, stderr := runPikitStderr(t, nil, "ext", "install", "stateflow", "--agent-dir", agent)
+	if code != 1 || !strings.Contains(stderr, `stateflow's tool "patch_state" is already a tool of mine (in `) ||
+		!strings.HasSuffix(stderr, "rename the tool or run pikit ext uninstall mine first") {
+		t.Fatalf("install over another extension's tool: exit %d: %s", code, stderr)
+	}
+	if _, err := install.Read(install.Folder(dir, "stateflow")); err == nil {
+		t.Fatal("the refused extension was installed")
 	}
 }
 

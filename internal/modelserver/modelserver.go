@@ -20,8 +20,10 @@
 //
 //	srv := modelserver.New(modelserver.Reply("Hello from the fake model."))
 //	defer srv.Close()
-//	hs := &http.Server{Handler: srv, ReadHeaderTimeout: 5 * time.Second}
-//	go hs.Serve(ln) // ln on 127.0.0.1
+//	hs := httptest.NewServer(srv) // on 127.0.0.1; Pi's baseUrl is hs.URL + "/v1"
+//	defer hs.Close()
+//
+// pitest.New does this and writes Pi's models.json for it.
 package modelserver
 
 import (

@@ -18,10 +18,27 @@
 //
 // # Running Pi by hand
 //
-// [Env] is the recipe for a manual session too: an agent dir holding the
-// models.json [New] writes (one provider, "openai-completions" at the
-// model server's URL, the model [ModelID]) and settings.json, the variables
-// of [Env.Options], and `pi` from the cache's node_modules/.bin.
+// [Env] is the recipe for a manual session too. [New] writes into
+// Env.AgentDir:
+//   - models.json: {"providers": {"fake": {"baseUrl": Env.URL, "api":
+//     "openai-completions", "apiKey": "fake-key", "models": [{"id":
+//     "fake-model", ...}]}}} ([Provider], [APIKey], [ModelID]);
+//   - settings.json: {"defaultProvider": "fake", "defaultModel":
+//     "fake-model"} merged with [Options.Settings].
+//
+// Env.Env holds the variables (Node 22 first on PATH, HOME,
+// PI_CODING_AGENT_DIR, PI_OFFLINE=1, PI_SKIP_VERSION_CHECK=1,
+// PI_TELEMETRY=0, every ambient *_API_KEY emptied), Env.Args the flags
+// (--provider fake --model fake-model, the --no-* isolation flags that
+// [Env.InstallExtension] and [Env.Discover] relax, and --no-session
+// unless [Options.Session]), Env.Executable the pi to run in Env.Dir.
+// The model server lives as long as the test, so a test that logs the
+// command line and then waits is a session to drive in a terminal (tmux):
+//
+//	env := pitest.New(t, &pitest.Options{Script: script})
+//	env.InstallExtension(t, "NAME", pitest.BuildCommand(t, "./cmd/NAME"))
+//	t.Logf("cd %s && env %s %s %s", env.Dir, strings.Join(env.Env, " "), env.Executable, strings.Join(env.Args, " "))
+//	time.Sleep(20 * time.Minute) // go test -run ThisTest -v -timeout 30m
 package pitest
 
 import (

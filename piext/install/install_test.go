@@ -1,6 +1,7 @@
 package install_test
 
 import (
+	"context"
 	"errors"
 	"os"
 	"path/filepath"
@@ -97,5 +98,60 @@ func TestCheckExecutable_RefusesGoRunAndGoTestBinaries(t *testing.T) {
 		if (err == nil) != tc.ok || (!tc.ok && (!errors.Is(err, install.ErrTempExecutable) || !strings.HasSuffix(err.Error(), tc.says))) {
 			t.Errorf("%s: %v", tc.path, err)
 		}
+	}
+}
+
+// TestToolConflict: an install whose tool another installed extension
+// registers (in the same folder under another name, or in the other place
+// Pi loads from) is refused with both names: Pi would refuse to start. A
+// reinstall of the same extension, and different tools, install.
+func TestToolConflict(t *testing.T) {
+	global, project := t.TempDir(), t.TempDir()
+	exe := filepath.Join(t.TempDir(), "ext")
+	if err := os.WriteFile(exe, []byte("#!/bin/sh\n"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	ext := func(name string, tools ...string) *piext.Extension {
+		e := &piext.Extension{Name: name}
+		for _, tool := range tools {
+			e.Tools = append(e.Tools, piext.Tool{Name: tool, Description: "d", Execute: func(context.Context, *piext.ToolCall) (*piext.ToolResult, error) { return nil, nil }})
+		}
+		return e
+	}
+	inGlobal := install.Target{Dir: global, Other: project}
+	inProject := install.Target{Dir: project, Other: global, Project: true}
+	if _, err := install.Extension(inGlobal, ext("notes", "note_count", "note_add"), []string{exe}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := install.Extension(inGlobal, ext("notes", "note_count"), []string{exe}); err != nil {
+		t.Fatalf("reinstall of the same extension: %v", err)
+	}
+	if _, err := install.Extension(inGlobal, ext("other", "other_tool"), []string{exe}); err != nil {
+		t.Fatalf("an extension with other tools: %v", err)
+	}
+	for _, c := range []struct {
+		target install.Target
+		want   string
+	}{
+		{inGlobal, `notes2's tool "note_count" is already a tool of notes (in ` + global + `); Pi would load both and refuse to start (Tool "note_count" conflicts with ...): rename the tool or run pikit ext uninstall notes first`},
+		{inProject, `notes2's tool "note_count" is already a tool of notes (in ` + global + `); Pi would load both and refuse to start (Tool "note_count" conflicts with ...): rename the tool or run pikit ext uninstall notes first`},
+	} {
+		_, err := install.Extension(c.target, ext("notes2", "note_list", "note_count"), []string{exe})
+		var tc *install.ToolConflictError
+		if !errors.As(err, &tc) || err.Error() != c.want {
+			t.Errorf("install into %s: %v\nwant %s", c.target.Dir, err, c.want)
+		}
+		if _, err := install.Read(install.Folder(c.target.Dir, "notes2")); err == nil {
+			t.Errorf("the refused extension was installed in %s", c.target.Dir)
+		}
+	}
+	// A project installation's tool refuses a global install, naming the
+	// project's uninstall.
+	if _, err := install.Extension(inProject, ext("proj", "proj_tool"), []string{exe}); err != nil {
+		t.Fatal(err)
+	}
+	_, err := install.Extension(inGlobal, ext("late", "proj_tool"), []string{exe})
+	if err == nil || !strings.HasSuffix(err.Error(), "run pikit ext uninstall proj --project first") {
+		t.Errorf("global install over a project's tool: %v", err)
 	}
 }

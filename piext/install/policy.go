@@ -62,6 +62,26 @@ func (e *ConflictError) Error() string {
 	return fmt.Sprintf("%s is already installed in %s; Pi would load both and refuse to start (their tools conflict): run %s first", e.Name, e.Other, undo)
 }
 
+// ToolConflictError refuses an install of an extension with a tool that
+// another installed extension (in the same folder, or in the other place Pi
+// loads from) already registers: Pi would refuse to start, with "Tool
+// \"TOOL\" conflicts with PATH".
+type ToolConflictError struct {
+	Name    string // the extension being installed
+	Tool    string
+	Owner   string // the installed extension that has Tool
+	Dir     string // Owner's folder, as Target.Display shows it
+	Project bool   // Dir is a project's
+}
+
+func (e *ToolConflictError) Error() string {
+	undo := "pikit ext uninstall " + e.Owner
+	if e.Project {
+		undo += " --project"
+	}
+	return fmt.Sprintf("%s's tool %q is already a tool of %s (in %s); Pi would load both and refuse to start (Tool %q conflicts with ...): rename the tool or run %s first", e.Name, e.Tool, e.Owner, e.Dir, e.Tool, undo)
+}
+
 // ImportedError refuses an uninstall of an extension whose extra files
 // other extensions in the same folder import: Pi could no longer start.
 type ImportedError struct {
@@ -111,7 +131,8 @@ const ManifestTimeout = 10 * time.Second
 // Program installs the extension program at path (a build of a main that
 // calls piext.Main) into t.Dir as name, and returns the installed folder.
 // It refuses, in order: an extension t.Other has too (*[ConflictError]),
-// then what [ProgramManifest] refuses. Symlinks in path are resolved: the
+// then what [ProgramManifest] refuses, then a tool another installed
+// extension has (*[ToolConflictError]). Symlinks in path are resolved: the
 // installation runs the file itself.
 func Program(ctx context.Context, t Target, name, path string) (string, error) {
 	if err := t.checkConflict(name); err != nil {
@@ -119,6 +140,9 @@ func Program(ctx context.Context, t Target, name, path string) (string, error) {
 	}
 	exe, raw, err := ProgramManifest(ctx, name, path)
 	if err != nil {
+		return "", err
+	}
+	if err := t.checkTools(raw); err != nil {
 		return "", err
 	}
 	return Write(Options{Dir: t.Dir, Command: []string{exe}, Manifest: raw})
@@ -168,11 +192,16 @@ func ProgramManifest(ctx context.Context, name, path string) (exe string, manife
 // Extension installs ext, run by command (Command[0] absolute, e.g. a
 // pikit binary with "ext", "run", NAME), into t.Dir and returns the
 // installed folder. It refuses an extension t.Other has too
-// (*[ConflictError]), then a Command[0] that is a temporary build of go
-// run or go test ([ErrTempExecutable]); ext.Manifest panics on a
+// (*[ConflictError]), then a tool another installed extension has
+// (*[ToolConflictError]), then a Command[0] that is a temporary build of
+// go run or go test ([ErrTempExecutable]); ext.Manifest panics on a
 // malformed extension.
 func Extension(t Target, ext *piext.Extension, command []string) (string, error) {
 	if err := t.checkConflict(ext.Name); err != nil {
+		return "", err
+	}
+	m := ext.Manifest()
+	if err := t.checkTools(m); err != nil {
 		return "", err
 	}
 	if len(command) > 0 {
@@ -180,7 +209,7 @@ func Extension(t Target, ext *piext.Extension, command []string) (string, error)
 			return "", err
 		}
 	}
-	return Write(Options{Dir: t.Dir, Command: command, Manifest: ext.Manifest(), Skills: ext.Skills})
+	return Write(Options{Dir: t.Dir, Command: command, Manifest: m, Skills: ext.Skills})
 }
 
 // checkConflict refuses name when t.Other has an installation of it.
@@ -192,6 +221,46 @@ func (t Target) checkConflict(name string) error {
 		return nil
 	}
 	return &ConflictError{Name: name, Other: t.display(t.Other), Project: !t.Project}
+}
+
+// checkTools refuses a manifest (JSON) with a tool that an extension
+// installed in t.Dir under another name, or in t.Other, registers too (Pi
+// refuses to start when two extensions register one tool name). Only
+// pikit's installations are known; a folder it cannot read is skipped.
+func (t Target) checkTools(raw json.RawMessage) error {
+	m, err := ParseManifest(raw)
+	if err != nil {
+		return err
+	}
+	for _, place := range []struct {
+		dir     string
+		project bool
+	}{{t.Dir, t.Project}, {t.Other, !t.Project}} {
+		if place.dir == "" {
+			continue
+		}
+		installed, err := List(place.dir)
+		if err != nil {
+			return err
+		}
+		for _, in := range installed {
+			if place.dir == t.Dir && in.Name == m.Name {
+				continue // replaced by this install
+			}
+			rec, err := Read(in.Dir)
+			if err != nil {
+				continue
+			}
+			for _, tool := range m.Tools {
+				for _, theirs := range rec.Manifest.Tools {
+					if theirs.Name == tool.Name {
+						return &ToolConflictError{Name: m.Name, Tool: tool.Name, Owner: in.Name, Dir: t.display(place.dir), Project: place.project}
+					}
+				}
+			}
+		}
+	}
+	return nil
 }
 
 // ReadManifest runs exe with piext.ManifestFlag, for at most
