@@ -226,7 +226,8 @@ func (t Target) checkConflict(name string) error {
 // checkTools refuses a manifest (JSON) with a tool that an extension
 // installed in t.Dir under another name, or in t.Other, registers too (Pi
 // refuses to start when two extensions register one tool name). Only
-// pikit's installations are known; a folder it cannot read is skipped.
+// pikit's installations are known; a folder it cannot read is skipped,
+// as checkConflict skips one.
 func (t Target) checkTools(raw json.RawMessage) error {
 	m, err := ParseManifest(raw)
 	if err != nil {
@@ -241,7 +242,7 @@ func (t Target) checkTools(raw json.RawMessage) error {
 		}
 		installed, err := List(place.dir)
 		if err != nil {
-			return err
+			continue
 		}
 		for _, in := range installed {
 			if place.dir == t.Dir && in.Name == m.Name {
