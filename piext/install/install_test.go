@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -143,6 +144,19 @@ func TestToolConflict(t *testing.T) {
 		}
 		if _, err := install.Read(install.Folder(c.target.Dir, "notes2")); err == nil {
 			t.Errorf("the refused extension was installed in %s", c.target.Dir)
+		}
+	}
+	// A program (--exec) is checked by the manifest it prints (here a
+	// shell script: not on Windows).
+	if runtime.GOOS != "windows" {
+		prog := filepath.Join(t.TempDir(), "notes3")
+		script := "#!/bin/sh\ncat <<'EOF'\n" + string(ext("notes3", "note_count").Manifest()) + "\nEOF\n"
+		if err := os.WriteFile(prog, []byte(script), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		var tc *install.ToolConflictError
+		if _, err := install.Program(t.Context(), inGlobal, "notes3", prog); !errors.As(err, &tc) || tc.Owner != "notes" || tc.Tool != "note_count" {
+			t.Errorf("program install over another extension's tool: %v", err)
 		}
 	}
 	// A project installation's tool refuses a global install, naming the
