@@ -2,8 +2,6 @@ package piext_test
 
 import (
 	"encoding/json"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -37,9 +35,7 @@ func TestRealPi_SameToolTwiceRefusesStart(t *testing.T) {
 	if _, err := install.Write(install.Options{Dir: filepath.Join(env.AgentDir, "extensions"), Command: first.Command, Manifest: raw}); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.CommandContext(testCtx(t), env.Executable, append([]string{"-p", "hello"}, env.Args...)...)
-	cmd.Dir, cmd.Env = env.Dir, append(os.Environ(), env.Env...)
-	out, err := cmd.CombinedOutput()
+	out, err := env.Command(testCtx(t), nil, append([]string{"-p", "hello"}, env.Args...)...).CombinedOutput()
 	want := `Tool "` + first.Manifest.Tools[0].Name + `" conflicts with `
 	if err == nil || !strings.Contains(string(out), want) {
 		t.Fatalf("pi -p with one tool in two extensions: %v\n%s\nwant a failed start saying %q", err, out, want)

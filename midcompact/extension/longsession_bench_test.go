@@ -40,11 +40,12 @@ export default function (pi) {
 // scripted model server with midcompact installed than with a TypeScript
 // extension whose context handler is a no-op, in the same run. Variants:
 // none (no extension; Pi's built-in extensions load in every variant, as
-// for a user); ts-noop (the baseline, installed in the agent dir); midcompact with no block
-// (its context hook passes: piext Hook.Pass); midcompact-block, whose
-// session ends with one committed block over two messages in the middle
-// (its hook projects: the request carries the block's summary wrapper in
-// their place, about the same bytes); midcompact-block-wideskill, the
+// for a user); ts-noop (the baseline, installed in the agent dir);
+// midcompact with no block (its context hook passes: piext Hook.Pass);
+// midcompact-block, whose session ends with one committed block over two
+// messages in the middle (its hook projects: the request carries the
+// block's summary wrapper in their place, about the same bytes);
+// midcompact-block-wideskill, the
 // same with one character above U+00FF added to the installed SKILL.md
 // (what piexttest.CheckSkills refuses: Pi's system prompt, the start of
 // every request body, becomes a two-byte string). The Pi processes share
@@ -87,12 +88,11 @@ func BenchmarkLongSessionRequest(b *testing.B) {
 		return modelserver.Script{Text: []string{"ok"}}
 	})
 	probes := b.TempDir()
-	probe := func(e *pitest.Env, name string) []string {
+	probe := func(e *pitest.Env, name string) {
 		e.InstallTypeScript(b, "noop.ts", fmt.Sprintf(noopContextTS, filepath.Join(probes, name+".jsonl")))
-		return nil
 	}
-	midcompactProbe := func(name string, wide bool) func(e *pitest.Env) []string {
-		return func(e *pitest.Env) []string {
+	midcompactProbe := func(name string, wide bool) func(e *pitest.Env) {
+		return func(e *pitest.Env) {
 			folder := e.InstallExtension(b, "midcompact", "")
 			if wide {
 				f, err := os.OpenFile(filepath.Join(folder, "skills", "midcompact", "SKILL.md"), os.O_APPEND|os.O_WRONLY, 0)
@@ -104,16 +104,16 @@ func BenchmarkLongSessionRequest(b *testing.B) {
 					b.Fatal(err)
 				}
 			}
-			return probe(e, name)
+			probe(e, name)
 		}
 	}
 	variants := []struct {
 		name  string
-		setup func(e *pitest.Env) []string
+		setup func(e *pitest.Env)
 		block bool // the session ends with a committed block
 	}{
-		{"none", func(e *pitest.Env) []string { e.Discover(); return nil }, false},
-		{"ts-noop", func(e *pitest.Env) []string { return probe(e, "ts-noop") }, false},
+		{"none", func(e *pitest.Env) { e.Discover() }, false},
+		{"ts-noop", func(e *pitest.Env) { probe(e, "ts-noop") }, false},
 		{"midcompact", midcompactProbe("midcompact", false), false},
 		{"midcompact-block", midcompactProbe("midcompact-block", false), true},
 		{"midcompact-block-wideskill", midcompactProbe("midcompact-block-wideskill", true), true},
@@ -124,7 +124,7 @@ func BenchmarkLongSessionRequest(b *testing.B) {
 		clients := make([]*pirpc.Client, len(variants))
 		for i, v := range variants {
 			e := pitest.New(b, &pitest.Options{Server: srv, Session: true})
-			extra := v.setup(e)
+			v.setup(e)
 			if profiles != "" {
 				e.Env = append(e.Env, "NODE_OPTIONS=--cpu-prof --cpu-prof-dir="+filepath.Join(profiles, v.name))
 			}
@@ -137,7 +137,7 @@ func BenchmarkLongSessionRequest(b *testing.B) {
 				from, to = 600, 602
 			}
 			writeLongSessionBlock(b, file, e.Dir, 1200, 13<<10+330, from, to)
-			c, err := pirpc.Start(ctx, e.Options(append(extra, "--session", file)...))
+			c, err := pirpc.Start(ctx, e.Options("--session", file))
 			if err != nil {
 				b.Fatal(err)
 			}
