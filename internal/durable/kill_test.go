@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -336,12 +337,24 @@ func countTemps(t *testing.T, dir string) int {
 func killDuring(t *testing.T, role, dir string, n, trial int) *acks {
 	t.Helper()
 	a := &acks{progress: make(chan struct{}, 1)}
-	cmd := procs.Command(t, role, dir)
-	cmd.Stdout = a
 	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
+	var cmd *exec.Cmd
+	for attempt := 1; ; attempt++ {
+		cmd = procs.Command(t, role, dir)
+		cmd.Stdout = a
+		cmd.Stderr = &stderr
+		err := cmd.Start()
+		if err == nil {
+			break
+		}
+		// Wine's process creation fails now and then under load
+		// ("Internal error"): a child that never started wrote nothing,
+		// so its start is tried again, a few times.
+		if attempt == 3 {
+			t.Fatalf("trial %d: start %s: %v", trial, role, err)
+		}
+		t.Logf("trial %d: start %s (attempt %d): %v; trying again", trial, role, attempt, err)
+		time.Sleep(100 * time.Millisecond)
 	}
 	if !a.await(1+rand.IntN(n), time.Minute) {
 		cmd.Process.Kill()
